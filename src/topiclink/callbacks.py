@@ -1,0 +1,103 @@
+"""Callbacks run by the Gibbs engine after every iteration.
+
+A callback is any object with ``on_iteration(model, iteration, info) -> bool | None``
+(``True`` stops training) and optional ``on_train_begin(model, n_iter)`` /
+``on_train_end(model)``.  ``info`` is a dict of per-iteration figures (at least
+``"log_likelihood"`` per token and ``"seconds"``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Callback", "ProgressBar", "EarlyStopping", "EvaluateEvery", "LambdaCallback"]
+
+logger = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Callback(Protocol):
+    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool | None:
+        ...
+
+
+class ProgressBar:
+    """A tqdm progress bar showing the log-likelihood per token."""
+
+    def __init__(self, desc: str | None = None, leave: bool = False) -> None:
+        self.desc = desc
+        self.leave = leave
+        self._bar: Any = None
+
+    def on_train_begin(self, model: Any, n_iter: int) -> None:
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(total=n_iter, desc=self.desc or type(model).__name__,
+                         leave=self.leave, unit="it")
+
+    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> None:
+        if self._bar is not None:
+            ll = info.get("log_likelihood")
+            if ll is not None and math.isfinite(ll):
+                self._bar.set_postfix(ll=f"{ll:.4f}", refresh=False)
+            self._bar.update(1)
+
+    def on_train_end(self, model: Any) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+class EarlyStopping:
+    """Stop when the log-likelihood per token changes by less than ``tol`` (relative)
+    over ``patience`` consecutive iterations, after ``min_iter`` iterations."""
+
+    def __init__(self, tol: float = 1e-4, patience: int = 10, min_iter: int = 20) -> None:
+        self.tol = tol
+        self.patience = patience
+        self.min_iter = min_iter
+        self._last: float | None = None
+        self._calm = 0
+
+    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool:
+        ll = info.get("log_likelihood", float("nan"))
+        if not math.isfinite(ll):
+            return False
+        if self._last is not None and abs(ll - self._last) <= self.tol * abs(self._last):
+            self._calm += 1
+        else:
+            self._calm = 0
+        self._last = ll
+        if iteration + 1 >= self.min_iter and self._calm >= self.patience:
+            logger.info("early stop at iteration %d (log-likelihood %.5f)", iteration + 1, ll)
+            return True
+        return False
+
+
+class EvaluateEvery:
+    """Call ``fn(model) -> dict`` every ``every`` iterations and record the results in
+    ``self.history`` (list of ``(iteration, dict)``), e.g. held-out perplexity."""
+
+    def __init__(self, fn: Callable[[Any], dict[str, float]], every: int = 10) -> None:
+        self.fn = fn
+        self.every = every
+        self.history: list[tuple[int, dict[str, float]]] = []
+
+    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> None:
+        if (iteration + 1) % self.every == 0:
+            result = self.fn(model)
+            self.history.append((iteration + 1, result))
+            logger.info("iteration %d: %s", iteration + 1, result)
+
+
+class LambdaCallback:
+    """Wrap a function ``f(model, iteration, info) -> bool | None`` as a callback."""
+
+    def __init__(self, f: Callable[[Any, int, dict[str, float]], bool | None]) -> None:
+        self.f = f
+
+    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool | None:
+        return self.f(model, iteration, info)

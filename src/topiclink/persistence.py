@@ -1,0 +1,142 @@
+"""Saving and loading fitted models: one ``.npz`` file with a JSON header, no pickle.
+
+Layout: every fitted array is an ``.npz`` member; the member ``__header__`` holds UTF-8
+JSON bytes::
+
+    {"format": "topiclink-model", "format_version": 1, "library_version": "0.1.0",
+     "class": "LDA", "params": {...}, "attributes": {...scalars...},
+     "arrays": {"components_": {"shape": [...], "dtype": "float64"}, ...}}
+
+Writes go to a temporary file in the target directory, are flushed to disk and then
+renamed over the target, so a crash never leaves a half-written model.  Loading uses
+``allow_pickle=False`` and refuses unknown formats or versions with a clear message.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FORMAT_VERSION", "register", "save_model", "load", "read_header", "atomic_write"]
+
+FORMAT_NAME = "topiclink-model"
+FORMAT_VERSION = 1
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    """Class decorator: make ``cls`` loadable by :func:`load` under its class name."""
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise TypeError(f"cannot store a {type(value).__name__} in a model header")
+
+
+def save_model(path: str | os.PathLike[str], class_name: str, params: dict[str, Any],
+               arrays: dict[str, np.ndarray], attributes: dict[str, Any]) -> Path:
+    """Write a model file atomically (see module docstring for the layout)."""
+    from topiclink import __version__
+
+    for name, arr in arrays.items():
+        if np.asarray(arr).dtype == object:
+            raise TypeError(f"array {name!r} has dtype object, which cannot be saved without "
+                            "pickle")
+    header = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "library_version": __version__,
+        "class": class_name,
+        "params": _jsonable(params),
+        "attributes": _jsonable(attributes),
+        "arrays": {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)}
+                   for k, v in arrays.items()},
+    }
+    buf = io.BytesIO()
+    members = {k: np.asarray(v) for k, v in arrays.items()}
+    members["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    np.savez_compressed(buf, **members)
+    path = Path(path)
+    if path.suffix != ".npz":
+        path = path.with_name(path.name + ".npz")
+    return atomic_write(path, buf.getvalue())
+
+
+def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON header of a model file (validated)."""
+    header, _ = _read(path, arrays=False)
+    return header
+
+
+def _read(path: str | os.PathLike[str], arrays: bool = True
+          ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"model file not found: {path}")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            if "__header__" not in npz.files:
+                raise ValueError(f"{path}: not a topiclink model file (no header)")
+            header = json.loads(npz["__header__"].tobytes().decode())
+            data = {k: npz[k] for k in npz.files if k != "__header__"} if arrays else {}
+    except (OSError, ValueError, json.JSONDecodeError) as exc:
+        if isinstance(exc, ValueError) and str(exc).startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: not a readable topiclink model file ({exc})") from None
+    if header.get("format") != FORMAT_NAME:
+        raise ValueError(f"{path}: not a topiclink model file (format {header.get('format')!r})")
+    version = header.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ValueError(f"{path}: model format version {version} is not supported by this "
+                         f"topiclink (which reads version {FORMAT_VERSION}); "
+                         f"saved by topiclink {header.get('library_version')}")
+    return header, data
+
+
+def load(path: str | os.PathLike[str]) -> Any:
+    """Load any saved topiclink model."""
+    header, arrays = _read(path)
+    name = header["class"]
+    if name not in _REGISTRY:
+        import topiclink.models  # noqa: F401  (registers the estimators)
+    if name not in _REGISTRY:
+        raise ValueError(f"{path}: unknown model class {name!r}")
+    cls = _REGISTRY[name]
+    return cls._from_saved(header, arrays)
