@@ -70,11 +70,22 @@ class RelationalTensor:
         if self.missing is None:
             self.missing = np.zeros((0, 3), dtype=np.int32)
         else:
-            self.missing = np.asarray(self.missing, dtype=np.int32).reshape(-1, 3)
+            self.missing = self._check_entries(self.missing, "missing")
         if self.entity_names is not None:
             self.entity_names = np.asarray(self.entity_names, dtype=str)
         if self.relation_names is not None:
             self.relation_names = np.asarray(self.relation_names, dtype=str)
+
+    def _check_entries(self, entries: object, what: str) -> np.ndarray:
+        arr = np.asarray(entries, dtype=np.int64).reshape(-1, 3)
+        bounds = np.array([self.n_entities, self.n_relations, self.n_entities])
+        bad = (arr < 0) | (arr >= bounds)
+        if bad.any():
+            r, c = map(int, np.argwhere(bad)[0])
+            name = ("head", "relation", "tail")[c]
+            raise DataError(f"{what} entry {r}: {name} index {arr[r, c]} outside "
+                            f"[0, {bounds[c]})")
+        return arr.astype(np.int32)
 
     def _keys(self, h: np.ndarray, r: np.ndarray, t: np.ndarray) -> np.ndarray:
         E = np.int64(self.n_entities)
@@ -110,7 +121,7 @@ class RelationalTensor:
 
     def hold_out(self, entries: np.ndarray) -> RelationalTensor:
         """A copy with ``entries`` ((m, 3): head, relation, tail) unobserved and removed."""
-        entries = np.asarray(entries, dtype=np.int64).reshape(-1, 3)
+        entries = self._check_entries(entries, "held-out").astype(np.int64)
         q = self._keys(entries[:, 0], entries[:, 1], entries[:, 2])
         keep = ~np.isin(self._keys(self.heads, self.relations, self.tails), q)
         return RelationalTensor(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from topiclink.kernels.rng import uniform
 
@@ -73,24 +73,12 @@ def init_counts(words: np.ndarray, docs: np.ndarray, z: np.ndarray, ndk: np.ndar
         nk[k] += 1
 
 
-@njit(cache=True)
-def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
-          nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
-          state: np.ndarray) -> None:
-    """One collapsed Gibbs sweep over every token, documents in order (in place).
-
-    Parameters
-    ----------
-    words : int32 (N,), tokens sorted by document
-    offsets : int64 (D + 1,)
-    z : int32 (N,) topic assignments
-    ndk : int32 (D, K); nwk : int32 (V, K); nk : int32 (K,)
-    alpha : float64 (K,); beta : float (symmetric)
-    state : uint64 (4,) xoshiro256** state of this stream
-    """
+@njit(inline="always")
+def _sweep_docs(words: np.ndarray, offsets: np.ndarray, d_start: int, d_end: int,
+                z: np.ndarray, ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray,
+                alpha: np.ndarray, beta: float, state: np.ndarray) -> None:
     n_topics = nk.shape[0]
-    n_words = nwk.shape[0]
-    vbeta = n_words * beta
+    vbeta = nwk.shape[0] * beta
     kp = ((n_topics + BLOCK - 1) // BLOCK) * BLOCK
     n_blocks = kp // BLOCK
     p = np.zeros(kp)
@@ -98,8 +86,7 @@ def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray
     inv = np.empty(n_topics)
     for k in range(n_topics):
         inv[k] = 1.0 / (nk[k] + vbeta)
-    n_docs = offsets.shape[0] - 1
-    for d in range(n_docs):
+    for d in range(d_start, d_end):
         cd = ndk[d]
         for i in range(offsets[d], offsets[d + 1]):
             w = words[i]
@@ -117,6 +104,67 @@ def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray
             cw[new] += 1
             nk[new] += 1
             inv[new] = 1.0 / (nk[new] + vbeta)
+
+
+@njit(cache=True)
+def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
+          nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
+          state: np.ndarray) -> None:
+    """One collapsed Gibbs sweep over every token, documents in order (in place).
+
+    Parameters
+    ----------
+    words : int32 (N,), tokens sorted by document
+    offsets : int64 (D + 1,)
+    z : int32 (N,) topic assignments
+    ndk : int32 (D, K); nwk : int32 (V, K); nk : int32 (K,)
+    alpha : float64 (K,); beta : float (symmetric)
+    state : uint64 (4,) xoshiro256** state of this stream
+    """
+    _sweep_docs(words, offsets, 0, offsets.shape[0] - 1, z, ndk, nwk, nk, alpha, beta,
+                state)
+
+
+@njit(cache=True, parallel=True)
+def sweep_chunked(words: np.ndarray, offsets: np.ndarray, chunks: np.ndarray, z: np.ndarray,
+                  ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray,
+                  beta: float, states: np.ndarray) -> None:
+    """Approximate distributed sweep (AD-LDA, Newman et al. 2009) over document chunks.
+
+    Chunk ``c`` (documents ``chunks[c]:chunks[c+1]``) is swept against its own copy of
+    the word-topic counts taken at the start of the sweep, with its own RNG stream
+    ``states[c]``; the count changes are summed afterwards.  The result depends on the
+    chunking and the seed only, not on how many threads run the chunks.
+    """
+    n_chunks = chunks.shape[0] - 1
+    V, K = nwk.shape
+    local_nwk = np.empty((n_chunks, V, K), dtype=nwk.dtype)
+    local_nk = np.empty((n_chunks, K), dtype=nk.dtype)
+    for c in prange(n_chunks):
+        local_nwk[c] = nwk
+        local_nk[c] = nk
+        _sweep_docs(words, offsets, chunks[c], chunks[c + 1], z, ndk, local_nwk[c],
+                    local_nk[c], alpha, beta, states[c])
+    for w in prange(V):
+        for k in range(K):
+            total = nwk[w, k]
+            for c in range(n_chunks):
+                total += local_nwk[c, w, k] - nwk[w, k]
+            nwk[w, k] = total
+    for k in range(K):
+        total = nk[k]
+        for c in range(n_chunks):
+            total += local_nk[c, k] - nk[k]
+        nk[k] = total
+
+
+def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
+    """Document boundaries splitting the tokens into ``n_chunks`` near-equal parts."""
+    n_docs = offsets.shape[0] - 1
+    n_chunks = max(1, min(n_chunks, n_docs))
+    targets = np.linspace(0, offsets[-1], n_chunks + 1)
+    bounds = np.searchsorted(offsets, targets[1:-1], side="left")
+    return np.concatenate([[0], bounds, [n_docs]]).astype(np.int64)
 
 
 @njit(cache=True)

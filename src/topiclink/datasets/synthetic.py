@@ -1,0 +1,518 @@
+"""Synthetic data drawn from the models' own generative processes, with the true parameters.
+
+Every generator returns ``(data, truth)``: the data in the library's containers and a
+small frozen dataclass holding the parameters that generated it, for planted-recovery
+tests and examples.  All randomness comes from ``random_state`` (one
+:class:`numpy.random.Generator`); the same seed gives the identical result.
+
+Shared word model (LDA; Blei, Ng & Jordan 2003), for documents d = 1..D, topics k = 1..K,
+vocabulary of V words::
+
+    phi_k   ~ Dirichlet(beta)          k = 1..K            (topic_word, K x V)
+    theta_d ~ Dirichlet(alpha)         d = 1..D            (doc_topic,  D x K)
+    N_d     =  doc_length, or ~ Uniform{min..max}          (N_d >= 1: no empty document)
+    z_dn    ~ Categorical(theta_d)     n = 1..N_d          (assignments)
+    w_dn    ~ Categorical(phi_{z_dn})
+
+and ``zbar_d = (1/N_d) sum_n onehot(z_dn)`` (the empirical topic proportions of the drawn
+z, which the relational and supervised models condition on rather than theta).
+
+With the defaults ``alpha = 0.1`` and ``beta = 0.01`` the K = 5 topics over V = 500 words
+are sparse and nearly disjoint (each puts 90% of its mass on roughly 10-20 words; a few
+entries of phi underflow to exactly 0) and most documents are dominated by one or two
+topics, so a few hundred Gibbs sweeps recover them.
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit, logit
+
+from topiclink.data.checks import check_n_topics
+from topiclink.data.corpus import Corpus
+from topiclink.data.links import Links
+from topiclink.random import RandomState, as_generator
+
+__all__ = [
+    "LDATruth",
+    "RTMTruth",
+    "SLDATruth",
+    "make_lda_data",
+    "make_rtm_data",
+    "make_slda_data",
+    "planted_rtm_weights",
+]
+
+logger = logging.getLogger(__name__)
+
+DocLength = int | tuple[int, int]
+
+#: Defaults of :func:`planted_rtm_weights` (logits): same topic, "next" topic, all others.
+RTM_DIAGONAL = -0.5
+RTM_NEXT_TOPIC = -2.0
+RTM_BACKGROUND = -6.0
+
+_BLOCK_ROWS = 256
+
+
+# ---------------------------------------------------------------------- truths
+@dataclass(frozen=True, eq=False)
+class LDATruth:
+    """The parameters that generated a :func:`make_lda_data` corpus.
+
+    Attributes
+    ----------
+    topic_word : ndarray of float64, shape (K, V)
+        phi; rows sum to 1.
+    doc_topic : ndarray of float64, shape (D, K)
+        theta; rows sum to 1.
+    assignments : ndarray of int32, shape (n_tokens,)
+        z, aligned with ``corpus.tokens()``: token ``n`` of the flat arrays (word
+        ``tokens().words[n]`` in document ``tokens().docs[n]``) has topic
+        ``assignments[n]``.
+    zbar : ndarray of float64, shape (D, K)
+        Empirical topic proportions of the drawn z.
+    doc_topic_prior, topic_word_prior : ndarray of float64, shapes (K,), (V,)
+        alpha and beta.
+    """
+
+    topic_word: np.ndarray
+    doc_topic: np.ndarray
+    assignments: np.ndarray
+    zbar: np.ndarray
+    doc_topic_prior: np.ndarray
+    topic_word_prior: np.ndarray
+
+    @property
+    def n_topics(self) -> int:
+        return int(self.topic_word.shape[0])
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class RTMTruth(LDATruth):
+    """The parameters that generated a :func:`make_rtm_data` network.
+
+    Attributes
+    ----------
+    weights : ndarray of float64, shape (K, K)
+        U actually used: symmetric ``(U + U^T) / 2`` for undirected links, and including
+        the constant shift when ``n_links`` was given.
+    directed : bool
+    loss : str
+        ``"logistic"``.
+    expected_n_links : float
+        ``sum_{pairs} sigmoid(zbar_i^T U zbar_j)`` over the pairs that could link (ordered
+        pairs ``i != j`` if directed, ``i < j`` otherwise).
+    shift : float
+        Constant added to every entry of the requested U to hit ``n_links`` (0 if not).
+
+    No D x D quantity is stored; :meth:`link_proba` gives ``p_ij`` for given pairs.
+    """
+
+    weights: np.ndarray
+    directed: bool = True
+    loss: str = "logistic"
+    expected_n_links: float = 0.0
+    shift: float = 0.0
+
+    def link_logit(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``omega_ij = zbar_i^T U zbar_j`` for the pairs ``(rows[n], cols[n])``."""
+        zi = self.zbar[np.asarray(rows)]
+        zj = self.zbar[np.asarray(cols)]
+        return np.einsum("nk,kl,nl->n", zi, self.weights, zj)
+
+    def link_proba(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``p_ij = sigmoid(zbar_i^T U zbar_j)`` for the pairs ``(rows[n], cols[n])``."""
+        return expit(self.link_logit(rows, cols))
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SLDATruth(LDATruth):
+    """The parameters that generated a :func:`make_slda_data` labelled corpus.
+
+    Attributes
+    ----------
+    eta : ndarray of float64, shape (K,)
+        Label weights; ``P(y_d = 1) = sigmoid(eta^T zbar_d)``.
+    label_proba : ndarray of float64, shape (D,)
+        ``sigmoid(eta^T zbar_d)``.
+    """
+
+    eta: np.ndarray
+    label_proba: np.ndarray
+
+
+# ---------------------------------------------------------------------- validation
+def _check_int(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_prior(value: object, size: int, name: str) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim == 0:
+        arr = np.full(size, float(arr))
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must be a scalar or have {size} entries, got shape "
+                         f"{arr.shape}")
+    if not (np.isfinite(arr).all() and (arr > 0).all()):
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return arr
+
+
+def _doc_lengths(doc_length: DocLength, n_docs: int, rng: np.random.Generator) -> np.ndarray:
+    if isinstance(doc_length, numbers.Integral) and not isinstance(doc_length, bool):
+        if doc_length < 1:
+            raise ValueError(f"doc_length must be >= 1, got {doc_length}")
+        return np.full(n_docs, int(doc_length), dtype=np.int64)
+    try:
+        lo, hi = doc_length  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise ValueError(f"doc_length must be an int or a (min, max) pair, got "
+                         f"{doc_length!r}") from None
+    lo = _check_int(lo, "doc_length min", 1)
+    hi = _check_int(hi, "doc_length max", lo)
+    return rng.integers(lo, hi, size=n_docs, endpoint=True).astype(np.int64)
+
+
+# ---------------------------------------------------------------------- LDA core
+def _draw_lda(rng: np.random.Generator, n_docs: int, n_words: int, n_topics: int,
+              doc_length: DocLength, doc_topic_prior: object, topic_word_prior: object,
+              name: str) -> tuple[Corpus, LDATruth]:
+    D = _check_int(n_docs, "n_docs", 1)
+    V = _check_int(n_words, "n_words", 2)
+    K = check_n_topics(n_topics)
+    alpha = _check_prior(doc_topic_prior, K, "doc_topic_prior")
+    beta = _check_prior(topic_word_prior, V, "topic_word_prior")
+    lengths = _doc_lengths(doc_length, D, rng)
+
+    phi = rng.dirichlet(beta, size=K)
+    phi /= phi.sum(axis=1, keepdims=True)
+    theta = rng.dirichlet(alpha, size=D)
+    theta /= theta.sum(axis=1, keepdims=True)
+
+    # topic counts per document, then one categorical word draw per token and topic
+    ndk = rng.multinomial(lengths, theta).astype(np.int64)                # (D, K)
+    docs = np.repeat(np.arange(D, dtype=np.int64), lengths)
+    z = np.repeat(np.tile(np.arange(K, dtype=np.int64), D), ndk.ravel())  # doc-major
+    words = np.empty(z.size, dtype=np.int64)
+    for k in range(K):
+        mask = z == k
+        words[mask] = rng.choice(V, size=int(mask.sum()), p=phi[k])
+    # order tokens as Corpus.tokens() does: by document, then word (then topic)
+    order = np.lexsort((z, words, docs))
+    docs, words, z = docs[order], words[order], z[order]
+    counts = sp.csr_matrix((np.ones(z.size, dtype=np.int32), (docs, words)), shape=(D, V))
+    corpus = Corpus(counts, name=name)
+    if not np.array_equal(corpus.tokens().words, words):  # pragma: no cover - invariant
+        raise AssertionError("token order of the synthetic corpus is not Corpus.tokens()")
+    zbar = ndk / lengths[:, None]
+    truth = LDATruth(topic_word=phi, doc_topic=theta, assignments=z.astype(np.int32),
+                     zbar=zbar, doc_topic_prior=alpha, topic_word_prior=beta)
+    return corpus, truth
+
+
+def make_lda_data(n_docs: int = 200, n_words: int = 500, n_topics: int = 5,
+                  doc_length: DocLength = 100, doc_topic_prior: float | np.ndarray = 0.1,
+                  topic_word_prior: float | np.ndarray = 0.01,
+                  random_state: RandomState = None) -> tuple[Corpus, LDATruth]:
+    """Draw a corpus from LDA.
+
+    ::
+
+        phi_k ~ Dir(beta), theta_d ~ Dir(alpha), z_dn ~ Mult(theta_d), w_dn ~ Mult(phi_{z_dn})
+
+    Parameters
+    ----------
+    n_docs, n_words, n_topics : int
+        D, V, K (K >= 2).
+    doc_length : int or (int, int)
+        An int N gives every document exactly N tokens; a pair ``(min, max)`` draws
+        ``N_d ~ Uniform{min, ..., max}`` (inclusive).  Must be >= 1, so no document is
+        empty.
+    doc_topic_prior : float or array of shape (K,)
+        alpha (symmetric when a float).
+    topic_word_prior : float or array of shape (V,)
+        beta.  Smaller values give sparser, better separated topics; 0.01 over 500 words
+        gives nearly disjoint topics.
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    corpus : Corpus
+        D documents over V words ``"w0".."w{V-1}"``.
+    truth : LDATruth
+        ``topic_word`` (K, V), ``doc_topic`` (D, K), ``assignments`` (n_tokens,) aligned
+        with ``corpus.tokens()``, ``zbar`` (D, K).
+    """
+    rng = as_generator(random_state)
+    return _draw_lda(rng, n_docs, n_words, n_topics, doc_length, doc_topic_prior,
+                     topic_word_prior, name="synthetic-lda")
+
+
+# ---------------------------------------------------------------------- RTM
+def planted_rtm_weights(n_topics: int, diagonal: float = RTM_DIAGONAL,
+                        next_topic: float = RTM_NEXT_TOPIC,
+                        background: float = RTM_BACKGROUND) -> np.ndarray:
+    """The default planted weight matrix U of :func:`make_rtm_data`.
+
+    ``U[k, k] = diagonal``, ``U[k, (k + 1) % K] = next_topic`` and ``background``
+    elsewhere: documents about the same topic link most, documents about topic k cite
+    documents about topic k + 1 less often (a directed, off-diagonal structure that a
+    diagonal RTM cannot express), all other pairs rarely.
+
+    The gRTM discriminant ``omega_ij = zbar_i^T U zbar_j`` has no intercept, and since
+    zbar_i, zbar_j are on the simplex omega is a weighted average of the entries of U.
+    Pairs sharing their dominant topic are ~1/K of all pairs, so a positive diagonal
+    (link probability > 1/2 for them) would make the density >~ 10% at K = 5; to keep it
+    at a few percent the diagonal is only high *relative to* the background.  The
+    defaults (-0.5, -2, -6) are logits of 0.38, 0.12 and 0.0025.  With the other
+    defaults of :func:`make_rtm_data` (K = 5, alpha = 0.1, 80 tokens, D = 300) about 5%
+    of ordered pairs link (undirected: 4%); grouped by dominant topics the link rates
+    are about 0.16 for (k, k), 0.07 for (k, k+1) and 0.007 for the rest (mixed zbar
+    dilute the planted values).
+
+    Returns
+    -------
+    U : ndarray of float64, shape (K, K)
+    """
+    K = check_n_topics(n_topics)
+    U = np.full((K, K), float(background))
+    idx = np.arange(K)
+    U[idx, (idx + 1) % K] = float(next_topic)
+    U[idx, idx] = float(diagonal)
+    return U
+
+
+def _check_weights(weights: object, K: int) -> np.ndarray:
+    if weights is None:
+        return planted_rtm_weights(K)
+    U = np.asarray(weights, dtype=np.float64)
+    if U.ndim == 1 and U.shape == (K,):
+        U = np.diag(U)
+    if U.shape != (K, K):
+        raise ValueError(f"weights must have shape ({K}, {K}) (or ({K},) for a diagonal U), "
+                         f"got {U.shape}")
+    if not np.isfinite(U).all():
+        raise ValueError("weights must be finite")
+    return U.copy()
+
+
+def _row_blocks(n: int, block: int = _BLOCK_ROWS) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, block):
+        yield start, min(start + block, n)
+
+
+def _pair_mask(start: int, stop: int, n: int, directed: bool) -> np.ndarray:
+    """Which pairs (i, j), i in [start, stop), can link: i != j, or i < j if undirected."""
+    i = np.arange(start, stop)[:, None]
+    j = np.arange(n)[None, :]
+    return (i != j) if directed else (i < j)
+
+
+def _expected_links(zbar: np.ndarray, U: np.ndarray, directed: bool,
+                    shift: float = 0.0) -> tuple[float, float]:
+    """``sum_pairs p_ij`` and ``sum_pairs p_ij (1 - p_ij)``, ``p_ij = sigmoid(omega_ij +
+    shift)``, block by block (no D x D array).
+
+    Sums over all (i, j), then removes the i = j terms; undirected (U symmetric, so
+    p_ij = p_ji) halves the result to count the pairs i < j once.
+    """
+    D = zbar.shape[0]
+    right = U @ zbar.T                                                      # (K, D)
+    total = square = 0.0
+    for start, stop in _row_blocks(D):
+        p = zbar[start:stop] @ right
+        p += shift
+        expit(p, out=p)
+        total += float(p.sum())
+        square += float(np.einsum("ij,ij->", p, p))
+    p_self = expit(np.einsum("ik,kl,il->i", zbar, U, zbar) + shift)
+    total -= float(p_self.sum())
+    square -= float(p_self @ p_self)
+    slope = total - square
+    if not directed:
+        total, slope = total / 2, slope / 2
+    return total, slope
+
+
+def _solve_shift(zbar: np.ndarray, U: np.ndarray, directed: bool, n_links: int,
+                 n_pairs: int) -> float:
+    """The constant c with ``sum_pairs sigmoid(omega_ij + c) = n_links``.
+
+    Safeguarded Newton (the sum is increasing in c, its derivative is
+    ``sum p (1 - p)``); the bracket follows from ``min U <= omega_ij <= max U``.
+    """
+    target = float(logit(n_links / n_pairs))
+    lo, hi = target - float(U.max()), target - float(U.min())
+    c = 0.0 if lo <= 0.0 <= hi else (lo + hi) / 2
+    for _ in range(100):
+        total, slope = _expected_links(zbar, U, directed, c)
+        f = total - n_links
+        if abs(f) <= 1e-9 * n_links:
+            break
+        if f > 0:
+            hi = c
+        else:
+            lo = c
+        step = c - f / slope if slope > 0 else np.nan
+        c = step if lo < step < hi else (lo + hi) / 2
+    return c
+
+
+def make_rtm_data(n_docs: int = 300, n_words: int = 500, n_topics: int = 5,
+                  doc_length: DocLength = 80, weights: np.ndarray | None = None,
+                  loss: str = "logistic", directed: bool = True, n_links: int | None = None,
+                  doc_topic_prior: float | np.ndarray = 0.1,
+                  topic_word_prior: float | np.ndarray = 0.01,
+                  random_state: RandomState = None) -> tuple[tuple[Corpus, Links], RTMTruth]:
+    """Draw a linked corpus from the generalized relational topic model (gRTM).
+
+    Words as in :func:`make_lda_data`; then for every pair that can link (ordered pairs
+    ``i != j`` if ``directed``, else ``i < j``)::
+
+        omega_ij = zbar_i^T U zbar_j,      y_ij ~ Bernoulli(sigmoid(omega_ij))
+
+    (Chen et al., "Discriminative Relational Topic Models", TPAMI 2015, the logistic
+    likelihood; ``design/models/grtm.md``).  Undirected links use the symmetrised
+    ``(U + U^T) / 2``.  The probabilities are computed and the links drawn in blocks of
+    256 rows, so memory is O(256 D), never D x D.
+
+    Parameters
+    ----------
+    n_docs, n_words, n_topics : int
+        D (>= 2), V, K.
+    doc_length : int or (int, int)
+        As in :func:`make_lda_data`.
+    weights : ndarray of shape (K, K) or (K,), optional
+        U (a length-K vector means ``diag(eta)``, the Gibbs-RTM case).  Default
+        :func:`planted_rtm_weights`: ``U[k, k] = -0.5``, ``U[k, (k+1) % K] = -2``,
+        ``-6`` elsewhere, about 5% of ordered pairs linked with the other defaults.
+    loss : {"logistic"}
+        Only the logistic likelihood is generative; hinge-loss models are fitted to
+        data drawn from it.
+    directed : bool
+    n_links : int, optional
+        Target *expected* number of links.  A constant c is added to every entry of U
+        (an intercept, since ``zbar_i^T (U + c 11^T) zbar_j = omega_ij + c``) so that
+        ``sum_pairs p_ij = n_links``; the drawn count fluctuates around it with standard
+        deviation below ``sqrt(n_links)``.  The shifted U is the truth.
+    doc_topic_prior, topic_word_prior : float or array
+        alpha and beta of the word model.
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    (corpus, links) : (Corpus, Links)
+        ``links.directed == directed``; links in row-major pair order.
+    truth : RTMTruth
+        ``topic_word`` (K, V), ``doc_topic`` (D, K), ``assignments``, ``zbar`` (D, K),
+        ``weights`` U (K, K) as used, ``expected_n_links``.  Nothing of size D^2.
+    """
+    if loss != "logistic":
+        raise ValueError(f"loss must be 'logistic' (the only generative link likelihood), "
+                         f"got {loss!r}")
+    D = _check_int(n_docs, "n_docs", 2)
+    K = check_n_topics(n_topics)
+    U = _check_weights(weights, K)
+    directed = bool(directed)
+    if not directed:
+        U = (U + U.T) / 2
+    n_pairs = D * (D - 1) if directed else D * (D - 1) // 2
+    if n_links is not None:
+        n_links = _check_int(n_links, "n_links", 1)
+        if n_links >= n_pairs:
+            raise ValueError(f"n_links must be < {n_pairs} (the number of pairs), "
+                             f"got {n_links}")
+    rng = as_generator(random_state)
+    corpus, lda = _draw_lda(rng, D, n_words, K, doc_length, doc_topic_prior,
+                            topic_word_prior, name="synthetic-rtm")
+    zbar = lda.zbar
+
+    shift = 0.0
+    if n_links is not None:
+        shift = _solve_shift(zbar, U, directed, n_links, n_pairs)
+        U = U + shift
+
+    right = U @ zbar.T                                                      # (K, D)
+    sources: list[np.ndarray] = []
+    targets: list[np.ndarray] = []
+    expected = 0.0
+    for start, stop in _row_blocks(D):
+        p = expit(zbar[start:stop] @ right)                                 # (B, D)
+        p[~_pair_mask(start, stop, D, directed)] = 0.0
+        expected += float(p.sum())
+        i, j = np.nonzero(rng.random(p.shape) < p)
+        sources.append(i + start)
+        targets.append(j)
+    pairs = np.column_stack([np.concatenate(sources), np.concatenate(targets)])
+    links = Links.from_pairs(pairs, D, directed=directed, source_name="make_rtm_data")
+    logger.info("make_rtm_data: %d %s links over %d documents (density %.4f, expected %.1f)",
+                links.n_links, "directed" if directed else "undirected", D,
+                links.n_links / n_pairs, expected)
+    truth = RTMTruth(topic_word=lda.topic_word, doc_topic=lda.doc_topic,
+                     assignments=lda.assignments, zbar=zbar,
+                     doc_topic_prior=lda.doc_topic_prior,
+                     topic_word_prior=lda.topic_word_prior, weights=U, directed=directed,
+                     loss=loss, expected_n_links=expected, shift=shift)
+    return (corpus, links), truth
+
+
+# ---------------------------------------------------------------------- sLDA
+def make_slda_data(n_docs: int = 300, n_words: int = 500, n_topics: int = 5,
+                   doc_length: DocLength = 80, eta: np.ndarray | None = None,
+                   doc_topic_prior: float | np.ndarray = 0.1,
+                   topic_word_prior: float | np.ndarray = 0.01,
+                   random_state: RandomState = None
+                   ) -> tuple[tuple[Corpus, np.ndarray], SLDATruth]:
+    """Draw a labelled corpus from (logistic) supervised LDA.
+
+    Words as in :func:`make_lda_data`; then one binary label per document::
+
+        y_d ~ Bernoulli(sigmoid(eta^T zbar_d))
+
+    (Zhu et al., gSLDA, ACL 2013; ``design/models/slda.md``).
+
+    Parameters
+    ----------
+    n_docs, n_words, n_topics, doc_length : as in :func:`make_lda_data`
+    eta : ndarray of shape (K,), optional
+        Label weights.  Default ``linspace(-3, 3, K)``: topics range from mostly
+        negative (sigmoid(-3) = 0.05) to mostly positive (0.95), labels roughly balanced.
+    doc_topic_prior, topic_word_prior : float or array
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    (corpus, y) : (Corpus, ndarray of int64 in {0, 1}, shape (D,))
+    truth : SLDATruth
+        The LDA parameters plus ``eta`` (K,) and ``label_proba`` (D,).
+    """
+    K = check_n_topics(n_topics)
+    if eta is None:
+        eta_ = np.linspace(-3.0, 3.0, K)
+    else:
+        eta_ = np.asarray(eta, dtype=np.float64)
+        if eta_.shape != (K,):
+            raise ValueError(f"eta must have shape ({K},), got {eta_.shape}")
+        if not np.isfinite(eta_).all():
+            raise ValueError("eta must be finite")
+        eta_ = eta_.copy()
+    rng = as_generator(random_state)
+    corpus, lda = _draw_lda(rng, n_docs, n_words, K, doc_length, doc_topic_prior,
+                            topic_word_prior, name="synthetic-slda")
+    proba = expit(lda.zbar @ eta_)
+    y = (rng.random(proba.size) < proba).astype(np.int64)
+    logger.info("make_slda_data: %d documents, %.3f positive", y.size, y.mean())
+    truth = SLDATruth(topic_word=lda.topic_word, doc_topic=lda.doc_topic,
+                      assignments=lda.assignments, zbar=lda.zbar,
+                      doc_topic_prior=lda.doc_topic_prior,
+                      topic_word_prior=lda.topic_word_prior, eta=eta_, label_proba=proba)
+    return (corpus, y), truth
