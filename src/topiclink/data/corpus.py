@@ -34,7 +34,7 @@ class TokenArrays:
     offsets: np.ndarray
 
 
-@dataclass
+@dataclass(eq=False)
 class Corpus:
     """Bag-of-words documents.
 

@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 Policy = Literal["error", "drop"]
 
 
-@dataclass
+@dataclass(eq=False)
 class Links:
     """Pairs of documents ``(source, target)``.
 

@@ -11,7 +11,7 @@ from topiclink.data.checks import DataError
 __all__ = ["RelationalTensor"]
 
 
-@dataclass
+@dataclass(eq=False)
 class RelationalTensor:
     """A sparse ``n_entities x n_entities x n_relations`` tensor of counts or indicators.
 

@@ -1,0 +1,169 @@
+"""The UCI "Bag of Words" format (KOS, NIPS, Enron, NYTimes, PubMed at the UCI repository).
+
+``docword.<name>.txt[.gz]``: three header lines ``D``, ``W``, ``NNZ``, then ``NNZ`` lines
+``docID wordID count`` (1-based ids, whitespace-separated).  ``vocab.<name>.txt``: one word
+per line; line ``w`` is word id ``w``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import os
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from topiclink.data.checks import DataError, where
+from topiclink.data.corpus import Corpus
+from topiclink.data.io.rda import check_file
+
+__all__ = ["read_uci_bow"]
+
+logger = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+
+
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    if _is_gzip(path):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+
+
+def _numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+    with _open_text(path) as f:
+        yield from enumerate(f, start=1)
+
+
+def _read_header(path: Path) -> tuple[int, int, int]:
+    values: list[int] = []
+    names = ("D (number of documents)", "W (vocabulary size)", "NNZ (number of entries)")
+    for k, line in _numbered_lines(path):
+        text = line.strip()
+        try:
+            v = int(text)
+        except ValueError:
+            raise DataError(f"{where(path, k)}: header line {k} must be the integer "
+                            f"{names[k - 1]}, found {text[:40]!r}") from None
+        if v < 0:
+            raise DataError(f"{where(path, k)}: {names[k - 1]} must be >= 0, found {v}")
+        values.append(v)
+        if k == 3:
+            break
+    if len(values) < 3:
+        raise DataError(f"{path}: the file ends inside the 3-line header (D, W, NNZ)")
+    return values[0], values[1], values[2]
+
+
+def _scan_body(path: Path, D: int, W: int) -> None:
+    """Slow line-by-line validation that raises at the first bad line."""
+    seen: dict[tuple[int, int], int] = {}
+    for k, line in _numbered_lines(path):
+        if k <= 3 or not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 3:
+            raise DataError(f"{where(path, k)}: expected 3 columns (docID wordID count), "
+                            f"found {len(parts)}")
+        try:
+            d, w, c = (int(x) for x in parts)
+        except ValueError:
+            raise DataError(f"{where(path, k)}: non-integer value in {line.strip()[:60]!r}"
+                            ) from None
+        if not 1 <= d <= D:
+            raise DataError(f"{where(path, k)}: docID {d} outside [1, {D}]")
+        if not 1 <= w <= W:
+            raise DataError(f"{where(path, k)}: wordID {w} outside [1, {W}]")
+        if c <= 0:
+            raise DataError(f"{where(path, k)}: count {c} must be a positive integer")
+        if (d, w) in seen:
+            raise DataError(f"{where(path, k)}: repeats (docID {d}, wordID {w}) of line "
+                            f"{seen[(d, w)]}")
+        seen[(d, w)] = k
+
+
+def read_uci_bow(docword_path: PathLike, vocab_path: PathLike | None = None,
+                 name: str | None = None) -> Corpus:
+    """Read a UCI bag-of-words data set.
+
+    Parameters
+    ----------
+    docword_path : str or path-like
+        ``docword.<name>.txt`` or its gzip-compressed version (detected from the content).
+    vocab_path : str or path-like, optional
+        ``vocab.<name>.txt`` with exactly W lines.  Default: words named ``"w0"``...
+    name : str, optional
+        Corpus name (default: ``<name>`` taken from ``docword.<name>.txt``).
+
+    Returns
+    -------
+    Corpus
+        ``D x W`` int32 counts; ``doc_ids`` are the 1-based UCI docIDs ``1..D``.  Documents
+        without any entry are kept and their number is logged.
+
+    Raises
+    ------
+    DataError
+        ``file:line`` of a bad header value, a line without three integers, an id out of
+        range, a non-positive count, a repeated (docID, wordID), or a vocabulary file
+        without exactly W words; or NNZ not matching the number of entries.
+    """
+    p = check_file(docword_path)
+    try:
+        return _read_uci_bow(p, vocab_path, name)
+    except (OSError, EOFError, zlib.error) as exc:  # corrupt gzip stream
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise DataError(f"{p}: cannot read: {exc}") from None
+
+
+def _read_uci_bow(p: Path, vocab_path: PathLike | None, name: str | None) -> Corpus:
+    D, W, NNZ = _read_header(p)
+    try:
+        df = pd.read_csv(p, sep=r"\s+", header=None, skiprows=3, names=["d", "w", "c"],
+                         dtype=np.int64, engine="c", compression="gzip" if _is_gzip(p) else None)
+    except pd.errors.EmptyDataError:
+        df = pd.DataFrame({"d": [], "w": [], "c": []}, dtype=np.int64)
+    except (ValueError, pd.errors.ParserError):
+        _scan_body(p, D, W)
+        raise DataError(f"{p}: malformed body (see pandas)") from None  # pragma: no cover
+    d, w, c = (df[k].to_numpy() for k in ("d", "w", "c"))
+    bad = (d < 1) | (d > D) | (w < 1) | (w > W) | (c <= 0)
+    key = (d - 1) * W + (w - 1)
+    if bad.any() or np.unique(key).size != key.size:
+        _scan_body(p, D, W)
+    if d.size != NNZ:
+        raise DataError(f"{where(p, 3)}: the header says NNZ = {NNZ} but the file has "
+                        f"{d.size} entries")
+    counts = sp.csr_matrix((c, (d - 1, w - 1)), shape=(D, W))
+    vocab = None
+    if vocab_path is not None:
+        vp = check_file(vocab_path)
+        words = [line.rstrip("\r\n") for _, line in _numbered_lines(vp)]
+        while words and not words[-1].strip():
+            words.pop()
+        for k, wd in enumerate(words, start=1):
+            if not wd.strip():
+                raise DataError(f"{where(vp, k)}: empty word")
+        if len(words) != W:
+            raise DataError(f"{vp}: {len(words)} words, but {p.name} has W = {W}")
+        vocab = np.array([wd.strip() for wd in words])
+    if name is None:
+        parts = p.name.split(".")
+        name = parts[1] if len(parts) > 2 and parts[0] == "docword" else parts[0]
+    corpus = Corpus(counts, vocabulary=vocab, doc_ids=np.arange(1, D + 1), name=name)
+    n_empty = corpus.empty_documents().size
+    if n_empty:
+        logger.info("%s: %d of %d documents have no entries (kept)", p.name, n_empty, D)
+    return corpus

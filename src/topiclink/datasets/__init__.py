@@ -1,0 +1,42 @@
+"""Data set loaders (no network access; see :mod:`topiclink.datasets.home` for the data home).
+
+``load_dataset("cora")`` needs no data: a small real corpus is bundled in the package.
+"""
+
+from topiclink.datasets.base import Dataset
+from topiclink.datasets.bundled_cora import load_bundled_cora
+from topiclink.datasets.home import DATA_HOME_ENV, data_home, dataset_dir
+from topiclink.datasets.loaders import (
+    LOADERS,
+    list_datasets,
+    load_20newsgroups,
+    load_cora_linqs,
+    load_cora_rlda,
+    load_dataset,
+    load_nations,
+    load_poliblog,
+    load_sampson,
+    load_sotu,
+    load_umls,
+    load_webkb,
+)
+
+__all__ = [
+    "DATA_HOME_ENV",
+    "LOADERS",
+    "Dataset",
+    "data_home",
+    "dataset_dir",
+    "list_datasets",
+    "load_20newsgroups",
+    "load_bundled_cora",
+    "load_cora_linqs",
+    "load_cora_rlda",
+    "load_dataset",
+    "load_nations",
+    "load_poliblog",
+    "load_sampson",
+    "load_sotu",
+    "load_umls",
+    "load_webkb",
+]

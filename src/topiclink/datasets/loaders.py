@@ -1,0 +1,478 @@
+"""One loader per data set folder, a registry, and a listing.
+
+Every loader takes ``data_dir`` (the data set's own folder, in the layout of the shared
+data sets; default ``data_home() / <name>``, see :mod:`topiclink.datasets.home`) and
+returns a :class:`~topiclink.datasets.base.Dataset`.  Nothing is ever downloaded.
+
+Labels are integer codes (int64) into ``label_names``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from topiclink.data.checks import DataError
+from topiclink.data.io.linqs import read_linqs, read_linqs_dir
+from topiclink.data.io.rda import lda_link_pairs, read_lda_documents, read_rda_object
+from topiclink.data.io.text import corpus_from_texts, default_vectorizer, read_newsgroups_tar
+from topiclink.data.io.triples import read_triples
+from topiclink.data.tensor import RelationalTensor
+from topiclink.datasets.base import SUMMARY_KEYS, Dataset
+from topiclink.datasets.bundled_cora import (
+    bundled_cora_path,
+    cora_rlda_dataset,
+    load_bundled_cora,
+)
+from topiclink.datasets.home import data_home, dataset_dir
+
+__all__ = ["LOADERS", "REQUIRED_FILES", "SOURCES", "list_datasets", "load_20newsgroups",
+           "load_cora_linqs", "load_cora_rlda", "load_dataset", "load_nations",
+           "load_poliblog", "load_sampson", "load_sotu", "load_umls", "load_webkb"]
+
+logger = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+Policy = Literal["error", "drop"]
+
+#: Files that must exist in each data set folder (the default form for 20newsgroups).
+REQUIRED_FILES: dict[str, tuple[str, ...]] = {
+    "cora-linqs": ("cora.content", "cora.cites"),
+    "webkb-linqs": tuple(f"{u}.{e}" for u in ("cornell", "texas", "washington", "wisconsin")
+                         for e in ("content", "cites")),
+    "cora-rlda": ("cora.documents.rda", "cora.vocab.rda", "cora.titles.rda", "cora.cites.rda"),
+    "poliblog-rlda": ("poliblog.documents.rda", "poliblog.vocab.rda", "poliblog.ratings.rda"),
+    "20newsgroups": ("newsgroup.train.documents.rda", "newsgroup.test.documents.rda",
+                     "newsgroup.train.labels.rda", "newsgroup.test.labels.rda",
+                     "newsgroup.vocab.rda", "newsgroup.label.map.rda"),
+    "sotu": ("sotu_text.rda", "sotu_meta.rda"),
+    "nations": ("train.txt", "valid.txt", "test.txt"),
+    "umls": ("train.txt", "valid.txt", "test.txt"),
+    "sampson-rlda": ("sampson.rda",),
+}
+
+_LDA_PKG = "CRAN package lda 1.5.2 (J. Chang; cran/lda mirror, LGPL >= 2.1)"
+_CONVE = ("train/valid/test split of Rocktaschel & Riedel (NIPS 2017) as redistributed by "
+          "Dettmers et al., ConvE (AAAI 2018)")
+
+#: Citation / provenance string of each data set.
+SOURCES: dict[str, str] = {
+    "cora-linqs": "LINQS Cora: McCallum et al., Information Retrieval 2000; Sen et al., "
+                  "Collective classification in network data, AI Magazine 2008",
+    "webkb-linqs": "LINQS WebKB: Craven et al., Learning to extract symbolic knowledge from "
+                   "the World Wide Web, AAAI 1998; Sen et al., AI Magazine 2008",
+    "cora-rlda": f"Cora abstracts of the {_LDA_PKG}; McCallum et al., Information "
+                 f"Retrieval 2000",
+    "poliblog-rlda": f"Political blogs of the {_LDA_PKG}; Blei & McAuliffe, Supervised topic "
+                     f"models, NIPS 2008",
+    "20newsgroups": "20 Newsgroups bydate (J. Rennie); Lang, NewsWeeder: learning to filter "
+                    f"netnews, ICML 1995; word counts of the {_LDA_PKG}",
+    "sotu": "State of the Union addresses 1790-2020, CRAN package sotu 1.0.4 (T. B. Arnold), "
+            "from The American Presidency Project; public domain",
+    "nations": f"Nations (Rummel; Kemp et al. 2006; Kok & Domingos 2007), {_CONVE}",
+    "umls": f"UMLS semantic network (McCray 2003; Kemp et al. 2006), {_CONVE}",
+    "sampson-rlda": f"Sampson's monastery data of the {_LDA_PKG}; Sampson, A novitiate in a "
+                    f"period of change, PhD thesis, Cornell 1968",
+}
+
+
+def _codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    names, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    return codes.astype(np.int64), names
+
+
+# ---------------------------------------------------------------------- LINQS
+def load_cora_linqs(data_dir: PathLike | None = None, directed: bool = True,
+                    self_links: Policy = "drop", duplicates: Policy = "drop") -> Dataset:
+    """Cora (LINQS): 2708 papers x 1433 binary words, 5429 citations, 7 classes.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Folder with ``cora.content`` and ``cora.cites``.
+    directed : bool
+        Citing -> cited links (5429), or undirected (5278 pairs).
+    self_links, duplicates : {"drop", "error"}
+        See :func:`topiclink.data.io.read_linqs`.
+    """
+    folder = dataset_dir("cora-linqs", data_dir, REQUIRED_FILES["cora-linqs"])
+    corpus, links, labels = read_linqs(folder / "cora.content", folder / "cora.cites",
+                                       directed=directed, self_links=self_links,
+                                       duplicates=duplicates)
+    codes, names = _codes(labels)
+    return Dataset("cora-linqs", corpus=corpus, links=links, labels=codes, label_names=names,
+                   source=SOURCES["cora-linqs"], path=folder)
+
+
+def load_webkb(data_dir: PathLike | None = None, universities: list[str] | None = None,
+               directed: bool = True, self_links: Policy = "drop",
+               duplicates: Policy = "drop") -> Dataset:
+    """WebKB (LINQS): 877 pages of 4 universities x 1703 binary words, 5 classes.
+
+    The universities are stacked into one corpus (``metadata["university"]``); links
+    stay inside each university.  The 92 self-links are dropped (logged): 1516 directed
+    links remain (1388 undirected pairs).
+
+    Parameters
+    ----------
+    universities : list of str, optional
+        Subset of ``cornell, texas, washington, wisconsin`` (default all, in that order).
+    """
+    names = universities or ["cornell", "texas", "washington", "wisconsin"]
+    files = tuple(f"{u}.{e}" for u in names for e in ("content", "cites"))
+    folder = dataset_dir("webkb-linqs", data_dir, files)
+    corpus, links, labels = read_linqs_dir(folder, names, directed=directed,
+                                           self_links=self_links, duplicates=duplicates)
+    codes, label_names = _codes(labels)
+    return Dataset("webkb-linqs", corpus=corpus, links=links, labels=codes,
+                   label_names=label_names, source=SOURCES["webkb-linqs"], path=folder)
+
+
+# ---------------------------------------------------------------------- R lda package
+def _rda(folder: Path, obj: str) -> Any:
+    return read_rda_object(folder / f"{obj}.rda", obj)
+
+
+def load_cora_rlda(data_dir: PathLike | None = None, directed: bool = False) -> Dataset:
+    """Cora of the R ``lda`` package: 2410 abstracts, 2961 words, titles, citation links.
+
+    Parameters
+    ----------
+    directed : bool
+        ``cora.cites[[i]]`` lists the documents linked from ``i``: read as ``i -> j``
+        (4356 links) or, by default, undirected as in the package's RTM (the 125
+        reciprocal pairs are dropped as duplicates with a logged count: 4231 links).
+
+    See Also
+    --------
+    topiclink.datasets.load_bundled_cora : the same data shipped inside the package.
+    """
+    folder = dataset_dir("cora-rlda", data_dir, REQUIRED_FILES["cora-rlda"])
+    corpus = read_lda_documents(_rda(folder, "cora.documents"),
+                                vocabulary=_rda(folder, "cora.vocab"),
+                                titles=_rda(folder, "cora.titles"), name="cora-rlda",
+                                what="cora.documents.rda")
+    pairs = lda_link_pairs(_rda(folder, "cora.cites"), corpus.n_docs, what="cora.cites.rda")
+    ds = cora_rlda_dataset(corpus, pairs, directed=directed, path=folder)
+    ds.source = SOURCES["cora-rlda"]
+    return ds
+
+
+def load_poliblog(data_dir: PathLike | None = None) -> Dataset:
+    """Political blog posts of the R ``lda`` package (sLDA demo): 773 posts, 1290 words.
+
+    ``labels`` is 0 (liberal, rating -100) or 1 (conservative, rating 100); the raw
+    rating is in ``corpus.metadata["rating"]``.
+    """
+    folder = dataset_dir("poliblog-rlda", data_dir, REQUIRED_FILES["poliblog-rlda"])
+    ratings = np.asarray(_rda(folder, "poliblog.ratings"), dtype=np.float64).ravel()
+    bad = ~np.isin(ratings, (-100.0, 100.0))
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{folder / 'poliblog.ratings.rda'}: rating {r} is {ratings[r]}, "
+                        f"expected -100 or 100")
+    corpus = read_lda_documents(_rda(folder, "poliblog.documents"),
+                                vocabulary=_rda(folder, "poliblog.vocab"),
+                                metadata=pd.DataFrame({"rating": ratings}),
+                                name="poliblog", what="poliblog.documents.rda")
+    return Dataset("poliblog-rlda", corpus=corpus, labels=(ratings > 0).astype(np.int64),
+                   label_names=np.array(["liberal", "conservative"]),
+                   source=SOURCES["poliblog-rlda"], path=folder)
+
+
+def _news_labels(folder: Path, split: str, n_docs: int, n_classes: int) -> np.ndarray:
+    raw = np.asarray(_rda(folder, f"newsgroup.{split}.labels")).ravel()
+    if raw.shape != (n_docs,):
+        raise DataError(f"{folder / f'newsgroup.{split}.labels.rda'}: {raw.size} labels for "
+                        f"{n_docs} documents")
+    bad = (raw < 1) | (raw > n_classes)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{folder / f'newsgroup.{split}.labels.rda'}: label {r} is {raw[r]}, "
+                        f"outside 1..{n_classes}")
+    return raw.astype(np.int64) - 1
+
+
+def load_20newsgroups(data_dir: PathLike | None = None,
+                      form: Literal["counts", "raw"] = "counts", strip_headers: bool = False,
+                      **vectorizer_kwargs: Any) -> Dataset:
+    """20 Newsgroups (bydate): training corpus with labels 0..19, test split in ``.test``.
+
+    Parameters
+    ----------
+    form : {"counts", "raw"}
+        ``"counts"``: the word counts of the R ``lda`` package (11,269 train / 7,505
+        test documents over the full 61,188-word vocabulary; the test split uses words
+        beyond the 53,975 seen in training).  ``"raw"``: the messages of
+        ``20news-bydate.tar.gz`` (11,314 / 7,532), vectorised with a vectorizer fitted on
+        the training split (:func:`~topiclink.data.io.default_vectorizer` with
+        ``vectorizer_kwargs``) and applied to the test split.
+    strip_headers : bool
+        ``form="raw"`` only: drop the e-mail headers.
+
+    Returns
+    -------
+    Dataset
+        ``label_names`` are the newsgroups in alphabetical order.
+    """
+    if form == "counts":
+        if strip_headers or vectorizer_kwargs:
+            raise ValueError("strip_headers and vectorizer options apply to form='raw' only")
+        folder = dataset_dir("20newsgroups", data_dir, REQUIRED_FILES["20newsgroups"])
+        label_map = _rda(folder, "newsgroup.label.map")
+        try:
+            lm = pd.DataFrame(label_map).sort_values("V2")
+            label_names = lm["V1"].astype(str).to_numpy()
+            ids = lm["V2"].to_numpy()
+        except (KeyError, TypeError, ValueError):
+            raise DataError(f"{folder / 'newsgroup.label.map.rda'}: expected a data frame "
+                            f"with columns V1 (group name) and V2 (label id)") from None
+        if not np.array_equal(ids, np.arange(1, len(ids) + 1)):
+            raise DataError(f"{folder / 'newsgroup.label.map.rda'}: label ids are not "
+                            f"1..{len(ids)}")
+        vocab = _rda(folder, "newsgroup.vocab")
+        splits = {}
+        for split in ("train", "test"):
+            corpus = read_lda_documents(_rda(folder, f"newsgroup.{split}.documents"),
+                                        vocabulary=vocab, name=f"20newsgroups-{split}",
+                                        what=f"newsgroup.{split}.documents.rda")
+            splits[split] = (corpus, _news_labels(folder, split, corpus.n_docs,
+                                                  len(label_names)))
+    elif form == "raw":
+        folder = dataset_dir("20newsgroups", data_dir, ("20news-bydate.tar.gz",))
+        frames, label_names = read_newsgroups_tar(folder / "20news-bydate.tar.gz",
+                                                  strip_headers=strip_headers)
+        vec = default_vectorizer(len(frames["train"]), **vectorizer_kwargs)
+        splits = {}
+        for split in ("train", "test"):
+            df = frames[split]
+            corpus = corpus_from_texts(df["text"].tolist(), vectorizer=vec,
+                                       doc_ids=df["doc_id"].to_numpy(),
+                                       metadata=df[["group", "label"]],
+                                       name=f"20newsgroups-{split}")
+            splits[split] = (corpus, df["label"].to_numpy())
+    else:
+        raise ValueError(f"form must be 'counts' or 'raw', got {form!r}")
+    test = Dataset("20newsgroups-test", corpus=splits["test"][0], labels=splits["test"][1],
+                   label_names=label_names, source=SOURCES["20newsgroups"], path=folder)
+    return Dataset("20newsgroups", corpus=splits["train"][0], labels=splits["train"][1],
+                   label_names=label_names, test=test, source=SOURCES["20newsgroups"],
+                   path=folder)
+
+
+def load_sotu(data_dir: PathLike | None = None, **vectorizer_kwargs: Any) -> Dataset:
+    """US State of the Union addresses 1790-2020 (240 texts) with year/president/party.
+
+    The texts are vectorised with :func:`~topiclink.data.io.corpus_from_texts`
+    (``vectorizer_kwargs`` override the defaults: English stop words, words of 2+ letters,
+    ``min_df=2``).  ``corpus.metadata`` has columns ``president``, ``year``,
+    ``years_active``, ``party``, ``sotu_type``; titles read ``"<president> (<year>,
+    <type>)"``.
+    """
+    folder = dataset_dir("sotu", data_dir, REQUIRED_FILES["sotu"])
+    texts = [str(t) for t in np.asarray(_rda(folder, "sotu_text"), dtype=object).tolist()]
+    meta = pd.DataFrame(_rda(folder, "sotu_meta")).reset_index(drop=True)
+    meta = meta.drop(columns=[c for c in ("X",) if c in meta.columns])
+    for col in meta.columns:
+        if col == "year":
+            meta[col] = meta[col].astype(np.int64)
+        else:
+            meta[col] = meta[col].astype(str)
+    if len(meta) != len(texts):
+        raise DataError(f"{folder}: sotu_meta has {len(meta)} rows for {len(texts)} texts")
+    titles = [f"{p} ({y}, {t})" for p, y, t in
+              zip(meta["president"], meta["year"], meta["sotu_type"], strict=True)]
+    corpus = corpus_from_texts(texts, titles=titles, metadata=meta, name="sotu",
+                               **vectorizer_kwargs)
+    return Dataset("sotu", corpus=corpus, source=SOURCES["sotu"], path=folder)
+
+
+# ---------------------------------------------------------------------- relational
+def _load_triples(name: str, data_dir: PathLike | None, duplicates: Policy) -> Dataset:
+    folder = dataset_dir(name, data_dir, REQUIRED_FILES[name])
+    tensor = read_triples({s: folder / f"{s}.txt" for s in ("train", "valid", "test")},
+                          duplicates=duplicates)
+    return Dataset(name, tensor=tensor, source=SOURCES[name], path=folder)
+
+
+def load_nations(data_dir: PathLike | None = None, duplicates: Policy = "error") -> Dataset:
+    """Nations: 14 countries x 55 relations; ``tensor`` splits train/valid/test (1592/199/201)."""
+    return _load_triples("nations", data_dir, duplicates)
+
+
+def load_umls(data_dir: PathLike | None = None, duplicates: Policy = "error") -> Dataset:
+    """UMLS: 135 concepts x 46 relations; ``tensor`` splits train/valid/test (5216/652/661)."""
+    return _load_triples("umls", data_dir, duplicates)
+
+
+def _axis_names(mat: Any, axis: int) -> np.ndarray | None:
+    dims = getattr(mat, "dims", None)
+    coords = getattr(mat, "coords", None)
+    if not dims or coords is None or dims[axis] not in coords:
+        return None
+    return np.asarray(coords[dims[axis]].values).astype(str)
+
+
+def tensor_from_matrices(matrices: Mapping[str, Any], what: str = "matrices"
+                         ) -> RelationalTensor:
+    """A :class:`RelationalTensor` of the nonzero entries of square relation matrices.
+
+    Parameters
+    ----------
+    matrices : mapping relation name -> (E, E) array or xarray.DataArray
+        Row = head, column = tail.  Entity names come from the DataArray coordinates
+        (identical rows/columns and across relations), else ``"e0", ...``.
+    """
+    if not matrices:
+        raise DataError(f"{what}: no relation matrices")
+    names: np.ndarray | None = None
+    heads, rels, tails, vals = [], [], [], []
+    shape: tuple[int, ...] | None = None
+    for r, (rel, mat) in enumerate(matrices.items()):
+        a = np.asarray(mat, dtype=np.float64)
+        if a.ndim != 2 or a.shape[0] != a.shape[1] or (shape is not None and a.shape != shape):
+            raise DataError(f"{what}: relation {rel!r} has shape {a.shape}; expected a square "
+                            f"matrix {shape or ''}".rstrip())
+        shape = a.shape
+        rows, cols = _axis_names(mat, 0), _axis_names(mat, 1)
+        if rows is not None:
+            if cols is not None and not np.array_equal(rows, cols):
+                raise DataError(f"{what}: relation {rel!r} has different row and column names")
+            if names is None:
+                names = rows
+            elif not np.array_equal(names, rows):
+                raise DataError(f"{what}: relation {rel!r} orders the entities differently")
+        bad = ~np.isfinite(a) | (a < 0)
+        if bad.any():
+            i, j = map(int, np.argwhere(bad)[0])
+            raise DataError(f"{what}: relation {rel!r} entry ({i}, {j}) is {a[i, j]}, "
+                            f"not a finite value >= 0")
+        i, j = np.nonzero(a)
+        heads.append(i)
+        tails.append(j)
+        rels.append(np.full(i.size, r))
+        vals.append(a[i, j])
+    assert shape is not None
+    return RelationalTensor(np.concatenate(heads), np.concatenate(rels), np.concatenate(tails),
+                            np.concatenate(vals), shape[0], len(matrices),
+                            entity_names=names if names is not None
+                            else np.array([f"e{i}" for i in range(shape[0])]),
+                            relation_names=np.array([str(k) for k in matrices]))
+
+
+def load_sampson(data_dir: PathLike | None = None) -> Dataset:
+    """Sampson's monks: 18 x 18 x 10 relations of ranks 1-3 (``tensor["train"]``).
+
+    Relation order as in the R list (SAMPLK1, SAMPLK2, SAMPLK3, SAMPDLK, SAMPES, SAMPDES,
+    SAMPIN, SAMPNIN, SAMPPR, SAMNPR); head = row monk (the nominator), tail = column monk.
+    """
+    folder = dataset_dir("sampson-rlda", data_dir, REQUIRED_FILES["sampson-rlda"])
+    obj = read_rda_object(folder / "sampson.rda", "sampson")
+    if not isinstance(obj, Mapping):
+        raise DataError(f"{folder / 'sampson.rda'}: expected a named list of matrices, got "
+                        f"{type(obj).__name__}")
+    tensor = tensor_from_matrices(obj, what=str(folder / "sampson.rda"))
+    return Dataset("sampson-rlda", tensor={"train": tensor}, source=SOURCES["sampson-rlda"],
+                   path=folder)
+
+
+# ---------------------------------------------------------------------- registry
+def _load_bundled(data_dir: PathLike | None = None, **kwargs: Any) -> Dataset:
+    if data_dir is not None:
+        raise ValueError("the bundled 'cora' data set has no data_dir; "
+                         "load 'cora-rlda' to read the .rda files from a folder")
+    return load_bundled_cora(**kwargs)
+
+
+#: Loader of each data set, keyed by folder name ("cora" is bundled in the package).
+LOADERS: dict[str, Callable[..., Dataset]] = {
+    "cora": _load_bundled,
+    "cora-linqs": load_cora_linqs,
+    "webkb-linqs": load_webkb,
+    "cora-rlda": load_cora_rlda,
+    "poliblog-rlda": load_poliblog,
+    "20newsgroups": load_20newsgroups,
+    "sotu": load_sotu,
+    "nations": load_nations,
+    "umls": load_umls,
+    "sampson-rlda": load_sampson,
+}
+
+
+def load_dataset(name: str, data_dir: PathLike | None = None, **kwargs: Any) -> Dataset:
+    """Load a data set by name.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`LOADERS` (``"cora"`` is bundled and needs no data).
+    data_dir : str or path-like, optional
+        The data set's folder; default ``data_home() / name``.
+    **kwargs
+        Options of the data set's loader.
+
+    Raises
+    ------
+    ValueError
+        Unknown name (the message lists the known names).
+    FileNotFoundError
+        The data set's files are missing.
+    """
+    if name not in LOADERS:
+        raise ValueError(f"unknown data set {name!r}; known: {', '.join(LOADERS)}")
+    return LOADERS[name](data_dir=data_dir, **kwargs)
+
+
+def list_datasets(data_dir: PathLike | None = None, counts: bool = True) -> pd.DataFrame:
+    """Which data sets are available, with their counts.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        The data home (folder of data set folders); default :func:`data_home`.
+    counts : bool
+        Load each found data set to fill the counts (about 5 s for all the shared ones);
+        ``False`` only checks that the files exist.
+
+    Returns
+    -------
+    DataFrame
+        One row per registered data set: ``name``, ``found`` (bool), ``path``, the keys of
+        :meth:`Dataset.summary` (nullable integers; missing when not found or not
+        applicable) and ``seconds`` (load time).
+    """
+    home = data_home(data_dir)
+    rows = []
+    for name in LOADERS:
+        if name == "cora":
+            path = Path(str(bundled_cora_path()))
+            found = path.is_file()
+        else:
+            path = home / name
+            found = all((path / f).is_file() for f in REQUIRED_FILES[name])
+        row: dict[str, Any] = {"name": name, "found": found, "path": str(path)}
+        row.update(dict.fromkeys(SUMMARY_KEYS))
+        row["seconds"] = None
+        if found and counts:
+            t0 = time.perf_counter()
+            try:
+                ds = load_dataset(name) if name == "cora" else load_dataset(name, path)
+            except (DataError, OSError, ValueError) as exc:
+                logger.warning("data set %r found in %s but failed to load: %s", name, path,
+                               exc)
+            else:
+                row.update(ds.summary())
+                row["seconds"] = round(time.perf_counter() - t0, 3)
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    for key in SUMMARY_KEYS:
+        df[key] = df[key].astype("Int64")
+    df["seconds"] = df["seconds"].astype("Float64")
+    return df

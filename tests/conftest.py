@@ -1,0 +1,31 @@
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture
+def tiny_counts():
+    """A 6-document, 8-word count matrix with no empty document."""
+    import numpy as np
+
+    rng = np.random.default_rng(123)
+    X = rng.poisson(1.0, size=(6, 8))
+    X[:, 0] += 1
+    return X
+
+
+@pytest.fixture(scope="session")
+def shared_datasets() -> Path:
+    """The shared dataset folder (CI has ../shared beside the clone); skip when absent."""
+    from topiclink.datasets import data_home
+
+    try:
+        home = data_home()
+    except FileNotFoundError:
+        pytest.skip("no data home: set TOPICLINK_DATA to the shared datasets folder")
+    if not Path(home).exists():
+        pytest.skip(f"data home {home} does not exist")
+    return Path(home)

@@ -1,0 +1,476 @@
+"""Readers of topiclink.data.io on small files written to tmp_path."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import struct
+import tarfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from topiclink.data.checks import DataError
+from topiclink.data.io import (
+    DataFileNotFoundError,
+    corpus_from_newsgroups_tar,
+    corpus_from_texts,
+    default_vectorizer,
+    lda_link_pairs,
+    read_lda_documents,
+    read_linqs,
+    read_linqs_dir,
+    read_newsgroups_tar,
+    read_rda_object,
+    read_triples,
+    read_uci_bow,
+)
+from topiclink.data.io.rda import _fast_read_rda
+
+# ---------------------------------------------------------------------- LINQS
+
+CONTENT = [
+    ("p1", "1 0 1 0", "A"),
+    ("p2", "0 1 0 0", "B"),
+    ("p3", "1 1 1 1", "A"),
+    ("p4", "0 0 0 0", "C"),
+]
+
+
+def _content(path: Path, rows=CONTENT, sep: str = "\t") -> Path:
+    lines = [sep.join([i, *v.split(), lab]) for i, v, lab in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _cites(path: Path, pairs, sep: str = "\t") -> Path:
+    path.write_text("".join(f"{a}{sep}{b}\n" for a, b in pairs))
+    return path
+
+
+def test_linqs_reads_counts_labels_and_direction(tmp_path):
+    c = _content(tmp_path / "x.content")
+    # "<cited> <citing>": p2 cites p1, p3 cites p1, p1 cites p4
+    k = _cites(tmp_path / "x.cites", [("p1", "p2"), ("p1", "p3"), ("p4", "p1")])
+    corpus, links, labels = read_linqs(c, k)
+    assert corpus.n_docs == 4 and corpus.n_words == 4
+    assert corpus.vocabulary.tolist() == ["word_0", "word_1", "word_2", "word_3"]
+    assert corpus.doc_ids.tolist() == ["p1", "p2", "p3", "p4"]
+    np.testing.assert_array_equal(corpus.counts.toarray(),
+                                  [[1, 0, 1, 0], [0, 1, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]])
+    assert labels.tolist() == ["A", "B", "A", "C"]
+    assert corpus.metadata["label"].tolist() == ["A", "B", "A", "C"]
+    assert links.directed
+    # source = citing (second column), target = cited (first column)
+    assert links.pairs.tolist() == [[1, 0], [2, 0], [0, 3]]
+
+
+def test_linqs_space_separated_cites_and_content(tmp_path):
+    c = _content(tmp_path / "x.content", sep=" ")
+    k = _cites(tmp_path / "x.cites", [("p1", "p2")], sep=" ")
+    corpus, links, _ = read_linqs(c, k)
+    assert corpus.n_words == 4 and links.pairs.tolist() == [[1, 0]]
+
+
+def test_linqs_self_link_and_duplicate_dropped_with_log(tmp_path, caplog):
+    c = _content(tmp_path / "x.content")
+    k = _cites(tmp_path / "x.cites", [("p1", "p2"), ("p3", "p3"), ("p1", "p2"), ("p2", "p1")])
+    caplog.set_level(logging.INFO)
+    _, links, _ = read_linqs(c, k)
+    assert links.pairs.tolist() == [[1, 0], [0, 1]]
+    assert "dropped 1 self-links" in caplog.text
+    assert "dropped 1 duplicate pairs" in caplog.text
+    assert "x.cites" in caplog.text
+    caplog.clear()
+    _, links, _ = read_linqs(c, k, directed=False)
+    assert links.pairs.tolist() == [[0, 1]]
+    assert "dropped 2 duplicate pairs" in caplog.text
+
+
+def test_linqs_error_policies_name_the_line(tmp_path):
+    c = _content(tmp_path / "x.content")
+    k = _cites(tmp_path / "x.cites", [("p1", "p2"), ("p3", "p3")])
+    with pytest.raises(DataError, match=r"x\.cites:2: self-link"):
+        read_linqs(c, k, self_links="error")
+    k = _cites(tmp_path / "y.cites", [("p1", "p2"), ("p3", "p4"), ("p2", "p1")])
+    read_linqs(c, k, duplicates="error")  # directed: no duplicate
+    with pytest.raises(DataError, match=r"y\.cites:3: repeats the link of line 1"):
+        read_linqs(c, k, directed=False, duplicates="error")
+
+
+@pytest.mark.parametrize(("rows", "pattern"), [
+    ([("p1", "1 0 1 0", "A"), ("p2", "0 1 0", "B")], r"x\.content:2: expected 6 columns"),
+    ([("p1", "1 0 1 0", "A"), ("p2", "0 1 0 0 1", "B")], r"x\.content:2: expected 6 columns"),
+    ([("p1", "1 0 1 0", "A"), ("p2", "0 1 2 0", "B")],
+     r"x\.content:2: word column 2 has value '2'"),
+    ([("p1", "1 0 1 0", "A"), ("p2", "0 1 0.5 0", "B")],
+     r"x\.content:2: word column 2 has value '0\.5'"),
+    ([("p1", "1 0 1 0", "A"), ("p2", "0 1 0 0", "B"), ("p1", "0 0 0 1", "A")],
+     r"x\.content:3: duplicate document id 'p1' \(first at line 1\)"),
+])
+def test_linqs_content_errors(tmp_path, rows, pattern):
+    c = _content(tmp_path / "x.content", rows=rows)
+    k = _cites(tmp_path / "x.cites", [])
+    with pytest.raises(DataError, match=pattern):
+        read_linqs(c, k)
+
+
+def test_linqs_content_two_columns(tmp_path):
+    c = tmp_path / "x.content"
+    c.write_text("p1\t1\t0\tA\n\np2\tB\n")
+    with pytest.raises(DataError, match=r"x\.content:3: .*found 2 columns"):
+        read_linqs(c, _cites(tmp_path / "x.cites", []))
+
+
+def test_linqs_cites_errors(tmp_path):
+    c = _content(tmp_path / "x.content")
+    k = tmp_path / "x.cites"
+    k.write_text("p1\tp2\np1\tp9\n")
+    with pytest.raises(DataError, match=r"x\.cites:2: document id 'p9' is not in x\.content"):
+        read_linqs(c, k)
+    k.write_text("p1\tp2\n\np1 p2 p3\n")
+    with pytest.raises(DataError, match=r"x\.cites:3: expected 2 columns"):
+        read_linqs(c, k)
+
+
+def test_linqs_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.content"):
+        read_linqs(tmp_path / "nope.content", tmp_path / "nope.cites")
+
+
+def test_linqs_dir_stacks_universities(tmp_path, caplog):
+    _content(tmp_path / "a.content", rows=[("u1", "1 0 1", "X"), ("u2", "0 1 1", "Y")])
+    _cites(tmp_path / "a.cites", [("u1", "u2"), ("u1", "u1")], sep=" ")
+    _content(tmp_path / "b.content", rows=[("v1", "1 1 1", "Y"), ("v2", "0 0 1", "X"),
+                                           ("v3", "1 0 0", "X")])
+    _cites(tmp_path / "b.cites", [("v3", "v1")], sep=" ")
+    caplog.set_level(logging.INFO)
+    corpus, links, labels = read_linqs_dir(tmp_path)
+    assert corpus.doc_ids.tolist() == ["u1", "u2", "v1", "v2", "v3"]
+    assert corpus.metadata["university"].tolist() == ["a", "a", "b", "b", "b"]
+    assert labels.tolist() == ["X", "Y", "Y", "X", "X"]
+    assert links.pairs.tolist() == [[1, 0], [2, 4]]
+    assert "a.cites: dropped 1 self-links" in caplog.text
+    corpus, links, _ = read_linqs_dir(tmp_path, names=["b"])
+    assert corpus.n_docs == 3 and links.pairs.tolist() == [[0, 2]]
+
+
+def test_linqs_dir_errors(tmp_path):
+    _content(tmp_path / "a.content", rows=[("u1", "1 0 1", "X")])
+    _cites(tmp_path / "a.cites", [])
+    _content(tmp_path / "b.content", rows=[("u1", "1 0 1", "X")])
+    _cites(tmp_path / "b.cites", [])
+    with pytest.raises(DataError, match="'u1' also appears in a.content"):
+        read_linqs_dir(tmp_path)
+    _content(tmp_path / "b.content", rows=[("v1", "1 0", "X")])
+    with pytest.raises(DataError, match="2 word columns, but a.content has 3"):
+        read_linqs_dir(tmp_path)
+
+
+# ---------------------------------------------------------------------- R save files
+
+
+class _RWriter:
+    """Minimal XDR (format 2) writer, enough to test both the fast reader and rdata."""
+
+    def __init__(self) -> None:
+        self.symbols: list[str] = []
+
+    @staticmethod
+    def i(v: int) -> bytes:
+        return struct.pack(">i", v)
+
+    def sym(self, name: str) -> bytes:
+        if name in self.symbols:
+            return self.i(((self.symbols.index(name) + 1) << 8) | 255)
+        self.symbols.append(name)
+        b = name.encode()
+        return self.i(1) + self.i(0x00040009) + self.i(len(b)) + b
+
+    def ints(self, a, dim=None) -> bytes:
+        a = np.asarray(a)
+        out = self.i(13 | ((1 << 9) if dim else 0)) + self.i(a.size)
+        out += np.asarray(a, ">i4").ravel(order="F").tobytes()
+        if dim:
+            out += self.i(0x402) + self.sym("dim") + self.ints(dim) + self.i(254)
+        return out
+
+    def reals(self, a) -> bytes:
+        a = np.asarray(a, ">f8")
+        return self.i(14) + self.i(a.size) + a.tobytes()
+
+    def strs(self, strings) -> bytes:
+        out = self.i(16) + self.i(len(strings))
+        for s in strings:
+            b = s.encode()
+            levels = 64 if s.isascii() else 8  # ASCII_MASK or UTF8_MASK
+            out += self.i((levels << 12) | 9) + self.i(len(b)) + b
+        return out
+
+    def list(self, items) -> bytes:
+        return self.i(19) + self.i(len(items)) + b"".join(items)
+
+    def rda(self, objects: dict[str, Callable[[], bytes]]) -> bytes:
+        """Objects are built lazily, in stream order, so symbol references are right."""
+        body = b"RDX2\nX\n" + self.i(2) + self.i(0x040200) + self.i(0x020300)
+        for name, obj in objects.items():
+            body += self.i(0x402) + self.sym(name) + obj()
+        return gzip.compress(body + self.i(254))
+
+
+def _lda_rda(path: Path) -> Path:
+    w = _RWriter()
+    def docs() -> bytes:
+        return w.list([w.ints([[0, 2], [3, 1]], dim=[2, 2]), w.ints([[1], [5]], dim=[2, 1]),
+                       w.ints(np.zeros((2, 0), int), dim=[2, 0])])
+
+    path.write_bytes(w.rda({"toy.documents": docs,
+                            "toy.vocab": lambda: w.strs(["alpha", "beta", "gé"]),
+                            "toy.ratings": lambda: w.reals([1.5, -2.0, 0.0])}))
+    return path
+
+
+def test_fast_rda_reader_matches_rdata(tmp_path):
+    import rdata
+
+    p = _lda_rda(tmp_path / "toy.rda")
+    fast = _fast_read_rda(p)
+    assert fast is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = rdata.read_rda(p)
+    assert list(fast) == list(ref) == ["toy.documents", "toy.vocab", "toy.ratings"]
+    for a, b in zip(fast["toy.documents"], ref["toy.documents"], strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(fast["toy.vocab"], ref["toy.vocab"])
+    np.testing.assert_array_equal(fast["toy.ratings"], ref["toy.ratings"])
+
+
+def test_read_rda_object_names_and_errors(tmp_path):
+    p = _lda_rda(tmp_path / "toy.rda")
+    assert read_rda_object(p, "toy.vocab").tolist() == ["alpha", "beta", "gé"]
+    with pytest.raises(DataError, match="holds 3 objects .*pass name="):
+        read_rda_object(p)
+    with pytest.raises(DataError, match="no object named 'x'.*toy.vocab"):
+        read_rda_object(p, "x")
+    with pytest.raises(DataFileNotFoundError, match="missing.rda: no such file"):
+        read_rda_object(tmp_path / "missing.rda")
+    with pytest.raises(FileNotFoundError):  # also a FileNotFoundError
+        read_rda_object(tmp_path / "missing.rda")
+    bad = tmp_path / "bad.rda"
+    bad.write_text("hello\tworld\n")
+    with pytest.raises(DataError, match=r"bad\.rda: not a readable R save file"):
+        read_rda_object(bad)
+
+
+def test_read_lda_documents(tmp_path, caplog):
+    p = _lda_rda(tmp_path / "toy.rda")
+    caplog.set_level(logging.INFO)
+    corpus = read_lda_documents(read_rda_object(p, "toy.documents"),
+                                vocabulary=read_rda_object(p, "toy.vocab"))
+    np.testing.assert_array_equal(corpus.counts.toarray(), [[3, 0, 1], [0, 5, 0], [0, 0, 0]])
+    assert corpus.vocabulary.tolist() == ["alpha", "beta", "gé"]
+    assert "1 empty documents of 3" in caplog.text
+    docs = [np.array([[0, 1], [1, 1]]), np.array([[0, 7], [1, 2]])]
+    with pytest.raises(DataError, match=r"toy: document 1: word index 7 outside the "
+                                        r"vocabulary \[0, 3\)"):
+        read_lda_documents(docs, n_words=3, what="toy")
+    with pytest.raises(DataError, match=r"document 0 has shape \(3, 2\)"):
+        read_lda_documents([np.zeros((3, 2), int)], n_words=3)
+    with pytest.raises(DataError, match="negative count"):
+        read_lda_documents([np.array([[0], [-1]])], n_words=3)
+    with pytest.raises(DataError, match="n_words=4 but the vocabulary has 3"):
+        read_lda_documents(docs, n_words=4, vocabulary=["a", "b", "c"])
+
+
+def test_lda_link_pairs():
+    pairs = lda_link_pairs([np.array([1, 2]), np.zeros(0, int), np.array([0])])
+    assert pairs.tolist() == [[0, 1], [0, 2], [2, 0]]
+    with pytest.raises(DataError, match=r"cites: document 1 links to document 5, outside "
+                                        r"\[0, 3\)"):
+        lda_link_pairs([np.array([1]), np.array([5]), np.zeros(0, int)], what="cites")
+
+
+# ---------------------------------------------------------------------- triples
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_read_triples_shared_sorted_index(tmp_path):
+    tr = _write(tmp_path / "train.txt", "b\tlikes\ta\na\thates\tc\n")
+    te = _write(tmp_path / "test.txt", "c\tlikes\td\n")
+    out = read_triples({"train": tr, "test": te})
+    assert list(out) == ["train", "test"]
+    t = out["train"]
+    assert t.entity_names.tolist() == ["a", "b", "c", "d"]
+    assert t.relation_names.tolist() == ["hates", "likes"]
+    assert out["test"].n_entities == 4 and out["test"].n_relations == 2
+    assert np.column_stack([t.heads, t.relations, t.tails]).tolist() == [[1, 1, 0], [0, 0, 2]]
+    assert t.values.tolist() == [1.0, 1.0]
+    by_list = read_triples([tr, te])
+    assert list(by_list) == ["train", "test"]
+    np.testing.assert_array_equal(by_list["test"].heads, out["test"].heads)
+
+
+def test_read_triples_errors_and_duplicates(tmp_path, caplog):
+    bad = _write(tmp_path / "train.txt", "a\tr\tb\na\tr\n")
+    with pytest.raises(DataError, match=r"train\.txt:2: expected 3 .*found 2"):
+        read_triples([bad])
+    bad = _write(tmp_path / "train.txt", "a\tr\tb\n\ta\tr\n")
+    with pytest.raises(DataError, match=r"train\.txt:2: empty head"):
+        read_triples([bad])
+    dup = _write(tmp_path / "train.txt", "a\tr\tb\nb\tr\ta\na\tr\tb\n")
+    with pytest.raises(DataError, match=r"train\.txt:3: repeats the triple of line 1"):
+        read_triples([dup])
+    caplog.set_level(logging.INFO)
+    out = read_triples([dup], duplicates="drop")
+    assert out["train"].n_entries == 2
+    assert "train.txt: dropped 1 duplicate triples" in caplog.text
+    te = _write(tmp_path / "test.txt", "a\tr\tb\n")
+    read_triples({"train": dup, "test": te}, duplicates="drop")
+    assert "test.txt: 1 triples also appear in split 'train'" in caplog.text
+
+
+# ---------------------------------------------------------------------- text
+
+
+TEXTS = ["The cat sat on the mat", "A dog and a cat", "Dogs 42 bark_loud x"]
+
+
+def test_corpus_from_texts_defaults():
+    corpus = corpus_from_texts(TEXTS, doc_ids=["a", "b", "c"])
+    vocab = corpus.vocabulary.tolist()
+    assert "the" not in vocab and "and" not in vocab  # English stop words
+    assert "42" not in vocab and "x" not in vocab  # 2+ letters, no digits
+    assert {"cat", "mat", "dog", "dogs"} <= set(vocab)
+    assert "bark" not in vocab and "bark_loud" not in vocab  # "_" joins a word
+    assert corpus.counts[:, vocab.index("cat")].sum() == 2
+    assert corpus.doc_ids.tolist() == ["a", "b", "c"]
+    # min_df=2 once there are >= 10 texts
+    many = corpus_from_texts(TEXTS * 3 + ["zebra crossing"])
+    assert "zebra" not in many.vocabulary.tolist()
+    assert "cat" in many.vocabulary.tolist()
+
+
+def test_corpus_from_texts_shared_vectorizer(caplog):
+    vec = default_vectorizer(len(TEXTS), min_df=1)
+    train = corpus_from_texts(TEXTS, vectorizer=vec)
+    caplog.set_level(logging.INFO)
+    test = corpus_from_texts(["cat cat unicorn", "unicorn"], vectorizer=vec)
+    assert test.vocabulary.tolist() == train.vocabulary.tolist()
+    assert test.counts[0].sum() == 2
+    assert "1 of 2 texts have no word in the vocabulary" in caplog.text
+    with pytest.raises(ValueError, match="vectorizer options"):
+        corpus_from_texts(TEXTS, vectorizer=vec, min_df=3)
+    with pytest.raises(DataError, match=r"texts\[1\] is int"):
+        corpus_from_texts(["a b", 3])
+
+
+def _news_tar(path: Path) -> Path:
+    msgs = {
+        "20news-bydate-train/sci.space/10": "From: a\nSubject: orbit\n\nrocket orbit launch",
+        "20news-bydate-train/sci.space/9": "From: b\n\nrocket moon",
+        "20news-bydate-train/alt.atheism/5": "From: c\n\ngod belief caf\xe9",
+        "20news-bydate-test/alt.atheism/7": "From: d\n\nbelief rocket",
+        "20news-bydate-test/sci.space/11": "From: e\n\nmoon orbit",
+    }
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in msgs.items():
+            data = text.encode("latin-1")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_read_newsgroups_tar(tmp_path):
+    p = _news_tar(tmp_path / "20news-bydate.tar.gz")
+    frames, names = read_newsgroups_tar(p)
+    assert names.tolist() == ["alt.atheism", "sci.space"]
+    tr = frames["train"]
+    assert tr["doc_id"].tolist() == ["alt.atheism/5", "sci.space/9", "sci.space/10"]
+    assert tr["label"].tolist() == [0, 1, 1]
+    assert "café" in tr["text"].iloc[0]
+    frames, _ = read_newsgroups_tar(p, splits=("test",), strip_headers=True)
+    assert frames["test"]["text"].tolist() == ["belief rocket", "moon orbit"]
+    corpus, labels, names = corpus_from_newsgroups_tar(p, "train", strip_headers=True)
+    assert corpus.n_docs == 3 and labels.tolist() == [0, 1, 1]
+    assert "from" not in corpus.vocabulary.tolist()
+    assert corpus.metadata["group"].tolist() == ["alt.atheism", "sci.space", "sci.space"]
+    with pytest.raises(ValueError, match="unknown split"):
+        read_newsgroups_tar(p, splits=("dev",))
+
+
+# ---------------------------------------------------------------------- UCI bag of words
+
+DOCWORD = "3\n4\n5\n1 1 2\n1 3 1\n2 2 4\n3 4 1\n3 1 1\n"
+
+
+def test_read_uci_bow(tmp_path):
+    dw = _write(tmp_path / "docword.toy.txt", DOCWORD)
+    vocab = _write(tmp_path / "vocab.toy.txt", "apple\nbanana\ncherry\ndate\n")
+    corpus = read_uci_bow(dw, vocab)
+    np.testing.assert_array_equal(corpus.counts.toarray(),
+                                  [[2, 0, 1, 0], [0, 4, 0, 0], [1, 0, 0, 1]])
+    assert corpus.vocabulary.tolist() == ["apple", "banana", "cherry", "date"]
+    assert corpus.doc_ids.tolist() == [1, 2, 3]
+    assert corpus.name == "toy"
+    gz = tmp_path / "docword.toy.txt.gz"
+    gz.write_bytes(gzip.compress(DOCWORD.encode()))
+    np.testing.assert_array_equal(read_uci_bow(gz).counts.toarray(), corpus.counts.toarray())
+
+
+def test_read_uci_bow_empty_document_logged(tmp_path, caplog):
+    dw = _write(tmp_path / "docword.toy.txt", "3\n2\n2\n1 1 2\n3 2 1\n")
+    caplog.set_level(logging.INFO)
+    assert read_uci_bow(dw).n_docs == 3
+    assert "1 of 3 documents have no entries" in caplog.text
+
+
+@pytest.mark.parametrize(("text", "pattern"), [
+    ("3\nfour\n5\n", r"docword\.toy\.txt:2: header line 2 must be the integer W"),
+    ("3\n4\n", r"ends inside the 3-line header"),
+    ("3\n4\n2\n1 1 2\n1 3\n", r"docword\.toy\.txt:5: expected 3 columns"),
+    ("3\n4\n2\n1 1 2\n1 3 1 7\n", r"docword\.toy\.txt:5: expected 3 columns"),
+    ("3\n4\n2\n1 1 2\n4 3 1\n", r"docword\.toy\.txt:5: docID 4 outside \[1, 3\]"),
+    ("3\n4\n2\n1 1 2\n1 0 1\n", r"docword\.toy\.txt:5: wordID 0 outside \[1, 4\]"),
+    ("3\n4\n2\n1 1 2\n1 2 0\n", r"docword\.toy\.txt:5: count 0 must be a positive"),
+    ("3\n4\n2\n1 1 2\n1 2 a\n", r"docword\.toy\.txt:5: non-integer value"),
+    ("3\n4\n3\n1 1 2\n2 2 1\n1 1 5\n", r"docword\.toy\.txt:6: repeats \(docID 1, wordID 1\) "
+                                        r"of line 4"),
+    ("3\n4\n3\n1 1 2\n2 2 1\n", r"docword\.toy\.txt:3: the header says NNZ = 3 but the file "
+                                r"has 2 entries"),
+])
+def test_read_uci_bow_errors(tmp_path, text, pattern):
+    dw = _write(tmp_path / "docword.toy.txt", text)
+    with pytest.raises(DataError, match=pattern):
+        read_uci_bow(dw)
+
+
+def test_read_uci_bow_vocab_mismatch(tmp_path):
+    dw = _write(tmp_path / "docword.toy.txt", DOCWORD)
+    vocab = _write(tmp_path / "vocab.toy.txt", "apple\nbanana\n")
+    with pytest.raises(DataError, match=r"vocab\.toy\.txt: 2 words, but docword\.toy\.txt has "
+                                        r"W = 4"):
+        read_uci_bow(dw, vocab)
+
+
+def test_corrupt_gzip_is_a_data_error(tmp_path):
+    bad = tmp_path / "docword.bad.txt.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    with pytest.raises(DataError, match=r"docword\.bad\.txt\.gz: cannot read"):
+        read_uci_bow(bad)
+    content = tmp_path / "x.content"
+    content.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    with pytest.raises(DataError, match=r"x\.content: corrupt gzip data"):
+        read_linqs(content, _cites(tmp_path / "x.cites", []))
+    with pytest.raises(DataError, match=r"x\.content: corrupt gzip data"):
+        read_triples([content])
