@@ -20,6 +20,7 @@ from topiclink.datasets.loaders import (
     load_umls,
     load_webkb,
 )
+from topiclink.datasets.synthetic import make_lda_data, make_rtm_data, make_slda_data
 
 __all__ = [
     "DATA_HOME_ENV",
@@ -39,4 +40,7 @@ __all__ = [
     "load_sotu",
     "load_umls",
     "load_webkb",
+    "make_lda_data",
+    "make_rtm_data",
+    "make_slda_data",
 ]

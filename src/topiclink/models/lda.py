@@ -238,8 +238,8 @@ class LDA(TopicModelBase):
                           n_iter: int | None = None) -> np.ndarray:
         empty = corpus.empty_documents()
         if empty.size:
-            logger.warning("%d documents have no known words; they get the prior mean",
-                           empty.size)
+            logger.info("%d of %d documents have no known words; they get the prior mean",
+                        empty.size, corpus.n_docs)
         return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
                                 np.asarray(self.alpha_, dtype=np.float64), rng,
                                 n_iter=n_iter or self.transform_iter)

@@ -1,0 +1,140 @@
+"""LDA Gibbs throughput: topiclink's sweep vs tomotopy's LDAModel (one worker each).
+
+Both samplers train on the same synthetic corpus (drawn from an LDA model with Zipf-shaped
+topics) for the same number of warm-up sweeps, then the next sweeps are timed; tokens per
+second = tokens x sweeps / seconds.  Results go to JSON with the ratio ours / tomotopy.
+
+    python benchmarks/lda_throughput.py                 # K = 10, 50, 100; ~1.5 M tokens
+    python benchmarks/lda_throughput.py --tokens 4e6 --topics 50 --out results/x.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def make_corpus(n_docs: int, doc_len: int, n_words: int, n_topics: int, seed: int):
+    """Tokens of an LDA corpus: Zipf-weighted Dirichlet topics, alpha = 0.1."""
+    rng = np.random.default_rng(seed)
+    base = 1.0 / np.arange(1, n_words + 1) ** 1.05
+    phi = rng.dirichlet(base / base.sum() * n_words * 0.05 + 1e-3, size=n_topics)
+    cphi = np.cumsum(phi, axis=1)
+    theta = rng.dirichlet(np.full(n_topics, 0.1), size=n_docs)
+    z = np.concatenate([rng.choice(n_topics, size=doc_len, p=t) for t in theta])
+    u = rng.random(z.size) * cphi[z, -1]
+    words = np.empty(z.size, dtype=np.int32)
+    for k in range(n_topics):
+        m = z == k
+        words[m] = np.minimum(np.searchsorted(cphi[k], u[m]), n_words - 1)
+    offsets = np.arange(0, z.size + 1, doc_len, dtype=np.int64)
+    return words, offsets
+
+
+def time_ours(words, offsets, n_words, K, warmup, timed, seed):
+    from topiclink.kernels import lda as kl
+    from topiclink.random import as_generator, kernel_state
+
+    rng = as_generator(seed)
+    n_docs = offsets.size - 1
+    docs = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(offsets))
+    z = rng.integers(0, K, size=words.size).astype(np.int32)
+    ndk = np.zeros((n_docs, K), np.int32)
+    nwk = np.zeros((n_words, K), np.int32)
+    nk = np.zeros(K, np.int32)
+    kl.init_counts(words, docs, z, ndk, nwk, nk)
+    alpha = np.full(K, 0.1)
+    state = kernel_state(rng)[0]
+    for _ in range(warmup):
+        kl.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01, state)
+    times = []
+    for _ in range(timed):
+        t0 = time.perf_counter()
+        kl.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01, state)
+        times.append(time.perf_counter() - t0)
+    ll = kl.log_joint(ndk, nwk, nk, alpha, 0.01) / words.size
+    return times, ll
+
+
+def time_tomotopy(words, offsets, n_words, K, warmup, timed, seed):
+    import tomotopy as tp
+
+    vocab = np.array([f"w{i}" for i in range(n_words)])
+    model = tp.LDAModel(k=K, alpha=0.1, eta=0.01, seed=seed)
+    for d in range(offsets.size - 1):
+        model.add_doc(vocab[words[offsets[d]:offsets[d + 1]]].tolist())
+    model.train(warmup, workers=1)
+    times = []
+    for _ in range(timed):
+        t0 = time.perf_counter()
+        model.train(1, workers=1)
+        times.append(time.perf_counter() - t0)
+    return times, float(model.ll_per_word), tp.__version__
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tokens", type=float, default=1.5e6)
+    ap.add_argument("--doc-length", type=int, default=150)
+    ap.add_argument("--words", type=int, default=10_000)
+    ap.add_argument("--topics", type=str, default="10,50,100")
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--timed", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path,
+                    default=Path(__file__).parent / "results" / "lda_throughput.json")
+    args = ap.parse_args()
+
+    import topiclink
+
+    n_docs = int(args.tokens) // args.doc_length
+    words, offsets = make_corpus(n_docs, args.doc_length, args.words, 50, args.seed)
+    n_tokens = int(words.size)
+    rows = []
+    for K in [int(k) for k in args.topics.split(",")]:
+        ours, ll_ours = time_ours(words, offsets, args.words, K, args.warmup, args.timed,
+                                  args.seed)
+        theirs, ll_theirs, tp_version = time_tomotopy(words, offsets, args.words, K,
+                                                      args.warmup, args.timed, args.seed)
+        ours_rate = n_tokens / float(np.median(ours))
+        theirs_rate = n_tokens / float(np.median(theirs))
+        row = {
+            "n_topics": K,
+            "topiclink_mtokens_per_s": ours_rate / 1e6,
+            "tomotopy_mtokens_per_s": theirs_rate / 1e6,
+            "ratio": ours_rate / theirs_rate,
+            "topiclink_sweep_seconds": {"min": min(ours), "median": float(np.median(ours)),
+                                        "max": max(ours)},
+            "tomotopy_sweep_seconds": {"min": min(theirs), "median": float(np.median(theirs)),
+                                       "max": max(theirs)},
+            "topiclink_log_joint_per_token": ll_ours,
+            "tomotopy_ll_per_word": ll_theirs,
+        }
+        rows.append(row)
+        print(f"K={K:4d}  topiclink {row['topiclink_mtokens_per_s']:6.2f} M tok/s   "
+              f"tomotopy {row['tomotopy_mtokens_per_s']:6.2f} M tok/s   "
+              f"ratio {row['ratio']:.2f}")
+    result = {
+        "benchmark": "lda_throughput",
+        "corpus": {"n_docs": n_docs, "n_tokens": n_tokens, "n_words": args.words,
+                   "doc_length": args.doc_length, "generator": "LDA, 50 Zipf topics"},
+        "protocol": f"{args.warmup} warm-up sweeps, median of {args.timed} timed sweeps, "
+                    "one thread each (tomotopy workers=1)",
+        "topiclink_version": topiclink.__version__,
+        "tomotopy_version": tp_version,
+        "machine": {"python": platform.python_version(), "processor": platform.machine(),
+                    "cpu_count": __import__("os").cpu_count()},
+        "results": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"written {args.out}")
+
+
+if __name__ == "__main__":
+    main()

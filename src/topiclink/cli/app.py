@@ -1,0 +1,148 @@
+"""The ``topiclink`` command line (typer), thin over the Python API."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from topiclink import __version__
+
+app = typer.Typer(
+    name="topiclink",
+    help="Bayesian topic models of linked data: fit, inspect and evaluate from the shell.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+fit_app = typer.Typer(help="Fit a model and write it to a model file.", no_args_is_help=True)
+app.add_typer(fit_app, name="fit")
+
+DatasetOpt = Annotated[str, typer.Option("--dataset", "-d",
+                                         help="Dataset name (see `topiclink datasets`).")]
+DataDirOpt = Annotated[Path | None, typer.Option(
+    "--data", help="Folder holding your own copy of the dataset in its original format.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q",
+                                          help="Progress bar and info logging.")]
+
+
+def _setup_logging(verbose: bool) -> None:
+    root = logging.getLogger("topiclink")
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
+    return typer.Exit(code=1)
+
+
+def _load(dataset: str, data_dir: Path | None):  # noqa: ANN202
+    from topiclink.datasets import load_dataset
+
+    try:
+        return load_dataset(dataset, data_dir=data_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+
+
+@app.callback(invoke_without_command=True)
+def _main(version: Annotated[bool, typer.Option("--version", help="Print the version.")]
+          = False) -> None:
+    if version:
+        typer.echo(f"topiclink {__version__}")
+        raise typer.Exit()
+
+
+@app.command("datasets")
+def datasets_cmd(data: DataDirOpt = None) -> None:
+    """List the datasets topiclink can load, their counts and where they were found."""
+    from topiclink.datasets import list_datasets
+
+    table = list_datasets(data_dir=data)
+    shown = table.astype(object).where(table.notna(), "")
+    typer.echo(shown.to_string(index=False))
+
+
+@fit_app.command("lda")
+def fit_lda(
+    dataset: DatasetOpt = "cora",
+    data: DataDirOpt = None,
+    topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 20,
+    iterations: Annotated[int, typer.Option("--iterations", "-n", help="Gibbs sweeps.")] = 200,
+    alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
+    beta: Annotated[float, typer.Option(help="Topic-word prior beta.")] = 0.01,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Model file to write.")]
+    = Path("lda.npz"),
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit LDA (collapsed Gibbs) to a dataset and save the model."""
+    from topiclink.models.lda import LDA
+
+    _setup_logging(verbose)
+    ds = _load(dataset, data)
+    if ds.corpus is None:
+        raise _fail(f"dataset {dataset!r} has no documents")
+    corpus, _ = ds.corpus.drop_empty()
+    try:
+        model = LDA(n_topics=topics, doc_topic_prior=alpha, topic_word_prior=beta,
+                    max_iter=iterations, random_state=seed, verbose=verbose)
+        t0 = time.perf_counter()
+        model.fit(corpus)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    seconds = time.perf_counter() - t0
+    path = model.save(out)
+    typer.echo(model.summary())
+    typer.echo(f"trained in {seconds:.1f} s ({corpus.n_tokens * model.n_iter_ / seconds / 1e6:.1f}"
+               f" M tokens/s); model written to {path}")
+
+
+@app.command("info")
+def info_cmd(model_path: Annotated[Path, typer.Argument(help="A saved model file (.npz).")],
+             words: Annotated[int, typer.Option(help="Top words per topic.")] = 10) -> None:
+    """Describe a saved model: its header, parameters and top words."""
+    from topiclink.persistence import load, read_header
+
+    try:
+        header = read_header(model_path)
+        model = load(model_path)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"file: {model_path}  (format {header['format_version']}, saved by topiclink "
+               f"{header['library_version']})")
+    params = ", ".join(f"{k}={v}" for k, v in sorted(header["params"].items()))
+    typer.echo(f"class: {header['class']}({params})")
+    typer.echo(model.summary(n_words=words))
+
+
+@app.command("demo")
+def demo_cmd(
+    topics: Annotated[int, typer.Option("--topics", "-k")] = 20,
+    iterations: Annotated[int, typer.Option("--iterations", "-n")] = 300,
+    seed: Annotated[int, typer.Option()] = 0,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for the figures.")] = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """LDA on the bundled Cora abstracts: readable topics and held-out perplexity."""
+    from topiclink.demo import run_demo
+
+    _setup_logging(verbose)
+    run_demo(topics=topics, iterations=iterations, seed=seed, out=out, verbose=verbose,
+             echo=typer.echo)
+
+
+def main() -> None:  # console-script entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

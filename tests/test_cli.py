@@ -1,0 +1,70 @@
+"""The command line through typer's CliRunner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from topiclink.cli.app import app
+
+runner = CliRunner()
+
+
+def test_version_and_help():
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and "topiclink" in result.output
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for cmd in ("datasets", "fit", "info", "demo"):
+        assert cmd in result.output
+
+
+def test_fit_lda_then_info(tmp_path):
+    out = tmp_path / "m.npz"
+    result = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-k", "5", "-n", "15",
+                                 "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert out.exists() and "model written to" in result.output
+    result = runner.invoke(app, ["info", str(out), "--words", "4"])
+    assert result.exit_code == 0, result.output
+    assert "class: LDA(" in result.output and "topic  4" in result.output
+
+
+def test_fit_unknown_dataset_is_one_line_error(tmp_path):
+    result = runner.invoke(app, ["fit", "lda", "--dataset", "no-such-data", "--out",
+                                 str(tmp_path / "m.npz")])
+    assert result.exit_code == 1
+    assert "error:" in result.output and "no-such-data" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_fit_bad_topics_is_one_line_error(tmp_path):
+    result = runner.invoke(app, ["fit", "lda", "-k", "1", "--out", str(tmp_path / "m.npz")])
+    assert result.exit_code == 1 and "n_topics must be >= 2" in result.output
+
+
+def test_info_on_missing_or_bad_file(tmp_path):
+    result = runner.invoke(app, ["info", str(tmp_path / "nope.npz")])
+    assert result.exit_code == 1 and "not found" in result.output
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"garbage")
+    result = runner.invoke(app, ["info", str(bad)])
+    assert result.exit_code == 1 and "not a readable topiclink model" in result.output
+
+
+def test_datasets_lists_bundled_cora():
+    result = runner.invoke(app, ["datasets"])
+    assert result.exit_code == 0, result.output
+    assert "cora" in result.output and "2410" in result.output
+
+
+@pytest.mark.slow
+def test_demo_runs_and_beats_unigram(tmp_path):
+    from topiclink.demo import run_demo
+
+    lines: list[str] = []
+    figures = run_demo(topics=10, iterations=100, seed=0, out=tmp_path, echo=lines.append)
+    assert figures["perplexity"] < figures["unigram_perplexity"]
+    assert (tmp_path / "demo_trace.png").exists() and (tmp_path / "demo_topics.png").exists()
+    assert np.isfinite(figures["perplexity"])
