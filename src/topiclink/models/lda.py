@@ -19,6 +19,7 @@ from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.inference.gibbs import run_chain
 from topiclink.kernels import lda as kernels
 from topiclink.models.base import TopicModelBase
+from topiclink.parallel import numba_threads, resolve_n_jobs
 from topiclink.persistence import register
 from topiclink.random import RandomState, as_generator, kernel_state, spawn
 
@@ -119,6 +120,10 @@ class LDA(TopicModelBase):
         the end).
     transform_iter : int, default 50
         Sweeps used by :meth:`transform` for new documents (second half averaged).
+    n_jobs : int, default 1
+        Threads.  ``1``: the exact sequential collapsed sampler.  ``n > 1`` (``-1``: all
+        cores): approximate distributed LDA (AD-LDA) over ``n`` fixed document chunks,
+        each with its own RNG stream; the same seed and ``n_jobs`` give the same result.
     random_state : int, Generator or None
     verbose : bool
         Show a tqdm progress bar.
@@ -148,7 +153,7 @@ class LDA(TopicModelBase):
 
     def __init__(self, n_topics: int = 10, doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.01, max_iter: int = 200,
-                 evaluate_every: int = 1, transform_iter: int = 50,
+                 evaluate_every: int = 1, transform_iter: int = 50, n_jobs: int = 1,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -157,6 +162,7 @@ class LDA(TopicModelBase):
         self.max_iter = max_iter
         self.evaluate_every = evaluate_every
         self.transform_iter = transform_iter
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -183,11 +189,18 @@ class LDA(TopicModelBase):
         nwk = np.zeros((corpus.n_words, K), dtype=np.int32)
         nk = np.zeros(K, dtype=np.int32)
         kernels.init_counts(tok.words, tok.docs, z, ndk, nwk, nk)
-        state = kernel_state(chain_rng)[0]
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        states = kernel_state(chain_rng, n_jobs)
+        chunks = kernels.balanced_chunks(tok.offsets, n_jobs)
         n_tokens = tok.words.size
 
         def step(_: int) -> dict[str, float]:
-            kernels.sweep(tok.words, tok.offsets, z, ndk, nwk, nk, alpha, beta, state)
+            if n_jobs == 1:
+                kernels.sweep(tok.words, tok.offsets, z, ndk, nwk, nk, alpha, beta, states[0])
+            else:
+                with numba_threads(n_jobs):
+                    kernels.sweep_chunked(tok.words, tok.offsets, chunks, z, ndk, nwk, nk,
+                                          alpha, beta, states)
             return {}
 
         def loglik() -> float:

@@ -1,0 +1,20 @@
+"""Evaluation metrics: link and word ranks, link AUCs, perplexity, accuracy, coherence."""
+
+from __future__ import annotations
+
+from topiclink.metrics.classification import accuracy, perplexity
+from topiclink.metrics.coherence import npmi_coherence
+from topiclink.metrics.links import link_auc, link_rank, link_rank_per_query, predictive_rank
+from topiclink.metrics.words import word_rank, word_rank_per_doc
+
+__all__ = [
+    "link_rank",
+    "link_rank_per_query",
+    "predictive_rank",
+    "link_auc",
+    "word_rank",
+    "word_rank_per_doc",
+    "perplexity",
+    "accuracy",
+    "npmi_coherence",
+]
