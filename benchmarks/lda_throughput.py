@@ -36,7 +36,8 @@ def make_corpus(n_docs: int, doc_len: int, n_words: int, n_topics: int, seed: in
     return words, offsets
 
 
-def time_ours(words, offsets, n_words, K, warmup, timed, seed):
+def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1):
+    from topiclink.inference.chunked import ChunkedSweeper
     from topiclink.kernels import lda as kl
     from topiclink.random import as_generator, kernel_state
 
@@ -49,30 +50,39 @@ def time_ours(words, offsets, n_words, K, warmup, timed, seed):
     nk = np.zeros(K, np.int32)
     kl.init_counts(words, docs, z, ndk, nwk, nk)
     alpha = np.full(K, 0.1)
-    state = kernel_state(rng)[0]
+    states = kernel_state(rng, threads)
+    sweeper = ChunkedSweeper(offsets, states, threads).__enter__()
+
+    def one_sweep():
+        if threads == 1:
+            kl.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01, states[0])
+        else:
+            sweeper.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01)
+
     for _ in range(warmup):
-        kl.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01, state)
+        one_sweep()
     times = []
     for _ in range(timed):
         t0 = time.perf_counter()
-        kl.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01, state)
+        one_sweep()
         times.append(time.perf_counter() - t0)
+    sweeper.__exit__()
     ll = kl.log_joint(ndk, nwk, nk, alpha, 0.01) / words.size
     return times, ll
 
 
-def time_tomotopy(words, offsets, n_words, K, warmup, timed, seed):
+def time_tomotopy(words, offsets, n_words, K, warmup, timed, seed, threads=1):
     import tomotopy as tp
 
     vocab = np.array([f"w{i}" for i in range(n_words)])
     model = tp.LDAModel(k=K, alpha=0.1, eta=0.01, seed=seed)
     for d in range(offsets.size - 1):
         model.add_doc(vocab[words[offsets[d]:offsets[d + 1]]].tolist())
-    model.train(warmup, workers=1)
+    model.train(warmup, workers=threads)
     times = []
     for _ in range(timed):
         t0 = time.perf_counter()
-        model.train(1, workers=1)
+        model.train(1, workers=threads)
         times.append(time.perf_counter() - t0)
     return times, float(model.ll_per_word), tp.__version__
 
@@ -86,6 +96,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--timed", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=str, default="1,2",
+                    help="thread counts (ours: AD-LDA chunks; tomotopy: workers)")
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "lda_throughput.json")
     args = ap.parse_args()
@@ -96,15 +108,19 @@ def main() -> None:
     words, offsets = make_corpus(n_docs, args.doc_length, args.words, 50, args.seed)
     n_tokens = int(words.size)
     rows = []
-    for K in [int(k) for k in args.topics.split(",")]:
+    cases = [(t, int(k)) for t in map(int, args.threads.split(","))
+             for k in args.topics.split(",")]
+    for threads, K in cases:
         ours, ll_ours = time_ours(words, offsets, args.words, K, args.warmup, args.timed,
-                                  args.seed)
+                                  args.seed, threads)
         theirs, ll_theirs, tp_version = time_tomotopy(words, offsets, args.words, K,
-                                                      args.warmup, args.timed, args.seed)
+                                                      args.warmup, args.timed, args.seed,
+                                                      threads)
         ours_rate = n_tokens / float(np.median(ours))
         theirs_rate = n_tokens / float(np.median(theirs))
         row = {
             "n_topics": K,
+            "threads": threads,
             "topiclink_mtokens_per_s": ours_rate / 1e6,
             "tomotopy_mtokens_per_s": theirs_rate / 1e6,
             "ratio": ours_rate / theirs_rate,
@@ -116,15 +132,17 @@ def main() -> None:
             "tomotopy_ll_per_word": ll_theirs,
         }
         rows.append(row)
-        print(f"K={K:4d}  topiclink {row['topiclink_mtokens_per_s']:6.2f} M tok/s   "
+        print(f"threads={threads} K={K:4d}  "
+              f"topiclink {row['topiclink_mtokens_per_s']:6.2f} M tok/s   "
               f"tomotopy {row['tomotopy_mtokens_per_s']:6.2f} M tok/s   "
               f"ratio {row['ratio']:.2f}")
     result = {
         "benchmark": "lda_throughput",
         "corpus": {"n_docs": n_docs, "n_tokens": n_tokens, "n_words": args.words,
                    "doc_length": args.doc_length, "generator": "LDA, 50 Zipf topics"},
-        "protocol": f"{args.warmup} warm-up sweeps, median of {args.timed} timed sweeps, "
-                    "one thread each (tomotopy workers=1)",
+        "protocol": f"{args.warmup} warm-up sweeps, median of {args.timed} timed sweeps; "
+                    "threads=1: our exact sequential sweep vs tomotopy workers=1; threads=2: "
+                    "our AD-LDA over 2 document chunks vs tomotopy workers=2",
         "topiclink_version": topiclink.__version__,
         "tomotopy_version": tp_version,
         "machine": {"python": platform.python_version(), "processor": platform.machine(),

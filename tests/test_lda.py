@@ -236,11 +236,10 @@ def test_not_fitted():
 def test_parallel_chunks_deterministic_and_thread_independent(planted, monkeypatch):
     """AD-LDA with 2 chunks: same seed -> same result, whether run on 1 or 2 threads."""
     import topiclink.models.lda as lda_module
-    from topiclink.parallel import numba_threads
 
     corpus, truth = planted
     a = LDA(n_topics=6, max_iter=60, n_jobs=2, random_state=5).fit(corpus)
-    monkeypatch.setattr(lda_module, "numba_threads", lambda n: numba_threads(1))
+    monkeypatch.setattr(lda_module, "n_threads", lambda n: 1)
     b = LDA(n_topics=6, max_iter=60, n_jobs=2, random_state=5).fit(corpus)
     np.testing.assert_array_equal(a.components_, b.components_)
     cos = _cosine(a.components_, truth.topic_word)

@@ -1,12 +1,10 @@
-"""Thread counts for Numba kernels."""
+"""Thread counts for the chunked (parallel) Gibbs sweeps."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-__all__ = ["resolve_n_jobs", "numba_threads"]
+__all__ = ["resolve_n_jobs", "n_threads"]
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
@@ -23,14 +21,6 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
     return n_jobs
 
 
-@contextmanager
-def numba_threads(n: int) -> Iterator[None]:
-    """Run Numba parallel kernels with at most ``n`` threads (capped by the pool size)."""
-    import numba
-
-    previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
+def n_threads(n_jobs: int) -> int:
+    """Threads to run ``n_jobs`` chunks: at most one per core."""
+    return max(1, min(n_jobs, os.cpu_count() or 1))

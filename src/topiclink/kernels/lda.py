@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from topiclink.kernels.rng import uniform
 
@@ -106,6 +106,14 @@ def _sweep_docs(words: np.ndarray, offsets: np.ndarray, d_start: int, d_end: int
             inv[new] = 1.0 / (nk[new] + vbeta)
 
 
+@njit(cache=True, nogil=True)
+def sweep_range(words: np.ndarray, offsets: np.ndarray, d_start: int, d_end: int,
+                z: np.ndarray, ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray,
+                alpha: np.ndarray, beta: float, state: np.ndarray) -> None:
+    """Sweep documents ``d_start:d_end`` only; releases the GIL (for thread pools)."""
+    _sweep_docs(words, offsets, d_start, d_end, z, ndk, nwk, nk, alpha, beta, state)
+
+
 @njit(cache=True)
 def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
           nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
@@ -123,39 +131,6 @@ def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray
     """
     _sweep_docs(words, offsets, 0, offsets.shape[0] - 1, z, ndk, nwk, nk, alpha, beta,
                 state)
-
-
-@njit(cache=True, parallel=True)
-def sweep_chunked(words: np.ndarray, offsets: np.ndarray, chunks: np.ndarray, z: np.ndarray,
-                  ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray,
-                  beta: float, states: np.ndarray) -> None:
-    """Approximate distributed sweep (AD-LDA, Newman et al. 2009) over document chunks.
-
-    Chunk ``c`` (documents ``chunks[c]:chunks[c+1]``) is swept against its own copy of
-    the word-topic counts taken at the start of the sweep, with its own RNG stream
-    ``states[c]``; the count changes are summed afterwards.  The result depends on the
-    chunking and the seed only, not on how many threads run the chunks.
-    """
-    n_chunks = chunks.shape[0] - 1
-    V, K = nwk.shape
-    local_nwk = np.empty((n_chunks, V, K), dtype=nwk.dtype)
-    local_nk = np.empty((n_chunks, K), dtype=nk.dtype)
-    for c in prange(n_chunks):
-        local_nwk[c] = nwk
-        local_nk[c] = nk
-        _sweep_docs(words, offsets, chunks[c], chunks[c + 1], z, ndk, local_nwk[c],
-                    local_nk[c], alpha, beta, states[c])
-    for w in prange(V):
-        for k in range(K):
-            total = nwk[w, k]
-            for c in range(n_chunks):
-                total += local_nwk[c, w, k] - nwk[w, k]
-            nwk[w, k] = total
-    for k in range(K):
-        total = nk[k]
-        for c in range(n_chunks):
-            total += local_nk[c, k] - nk[k]
-        nk[k] = total
 
 
 def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:

@@ -16,10 +16,11 @@ import numpy as np
 
 from topiclink.data.checks import check_n_topics, check_positive
 from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.inference.chunked import ChunkedSweeper
 from topiclink.inference.gibbs import run_chain
 from topiclink.kernels import lda as kernels
 from topiclink.models.base import TopicModelBase
-from topiclink.parallel import numba_threads, resolve_n_jobs
+from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.persistence import register
 from topiclink.random import RandomState, as_generator, kernel_state, spawn
 
@@ -191,16 +192,14 @@ class LDA(TopicModelBase):
         kernels.init_counts(tok.words, tok.docs, z, ndk, nwk, nk)
         n_jobs = resolve_n_jobs(self.n_jobs)
         states = kernel_state(chain_rng, n_jobs)
-        chunks = kernels.balanced_chunks(tok.offsets, n_jobs)
         n_tokens = tok.words.size
+        sweeper = ChunkedSweeper(tok.offsets, states, n_threads(n_jobs))
 
         def step(_: int) -> dict[str, float]:
             if n_jobs == 1:
                 kernels.sweep(tok.words, tok.offsets, z, ndk, nwk, nk, alpha, beta, states[0])
             else:
-                with numba_threads(n_jobs):
-                    kernels.sweep_chunked(tok.words, tok.offsets, chunks, z, ndk, nwk, nk,
-                                          alpha, beta, states)
+                sweeper.sweep(tok.words, tok.offsets, z, ndk, nwk, nk, alpha, beta)
             return {}
 
         def loglik() -> float:
@@ -209,8 +208,9 @@ class LDA(TopicModelBase):
         logger.info("LDA: %d documents, %d words, %d tokens, K=%d", corpus.n_docs,
                     corpus.n_words, n_tokens, K)
         t0 = time.perf_counter()
-        result = run_chain(self, step, loglik, self.max_iter, self.callbacks, self.verbose,
-                           self.evaluate_every, desc="LDA")
+        with sweeper:
+            result = run_chain(self, step, loglik, self.max_iter, self.callbacks,
+                               self.verbose, self.evaluate_every, desc="LDA")
         logger.info("LDA: %d iterations in %.2f s", result.n_iter, time.perf_counter() - t0)
         self._set_fitted(ndk, nwk, nk, alpha, beta, corpus.vocabulary)
         self.trace_ = result.trace

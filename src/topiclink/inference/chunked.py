@@ -1,0 +1,59 @@
+"""Approximate distributed Gibbs sweeps (AD-LDA, Newman et al. 2009) on a thread pool.
+
+The documents are split into fixed chunks balanced by token count.  Each chunk is swept
+by :func:`topiclink.kernels.lda.sweep_range` (which releases the GIL) against its own copy
+of the word-topic counts taken at the start of the sweep and with its own RNG stream;
+afterwards the count changes of all chunks are added up.  The result depends only on the
+seed and the number of chunks, never on how many threads ran them.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from topiclink.kernels import lda as kernels
+
+__all__ = ["ChunkedSweeper"]
+
+
+class ChunkedSweeper:
+    """Run AD-LDA sweeps over ``len(states)`` document chunks with ``n_threads`` threads."""
+
+    def __init__(self, offsets: np.ndarray, states: np.ndarray, n_threads: int) -> None:
+        self.chunks = kernels.balanced_chunks(offsets, states.shape[0])
+        self.states = states
+        self.n_threads = max(1, n_threads)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> ChunkedSweeper:
+        if self.n_threads > 1:
+            self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="topiclink")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def sweep(self, words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
+              nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float) -> None:
+        """One AD-LDA sweep; updates ``z``, ``ndk``, ``nwk`` and ``nk`` in place."""
+        n_chunks = self.chunks.size - 1
+        local = [(nwk.copy(), nk.copy()) for _ in range(n_chunks)]
+
+        def run(c: int) -> None:
+            kernels.sweep_range(words, offsets, int(self.chunks[c]), int(self.chunks[c + 1]),
+                                z, ndk, local[c][0], local[c][1], alpha, beta, self.states[c])
+
+        if self._pool is None:
+            for c in range(n_chunks):
+                run(c)
+        else:
+            list(self._pool.map(run, range(n_chunks)))
+        base_w = nwk.copy()
+        base_k = nk.copy()
+        for c in range(n_chunks):
+            nwk += local[c][0] - base_w
+            nk += local[c][1] - base_k
