@@ -68,3 +68,27 @@ def test_demo_runs_and_beats_unigram(tmp_path):
     assert figures["perplexity"] < figures["unigram_perplexity"]
     assert (tmp_path / "demo_trace.png").exists() and (tmp_path / "demo_topics.png").exists()
     assert np.isfinite(figures["perplexity"])
+
+
+def test_fit_lda_from_user_files(tmp_path):
+    texts = tmp_path / "docs.txt"
+    texts.write_text("\n".join(
+        ["graph neural network learning", "topic model inference sampling",
+         "network graph links citation", "sampling gibbs topic model", "",
+         "learning neural model network"] * 3))
+    out = tmp_path / "t.npz"
+    result = runner.invoke(app, ["fit", "lda", "--input", str(texts), "-k", "2", "-n", "5",
+                                 "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    docword = tmp_path / "docword.tiny.txt"
+    docword.write_text("3\n4\n5\n1 1 2\n1 2 1\n2 3 4\n3 4 1\n3 1 1\n")
+    vocab = tmp_path / "vocab.tiny.txt"
+    vocab.write_text("alpha\nbeta\ngamma\ndelta\n")
+    result = runner.invoke(app, ["fit", "lda", "--input", str(docword), "--vocab", str(vocab),
+                                 "-k", "2", "-n", "5", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "alpha" in result.output or "gamma" in result.output
+    bad = tmp_path / "docword.bad.txt"
+    bad.write_text("3\n4\n5\n1 1 2\n1 x 1\n")
+    result = runner.invoke(app, ["fit", "lda", "--input", str(bad), "--out", str(out)])
+    assert result.exit_code == 1 and "docword.bad.txt:5" in result.output

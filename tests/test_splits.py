@@ -252,3 +252,22 @@ def test_holdout_tensor_entries_errors() -> None:
             holdout_tensor_entries(T, bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no entry"):
         holdout_tensor_entries(T, 1e-6)
+
+
+def test_drop_empty_documents_keeps_links_consistent(caplog):
+    import scipy.sparse as sp
+
+    from topiclink.data import Corpus, Links
+    from topiclink.data.clean import drop_empty_documents
+
+    X = sp.csr_matrix(np.array([[1, 0], [0, 0], [2, 1], [0, 0], [1, 1]]))
+    corpus = Corpus(X, doc_ids=np.array(["a", "b", "c", "d", "e"]))
+    links = Links.from_pairs([[0, 2], [1, 2], [4, 0], [3, 4]], 5)
+    labels = np.array([0, 1, 2, 3, 4])
+    with caplog.at_level("INFO", logger="topiclink"):
+        c2, l2, y2, kept = drop_empty_documents(corpus, links, labels)
+    assert list(c2.doc_ids) == ["a", "c", "e"]
+    assert kept.tolist() == [0, 2, 4] and y2.tolist() == [0, 2, 4]
+    assert sorted(map(tuple, l2.pairs.tolist())) == [(0, 1), (2, 0)]
+    assert "dropped 2 empty documents" in caplog.text
+    assert "dropped 2 links" in caplog.text

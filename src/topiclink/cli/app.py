@@ -26,6 +26,10 @@ DatasetOpt = Annotated[str, typer.Option("--dataset", "-d",
                                          help="Dataset name (see `topiclink datasets`).")]
 DataDirOpt = Annotated[Path | None, typer.Option(
     "--data", help="Folder holding your own copy of the dataset in its original format.")]
+InputOpt = Annotated[Path | None, typer.Option(
+    "--input", "-i", help="Your own documents instead of --dataset: a UCI bag-of-words "
+    "docword file (with --vocab), or a text file with one document per line.")]
+VocabOpt = Annotated[Path | None, typer.Option(help="UCI vocabulary file for --input.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q",
                                           help="Progress bar and info logging.")]
 
@@ -53,6 +57,21 @@ def _load(dataset: str, data_dir: Path | None):  # noqa: ANN202
         raise _fail(str(exc)) from None
 
 
+def _load_input(path: Path, vocab: Path | None):  # noqa: ANN202
+    """A Corpus from a user's file: UCI docword (+ vocab) or one text per line."""
+    from topiclink.data.io import corpus_from_texts, read_uci_bow
+
+    try:
+        if path.name.startswith("docword") or vocab is not None:
+            return read_uci_bow(path, vocab)
+        if not path.exists():
+            raise FileNotFoundError(f"input file not found: {path}")
+        lines = [line for line in path.read_text(errors="replace").splitlines()]
+        return corpus_from_texts(lines, name=path.stem)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+
+
 @app.callback(invoke_without_command=True)
 def _main(version: Annotated[bool, typer.Option("--version", help="Print the version.")]
           = False) -> None:
@@ -75,6 +94,8 @@ def datasets_cmd(data: DataDirOpt = None) -> None:
 def fit_lda(
     dataset: DatasetOpt = "cora",
     data: DataDirOpt = None,
+    input_file: InputOpt = None,
+    vocab: VocabOpt = None,
     topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 20,
     iterations: Annotated[int, typer.Option("--iterations", "-n", help="Gibbs sweeps.")] = 200,
     alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
@@ -85,13 +106,18 @@ def fit_lda(
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit LDA (collapsed Gibbs) to a dataset and save the model."""
+    from topiclink.data.clean import drop_empty_documents
     from topiclink.models.lda import LDA
 
     _setup_logging(verbose)
-    ds = _load(dataset, data)
-    if ds.corpus is None:
-        raise _fail(f"dataset {dataset!r} has no documents")
-    corpus, _ = ds.corpus.drop_empty()
+    if input_file is not None:
+        corpus = _load_input(input_file, vocab)
+    else:
+        ds = _load(dataset, data)
+        if ds.corpus is None:
+            raise _fail(f"dataset {dataset!r} has no documents")
+        corpus = ds.corpus
+    corpus, _, _, _ = drop_empty_documents(corpus)
     try:
         model = LDA(n_topics=topics, doc_topic_prior=alpha, topic_word_prior=beta,
                     max_iter=iterations, random_state=seed, verbose=verbose)
