@@ -36,3 +36,44 @@ def lda_log_joint(ndk, nwk, alpha, beta):
     ll += ndk.shape[0] * (gammaln(alpha.sum()) - gammaln(alpha).sum())
     ll += (gammaln(ndk + alpha).sum(axis=1) - gammaln(ndk.sum(axis=1) + alpha.sum())).sum()
     return float(ll)
+
+
+def rtm_sweep(words, offsets, z, ndk, nwk, nk, alpha, beta, uniforms, U, source, target,
+              a, b, approx=False):
+    """Relational Z sweep by brute force: for every token and topic k recompute omega of
+    every pair touching the document from the counts, and add sum a omega - b omega^2 / 2.
+    (With ``approx``, the document's other tokens are frozen at the document's start.)"""
+    V = nwk.shape[0]
+    K = nk.shape[0]
+    lengths = np.diff(offsets)
+    t = 0
+    for d in range(len(offsets) - 1):
+        start_counts = ndk[d].astype(float).copy()
+        touching = np.flatnonzero((source == d) | (target == d))
+        for i in range(offsets[d], offsets[d + 1]):
+            w, old = words[i], z[i]
+            ndk[d, old] -= 1
+            nwk[w, old] -= 1
+            nk[old] -= 1
+            logp = np.log((ndk[d] + alpha) * (nwk[w] + beta) / (nk + V * beta))
+            for k in range(K):
+                rest = start_counts if approx else ndk[d].astype(float)
+                for e in touching:
+                    s, tt = source[e], target[e]
+                    zs = ndk[s] / lengths[s]
+                    zt = ndk[tt] / lengths[tt]
+                    own = (rest + np.eye(K)[k]) / lengths[d]
+                    if s == d:
+                        zs = own
+                    if tt == d:
+                        zt = own
+                    om = zs @ U @ zt
+                    logp[k] += a[e] * om - 0.5 * b[e] * om * om
+            p = np.exp(logp - logp.max())
+            c = np.cumsum(p)
+            new = int(np.searchsorted(c, uniforms[t] * c[-1], side="right"))
+            t += 1
+            z[i] = new
+            ndk[d, new] += 1
+            nwk[w, new] += 1
+            nk[new] += 1

@@ -271,3 +271,19 @@ def test_drop_empty_documents_keeps_links_consistent(caplog):
     assert sorted(map(tuple, l2.pairs.tolist())) == [(0, 1), (2, 0)]
     assert "dropped 2 empty documents" in caplog.text
     assert "dropped 2 links" in caplog.text
+
+
+def test_sample_negatives_dense_request_on_small_graph():
+    from topiclink.data import Links
+
+    for directed in (True, False):
+        links = Links.from_pairs([[0, 1], [2, 3], [4, 0]], 6, directed=directed)
+        neg = links.sample_negatives(ratio=1.0, random_state=0)
+        total = 30 if directed else 15
+        assert len(neg) == total - 3
+        keys = {tuple(p) for p in neg.tolist()}
+        assert len(keys) == len(neg)
+        assert not keys & {tuple(p) for p in links.pairs.tolist()}
+        assert all(a != b for a, b in keys)
+        if not directed:
+            assert all(a < b for a, b in keys)

@@ -13,6 +13,8 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "LDA": "topiclink.models.lda",
+    "RelationalTopicModel": "topiclink.models.rtm",
+    "VariationalRTM": "topiclink.models.var_rtm",
     "load": "topiclink.persistence",
     "Corpus": "topiclink.data.corpus",
     "Links": "topiclink.data.links",

@@ -234,6 +234,13 @@ class Links:
                              f"unobserved pairs exist")
         rng = as_generator(random_state)
         pos_keys = np.sort(self.source.astype(np.int64) * D + self.target)
+        if n > 0.25 * n_unobserved and total <= 20_000_000:
+            # dense request on a small graph: enumerate the unobserved pairs and choose
+            i, j = (np.nonzero(~np.eye(D, dtype=bool)) if self.directed
+                    else np.triu_indices(D, k=1))
+            keys = np.setdiff1d(i.astype(np.int64) * D + j, pos_keys, assume_unique=True)
+            chosen = rng.choice(keys, size=n, replace=False)
+            return np.column_stack([chosen // D, chosen % D]).astype(np.int32)
         chosen = np.zeros(0, dtype=np.int64)
         for _ in range(max_tries):
             need = n - chosen.size

@@ -1,5 +1,7 @@
 """Estimators (scikit-learn API), one family per module."""
 
 from topiclink.models.lda import LDA
+from topiclink.models.rtm import PAPER_VARIANTS, RelationalTopicModel
+from topiclink.models.var_rtm import VariationalRTM
 
-__all__ = ["LDA"]
+__all__ = ["LDA", "PAPER_VARIANTS", "RelationalTopicModel", "VariationalRTM"]

@@ -45,12 +45,14 @@ def _alpha_vector(doc_topic_prior: float | Sequence[float] | None, n_topics: int
 
 def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
                      rng: np.random.Generator, n_iter: int = 50,
-                     burn_in: int | None = None) -> np.ndarray:
+                     burn_in: int | None = None, smooth: bool = True) -> np.ndarray:
     """Topic proportions of documents with the topics fixed (Gibbs on their z only).
 
     p(z_n = k) ∝ (C_dk^-n + alpha_k) phi_{k w_n}; theta_d is estimated from the counts
     averaged over the sweeps after ``burn_in`` (default ``n_iter // 2``):
     theta_dk = (Cbar_dk + alpha_k) / (N_d + sum alpha).  Empty documents get the prior mean.
+    With ``smooth=False`` the empirical proportions ``zbar_dk = Cbar_dk / N_d`` are returned
+    instead (what the relational models' link scores use; empty documents get 1/K).
 
     Returns
     -------
@@ -75,7 +77,10 @@ def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
         if it >= burn:
             acc += ndk
     acc /= n_iter - burn
-    acc += alpha
+    if smooth:
+        acc += alpha
+    else:
+        acc[acc.sum(axis=1) == 0] = 1.0
     acc /= acc.sum(axis=1, keepdims=True)
     return acc
 

@@ -1,0 +1,81 @@
+"""Gaussian draws of the bilinear link weights (the U / eta step of the gRTM family).
+
+Given the augmentation, pair (i, j) contributes ``a_ij omega - b_ij omega^2 / 2`` with
+``omega_ij = x_ij^T eta``; with the prior eta ~ N(0, nu^2 I) the conditional is Gaussian
+(Chen et al. 2015, eqs. 14-15 and their hinge analogue):
+
+    P = I / nu^2 + sum_ij b_ij x_ij x_ij^T,     mu = P^{-1} sum_ij a_ij x_ij.
+
+Full U (x_ij = vec(zbar_i zbar_j^T), K^2 features) uses the Kronecker identity of
+``design/models/grtm.md``: ``sum_ij b_ij x_ij x_ij^T = sum_i (zbar_i zbar_i^T) ⊗ M_i`` with
+``M_i = sum_j b_ij zbar_j zbar_j^T``, i.e. one GEMM of two (D x K^2) matrices and an axis
+permutation; nothing of size |pairs| x K^2 is formed.  Diagonal U (x_ij = zbar_i ∘ zbar_j)
+uses ``P_data = sum_i (zbar_i zbar_i^T) ∘ M_i``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as la
+import scipy.sparse as sp
+
+__all__ = ["weight_posterior", "draw_weights", "pair_omega"]
+
+
+def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
+                     a: np.ndarray, b: np.ndarray, prior_var: float, full: bool
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Precision P and linear term s (so that mu = P^{-1} s) of the weight conditional.
+
+    Returns
+    -------
+    P : (K^2, K^2) for full U (row-major vec: eta[k * K + l] = U[k, l]) or (K, K)
+    s : (K^2,) or (K,)
+    """
+    D, K = zbar.shape
+    A = sp.csr_matrix((a, (source, target)), shape=(D, D))
+    B = sp.csr_matrix((b, (source, target)), shape=(D, D))
+    rows = np.unique(source)                       # documents with out-pairs
+    Zr = zbar[rows]
+    S = Zr.T @ (A[rows] @ zbar)                    # sum a_ij zbar_i zbar_j^T  (K x K)
+    if full:
+        # zbar_i zbar_i^T and M_i are symmetric: work on their K(K+1)/2 upper-triangle
+        # entries (4x less GEMM work), then expand G[(k,k'),(l,l')] by index maps
+        iu, ju = np.triu_indices(K)
+        tri = np.empty((K, K), dtype=np.int64)
+        tri[iu, ju] = np.arange(iu.size)
+        tri[ju, iu] = tri[iu, ju]
+        ZZ = zbar[:, iu] * zbar[:, ju]             # (D, K(K+1)/2)
+        Mc = B[rows] @ ZZ                          # upper triangle of M_i
+        G = ZZ[rows].T @ Mc                        # [t(k,k'), t(l,l')]
+        # P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]  (exactly symmetric, as t is)
+        flat = tri[:, None, :, None] * iu.size + tri[None, :, None, :]
+        P = np.take(G, flat.reshape(-1)).reshape(K * K, K * K)
+        P[np.diag_indices_from(P)] += 1.0 / prior_var
+        return P, S.reshape(K * K)
+    ZZ_all = (zbar[:, :, None] * zbar[:, None, :]).reshape(D, K * K)
+    Mc = B[rows] @ ZZ_all                          # (n_rows, K^2): vec(M_i)
+    Zc = ZZ_all[rows]
+    P = (Zc * Mc).sum(axis=0).reshape(K, K)
+    P = 0.5 * (P + P.T)
+    P[np.diag_indices_from(P)] += 1.0 / prior_var
+    return P, np.diag(S).copy()
+
+
+def draw_weights(rng: np.random.Generator, P: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """One draw from N(P^{-1} s, P^{-1}) via the Cholesky factor P = L L^T."""
+    L = la.cholesky(P, lower=True, check_finite=False)
+    mu = la.cho_solve((L, True), s, check_finite=False)
+    eps = rng.standard_normal(s.shape[0])
+    return mu + la.solve_triangular(L.T, eps, lower=False, check_finite=False)
+
+
+def pair_omega(zbar: np.ndarray, U: np.ndarray, source: np.ndarray,
+               target: np.ndarray, chunk: int = 65536) -> np.ndarray:
+    """omega_ij = zbar_i^T U zbar_j for every pair (chunked; no |pairs| x K^2 arrays)."""
+    out = np.empty(source.size)
+    for lo in range(0, source.size, chunk):
+        s = source[lo:lo + chunk]
+        t = target[lo:lo + chunk]
+        out[lo:lo + s.size] = np.einsum("pk,pk->p", zbar[s] @ U, zbar[t])
+    return out

@@ -1,0 +1,281 @@
+"""Collapsed Gibbs Z step of the relational topic models (gRTM family), exact at O(K)/token.
+
+After augmentation every training pair (i, j) contributes, for both losses,
+``log psi_ij = a_ij omega_ij - b_ij omega_ij^2 / 2`` with ``omega_ij = zbar_i^T U zbar_j``
+(``design/models/grtm.md``).  Moving token n of document i to topic k changes
+``omega_ij`` by ``u_jk / N_i`` (out-pairs, ``u_j = U zbar_j``) or ``v_jk / N_i`` (in-pairs,
+``v_j = U^T zbar_j``), so the link part of the full conditional (Chen et al. 2015, eq. 13
+and its hinge analogue, expanded) is
+
+    L_i(k) = r_ik / N_i - (C_i^-n . Q_i[:, k]) / N_i^2 - Q_i[k, k] / (2 N_i^2),
+    r_i = sum_out a_ij u_j + sum_in a_ji v_j,
+    Q_i = sum_out b_ij u_j u_j^T + sum_in b_ji v_j v_j^T,
+
+and ``p(z_n = k) ∝ (C_ik^-n + alpha_k)(C_kw^-n + beta)/(C_k^-n + V beta) exp(L_i(k))``.
+``h_i = C_i^T Q_i`` is kept up to date in O(K) per token (``h -= Q[old]; h += Q[new]``);
+rows of Q_i are formed lazily, only for topics that tokens leave or enter.
+With ``approx=True`` (the paper's Approx-gRTM) ``h_i`` stays at its value at the start of
+the document, so ``exp(L_i)`` is computed once per document.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from topiclink.kernels.lda import BLOCK, draw_blocked
+from topiclink.kernels.rng import uniform
+
+
+@njit(inline="always")
+def _gather_pairs(i: int, Uz: np.ndarray, Vz: np.ndarray, out_ptr: np.ndarray,
+                  out_nbr: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
+                  in_ptr: np.ndarray, in_nbr: np.ndarray, in_a: np.ndarray,
+                  in_b: np.ndarray, W: np.ndarray, wa: np.ndarray, wb: np.ndarray) -> int:
+    """Copy document i's pair vectors (u_j for out-pairs, v_j for in-pairs) into the rows
+    of W with their a and b; returns the number of pairs (W has room for them)."""
+    K = W.shape[1]
+    n = 0
+    for e in range(out_ptr[i], out_ptr[i + 1]):
+        src = Uz[out_nbr[e]]
+        for k in range(K):
+            W[n, k] = src[k]
+        wa[n] = out_a[e]
+        wb[n] = out_b[e]
+        n += 1
+    for e in range(in_ptr[i], in_ptr[i + 1]):
+        src = Vz[in_nbr[e]]
+        for k in range(K):
+            W[n, k] = src[k]
+        wa[n] = in_a[e]
+        wb[n] = in_b[e]
+        n += 1
+    return n
+
+
+@njit(inline="always")
+def _doc_link_terms(n: int, W: np.ndarray, wa: np.ndarray, wb: np.ndarray, cd: np.ndarray,
+                    r: np.ndarray, qdiag: np.ndarray, h: np.ndarray, s: np.ndarray) -> None:
+    """r = sum a_j w_j, qdiag_k = sum b_j w_jk^2 and h = C_d^T Q = sum b_j (C_d . w_j) w_j,
+    all in O(n K) without forming Q."""
+    K = W.shape[1]
+    for k in range(K):
+        r[k] = 0.0
+        qdiag[k] = 0.0
+        h[k] = 0.0
+    for j in range(n):
+        wj = W[j]
+        acc = 0.0
+        for k in range(K):
+            acc += cd[k] * wj[k]
+        s[j] = acc
+        aj = wa[j]
+        bj = wb[j]
+        bs = bj * acc
+        for k in range(K):
+            r[k] += aj * wj[k]
+            qdiag[k] += bj * wj[k] * wj[k]
+            h[k] += bs * wj[k]
+
+
+@njit(inline="always")
+def _q_row(k: int, n: int, W: np.ndarray, wb: np.ndarray, Q: np.ndarray,
+           have: np.ndarray) -> np.ndarray:
+    """Row k of Q = sum_j b_j w_j w_j^T, computed on first use (O(n K)) and cached."""
+    if not have[k]:
+        K = W.shape[1]
+        row = Q[k]
+        for l in range(K):
+            row[l] = 0.0
+        for j in range(n):
+            c = wb[j] * W[j, k]
+            wj = W[j]
+            for l in range(K):
+                row[l] += c * wj[l]
+        have[k] = True
+    return Q[k]
+
+
+@njit(cache=True)
+def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
+                     nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
+                     state: np.ndarray, U: np.ndarray, Uz: np.ndarray, Vz: np.ndarray,
+                     out_ptr: np.ndarray, out_nbr: np.ndarray, out_a: np.ndarray,
+                     out_b: np.ndarray, in_ptr: np.ndarray, in_nbr: np.ndarray,
+                     in_a: np.ndarray, in_b: np.ndarray, approx: bool) -> None:
+    """One Z sweep of a relational topic model (in place).
+
+    Per document: gather its pair vectors w_j (u_j or v_j) into a (deg x K) block; r, the
+    diagonal of Q and h = C^T Q cost O(deg K); rows of Q are formed only for the topics a
+    token leaves or enters (at most min(N_d, K) rows, O(deg K) each) and cached, so a
+    document costs O(N_d K + min(N_d, K) deg K) instead of O(deg K^2).
+
+    Parameters
+    ----------
+    words, offsets, z, ndk, nwk, nk, alpha, beta, state : as :func:`kernels.lda.sweep`
+    U : float64 (K, K) weight matrix (diagonal models pass ``diag(eta)``)
+    Uz, Vz : float64 (D, K), rows ``U zbar_j`` and ``U^T zbar_j``; the rows of each swept
+        document are refreshed after its sweep, so later documents see its new zbar
+    out_ptr, out_nbr, out_a, out_b : CSR over source documents of the training pairs
+        (neighbour j and the pair's a_ij, b_ij); ``in_*`` the same over target documents
+    approx : keep h_d fixed per document (Approx-gRTM / Approx-gMMRTM)
+    """
+    K = nk.shape[0]
+    V = nwk.shape[0]
+    D = offsets.shape[0] - 1
+    vbeta = V * beta
+    kp = ((K + BLOCK - 1) // BLOCK) * BLOCK
+    n_blocks = kp // BLOCK
+    p = np.zeros(kp)
+    block_sums = np.zeros(n_blocks)
+    inv = np.empty(K)
+    for k in range(K):
+        inv[k] = 1.0 / (nk[k] + vbeta)
+    max_deg = 0
+    for d in range(D):
+        deg = out_ptr[d + 1] - out_ptr[d] + in_ptr[d + 1] - in_ptr[d]
+        max_deg = max(max_deg, deg)
+    W = np.empty((max(max_deg, 1), K))
+    wa = np.empty(max(max_deg, 1))
+    wb = np.empty(max(max_deg, 1))
+    s = np.empty(max(max_deg, 1))
+    r = np.zeros(K)
+    qdiag = np.zeros(K)
+    Q = np.zeros((K, K))
+    have = np.zeros(K, dtype=np.bool_)
+    h = np.zeros(K)
+    base = np.zeros(K)
+    link = np.zeros(K)
+    for d in range(D):
+        start = offsets[d]
+        stop = offsets[d + 1]
+        n_tok = stop - start
+        if n_tok == 0:
+            continue
+        cd = ndk[d]
+        n_pairs = _gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
+                                in_a, in_b, W, wa, wb)
+        inv_n = 1.0 / n_tok
+        inv_n2 = inv_n * inv_n
+        if n_pairs > 0:
+            _doc_link_terms(n_pairs, W, wa, wb, cd, r, qdiag, h, s)
+            for k in range(K):
+                base[k] = r[k] * inv_n - 0.5 * qdiag[k] * inv_n2
+                have[k] = False
+            if approx:
+                m = -np.inf
+                for k in range(K):
+                    link[k] = base[k] - h[k] * inv_n2
+                    m = max(m, link[k])
+                for k in range(K):
+                    link[k] = math.exp(link[k] - m)
+        for i in range(start, stop):
+            w = words[i]
+            cw = nwk[w]
+            old = z[i]
+            cd[old] -= 1
+            cw[old] -= 1
+            nk[old] -= 1
+            inv[old] = 1.0 / (nk[old] + vbeta)
+            if n_pairs == 0:
+                for k in range(K):
+                    p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k]
+            elif approx:
+                for k in range(K):
+                    p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k] * link[k]
+            else:
+                qo = _q_row(old, n_pairs, W, wb, Q, have)
+                m = -np.inf
+                for k in range(K):
+                    h[k] -= qo[k]
+                    link[k] = base[k] - h[k] * inv_n2
+                    m = max(m, link[k])
+                for k in range(K):
+                    p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k] * math.exp(link[k] - m)
+            new = draw_blocked(p, block_sums, n_blocks, uniform(state))
+            z[i] = new
+            cd[new] += 1
+            cw[new] += 1
+            nk[new] += 1
+            inv[new] = 1.0 / (nk[new] + vbeta)
+            if n_pairs > 0 and not approx:
+                qn = _q_row(new, n_pairs, W, wb, Q, have)
+                for k in range(K):
+                    h[k] += qn[k]
+        # refresh this document's u_d = U zbar_d and v_d = U^T zbar_d
+        for k in range(K):
+            su = 0.0
+            sv = 0.0
+            for l in range(K):
+                su += U[k, l] * cd[l]
+                sv += U[l, k] * cd[l]
+            Uz[d, k] = su * inv_n
+            Vz[d, k] = sv * inv_n
+
+
+@njit(cache=True)
+def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
+                    alpha: np.ndarray, state: np.ndarray, Uz: np.ndarray, Vz: np.ndarray,
+                    out_ptr: np.ndarray, out_nbr: np.ndarray, out_a: np.ndarray,
+                    out_b: np.ndarray, in_ptr: np.ndarray, in_nbr: np.ndarray,
+                    in_a: np.ndarray, in_b: np.ndarray) -> None:
+    """Gibbs sweep over the unobserved-word tokens of documents known only by their links.
+
+    p(z_n = k) ∝ (C_dk^-n + alpha_k) exp(L_d(k)); used to predict the words of a new
+    document from its links to training documents (``Uz``/``Vz`` of the training documents,
+    pairs indexed by the new documents); ``offsets`` give each new document's token range.
+    """
+    K = alpha.shape[0]
+    D = offsets.shape[0] - 1
+    kp = ((K + BLOCK - 1) // BLOCK) * BLOCK
+    n_blocks = kp // BLOCK
+    p = np.zeros(kp)
+    block_sums = np.zeros(n_blocks)
+    max_deg = 1
+    for d in range(D):
+        max_deg = max(max_deg, out_ptr[d + 1] - out_ptr[d] + in_ptr[d + 1] - in_ptr[d])
+    W = np.empty((max_deg, K))
+    wa = np.empty(max_deg)
+    wb = np.empty(max_deg)
+    s = np.empty(max_deg)
+    r = np.zeros(K)
+    qdiag = np.zeros(K)
+    Q = np.zeros((K, K))
+    have = np.zeros(K, dtype=np.bool_)
+    h = np.zeros(K)
+    base = np.zeros(K)
+    link = np.zeros(K)
+    for d in range(D):
+        start = offsets[d]
+        stop = offsets[d + 1]
+        n_tok = stop - start
+        if n_tok == 0:
+            continue
+        cd = ndk[d]
+        n_pairs = _gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
+                                in_a, in_b, W, wa, wb)
+        inv_n = 1.0 / n_tok
+        inv_n2 = inv_n * inv_n
+        _doc_link_terms(n_pairs, W, wa, wb, cd, r, qdiag, h, s)
+        for k in range(K):
+            base[k] = r[k] * inv_n - 0.5 * qdiag[k] * inv_n2
+            have[k] = False
+        for i in range(start, stop):
+            old = z[i]
+            cd[old] -= 1
+            qo = _q_row(old, n_pairs, W, wb, Q, have)
+            m = -np.inf
+            for k in range(K):
+                h[k] -= qo[k]
+                link[k] = base[k] - h[k] * inv_n2
+                m = max(m, link[k])
+            for k in range(K):
+                p[k] = (cd[k] + alpha[k]) * math.exp(link[k] - m)
+            new = draw_blocked(p, block_sums, n_blocks, uniform(state))
+            z[i] = new
+            cd[new] += 1
+            qn = _q_row(new, n_pairs, W, wb, Q, have)
+            for k in range(K):
+                h[k] += qn[k]
