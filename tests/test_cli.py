@@ -92,3 +92,22 @@ def test_fit_lda_from_user_files(tmp_path):
     bad.write_text("3\n4\n5\n1 1 2\n1 x 1\n")
     result = runner.invoke(app, ["fit", "lda", "--input", str(bad), "--out", str(out)])
     assert result.exit_code == 1 and "docword.bad.txt:5" in result.output
+
+
+def test_experiment_grtm_small(tmp_path):
+    result = runner.invoke(app, ["experiment", "grtm", "--dataset", "cora", "--folds", "5",
+                                 "--only-folds", "0", "--topics", "3", "--models",
+                                 "Gibbs-gRTM,Gibbs-MMRTM,Var-RTM", "--c", "2",
+                                 "--iterations", "5", "--out", str(tmp_path), "--quiet"])
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "grtm_results.csv")
+    assert set(table["model"]) == {"Gibbs-gRTM", "Gibbs-MMRTM", "Var-RTM"}
+    for col in ("link_rank", "word_rank", "auc", "z_seconds", "lambda_seconds",
+                "weights_seconds", "test_seconds"):
+        assert table[col].notna().all()
+    assert (tmp_path / "grtm_link_rank.png").exists()
+    bad = runner.invoke(app, ["experiment", "grtm", "--models", "Nope", "--out",
+                              str(tmp_path)])
+    assert bad.exit_code == 1 and "unknown model 'Nope'" in bad.output

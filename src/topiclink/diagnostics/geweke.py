@@ -22,6 +22,15 @@ one from batch means (the chain is autocorrelated),
 for a correct sampler.  The helpers here compute the :math:`z_g`; choosing the model, the
 simulators, the test functions and the threshold (with a multiple-testing correction over
 the number of test functions) is the caller's job.
+
+The test needs a proper joint whose prior and data model can be simulated directly.  For
+the relational topic models that holds for the logistic loss with ``c = 1`` only: with
+``c != 1`` or the hinge loss the link term is an unnormalised pseudo-likelihood
+:math:`\\psi(y \\mid \\omega)` (regularised Bayes), and the joint the Gibbs sampler targets
+has a :math:`(U, z)` marginal equal to the prior tilted by
+:math:`\\prod_{ij} \\sum_y \\psi(y \\mid \\omega_{ij})`, which the marginal-conditional
+simulator cannot draw from directly.  ``tests/test_rtm_geweke.py`` applies the test to the
+Gibbs-gRTM sampler.
 """
 
 from __future__ import annotations
