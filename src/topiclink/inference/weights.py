@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as la
-import scipy.sparse as sp
+
+from topiclink.kernels.rtm import pair_moments
 
 __all__ = ["weight_posterior", "draw_weights", "pair_omega"]
 
@@ -33,31 +34,30 @@ def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
     s : (K^2,) or (K,)
     """
     D, K = zbar.shape
-    A = sp.csr_matrix((a, (source, target)), shape=(D, D))
-    B = sp.csr_matrix((b, (source, target)), shape=(D, D))
-    rows = np.unique(source)                       # documents with out-pairs
-    Zr = zbar[rows]
-    S = Zr.T @ (A[rows] @ zbar)                    # sum a_ij zbar_i zbar_j^T  (K x K)
+    zbar = np.ascontiguousarray(zbar, dtype=np.float64)
+    # zbar_i zbar_i^T and M_i are symmetric: work on their K(K+1)/2 upper-triangle entries
+    iu, ju = np.triu_indices(K)
+    tri = np.empty((K, K), dtype=np.int64)
+    tri[iu, ju] = np.arange(iu.size)
+    tri[ju, iu] = tri[iu, ju]
+    ZZ = zbar[:, iu] * zbar[:, ju]                 # (D, K(K+1)/2)
+    Mc = np.zeros_like(ZZ)
+    AZ = np.zeros_like(zbar)
+    pair_moments(ZZ, zbar, np.ascontiguousarray(source, dtype=np.int64),
+                 np.ascontiguousarray(target, dtype=np.int64),
+                 np.ascontiguousarray(a, dtype=np.float64),
+                 np.ascontiguousarray(b, dtype=np.float64), Mc, AZ)
+    rows = np.flatnonzero(Mc.any(axis=1) | AZ.any(axis=1))   # documents with out-pairs
+    S = zbar[rows].T @ AZ[rows]                    # sum a_ij zbar_i zbar_j^T  (K x K)
     if full:
-        # zbar_i zbar_i^T and M_i are symmetric: work on their K(K+1)/2 upper-triangle
-        # entries (4x less GEMM work), then expand G[(k,k'),(l,l')] by index maps
-        iu, ju = np.triu_indices(K)
-        tri = np.empty((K, K), dtype=np.int64)
-        tri[iu, ju] = np.arange(iu.size)
-        tri[ju, iu] = tri[iu, ju]
-        ZZ = zbar[:, iu] * zbar[:, ju]             # (D, K(K+1)/2)
-        Mc = B[rows] @ ZZ                          # upper triangle of M_i
-        G = ZZ[rows].T @ Mc                        # [t(k,k'), t(l,l')]
+        G = ZZ[rows].T @ Mc[rows]                  # [t(k,k'), t(l,l')]
         # P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]  (exactly symmetric, as t is)
         flat = tri[:, None, :, None] * iu.size + tri[None, :, None, :]
         P = np.take(G, flat.reshape(-1)).reshape(K * K, K * K)
         P[np.diag_indices_from(P)] += 1.0 / prior_var
         return P, S.reshape(K * K)
-    ZZ_all = (zbar[:, :, None] * zbar[:, None, :]).reshape(D, K * K)
-    Mc = B[rows] @ ZZ_all                          # (n_rows, K^2): vec(M_i)
-    Zc = ZZ_all[rows]
-    P = (Zc * Mc).sum(axis=0).reshape(K, K)
-    P = 0.5 * (P + P.T)
+    # diagonal: P[k, l] = sum_i zbar_ik zbar_il M_i[k, l]
+    P = np.take((ZZ[rows] * Mc[rows]).sum(axis=0), tri)
     P[np.diag_indices_from(P)] += 1.0 / prior_var
     return P, np.diag(S).copy()
 
