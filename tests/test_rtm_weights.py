@@ -30,6 +30,17 @@ def test_weight_posterior_matches_explicit_design(full):
     P, s = weight_posterior(zbar, src, dst, a, b, prior_var=2.0, full=full)
     np.testing.assert_allclose(P, P_ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(s, s_ref, rtol=1e-10, atol=1e-12)
+    # the precomputed CSR layout gives the same (unique pairs only)
+    from topiclink.inference.pairs import PairSet
+
+    _, first = np.unique(src * 1000 + dst, return_index=True)
+    us, ud, ua, ub = src[first], dst[first], a[first], b[first]
+    ps = PairSet(us, ud, np.ones(us.size, np.int8), np.ones(us.size), zbar.shape[0])
+    P1, s1 = weight_posterior(zbar, us, ud, ua, ub, 2.0, full)
+    P2, s2 = weight_posterior(zbar, us, ud, ua, ub, 2.0, full,
+                              (ps.out.ptr, ps.out.nbr, ps.out.order))
+    np.testing.assert_allclose(P2, P1, rtol=1e-12)
+    np.testing.assert_allclose(s2, s1, rtol=1e-12)
     # and omega = x^T eta matches the bilinear form with U reshaped row-major
     eta = rng.normal(size=X.shape[1])
     U = eta.reshape(K, K) if full else np.diag(eta)

@@ -99,7 +99,8 @@ def run_grtm_experiment(corpus: Corpus, links: Links, models: Sequence[str],
     """Run the protocol; returns one row per (model, K, c, fold).
 
     Columns: model, K, c, fold, link_rank, word_rank, auc, pr_auc, random_link_rank,
-    train_seconds, z_seconds, lambda_seconds, weights_seconds, test_seconds, n_pairs.
+    train_seconds, z_seconds, lambda_seconds (augmentation draws), omega_seconds (pair
+    discriminants), weights_seconds, test_seconds, n_pairs.
     ``folds`` restricts the run to some fold indices; ``on_row`` is called after each row
     (e.g. to append it to a CSV so that a long run can be resumed).
     """
@@ -127,6 +128,7 @@ def run_grtm_experiment(corpus: Corpus, links: Links, models: Sequence[str],
                         "z_seconds": float(np.nansum(trace.get("seconds_z", np.nan))),
                         "lambda_seconds": float(np.nansum(trace.get("seconds_lambda",
                                                                     np.nan))),
+                        "omega_seconds": float(np.nansum(trace.get("seconds_omega", np.nan))),
                         "weights_seconds": float(np.nansum(trace.get("seconds_weights",
                                                                      np.nan))),
                         "n_pairs": int(getattr(model, "n_pairs_",

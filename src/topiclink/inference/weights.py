@@ -15,18 +15,37 @@ uses ``P_data = sum_i (zbar_i zbar_i^T) ∘ M_i``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.linalg as la
-
-from topiclink.kernels.rtm import pair_moments
+import scipy.sparse as sp
 
 __all__ = ["weight_posterior", "draw_weights", "pair_omega"]
 
 
+@functools.lru_cache(maxsize=8)
+def _triangle_maps(K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Upper-triangle indices, the symmetric index map t(k, l) and the flat gather index
+    of P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]."""
+    iu, ju = np.triu_indices(K)
+    tri = np.empty((K, K), dtype=np.int64)
+    tri[iu, ju] = np.arange(iu.size)
+    tri[ju, iu] = tri[iu, ju]
+    flat = (tri[:, None, :, None] * iu.size + tri[None, :, None, :]).reshape(-1)
+    for arr in (iu, ju, tri, flat):
+        arr.setflags(write=False)
+    return iu, ju, tri, flat
+
+
 def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
-                     a: np.ndarray, b: np.ndarray, prior_var: float, full: bool
+                     a: np.ndarray, b: np.ndarray, prior_var: float, full: bool,
+                     by_source: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Precision P and linear term s (so that mu = P^{-1} s) of the weight conditional.
+
+    ``by_source`` = (ptr, neighbours, order): the pairs' CSR layout by source document
+    (pairs unique), precomputed once per fit to skip re-sorting them every iteration.
 
     Returns
     -------
@@ -36,28 +55,27 @@ def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
     D, K = zbar.shape
     zbar = np.ascontiguousarray(zbar, dtype=np.float64)
     # zbar_i zbar_i^T and M_i are symmetric: work on their K(K+1)/2 upper-triangle entries
-    iu, ju = np.triu_indices(K)
-    tri = np.empty((K, K), dtype=np.int64)
-    tri[iu, ju] = np.arange(iu.size)
-    tri[ju, iu] = tri[iu, ju]
+    iu, ju, tri, flat = _triangle_maps(K)
     ZZ = zbar[:, iu] * zbar[:, ju]                 # (D, K(K+1)/2)
-    Mc = np.zeros_like(ZZ)
-    AZ = np.zeros_like(zbar)
-    pair_moments(ZZ, zbar, np.ascontiguousarray(source, dtype=np.int64),
-                 np.ascontiguousarray(target, dtype=np.int64),
-                 np.ascontiguousarray(a, dtype=np.float64),
-                 np.ascontiguousarray(b, dtype=np.float64), Mc, AZ)
-    rows = np.flatnonzero(Mc.any(axis=1) | AZ.any(axis=1))   # documents with out-pairs
-    S = zbar[rows].T @ AZ[rows]                    # sum a_ij zbar_i zbar_j^T  (K x K)
+    if by_source is None:
+        A = sp.csr_matrix((a, (source, target)), shape=(D, D))
+        B = sp.csr_matrix((b, (source, target)), shape=(D, D))
+    else:
+        ptr, nbr, order = by_source
+        A = sp.csr_matrix((a[order], nbr, ptr), shape=(D, D))
+        B = sp.csr_matrix((b[order], nbr, ptr), shape=(D, D))
+    rows = np.flatnonzero(np.diff(B.indptr))       # documents with out-pairs
+    B = B[rows]
+    Mc = B @ ZZ                                    # upper triangles of M_i, O(|pairs| K^2)
+    S = zbar[rows].T @ (A[rows] @ zbar)            # sum a_ij zbar_i zbar_j^T  (K x K)
     if full:
-        G = ZZ[rows].T @ Mc[rows]                  # [t(k,k'), t(l,l')]
+        G = ZZ[rows].T @ Mc                        # [t(k,k'), t(l,l')]
         # P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]  (exactly symmetric, as t is)
-        flat = tri[:, None, :, None] * iu.size + tri[None, :, None, :]
-        P = np.take(G, flat.reshape(-1)).reshape(K * K, K * K)
+        P = np.take(G, flat).reshape(K * K, K * K)
         P[np.diag_indices_from(P)] += 1.0 / prior_var
         return P, S.reshape(K * K)
     # diagonal: P[k, l] = sum_i zbar_ik zbar_il M_i[k, l]
-    P = np.take((ZZ[rows] * Mc[rows]).sum(axis=0), tri)
+    P = np.take((ZZ[rows] * Mc).sum(axis=0), tri)
     P[np.diag_indices_from(P)] += 1.0 / prior_var
     return P, np.diag(S).copy()
 
@@ -72,10 +90,12 @@ def draw_weights(rng: np.random.Generator, P: np.ndarray, s: np.ndarray) -> np.n
 
 def pair_omega(zbar: np.ndarray, U: np.ndarray, source: np.ndarray,
                target: np.ndarray, chunk: int = 65536) -> np.ndarray:
-    """omega_ij = zbar_i^T U zbar_j for every pair (chunked; no |pairs| x K^2 arrays)."""
+    """omega_ij = zbar_i^T U zbar_j = zbar_i . (U zbar_j) for every pair, O(|pairs| K)
+    after one (D x K) product (chunked; no |pairs| x K^2 arrays)."""
+    Uz = zbar @ U.T
     out = np.empty(source.size)
     for lo in range(0, source.size, chunk):
         s = source[lo:lo + chunk]
         t = target[lo:lo + chunk]
-        out[lo:lo + s.size] = np.einsum("pk,pk->p", zbar[s] @ U, zbar[t])
+        out[lo:lo + s.size] = np.einsum("pk,pk->p", zbar[s], Uz[t])
     return out

@@ -279,29 +279,3 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
             qn = _q_row(new, n_pairs, W, wb, Q, have)
             for k in range(K):
                 h[k] += qn[k]
-
-
-@njit(cache=True)
-def pair_moments(ZZ: np.ndarray, zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
-                 a: np.ndarray, b: np.ndarray, Mc: np.ndarray, AZ: np.ndarray) -> None:
-    """Sufficient statistics of the weight step, accumulated pair by pair (in place).
-
-    ``Mc[i] += b_ij ZZ[j]`` (ZZ[j]: the upper triangle of zbar_j zbar_j^T, so Mc[i] is the
-    upper triangle of M_i = sum_j b_ij zbar_j zbar_j^T) and ``AZ[i] += a_ij zbar_j``;
-    O(|pairs| K^2 / 2).  Both outputs must be zeroed by the caller.
-    """
-    T = ZZ.shape[1]
-    K = zbar.shape[1]
-    for e in range(source.shape[0]):
-        i = source[e]
-        j = target[e]
-        be = b[e]
-        ae = a[e]
-        mi = Mc[i]
-        zz = ZZ[j]
-        for t in range(T):
-            mi[t] += be * zz[t]
-        ai = AZ[i]
-        zj = zbar[j]
-        for k in range(K):
-            ai[k] += ae * zj[k]

@@ -113,8 +113,9 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
     train_zbar_ : (D, K) empirical topic proportions zbar of the training documents
     weights_ : (K, K) the link weight matrix U (diagonal models: diag(eta))
     trace_ : dict with per-iteration ``log_likelihood`` (word log joint per token),
-        ``link_loglik`` (mean augmented-pair pseudo log-likelihood), ``seconds_weights``,
-        ``seconds_z``, ``seconds_lambda`` and ``seconds``
+        ``link_loglik`` (mean pair pseudo log-likelihood), ``seconds_weights`` (U step),
+        ``seconds_z`` (Z sweep), ``seconds_omega`` (the pairs' discriminants),
+        ``seconds_lambda`` (augmentation draws) and ``seconds`` (whole iteration)
     n_pairs_, n_negatives_ : training pairs used
     """
 
@@ -278,7 +279,8 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
             t0 = time.perf_counter()
             zbar = ndk / lengths[:, None]
             P, s = weight_posterior(zbar, pairs.source, pairs.target, a, b,
-                                    float(self.weight_prior_var), full)
+                                    float(self.weight_prior_var), full,
+                                    (pairs.out.ptr, pairs.out.nbr, pairs.out.order))
             eta = draw_weights(weight_rng, P, s)
             U = eta.reshape(K, K) if full else np.diag(eta)
             t1 = time.perf_counter()
@@ -292,13 +294,15 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
             t2 = time.perf_counter()
             zbar = ndk / lengths[:, None]
             omega_last = pair_omega(zbar, U, pairs.source, pairs.target)
-            a, b = self._augment(aug_rng, omega_last, pairs)
             t3 = time.perf_counter()
+            a, b = self._augment(aug_rng, omega_last, pairs)
+            t4 = time.perf_counter()
             if it >= self.max_iter - self.n_average:
                 acc["U"] += U
                 acc["nwk"] += nwk
                 acc["n"] += 1
-            return {"seconds_weights": t1 - t0, "seconds_z": t2 - t1, "seconds_lambda": t3 - t2,
+            return {"seconds_weights": t1 - t0, "seconds_z": t2 - t1, "seconds_omega": t3 - t2,
+                    "seconds_lambda": t4 - t3,
                     "link_loglik": self._pair_loglik(omega_last, pairs)}
 
         def loglik() -> float:
