@@ -166,6 +166,8 @@ def experiment_grtm(
                                    "pairs, comma-separated (c_neg = 1).")] = "1",
     iterations: Annotated[int, typer.Option("--iterations", "-n")] = 400,
     alpha: Annotated[float, typer.Option(help="Document-topic prior (paper: 5).")] = 5.0,
+    var_rtm_alpha: Annotated[float, typer.Option(help="Document-topic prior of Var-RTM.")]
+    = 0.1,
     negatives: Annotated[float, typer.Option(help="Fraction of unobserved pairs used as "
                                              "negatives (paper: 0.01).")] = 0.01,
     seed: Annotated[int, typer.Option()] = 0,
@@ -209,7 +211,8 @@ def experiment_grtm(
                    f"link rank {row['link_rank']:7.1f}  word rank {row['word_rank']:7.1f}  "
                    f"AUC {row['auc']:.3f}  train {row['train_seconds']:.1f} s")
 
-    settings = GRTMSettings(alpha=alpha, negative_ratio=negatives, max_iter=iterations)
+    settings = GRTMSettings(alpha=alpha, negative_ratio=negatives, max_iter=iterations,
+                            var_rtm_alpha=var_rtm_alpha)
     try:
         table = run_grtm_experiment(
             ds.corpus, ds.links, names, topics=_int_list(topics, "--topics"),

@@ -41,6 +41,9 @@ class GRTMSettings:
 
     ``beta`` is not stated in the paper; 0.01 is the common choice.  ``c`` is the
     regularisation constant of positive pairs (c_neg = 1); the paper tunes it per model.
+    Var-RTM gets its own ``var_rtm_alpha``: with alpha = 5 on the short binary LINQS
+    documents its variational topic proportions stay at the prior and EM stops after two
+    iterations (AUC 0.52 on a Cora fold against 0.74 with alpha = 0.1).
     """
 
     alpha: float = 5.0
@@ -50,11 +53,12 @@ class GRTMSettings:
     weight_prior_var: float = 1.0
     hinge_cost: float = 1.0
     var_rtm_iter: int = 100
+    var_rtm_alpha: float = 0.1
 
 
 def _make_model(name: str, K: int, c: float, settings: GRTMSettings, seed: int) -> Any:
     if name == "Var-RTM":
-        return VariationalRTM(n_topics=K, doc_topic_prior=settings.alpha,
+        return VariationalRTM(n_topics=K, doc_topic_prior=settings.var_rtm_alpha,
                               topic_word_prior=settings.beta, max_iter=settings.var_rtm_iter,
                               random_state=seed)
     if name not in PAPER_VARIANTS:
