@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any, ClassVar
@@ -11,9 +12,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.persistence import save_model
 
 __all__ = ["TopicModelBase"]
+
+logger = logging.getLogger(__name__)
 
 
 class TopicModelBase(BaseEstimator):
@@ -36,6 +40,20 @@ class TopicModelBase(BaseEstimator):
     def n_topics_(self) -> int:
         self._check_fitted()
         return int(self.components_.shape[0])
+
+    def _as_model_corpus(self, X: Any) -> Corpus:
+        """New documents over the fitted vocabulary: a Corpus is mapped word by word
+        (unknown words dropped, their token count logged); a matrix must have V columns."""
+        corpus = as_corpus(X)
+        if isinstance(X, Corpus):
+            corpus, dropped = corpus.with_vocabulary(self.vocabulary_)
+            if dropped:
+                logger.info("dropped %d tokens of words outside the model's vocabulary",
+                            dropped)
+        elif corpus.n_words != self.components_.shape[1]:
+            raise ValueError(f"X has {corpus.n_words} columns but the model was fitted on "
+                             f"{self.components_.shape[1]} words")
+        return corpus
 
     # ------------------------------------------------------------------ reading
     def top_words(self, n: int = 10) -> list[list[str]]:

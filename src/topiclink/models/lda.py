@@ -238,19 +238,6 @@ class LDA(TopicModelBase):
         return self.fit(X).doc_topic_
 
     # ------------------------------------------------------------------ prediction
-    def _as_model_corpus(self, X: Any) -> Corpus:
-        corpus = as_corpus(X)
-        if corpus.n_words != self.components_.shape[1] and isinstance(X, Corpus):
-            pass
-        if isinstance(X, Corpus):
-            corpus, dropped = corpus.with_vocabulary(self.vocabulary_)
-            if dropped:
-                logger.info("dropped %d tokens of words outside the model's vocabulary",
-                            dropped)
-        elif corpus.n_words != self.components_.shape[1]:
-            raise ValueError(f"X has {corpus.n_words} columns but the model was fitted on "
-                             f"{self.components_.shape[1]} words")
-        return corpus
 
     def _transform_corpus(self, corpus: Corpus, rng: np.random.Generator,
                           n_iter: int | None = None) -> np.ndarray:

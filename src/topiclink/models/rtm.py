@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from topiclink.data.checks import check_n_topics, check_positive
-from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.corpus import as_corpus
 from topiclink.data.links import Links, as_links
 from topiclink.distributions import sample_hinge_augmentation, sample_pg
 from topiclink.inference.gibbs import run_chain
@@ -335,17 +335,6 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         return self
 
     # ------------------------------------------------------------------ prediction
-    def _as_model_corpus(self, X: Any) -> Corpus:
-        corpus = as_corpus(X)
-        if isinstance(X, Corpus):
-            corpus, dropped = corpus.with_vocabulary(self.vocabulary_)
-            if dropped:
-                logger.info("dropped %d tokens of words outside the model's vocabulary",
-                            dropped)
-        elif corpus.n_words != self.components_.shape[1]:
-            raise ValueError(f"X has {corpus.n_words} columns but the model was fitted on "
-                             f"{self.components_.shape[1]} words")
-        return corpus
 
     def transform(self, X: Any) -> np.ndarray:
         """Smoothed topic proportions (n_docs, K) of new documents from their words."""

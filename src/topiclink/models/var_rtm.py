@@ -399,17 +399,6 @@ class VariationalRTM(TopicModelBase):
         return self.fit(X, links).zbar_
 
     # ------------------------------------------------------------------ prediction
-    def _as_model_corpus(self, X: Any) -> Corpus:
-        corpus = as_corpus(X)
-        if isinstance(X, Corpus):
-            corpus, dropped = corpus.with_vocabulary(self.vocabulary_)
-            if dropped:
-                logger.info("dropped %d tokens of words outside the model's vocabulary",
-                            dropped)
-        elif corpus.n_words != self.components_.shape[1]:
-            raise ValueError(f"X has {corpus.n_words} columns but the model was fitted on "
-                             f"{self.components_.shape[1]} words")
-        return corpus
 
     def _infer(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
         """Variational (gamma, phibar) of documents from their words (topics fixed)."""
