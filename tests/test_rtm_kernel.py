@@ -14,7 +14,7 @@ from topiclink.random import as_generator, kernel_state
 from . import naive
 
 
-def _setup(seed, D=6, V=9, K=4, L=7, n_pairs=12):
+def _setup(seed, D=6, V=9, K=4, L=7, n_pairs=12, u_scale=3.0):
     rng = np.random.default_rng(seed)
     lengths = rng.integers(1, L, size=D)
     offsets = np.zeros(D + 1, np.int64)
@@ -33,14 +33,15 @@ def _setup(seed, D=6, V=9, K=4, L=7, n_pairs=12):
     source, target = key // D, key % D
     a = rng.normal(0, 2, size=source.size)
     b = rng.gamma(2.0, 0.5, size=source.size)
-    U = rng.normal(0, 3, size=(K, K))
+    U = rng.normal(0, u_scale, size=(K, K))
     return words, offsets, z, ndk, nwk, nk, U, source, target, a, b
 
 
+@pytest.mark.parametrize("u_scale", [3.0, 400.0])   # cached exp(L) path / fresh exp path
 @pytest.mark.parametrize("approx", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_relational_sweep_matches_brute_force(seed, approx):
-    words, offsets, z, ndk, nwk, nk, U, source, target, a, b = _setup(seed)
+def test_relational_sweep_matches_brute_force(seed, approx, u_scale):
+    words, offsets, z, ndk, nwk, nk, U, source, target, a, b = _setup(seed, u_scale=u_scale)
     K = nk.size
     alpha = np.linspace(0.2, 0.8, K)
     beta = 0.1

@@ -98,6 +98,27 @@ def _q_row(k: int, n: int, W: np.ndarray, wb: np.ndarray, Q: np.ndarray,
     return Q[k]
 
 
+@njit(inline="always")
+def _exp_rows(k: int, n: int, W: np.ndarray, wb: np.ndarray, Q: np.ndarray,
+              have: np.ndarray, eq: np.ndarray, eq_inv: np.ndarray, have_exp: np.ndarray,
+              scale: float) -> None:
+    """Cache exp(+Q[k] * scale) and exp(-Q[k] * scale) (the factors by which moving a
+    token out of / into topic k multiplies exp(L))."""
+    if not have_exp[k]:
+        row = _q_row(k, n, W, wb, Q, have)
+        K = W.shape[1]
+        for l in range(K):
+            e = math.exp(row[l] * scale)
+            eq[k, l] = e
+            eq_inv[k, l] = 1.0 / e
+        have_exp[k] = True
+
+
+# exp(L) is kept multiplicatively while L drifts by at most 2 max|Q| / N_d within a
+# document; beyond this bound the kernel exponentiates L afresh for every token instead
+_MAX_DRIFT = 600.0
+
+
 @njit(cache=True)
 def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
                      nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
@@ -144,7 +165,10 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
     r = np.zeros(K)
     qdiag = np.zeros(K)
     Q = np.zeros((K, K))
+    eq = np.zeros((K, K))
+    eq_inv = np.zeros((K, K))
     have = np.zeros(K, dtype=np.bool_)
+    have_exp = np.zeros(K, dtype=np.bool_)
     h = np.zeros(K)
     base = np.zeros(K)
     link = np.zeros(K)
@@ -159,12 +183,19 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
                                 in_a, in_b, W, wa, wb)
         inv_n = 1.0 / n_tok
         inv_n2 = inv_n * inv_n
+        cached = False
         if n_pairs > 0:
             _doc_link_terms(n_pairs, W, wa, wb, cd, r, qdiag, h, s)
             for k in range(K):
                 base[k] = r[k] * inv_n - 0.5 * qdiag[k] * inv_n2
                 have[k] = False
-            if approx:
+                have_exp[k] = False
+            # |Q_kl| <= sqrt(Q_kk Q_ll) (Q is positive semi-definite)
+            qmax = 0.0
+            for k in range(K):
+                qmax = max(qmax, qdiag[k])
+            cached = approx or 2.0 * qmax * inv_n < _MAX_DRIFT
+            if cached:
                 m = -np.inf
                 for k in range(K):
                     link[k] = base[k] - h[k] * inv_n2
@@ -185,6 +216,13 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
             elif approx:
                 for k in range(K):
                     p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k] * link[k]
+            elif cached:
+                # link holds exp(L - m); removing the token adds Q[old] / N^2 to L
+                _exp_rows(old, n_pairs, W, wb, Q, have, eq, eq_inv, have_exp, inv_n2)
+                eo = eq[old]
+                for k in range(K):
+                    link[k] *= eo[k]
+                    p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k] * link[k]
             else:
                 qo = _q_row(old, n_pairs, W, wb, Q, have)
                 m = -np.inf
@@ -201,9 +239,15 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
             nk[new] += 1
             inv[new] = 1.0 / (nk[new] + vbeta)
             if n_pairs > 0 and not approx:
-                qn = _q_row(new, n_pairs, W, wb, Q, have)
-                for k in range(K):
-                    h[k] += qn[k]
+                if cached:
+                    _exp_rows(new, n_pairs, W, wb, Q, have, eq, eq_inv, have_exp, inv_n2)
+                    en = eq_inv[new]
+                    for k in range(K):
+                        link[k] *= en[k]
+                else:
+                    qn = _q_row(new, n_pairs, W, wb, Q, have)
+                    for k in range(K):
+                        h[k] += qn[k]
         # refresh this document's u_d = U zbar_d and v_d = U^T zbar_d
         for k in range(K):
             su = 0.0
