@@ -10,7 +10,7 @@ from sklearn.base import clone
 import topiclink
 from topiclink.data import Corpus, DataError
 from topiclink.datasets import make_rtm_data
-from topiclink.models import LDA, RelationalTopicModel, VariationalRTM
+from topiclink.models import LDA, RelationalTopicModel, SupervisedTopicModel, VariationalRTM
 
 ESTIMATORS = {
     "LDA": lambda: LDA(n_topics=3, max_iter=8, random_state=2),
@@ -19,6 +19,7 @@ ESTIMATORS = {
     "MMRTM": lambda: RelationalTopicModel(n_topics=3, loss="hinge", weights="diagonal",
                                           max_iter=6, negative_ratio=0.1, random_state=2),
     "VarRTM": lambda: VariationalRTM(n_topics=3, max_iter=8, random_state=2),
+    "gSLDA": lambda: SupervisedTopicModel(n_topics=3, max_iter=6, c=4.0, random_state=2),
 }
 
 
@@ -32,6 +33,8 @@ def data():
 def _fit(est, corpus, links):
     if isinstance(est, LDA):
         return est.fit(corpus)
+    if isinstance(est, SupervisedTopicModel):
+        return est.fit(corpus, np.arange(corpus.n_docs) % 2)
     return est.fit(corpus, links)
 
 
@@ -52,6 +55,8 @@ def test_clone_determinism_and_persistence(name, data, tmp_path):
     np.testing.assert_allclose(loaded.transform(new), a.transform(new))
     if hasattr(a, "link_scores"):
         np.testing.assert_allclose(loaded.link_scores(new), a.link_scores(new))
+    if hasattr(a, "decision_function"):
+        np.testing.assert_allclose(loaded.decision_function(new), a.decision_function(new))
     assert isinstance(a.summary(), str) and len(a.top_words(3)) == 3
 
 

@@ -15,6 +15,7 @@ _LAZY = {
     "LDA": "topiclink.models.lda",
     "RelationalTopicModel": "topiclink.models.rtm",
     "VariationalRTM": "topiclink.models.var_rtm",
+    "SupervisedTopicModel": "topiclink.models.slda",
     "load": "topiclink.persistence",
     "Corpus": "topiclink.data.corpus",
     "Links": "topiclink.data.links",

@@ -2,6 +2,8 @@
 
 from topiclink.models.lda import LDA
 from topiclink.models.rtm import PAPER_VARIANTS, RelationalTopicModel
+from topiclink.models.slda import SupervisedTopicModel
 from topiclink.models.var_rtm import VariationalRTM
 
-__all__ = ["LDA", "PAPER_VARIANTS", "RelationalTopicModel", "VariationalRTM"]
+__all__ = ["LDA", "PAPER_VARIANTS", "RelationalTopicModel", "SupervisedTopicModel",
+           "VariationalRTM"]

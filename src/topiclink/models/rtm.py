@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from topiclink.data.checks import check_n_topics, check_positive
 from topiclink.data.corpus import as_corpus
 from topiclink.data.links import Links, as_links
-from topiclink.distributions import sample_hinge_augmentation, sample_pg
+from topiclink.inference.augment import augment, initial_coefficients, pseudo_loglik
 from topiclink.inference.gibbs import run_chain
 from topiclink.inference.pairs import PairSet
 from topiclink.inference.weights import draw_weights, pair_omega, weight_posterior
@@ -207,38 +207,18 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         return PairSet(src, dst, y, c, links.n_docs)
 
     # ------------------------------------------------------------------ augmentation
-    def _augment(self, rng: np.random.Generator, omega: np.ndarray, pairs: PairSet
+    def _augment(self, rng: np.random.Generator, omega: np.ndarray, pairs: Any
                  ) -> tuple[np.ndarray, np.ndarray]:
         """Draw lambda for every pair; return the Gaussian coefficients (a, b)."""
-        y = pairs.y
-        c = pairs.c
-        if self.loss == "logistic":
-            lam = sample_pg(rng, c, omega)
-            return c * (y - 0.5), lam
-        ytil = 2.0 * y - 1.0
-        l_cost = float(self.hinge_cost)
-        zeta = l_cost - ytil * omega
-        lam = sample_hinge_augmentation(rng, zeta, c)
-        return c * ytil * (lam + c * l_cost) / lam, c * c / lam
+        return augment(rng, self.loss, omega, pairs.y, pairs.c, float(self.hinge_cost))
 
-    def _initial_ab(self, pairs: PairSet) -> tuple[np.ndarray, np.ndarray]:
+    def _initial_ab(self, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
         """(a, b) at lambda = 1."""
-        y, c = pairs.y, pairs.c
-        if self.loss == "logistic":
-            return c * (y - 0.5), np.ones(pairs.n_pairs)
-        ytil = 2.0 * y - 1.0
-        return c * ytil * (1.0 + c * self.hinge_cost), c * c
+        return initial_coefficients(self.loss, pairs.y, pairs.c, float(self.hinge_cost))
 
     def _pair_loglik(self, omega: np.ndarray, pairs: PairSet) -> float:
         """Mean pseudo log-likelihood of the training pairs (eqs. 7-8 of the paper)."""
-        if omega.size == 0:
-            return float("nan")
-        if self.loss == "logistic":
-            ll = pairs.c * (pairs.y * omega - np.logaddexp(0.0, omega))
-        else:
-            ytil = 2.0 * pairs.y - 1.0
-            ll = -2.0 * pairs.c * np.maximum(0.0, self.hinge_cost - ytil * omega)
-        return float(ll.mean())
+        return pseudo_loglik(self.loss, omega, pairs.y, pairs.c, float(self.hinge_cost))
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, links: Any = None, y: None = None) -> RelationalTopicModel:
