@@ -29,7 +29,7 @@ from topiclink.kernels.lda import BLOCK, draw_blocked
 from topiclink.kernels.rng import uniform
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _gather_pairs(i: int, Uz: np.ndarray, Vz: np.ndarray, out_ptr: np.ndarray,
                   out_nbr: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
                   in_ptr: np.ndarray, in_nbr: np.ndarray, in_a: np.ndarray,
@@ -55,7 +55,7 @@ def _gather_pairs(i: int, Uz: np.ndarray, Vz: np.ndarray, out_ptr: np.ndarray,
     return n
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _doc_link_terms(n: int, W: np.ndarray, wa: np.ndarray, wb: np.ndarray, cd: np.ndarray,
                     r: np.ndarray, qdiag: np.ndarray, h: np.ndarray, s: np.ndarray) -> None:
     """r = sum a_j w_j, qdiag_k = sum b_j w_jk^2 and h = C_d^T Q = sum b_j (C_d . w_j) w_j,
@@ -80,7 +80,7 @@ def _doc_link_terms(n: int, W: np.ndarray, wa: np.ndarray, wb: np.ndarray, cd: n
             h[k] += bs * wj[k]
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _q_row(k: int, n: int, W: np.ndarray, wb: np.ndarray, Q: np.ndarray,
            have: np.ndarray) -> np.ndarray:
     """Row k of Q = sum_j b_j w_j w_j^T, computed on first use (O(n K)) and cached."""
@@ -98,7 +98,7 @@ def _q_row(k: int, n: int, W: np.ndarray, wb: np.ndarray, Q: np.ndarray,
     return Q[k]
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _exp_rows(k: int, n: int, W: np.ndarray, wb: np.ndarray, Q: np.ndarray,
               have: np.ndarray, eq: np.ndarray, eq_inv: np.ndarray, have_exp: np.ndarray,
               scale: float) -> None:
@@ -202,6 +202,10 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
                     m = max(m, link[k])
                 for k in range(K):
                     link[k] = math.exp(link[k] - m)
+                if not approx and n_tok >= K:
+                    # long document: form every exp row now, keeping the token loop lean
+                    for k in range(K):
+                        _exp_rows(k, n_pairs, W, wb, Q, have, eq, eq_inv, have_exp, inv_n2)
         for i in range(start, stop):
             w = words[i]
             cw = nwk[w]
@@ -218,7 +222,8 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
                     p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k] * link[k]
             elif cached:
                 # link holds exp(L - m); removing the token adds Q[old] / N^2 to L
-                _exp_rows(old, n_pairs, W, wb, Q, have, eq, eq_inv, have_exp, inv_n2)
+                if not have_exp[old]:
+                    _exp_rows(old, n_pairs, W, wb, Q, have, eq, eq_inv, have_exp, inv_n2)
                 eo = eq[old]
                 for k in range(K):
                     link[k] *= eo[k]
@@ -240,7 +245,9 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
             inv[new] = 1.0 / (nk[new] + vbeta)
             if n_pairs > 0 and not approx:
                 if cached:
-                    _exp_rows(new, n_pairs, W, wb, Q, have, eq, eq_inv, have_exp, inv_n2)
+                    if not have_exp[new]:
+                        _exp_rows(new, n_pairs, W, wb, Q, have, eq, eq_inv, have_exp,
+                                  inv_n2)
                     en = eq_inv[new]
                     for k in range(K):
                         link[k] *= en[k]
