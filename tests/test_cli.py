@@ -111,3 +111,17 @@ def test_experiment_grtm_small(tmp_path):
     bad = runner.invoke(app, ["experiment", "grtm", "--models", "Nope", "--out",
                               str(tmp_path)])
     assert bad.exit_code == 1 and "unknown model 'Nope'" in bad.output
+
+
+def test_experiment_slda_on_poliblog(tmp_path, shared_datasets):
+    result = runner.invoke(app, ["experiment", "slda", "--dataset", "poliblog-rlda",
+                                 "--task", "binary", "--topics", "3", "--models",
+                                 "gSLDA,gMedLDA,LDA+SVM", "--c", "1,4", "--iterations", "5",
+                                 "--out", str(tmp_path), "--quiet"])
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "slda_results.csv")
+    assert set(table["model"]) == {"gSLDA", "gMedLDA", "LDA+SVM"}
+    assert table["accuracy"].between(0, 1).all()
+    assert (tmp_path / "slda_accuracy_vs_c.png").exists()

@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Annotated
 
+import numpy as np
+import pandas as pd
 import typer
 
 from topiclink import __version__
@@ -230,6 +232,79 @@ def experiment_grtm(
         ax.figure.savefig(out / f"grtm_{metric}.png", dpi=120, bbox_inches="tight")
     typer.echo(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     typer.echo(f"results: {csv_path}, summary and figures in {out}/")
+
+
+@experiment_app.command("slda")
+def experiment_slda(
+    dataset: DatasetOpt = "20newsgroups",
+    data: DataDirOpt = None,
+    task: Annotated[str, typer.Option(help="binary (alt.atheism vs talk.religion.misc on "
+                                      "20 Newsgroups) or multiclass.")] = "binary",
+    topics: Annotated[str, typer.Option(help="Values of K, comma-separated.")]
+    = "5,10,15,20,25,30",
+    models: Annotated[str, typer.Option(help="Comma-separated: gSLDA, gMedLDA, LDA+SVM, "
+                                        "tomotopy-SLDA.")]
+    = "gSLDA,gMedLDA,LDA+SVM,tomotopy-SLDA",
+    c: Annotated[str, typer.Option("--c", help="Regularisation constants, comma-separated.")]
+    = "1,25",
+    iterations: Annotated[int, typer.Option("--iterations", "-n")] = 200,
+    runs: Annotated[int, typer.Option(help="Repetitions with different seeds.")] = 1,
+    n_jobs: Annotated[int, typer.Option(help="Processes for one-vs-all classes.")] = 1,
+    seed: Annotated[int, typer.Option()] = 0,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
+    = Path("slda-experiment"),
+    verbose: VerboseOpt = True,
+) -> None:
+    """The gSLDA / Gibbs MedLDA protocol: accuracy and time against K and c."""
+    from topiclink.experiments.slda import MODEL_NAMES, prepare_task, run_slda_experiment
+    from topiclink.plotting.experiments import plot_metric_vs_topics
+
+    _setup_logging(verbose)
+    names = [m.strip() for m in models.split(",") if m.strip()]
+    unknown = [m for m in names if m not in MODEL_NAMES]
+    if unknown:
+        raise _fail(f"unknown model {unknown[0]!r}; known: {', '.join(MODEL_NAMES)}")
+    ds = _load(dataset, data)
+    try:
+        prepared = prepare_task(ds, task, random_state=seed)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"{prepared.name}: {prepared.train.n_docs} training / {prepared.test.n_docs} "
+               f"test documents, {prepared.train.n_words} words, "
+               f"{len(np.unique(prepared.y_train))} classes")
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, object]] = []
+
+    def record(row: dict[str, object]) -> None:
+        rows.append(row)
+        pd.DataFrame(rows).to_csv(out / "slda_results.csv", index=False)
+        typer.echo(f"{row['model']:>14s} K={row['K']:<3d} c={row['c']:<6g} run {row['run']}: "
+                   f"accuracy {row['accuracy']:.3f}  train {row['train_seconds']:.1f} s  "
+                   f"test {row['test_seconds']:.1f} s")
+
+    try:
+        table = run_slda_experiment(prepared, names, topics=_int_list(topics, "--topics"),
+                                    c_values=_float_list(c, "--c"), n_runs=runs,
+                                    max_iter=iterations, n_jobs=n_jobs, random_state=seed,
+                                    on_row=record)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    if table.empty:
+        raise _fail("no results (is tomotopy installed for tomotopy-SLDA?)")
+    for metric in ("accuracy", "train_seconds"):
+        ax = plot_metric_vs_topics(table, metric)
+        ax.set_title(f"{prepared.name}: {metric.replace('_', ' ')}")
+        ax.figure.savefig(out / f"slda_{metric}_vs_K.png", dpi=120, bbox_inches="tight")
+    supervised = table[table["model"].isin(["gSLDA", "gMedLDA"])]
+    if supervised["c"].nunique() > 1:
+        ax = plot_metric_vs_topics(supervised, "accuracy", x="c")
+        ax.set_title(f"{prepared.name}: accuracy against c")
+        ax.figure.savefig(out / "slda_accuracy_vs_c.png", dpi=120, bbox_inches="tight")
+    summary = table.groupby(["model", "K", "c"], dropna=False)[
+        ["accuracy", "train_seconds", "seconds_per_iteration", "test_seconds"]].mean()
+    summary.reset_index().to_csv(out / "slda_summary.csv", index=False)
+    typer.echo(summary.to_string(float_format=lambda v: f"{v:.3f}"))
+    typer.echo(f"results: {out / 'slda_results.csv'}, summary and figures in {out}/")
 
 
 @app.command("info")

@@ -16,21 +16,26 @@ LABELS = {"link_rank": "link rank (lower is better)", "word_rank": "word rank (l
 
 
 def plot_metric_vs_topics(table: pd.DataFrame, metric: str, ax: Any = None,
-                          by: str = "model") -> Any:
-    """One line per model (and c, when several were run): mean over folds with +-1 sd."""
+                          by: str = "model", x: str = "K") -> Any:
+    """One line per model (and c, when several were run and ``x`` is not c): mean over
+    folds or runs with +-1 sd, against ``x`` (K by default, or c)."""
     if metric not in table.columns:
         raise ValueError(f"the table has no column {metric!r}")
     ax = new_axes(ax)
-    keys = [by] + (["c"] if "c" in table and table["c"].nunique() > 1 else [])
-    for key, group in table.groupby(keys):
+    split_c = x != "c" and "c" in table and table["c"].nunique(dropna=True) > 1
+    keys = [by] + (["c"] if split_c else [])
+    for key, group in table.groupby(keys, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        stats = group.groupby("K")[metric].agg(["mean", "std"]).reset_index()
-        label = str(key[0]) + (f" (c={key[1]:g})" if len(key) > 1 else "")
-        ax.errorbar(stats["K"], stats["mean"], yerr=stats["std"].fillna(0), marker="o",
+        stats = group.groupby(x)[metric].agg(["mean", "std"]).reset_index()
+        label = str(key[0]) + (f" (c={key[1]:g})" if len(key) > 1 and pd.notna(key[1])
+                               else "")
+        ax.errorbar(stats[x], stats["mean"], yerr=stats["std"].fillna(0), marker="o",
                     capsize=3, label=label)
     if metric == "link_rank" and "random_link_rank" in table:
         ax.axhline(table["random_link_rank"].mean(), color="grey", ls="--", label="random")
-    ax.set_xlabel("number of topics K")
+    ax.set_xlabel("number of topics K" if x == "K" else x)
+    if x == "c":
+        ax.set_xscale("log")
     ax.set_ylabel(LABELS.get(metric, metric))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
