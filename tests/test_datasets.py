@@ -330,3 +330,18 @@ def test_dataset_summary_and_repr():
     assert s["entities"] is None
     assert repr(ds) == ("Dataset('toy': 2 documents x 2 words (6 tokens); 1 directed links; "
                         "2 classes)")
+
+
+def test_generic_linqs_loader_reads_any_folder(tmp_path):
+    from topiclink.datasets import load_dataset
+
+    rows = ["p1\t1\t0\t1\tAI", "p2\t0\t1\t1\tML", "p3\t1\t1\t0\tAI"]
+    (tmp_path / "citeseer.content").write_text("\n".join(rows) + "\n")
+    (tmp_path / "citeseer.cites").write_text("p1\tp2\np3\tp1\n")
+    ds = load_dataset("linqs", data_dir=tmp_path)
+    assert ds.corpus.n_docs == 3 and ds.links.n_links == 2
+    assert sorted(map(tuple, ds.links.pairs.tolist())) == [(0, 2), (1, 0)]
+    import pytest
+
+    with pytest.raises(FileNotFoundError, match="data_dir"):
+        load_dataset("linqs")

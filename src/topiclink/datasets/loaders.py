@@ -35,7 +35,7 @@ from topiclink.datasets.home import data_home, dataset_dir
 
 __all__ = ["LOADERS", "REQUIRED_FILES", "SOURCES", "list_datasets", "load_20newsgroups",
            "load_cora_linqs", "load_cora_rlda", "load_dataset", "load_nations",
-           "load_poliblog", "load_sampson", "load_sotu", "load_umls", "load_webkb"]
+           "load_linqs", "load_poliblog", "load_sampson", "load_sotu", "load_umls", "load_webkb"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +133,28 @@ def load_webkb(data_dir: PathLike | None = None, universities: list[str] | None 
     codes, label_names = _codes(labels)
     return Dataset("webkb-linqs", corpus=corpus, links=links, labels=codes,
                    label_names=label_names, source=SOURCES["webkb-linqs"], path=folder)
+
+
+def load_linqs(data_dir: PathLike | None = None, names: list[str] | None = None,
+               directed: bool = True, self_links: Policy = "drop",
+               duplicates: Policy = "drop") -> Dataset:
+    """Any LINQS-format folder (``<name>.content`` + ``<name>.cites``, e.g. Citeseer).
+
+    Every ``*.content`` with a matching ``.cites`` is read (or only ``names``) and stacked
+    as for WebKB.  ``data_dir`` is required: there is no default copy.
+    """
+    if data_dir is None:
+        raise FileNotFoundError("the 'linqs' loader reads your own LINQS-format folder: "
+                                "pass data_dir= (CLI: --data DIR)")
+    folder = Path(data_dir).expanduser()
+    if not folder.is_dir() or not any(folder.glob("*.content")):
+        raise FileNotFoundError(f"{folder}: no <name>.content / <name>.cites files found")
+    corpus, links, labels = read_linqs_dir(folder, names, directed=directed,
+                                           self_links=self_links, duplicates=duplicates)
+    codes, label_names = _codes(labels)
+    return Dataset("linqs", corpus=corpus, links=links, labels=codes,
+                   label_names=label_names, source=f"LINQS-format files in {folder}",
+                   path=folder)
 
 
 # ---------------------------------------------------------------------- R lda package
@@ -405,6 +427,9 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "sampson-rlda": load_sampson,
 }
 
+#: Loaders of a user's own files in a known format (no shared copy; ``data_dir`` required).
+USER_FORMAT_LOADERS: dict[str, Callable[..., Dataset]] = {"linqs": load_linqs}
+
 
 def load_dataset(name: str, data_dir: PathLike | None = None, **kwargs: Any) -> Dataset:
     """Load a data set by name.
@@ -425,8 +450,11 @@ def load_dataset(name: str, data_dir: PathLike | None = None, **kwargs: Any) -> 
     FileNotFoundError
         The data set's files are missing.
     """
+    if name in USER_FORMAT_LOADERS:
+        return USER_FORMAT_LOADERS[name](data_dir=data_dir, **kwargs)
     if name not in LOADERS:
-        raise ValueError(f"unknown data set {name!r}; known: {', '.join(LOADERS)}")
+        known = ", ".join([*LOADERS, *USER_FORMAT_LOADERS])
+        raise ValueError(f"unknown data set {name!r}; known: {known}")
     return LOADERS[name](data_dir=data_dir, **kwargs)
 
 

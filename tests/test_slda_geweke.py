@@ -1,0 +1,225 @@
+"""Geweke (2004) joint-distribution test of the gSLDA Gibbs sampler (logistic loss, c = 1).
+
+Model (``design/models/slda.md``), tiny so that both simulators are cheap: D = 5 documents
+of 3, 4, 3, 4, 3 tokens, V = 4 words, K = 2 topics, alpha = (0.7, 0.7), beta = 0.5,
+eta ~ N(0, nu^2 I_K) with nu^2 = 1, and one binary label per document,
+y_d ~ Bernoulli(sigmoid(omega_d)), omega_d = eta^T zbar_d -- the logistic loss with c = 1,
+the only setting whose label term is a proper likelihood.  (With c != 1 or the hinge loss
+the label term is an unnormalised pseudo-likelihood psi(y | omega); the sampler then
+targets a joint whose (eta, z) marginal is the prior tilted by prod_d sum_y psi(y | omega_d),
+which the marginal-conditional simulator below cannot draw from directly.)
+
+With Polya-Gamma augmentation (c = 1) the augmented joint is
+
+    p(eta) p(z) p(w | z) prod_d 2^{-1} exp((y_d - 1/2) omega_d - lambda_d omega_d^2 / 2)
+                                PG(lambda_d | 1, 0),
+
+whose lambda-marginal is the model above and in which y_d and lambda_d are independent
+given omega_d (y ~ Bernoulli(sigmoid(omega)), lambda ~ PG(1, omega)).
+
+Marginal-conditional simulator: eta, theta, phi, z, w, y drawn from the generative model.
+
+Successive-conditional simulator, one iteration (every step leaves
+p(eta, z, w, y, lambda) invariant; the state is recorded after step 5):
+
+1. eta | z, y, lambda          -- Gaussian, precision I/nu^2 + sum_d b_d zbar_d zbar_d^T,
+   linear term sum_d a_d zbar_d, drawn by ``draw_weights`` (as ``_fit_binary``);
+2. z | w, y, eta, lambda       -- ``sweep_relational`` with one out-pair per document to the
+   virtual node D whose vector is eta (row D of Uz), U = 0, no in-pairs, approx=False;
+3. lambda | z, eta, y          -- ``augment(rng, "logistic", omega, y, c)``;
+   (1-3 are one iteration of ``SupervisedTopicModel``'s ``_fit_binary`` exactly)
+4. w | z (, eta, y, lambda)    -- an exact draw from the collapsed p(w | z): phi_k ~ Dir(beta)
+   afresh, w_n ~ phi_{z_n} (w enters the joint only through p(w | z)); the word-topic
+   counts are rebuilt from (w, z) before the next Z sweep;
+5. (y, lambda) | z, eta, w     -- y_d ~ Bernoulli(sigmoid(omega_d)), then lambda redrawn by
+   ``augment`` given the new y, so that (a, b) = (y - 1/2, lambda) match the new labels
+   before the next eta step.  (For c = 1, y and lambda are independent given omega, so the
+   draw of step 3 would stay valid; what must not go stale is a = y - 1/2.  Step 3's draw
+   is never used -- it is kept so that steps 1-3 are the estimator's iteration verbatim.)
+
+The means of the test functions under the two simulators are compared with
+:func:`topiclink.diagnostics.geweke.geweke_zscores` (batch means for the chain).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from topiclink.diagnostics.geweke import format_zscores, geweke_zscores
+from topiclink.inference.augment import augment
+from topiclink.inference.weights import draw_weights
+from topiclink.kernels import rtm as rtm_kernels
+from topiclink.random import kernel_state
+
+K = 2
+V = 4
+LENGTHS = np.array([3, 4, 3, 4, 3], dtype=np.int64)
+D = LENGTHS.size
+N_TOKENS = int(LENGTHS.sum())
+ALPHA = np.full(K, 0.7)
+BETA = 0.5
+NU2 = 1.0
+C = 1.0
+OFFSETS = np.concatenate([[0], np.cumsum(LENGTHS)]).astype(np.int64)
+TOKEN_DOC = np.repeat(np.arange(D), LENGTHS)
+
+N_MC = 20_000
+N_SC = 40_000
+SEED = 20130804
+# 11 test functions, fixed before running.  Bonferroni: |z| > 4 has two-sided normal
+# probability 6.3e-5, so a correct sampler fails with probability <= 11 * 6.3e-5 = 7.0e-4
+# (<= 2.4e-3 even if the 49-degree-of-freedom batch-means standard error made each score
+# t_49-distributed).  The seed is fixed, so the outcome is deterministic anyway.
+THRESHOLD = 4.0
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _categorical(rng: np.random.Generator, prob: np.ndarray) -> np.ndarray:
+    """One draw per row of ``prob`` (..., n) by inverting the cumulative sum."""
+    cdf = np.cumsum(prob, axis=-1)
+    u = rng.random(prob.shape[:-1] + (1,)) * cdf[..., -1:]
+    return (u > cdf[..., :-1]).sum(axis=-1)
+
+
+def _zbar(z: np.ndarray) -> np.ndarray:
+    """(R, N) topic assignments -> (R, D, K) empirical topic proportions."""
+    counts = np.stack([np.add.reduceat((z == k).astype(np.float64), OFFSETS[:-1], axis=1)
+                       for k in range(K)], axis=-1)
+    return counts / LENGTHS[None, :, None]
+
+
+def g_values(eta: np.ndarray, z: np.ndarray, w: np.ndarray, y: np.ndarray
+             ) -> dict[str, np.ndarray]:
+    """g(state) for R states: eta (R, K), z and w (R, N), y (R, D)."""
+    zbar = _zbar(z)
+    omega = np.einsum("rdk,rk->rd", zbar, eta)
+    y = y.astype(np.float64)
+    return {
+        "eta_0": eta[:, 0],
+        "eta_1": eta[:, 1],
+        "eta_0^2": eta[:, 0] ** 2,
+        "eta_0*eta_1": eta[:, 0] * eta[:, 1],
+        "mean y": y.mean(axis=1),
+        "mean omega": omega.mean(axis=1),
+        "mean y*omega": (y * omega).mean(axis=1),
+        "frac z=0": (z == 0).mean(axis=1),
+        "sum zbar^2": (zbar**2).sum(axis=(1, 2)),
+        "z0=z1 & w0=w1": ((z[:, 0] == z[:, 1]) & (w[:, 0] == w[:, 1])).astype(np.float64),
+        # labels of documents with similar topic proportions agree (through the shared eta)
+        "[y0=y1] * zbar0.zbar1": (y[:, 0] == y[:, 1]) * (zbar[:, 0] * zbar[:, 1]).sum(axis=1),
+    }
+
+
+def marginal_conditional(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    """Test functions at ``n`` independent draws from the generative model."""
+    eta = rng.normal(0.0, np.sqrt(NU2), size=(n, K))
+    theta = rng.dirichlet(ALPHA, size=(n, D))
+    phi = rng.dirichlet(np.full(V, BETA), size=(n, K))
+    z = _categorical(rng, theta[:, TOKEN_DOC])
+    w = _categorical(rng, phi[np.arange(n)[:, None], z])
+    omega = np.einsum("rdk,rk->rd", _zbar(z), eta)
+    y = rng.random(omega.shape) < _sigmoid(omega)
+    return g_values(eta, z, w, y)
+
+
+def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float = 1.0,
+                           prior_var_scale: float = 1.0) -> dict[str, np.ndarray]:
+    """Test functions along ``n_iter`` iterations of the chain of the module docstring.
+
+    ``b_scale`` != 1 breaks the Z step on purpose (the sweep sees b = b_scale * lambda);
+    ``prior_var_scale`` != 1 breaks the eta step (prior variance nu^2 * prior_var_scale).
+    """
+    # initial state: one exact draw from the joint
+    theta = rng.dirichlet(ALPHA, size=D)
+    phi = rng.dirichlet(np.full(V, BETA), size=K)
+    z = _categorical(rng, theta[TOKEN_DOC]).astype(np.int32)
+    w = _categorical(rng, phi[z]).astype(np.int32)
+    eta = rng.normal(0.0, np.sqrt(NU2), size=K)
+    ndk = np.zeros((D, K), np.int32)
+    np.add.at(ndk, (TOKEN_DOC, z), 1)
+    nk = np.bincount(z, minlength=K).astype(np.int32)
+    lengths = LENGTHS[:, None].astype(np.float64)
+    omega = (ndk / lengths) @ eta
+    y = (rng.random(D) < _sigmoid(omega)).astype(np.float64)
+    cs = np.full(D, C)
+    a, b = augment(rng, "logistic", omega, y, cs)
+    state = kernel_state(rng)[0]
+    # the label layout of _fit_binary: one out-pair per document to the virtual node D
+    out_ptr = np.arange(D + 1, dtype=np.int64)
+    out_nbr = np.full(D, D, dtype=np.int64)
+    in_ptr = np.zeros(D + 1, dtype=np.int64)
+    empty_i = np.zeros(0, dtype=np.int64)
+    empty_f = np.zeros(0)
+    Uz = np.zeros((D + 1, K))
+    Vz = np.zeros((D + 1, K))
+    zeros_U = np.zeros((K, K))
+    prior_prec = 1.0 / (NU2 * prior_var_scale)
+    beta_v = np.full(V, BETA)
+
+    rec_eta = np.empty((n_iter, K))
+    rec_z = np.empty((n_iter, N_TOKENS), np.int32)
+    rec_w = np.empty((n_iter, N_TOKENS), np.int32)
+    rec_y = np.empty((n_iter, D), np.int8)
+    for t in range(n_iter):
+        # 1. eta | z, y, lambda
+        zbar = ndk / lengths
+        P = zbar.T @ (b[:, None] * zbar)
+        P[np.diag_indices_from(P)] += prior_prec
+        eta = draw_weights(rng, P, zbar.T @ a)
+        # 2. z | w, y, eta, lambda (the word-topic counts of the current words)
+        nwk = np.bincount(w * K + z, minlength=V * K).reshape(V, K).astype(np.int32)
+        Uz[D] = eta
+        b_z = b * b_scale  # b_scale = 1: the estimator's coefficients
+        rtm_kernels.sweep_relational(w, OFFSETS, z, ndk, nwk, nk, ALPHA, BETA, state,
+                                     zeros_U, Uz, Vz, out_ptr, out_nbr, a, b_z,
+                                     in_ptr, empty_i, empty_f, empty_f, False)
+        # 3. lambda | z, eta, y
+        omega = (ndk / lengths) @ eta
+        a, b = augment(rng, "logistic", omega, y, cs)
+        # 4. w | z: phi ~ Dir(beta) afresh, w_n ~ phi_{z_n}
+        phi = rng.dirichlet(beta_v, size=K)
+        cdf = np.cumsum(phi[z], axis=1)
+        w = (rng.random((N_TOKENS, 1)) > cdf[:, :-1]).sum(axis=1).astype(np.int32)
+        # 5. y | z, eta, then lambda | z, eta, y
+        y = (rng.random(D) < _sigmoid(omega)).astype(np.float64)
+        a, b = augment(rng, "logistic", omega, y, cs)
+        rec_eta[t] = eta
+        rec_z[t] = z
+        rec_w[t] = w
+        rec_y[t] = y
+    return g_values(rec_eta, rec_z, rec_w, rec_y)
+
+
+def run_geweke(seed: int = SEED, n_mc: int = N_MC, n_sc: int = N_SC, **broken: float
+               ) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    mc = marginal_conditional(rng, n_mc)
+    sc = successive_conditional(rng, n_sc, **broken)
+    return geweke_zscores(mc, sc)
+
+
+@pytest.mark.slow
+def test_gslda_gibbs_sampler_passes_geweke() -> None:
+    t0 = time.perf_counter()
+    z = run_geweke()
+    report = format_zscores(z, THRESHOLD)
+    print(f"\nGeweke z-scores, correct sampler ({time.perf_counter() - t0:.1f} s):\n{report}")
+    bad = {k: v for k, v in z.items() if not abs(v) < THRESHOLD}
+    assert not bad, f"Geweke test failed (|z| >= {THRESHOLD}):\n{report}"
+
+
+@pytest.mark.slow
+def test_geweke_detects_a_broken_z_step() -> None:
+    """The same test with the Z sweep's quadratic coefficient doubled (b = 2 lambda)."""
+    t0 = time.perf_counter()
+    z = run_geweke(b_scale=2.0)
+    report = format_zscores(z, THRESHOLD)
+    print(f"\nGeweke z-scores, Z step with b doubled ({time.perf_counter() - t0:.1f} s):"
+          f"\n{report}")
+    assert max(abs(v) for v in z.values()) > THRESHOLD, report
