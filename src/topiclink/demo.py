@@ -37,7 +37,7 @@ def run_demo(topics: int = 15, iterations: int = 150, c: float = 4.0, seed: int 
          f"{fold.n_test} held-out papers have {fold.n_test_links} links to training papers\n")
 
     grtm = RelationalTopicModel(n_topics=topics, loss="logistic", weights="full", c=c,
-                                doc_topic_prior=5.0 / topics * 5, negative_ratio=0.01,
+                                doc_topic_prior=0.5, negative_ratio=0.01,
                                 max_iter=iterations, n_average=10, evaluate_every=0,
                                 random_state=seed, verbose=verbose)
     t0 = time.perf_counter()
