@@ -66,8 +66,11 @@ C = 1.0
 OFFSETS = np.concatenate([[0], np.cumsum(LENGTHS)]).astype(np.int64)
 TOKEN_DOC = np.repeat(np.arange(D), LENGTHS)
 
-N_MC = 20_000
-N_SC = 40_000
+# twice the gRTM test's sizes: with one label per document of 3-4 tokens the Z step's label
+# term is weak, and at 20_000 / 40_000 the broken sampler below was caught by 5 of 6 seeds
+# only (max |z| from +3.9 to +7.0)
+N_MC = 40_000
+N_SC = 80_000
 SEED = 20130804
 # 11 test functions, fixed before running.  Bonferroni: |z| > 4 has two-sided normal
 # probability 6.3e-5, so a correct sampler fails with probability <= 11 * 6.3e-5 = 7.0e-4
@@ -216,7 +219,14 @@ def test_gslda_gibbs_sampler_passes_geweke() -> None:
 
 @pytest.mark.slow
 def test_geweke_detects_a_broken_z_step() -> None:
-    """The same test with the Z sweep's quadratic coefficient doubled (b = 2 lambda)."""
+    """The same test with the Z sweep's quadratic coefficient doubled (b = 2 lambda).
+
+    Seeds 20130804, 1, 2, 3, 4, 5 at these sample sizes: "sum zbar^2" z = +8.9, +10.3,
+    +6.0, +6.3, +7.9, +6.8 (the broken sweep pulls omega_d towards 0, i.e. zbar_d towards
+    mixed proportions) and "mean y*omega" z = +1.6 to +3.7.  (A broken eta step, prior
+    variance 2 nu^2 via ``prior_var_scale=2``, is caught with far more margin: "eta_0^2"
+    z = -75, -74 at seeds 20130804, 1.)
+    """
     t0 = time.perf_counter()
     z = run_geweke(b_scale=2.0)
     report = format_zscores(z, THRESHOLD)
