@@ -277,12 +277,14 @@ def test_prediction_api(planted, fitted):
         fitted.link_scores()
     with pytest.raises(DataError, match="not in"):
         fitted.link_scores(test, targets=[planted.n_train])
-    top = fitted.suggest_links(test, top=5)
+    table = fitted.suggest_links(test, top=5)
     scores = fitted.link_scores(test)
-    assert top.shape == (planted.n_test, 5)
+    assert len(table) == planted.n_test * 5
+    top = table["target"].to_numpy().reshape(planted.n_test, 5)
     picked = np.take_along_axis(scores, top, axis=1)
     assert np.all(np.diff(picked, axis=1) <= 0)
     np.testing.assert_allclose(picked[:, 0], scores.max(axis=1))
+    np.testing.assert_allclose(fitted.link_scores(test, direction="out"), scores)
     with pytest.raises(ValueError, match="columns"):
         fitted.transform(test.counts[:, :10])
     with pytest.raises(ValueError, match="shape"):

@@ -71,6 +71,7 @@ from topiclink.inference.gibbs import run_chain
 from topiclink.kernels import var_rtm as kernels
 from topiclink.models.base import TopicModelBase
 from topiclink.models.lda import _alpha_vector
+from topiclink.models.linking import DIRECTIONS, LinkPredictionMixin
 from topiclink.persistence import register
 from topiclink.random import RandomState, as_generator
 
@@ -170,7 +171,7 @@ class _RelativeTolerance:
 
 
 @register
-class VariationalRTM(TopicModelBase):
+class VariationalRTM(LinkPredictionMixin, TopicModelBase):
     """Relational topic model (exponential link) by variational EM: the Var-RTM baseline.
 
     Chang & Blei, AISTATS 2009: LDA words plus ``p(y_dd'=1) = exp(eta^T (zbar_d o zbar_d')
@@ -250,7 +251,7 @@ class VariationalRTM(TopicModelBase):
 
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "log_topics_", "doc_topic_", "zbar_", "weights_", "alpha_",
-        "topic_weights_", "vocabulary_")
+        "topic_weights_", "vocabulary_", "train_doc_ids_", "train_titles_")
     _saved_scalars: ClassVar[tuple[str, ...]] = (
         "intercept_", "n_iter_", "n_links_", "n_pseudo_negatives_", "mean_doc_length_",
         "n_tokens_")
@@ -386,6 +387,9 @@ class VariationalRTM(TopicModelBase):
         token_topics = state["stats"].sum(axis=1)
         self.topic_weights_ = token_topics / token_topics.sum()
         self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
+        self.train_doc_ids_ = np.asarray(corpus.doc_ids).astype(str)
+        self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
+                              else np.zeros(0, dtype=str))
         self.n_links_ = int(M)
         self.n_pseudo_negatives_ = rho
         self.mean_doc_length_ = float(doc_len.mean())
@@ -450,7 +454,21 @@ class VariationalRTM(TopicModelBase):
                             f"documents)")
         return t.astype(np.int64)
 
-    def link_scores(self, X_new: Any = None, targets: Any = None) -> np.ndarray:
+    @property
+    def train_zbar_(self) -> np.ndarray:
+        """E_q[zbar] of the training documents (the link function's inputs)."""
+        return np.asarray(self.zbar_)
+
+    def _query_topics(self, X_new: Any) -> np.ndarray:
+        return self.transform(X_new)
+
+    def _scores_from_topics(self, zq: np.ndarray, targets: np.ndarray, direction: str
+                            ) -> np.ndarray:
+        # the exponential link is symmetric: every direction gives the same score
+        return (zq * self.weights_) @ np.asarray(self.zbar_)[targets].T + self.intercept_
+
+    def link_scores(self, X_new: Any = None, targets: Any = None,
+                    direction: str = "either") -> np.ndarray:
         """Link scores ``eta^T (zbar_q o zbar_t) + nu`` = log psi_e, dense.
 
         Parameters
@@ -474,26 +492,13 @@ class VariationalRTM(TopicModelBase):
             queries = np.asarray(self.zbar_)
         else:
             queries = self.transform(X_new)
-        t = self._targets(targets)
-        return (queries * self.weights_) @ np.asarray(self.zbar_)[t].T + self.intercept_
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        return self._scores_from_topics(queries, self._targets(targets), direction)
 
     def predict_link_proba(self, X_new: Any = None, targets: Any = None) -> np.ndarray:
         """``psi_e = exp(link_scores)``, clipped to at most 1 (see :meth:`link_scores`)."""
         return np.exp(np.minimum(self.link_scores(X_new, targets), 0.0))
-
-    def suggest_links(self, X_new: Any, top: int = 10) -> np.ndarray:
-        """Positions of the ``top`` highest-scoring training documents for each query.
-
-        Returns
-        -------
-        ndarray of int64 (n_new, min(top, D)), best first.
-        """
-        top = _as_int(top, "top", 1)
-        scores = self.link_scores(X_new)
-        top = min(top, scores.shape[1])
-        part = np.argpartition(-scores, top - 1, axis=1)[:, :top]
-        order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1, kind="stable")
-        return np.take_along_axis(part, order, axis=1).astype(np.int64)
 
     def predict_words_from_links(self, links_to_train: Any,
                                  doc_length: float | np.ndarray | None = None
