@@ -102,9 +102,9 @@ def run_grtm_experiment(corpus: Corpus, links: Links, models: Sequence[str],
                         ) -> pd.DataFrame:
     """Run the protocol; returns one row per (model, K, c, fold).
 
-    Columns: model, K, c, fold, link_rank, word_rank, auc, pr_auc, random_link_rank,
-    train_seconds, z_seconds, lambda_seconds (augmentation draws), omega_seconds (pair
-    discriminants), weights_seconds, test_seconds, n_pairs.
+    Columns: model, K, c (NaN for Var-RTM, which has none), fold, link_rank, word_rank,
+    auc, pr_auc, random_link_rank, train_seconds, z_seconds, lambda_seconds (augmentation
+    draws), omega_seconds (pair discriminants), weights_seconds, test_seconds, n_pairs.
     ``folds`` restricts the run to some fold indices; ``on_row`` is called after each row
     (e.g. to append it to a CSV so that a long run can be resumed).
     """
@@ -118,7 +118,7 @@ def run_grtm_experiment(corpus: Corpus, links: Links, models: Sequence[str],
     for fold in chosen:
         for K in topics:
             for name in models:
-                for c in (c_values if name != "Var-RTM" else (1.0,)):
+                for c in (c_values if name != "Var-RTM" else (float("nan"),)):
                     seed = random_state + 1000 * fold.fold + K
                     model = _make_model(name, int(K), float(c), settings, seed)
                     t0 = time.perf_counter()
@@ -151,7 +151,7 @@ def summarise(table: pd.DataFrame,
               metrics: Sequence[str] = ("link_rank", "word_rank", "auc", "train_seconds")
               ) -> pd.DataFrame:
     """Mean and standard deviation over folds for every (model, K, c)."""
-    agg = table.groupby(["model", "K", "c"])[list(metrics)].agg(["mean", "std"])
+    agg = table.groupby(["model", "K", "c"], dropna=False)[list(metrics)].agg(["mean", "std"])
     agg.columns = [f"{m}_{s}" for m, s in agg.columns]
     return agg.reset_index()
 
