@@ -29,3 +29,18 @@ def shared_datasets() -> Path:
     if not Path(home).exists():
         pytest.skip(f"data home {home} does not exist")
     return Path(home)
+
+
+@pytest.fixture(autouse=True)
+def _restore_topiclink_logger():
+    """The CLI configures the 'topiclink' logger (level, handler); undo it after each test
+    so that caplog-based tests see INFO records whatever ran before them."""
+    import logging
+
+    logger = logging.getLogger("topiclink")
+    level, handlers = logger.level, list(logger.handlers)
+    yield
+    logger.setLevel(level)
+    for h in list(logger.handlers):
+        if h not in handlers:
+            logger.removeHandler(h)
