@@ -47,7 +47,12 @@ import time
 import numpy as np
 import pytest
 
-from topiclink.diagnostics.geweke import format_zscores, geweke_zscores
+from topiclink.diagnostics.geweke import (
+    categorical_draws,
+    empirical_topic_proportions,
+    format_zscores,
+    geweke_zscores,
+)
 from topiclink.inference.pairs import PairSet
 from topiclink.inference.weights import draw_weights, pair_omega, weight_posterior
 from topiclink.kernels import rtm as rtm_kernels
@@ -83,17 +88,12 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _categorical(rng: np.random.Generator, prob: np.ndarray) -> np.ndarray:
-    """One draw per row of ``prob`` (..., n) by inverting the cumulative sum."""
-    cdf = np.cumsum(prob, axis=-1)
-    u = rng.random(prob.shape[:-1] + (1,)) * cdf[..., -1:]
-    return (u > cdf[..., :-1]).sum(axis=-1)
+    return categorical_draws(rng, prob)
 
 
 def _zbar(z: np.ndarray) -> np.ndarray:
     """(R, N) topic assignments -> (R, D, K) empirical topic proportions."""
-    counts = np.stack([np.add.reduceat((z == k).astype(np.float64), OFFSETS[:-1], axis=1)
-                       for k in range(K)], axis=-1)
-    return counts / LENGTHS[None, :, None]
+    return empirical_topic_proportions(z, OFFSETS, K)
 
 
 def g_values(U: np.ndarray, z: np.ndarray, w: np.ndarray, y: np.ndarray

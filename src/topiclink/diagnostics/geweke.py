@@ -138,3 +138,21 @@ def format_zscores(z: Mapping[str, float], threshold: float | None = None) -> st
         flag = " *" if threshold is not None and abs(value) > threshold else ""
         lines.append(f"{name:<{width}}  {value:+7.2f}{flag}")
     return "\n".join(lines)
+
+
+def categorical_draws(rng: np.random.Generator, prob: np.ndarray) -> np.ndarray:
+    """One categorical draw per row of ``prob`` (..., n) by inverting the cumulative sum
+    (rows need not be normalised); used by forward simulators of topic models."""
+    cdf = np.cumsum(prob, axis=-1)
+    u = rng.random(prob.shape[:-1] + (1,)) * cdf[..., -1:]
+    return (u > cdf[..., :-1]).sum(axis=-1)
+
+
+def empirical_topic_proportions(z: np.ndarray, offsets: np.ndarray,
+                                n_topics: int) -> np.ndarray:
+    """(R, N) topic assignments of documents ``offsets[d]:offsets[d+1]`` ->
+    (R, D, K) empirical proportions zbar (documents must be non-empty)."""
+    lengths = np.diff(offsets).astype(np.float64)
+    counts = np.stack([np.add.reduceat((z == k).astype(np.float64), offsets[:-1], axis=1)
+                       for k in range(n_topics)], axis=-1)
+    return counts / lengths[None, :, None]
