@@ -120,6 +120,37 @@ _MAX_DRIFT = 600.0
 
 
 @njit(cache=True)
+def _max_degree(out_ptr: np.ndarray, in_ptr: np.ndarray) -> int:
+    """Largest number of pairs of one document (at least 1: scratch-buffer size)."""
+    m = 1
+    for d in range(out_ptr.shape[0] - 1):
+        m = max(m, out_ptr[d + 1] - out_ptr[d] + in_ptr[d + 1] - in_ptr[d])
+    return m
+
+
+@njit(cache=True)
+def _begin_document(d: int, cd: np.ndarray, n_tok: int, Uz: np.ndarray, Vz: np.ndarray,
+                    out_ptr: np.ndarray, out_nbr: np.ndarray, out_a: np.ndarray,
+                    out_b: np.ndarray, in_ptr: np.ndarray, in_nbr: np.ndarray,
+                    in_a: np.ndarray, in_b: np.ndarray, W: np.ndarray, wa: np.ndarray,
+                    wb: np.ndarray, s: np.ndarray, r: np.ndarray, qdiag: np.ndarray,
+                    h: np.ndarray, base: np.ndarray, have: np.ndarray,
+                    have_exp: np.ndarray) -> int:
+    """Per-document set-up shared by the sweeps: gather the pair vectors, compute r, the
+    diagonal of Q, h = C_d^T Q and base_k = r_k / N - Q_kk / (2 N^2), forget the cached
+    rows of Q.  Returns the number of pairs (all terms are zero without pairs)."""
+    n_pairs = _gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
+                            in_a, in_b, W, wa, wb)
+    _doc_link_terms(n_pairs, W, wa, wb, cd, r, qdiag, h, s)
+    inv_n = 1.0 / n_tok
+    for k in range(r.shape[0]):
+        base[k] = r[k] * inv_n - 0.5 * qdiag[k] * inv_n * inv_n
+        have[k] = False
+        have_exp[k] = False
+    return n_pairs
+
+
+@njit(cache=True)
 def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
                      nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
                      state: np.ndarray, U: np.ndarray, Uz: np.ndarray, Vz: np.ndarray,
@@ -154,14 +185,11 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
     inv = np.empty(K)
     for k in range(K):
         inv[k] = 1.0 / (nk[k] + vbeta)
-    max_deg = 0
-    for d in range(D):
-        deg = out_ptr[d + 1] - out_ptr[d] + in_ptr[d + 1] - in_ptr[d]
-        max_deg = max(max_deg, deg)
-    W = np.empty((max(max_deg, 1), K))
-    wa = np.empty(max(max_deg, 1))
-    wb = np.empty(max(max_deg, 1))
-    s = np.empty(max(max_deg, 1))
+    max_deg = _max_degree(out_ptr, in_ptr)
+    W = np.empty((max_deg, K))
+    wa = np.empty(max_deg)
+    wb = np.empty(max_deg)
+    s = np.empty(max_deg)
     r = np.zeros(K)
     qdiag = np.zeros(K)
     Q = np.zeros((K, K))
@@ -179,17 +207,13 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
         if n_tok == 0:
             continue
         cd = ndk[d]
-        n_pairs = _gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
-                                in_a, in_b, W, wa, wb)
+        n_pairs = _begin_document(d, cd, n_tok, Uz, Vz, out_ptr, out_nbr, out_a, out_b,
+                                  in_ptr, in_nbr, in_a, in_b, W, wa, wb, s, r, qdiag, h,
+                                  base, have, have_exp)
         inv_n = 1.0 / n_tok
         inv_n2 = inv_n * inv_n
         cached = False
         if n_pairs > 0:
-            _doc_link_terms(n_pairs, W, wa, wb, cd, r, qdiag, h, s)
-            for k in range(K):
-                base[k] = r[k] * inv_n - 0.5 * qdiag[k] * inv_n2
-                have[k] = False
-                have_exp[k] = False
             # |Q_kl| <= sqrt(Q_kk Q_ll) (Q is positive semi-definite)
             qmax = 0.0
             for k in range(K):
@@ -284,9 +308,7 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
     n_blocks = kp // BLOCK
     p = np.zeros(kp)
     block_sums = np.zeros(n_blocks)
-    max_deg = 1
-    for d in range(D):
-        max_deg = max(max_deg, out_ptr[d + 1] - out_ptr[d] + in_ptr[d + 1] - in_ptr[d])
+    max_deg = _max_degree(out_ptr, in_ptr)
     W = np.empty((max_deg, K))
     wa = np.empty(max_deg)
     wb = np.empty(max_deg)
@@ -295,6 +317,7 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
     qdiag = np.zeros(K)
     Q = np.zeros((K, K))
     have = np.zeros(K, dtype=np.bool_)
+    have_exp = np.zeros(K, dtype=np.bool_)
     h = np.zeros(K)
     base = np.zeros(K)
     link = np.zeros(K)
@@ -305,14 +328,11 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
         if n_tok == 0:
             continue
         cd = ndk[d]
-        n_pairs = _gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
-                                in_a, in_b, W, wa, wb)
+        n_pairs = _begin_document(d, cd, n_tok, Uz, Vz, out_ptr, out_nbr, out_a, out_b,
+                                  in_ptr, in_nbr, in_a, in_b, W, wa, wb, s, r, qdiag, h,
+                                  base, have, have_exp)
         inv_n = 1.0 / n_tok
         inv_n2 = inv_n * inv_n
-        _doc_link_terms(n_pairs, W, wa, wb, cd, r, qdiag, h, s)
-        for k in range(K):
-            base[k] = r[k] * inv_n - 0.5 * qdiag[k] * inv_n2
-            have[k] = False
         for i in range(start, stop):
             old = z[i]
             cd[old] -= 1
