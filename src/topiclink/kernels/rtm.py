@@ -81,6 +81,34 @@ def _doc_link_terms(n: int, W: np.ndarray, wa: np.ndarray, wb: np.ndarray, cd: n
 
 
 @njit(cache=True)
+def _dense_link_terms(n: int, W: np.ndarray, wa: np.ndarray, wb: np.ndarray,
+                      WbA: np.ndarray, QR: np.ndarray, cd: np.ndarray, r: np.ndarray,
+                      qdiag: np.ndarray, h: np.ndarray, Q: np.ndarray,
+                      have: np.ndarray) -> None:
+    """All of Q and r with one BLAS product, ``[Q | r] = W^T [diag(b) W | a]``, then
+    ``qdiag = diag(Q)`` and ``h = C_d^T Q`` (O(n K^2) flops at matrix-multiply speed:
+    cheaper than the row-by-row path once a document touches most topics)."""
+    K = W.shape[1]
+    for j in range(n):
+        bj = wb[j]
+        for k in range(K):
+            WbA[j, k] = bj * W[j, k]
+        WbA[j, K] = wa[j]
+    np.dot(W[:n].T, WbA[:n], QR)
+    for k in range(K):
+        for l in range(K):
+            Q[k, l] = QR[k, l]
+        r[k] = QR[k, K]
+        qdiag[k] = QR[k, k]
+        have[k] = True
+    for l in range(K):
+        acc = 0.0
+        for k in range(K):
+            acc += cd[k] * Q[k, l]
+        h[l] = acc
+
+
+@njit(cache=True)
 def _q_row(k: int, n: int, W: np.ndarray, wb: np.ndarray, Q: np.ndarray,
            have: np.ndarray) -> np.ndarray:
     """Row k of Q = sum_j b_j w_j w_j^T, computed on first use (O(n K)) and cached."""
@@ -117,6 +145,9 @@ def _exp_rows(k: int, n: int, W: np.ndarray, wb: np.ndarray, Q: np.ndarray,
 # exp(L) is kept multiplicatively while L drifts by at most 2 max|Q| / N_d within a
 # document; beyond this bound the kernel exponentiates L afresh for every token instead
 _MAX_DRIFT = 600.0
+# Documents with at least K / _DENSE_TOKENS_PER_TOPIC tokens form all of Q with one matrix
+# product; shorter ones form only the rows their tokens touch (benchmarks/grtm_speed.py)
+_DENSE_TOKENS_PER_TOPIC = 2
 
 
 @njit(cache=True)
@@ -135,18 +166,24 @@ def _begin_document(d: int, cd: np.ndarray, n_tok: int, Uz: np.ndarray, Vz: np.n
                     in_a: np.ndarray, in_b: np.ndarray, W: np.ndarray, wa: np.ndarray,
                     wb: np.ndarray, s: np.ndarray, r: np.ndarray, qdiag: np.ndarray,
                     h: np.ndarray, base: np.ndarray, have: np.ndarray,
-                    have_exp: np.ndarray) -> int:
+                    have_exp: np.ndarray, dense: bool, WbA: np.ndarray, QR: np.ndarray,
+                    Q: np.ndarray) -> int:
     """Per-document set-up shared by the sweeps: gather the pair vectors, compute r, the
     diagonal of Q, h = C_d^T Q and base_k = r_k / N - Q_kk / (2 N^2), forget the cached
-    rows of Q.  Returns the number of pairs (all terms are zero without pairs)."""
+    rows of Q (``dense``: form all of Q now, see :func:`_dense_link_terms`).  Returns the
+    number of pairs (all terms are zero without pairs)."""
     n_pairs = _gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
                             in_a, in_b, W, wa, wb)
-    _doc_link_terms(n_pairs, W, wa, wb, cd, r, qdiag, h, s)
+    for k in range(r.shape[0]):
+        have[k] = False
+        have_exp[k] = False
+    if dense and n_pairs > 0:
+        _dense_link_terms(n_pairs, W, wa, wb, WbA, QR, cd, r, qdiag, h, Q, have)
+    else:
+        _doc_link_terms(n_pairs, W, wa, wb, cd, r, qdiag, h, s)
     inv_n = 1.0 / n_tok
     for k in range(r.shape[0]):
         base[k] = r[k] * inv_n - 0.5 * qdiag[k] * inv_n * inv_n
-        have[k] = False
-        have_exp[k] = False
     return n_pairs
 
 
@@ -187,6 +224,8 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
         inv[k] = 1.0 / (nk[k] + vbeta)
     max_deg = _max_degree(out_ptr, in_ptr)
     W = np.empty((max_deg, K))
+    WbA = np.empty((max_deg, K + 1))
+    QR = np.empty((K, K + 1))
     wa = np.empty(max_deg)
     wb = np.empty(max_deg)
     s = np.empty(max_deg)
@@ -207,9 +246,11 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
         if n_tok == 0:
             continue
         cd = ndk[d]
+        # a long document touches most topics: form all of Q at once (BLAS)
+        dense = not approx and n_tok * _DENSE_TOKENS_PER_TOPIC >= K
         n_pairs = _begin_document(d, cd, n_tok, Uz, Vz, out_ptr, out_nbr, out_a, out_b,
                                   in_ptr, in_nbr, in_a, in_b, W, wa, wb, s, r, qdiag, h,
-                                  base, have, have_exp)
+                                  base, have, have_exp, dense, WbA, QR, Q)
         inv_n = 1.0 / n_tok
         inv_n2 = inv_n * inv_n
         cached = False
@@ -226,10 +267,6 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
                     m = max(m, link[k])
                 for k in range(K):
                     link[k] = math.exp(link[k] - m)
-                if not approx and n_tok >= K:
-                    # long document: form every exp row now, keeping the token loop lean
-                    for k in range(K):
-                        _exp_rows(k, n_pairs, W, wb, Q, have, eq, eq_inv, have_exp, inv_n2)
         for i in range(start, stop):
             w = words[i]
             cw = nwk[w]
@@ -310,6 +347,8 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
     block_sums = np.zeros(n_blocks)
     max_deg = _max_degree(out_ptr, in_ptr)
     W = np.empty((max_deg, K))
+    WbA = np.empty((max_deg, K + 1))
+    QR = np.empty((K, K + 1))
     wa = np.empty(max_deg)
     wb = np.empty(max_deg)
     s = np.empty(max_deg)
@@ -330,7 +369,7 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
         cd = ndk[d]
         n_pairs = _begin_document(d, cd, n_tok, Uz, Vz, out_ptr, out_nbr, out_a, out_b,
                                   in_ptr, in_nbr, in_a, in_b, W, wa, wb, s, r, qdiag, h,
-                                  base, have, have_exp)
+                                  base, have, have_exp, False, WbA, QR, Q)
         inv_n = 1.0 / n_tok
         inv_n2 = inv_n * inv_n
         for i in range(start, stop):
