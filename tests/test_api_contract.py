@@ -10,7 +10,13 @@ from sklearn.base import clone
 import topiclink
 from topiclink.data import Corpus, DataError
 from topiclink.datasets import make_rtm_data
-from topiclink.models import LDA, RelationalTopicModel, SupervisedTopicModel, VariationalRTM
+from topiclink.models import (
+    LDA,
+    RelationalTopicModel,
+    SupervisedTopicModel,
+    VariationalRTM,
+    VariationalSLDA,
+)
 
 ESTIMATORS = {
     "LDA": lambda: LDA(n_topics=3, max_iter=8, random_state=2),
@@ -20,6 +26,7 @@ ESTIMATORS = {
                                           max_iter=6, negative_ratio=0.1, random_state=2),
     "VarRTM": lambda: VariationalRTM(n_topics=3, max_iter=8, random_state=2),
     "gSLDA": lambda: SupervisedTopicModel(n_topics=3, max_iter=6, c=4.0, random_state=2),
+    "vSLDA": lambda: VariationalSLDA(n_topics=3, max_iter=6, c=4.0, random_state=2),
 }
 
 
@@ -33,7 +40,7 @@ def data():
 def _fit(est, corpus, links):
     if isinstance(est, LDA):
         return est.fit(corpus)
-    if isinstance(est, SupervisedTopicModel):
+    if isinstance(est, SupervisedTopicModel | VariationalSLDA):
         return est.fit(corpus, np.arange(corpus.n_docs) % 2)
     return est.fit(corpus, links)
 

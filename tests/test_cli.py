@@ -116,12 +116,14 @@ def test_experiment_grtm_small(tmp_path):
 def test_experiment_slda_on_poliblog(tmp_path, shared_datasets):
     result = runner.invoke(app, ["experiment", "slda", "--dataset", "poliblog-rlda",
                                  "--task", "binary", "--topics", "3", "--models",
-                                 "gSLDA,gMedLDA,LDA+SVM", "--c", "1,4", "--iterations", "5",
-                                 "--out", str(tmp_path), "--quiet"])
+                                 "gSLDA,gMedLDA,LDA+SVM,vSLDA", "--c", "1,4", "--iterations",
+                                 "5", "--out", str(tmp_path), "--quiet"])
     assert result.exit_code == 0, result.output
     import pandas as pd
 
     table = pd.read_csv(tmp_path / "slda_results.csv")
-    assert set(table["model"]) == {"gSLDA", "gMedLDA", "LDA+SVM"}
+    assert set(table["model"]) == {"gSLDA", "gMedLDA", "LDA+SVM", "vSLDA"}
     assert table["accuracy"].between(0, 1).all()
+    assert (table["n_iter"].between(1, 5)).all() and (table["seconds_per_iteration"] > 0).all()
+    assert set(table.loc[table["model"] == "vSLDA", "c"]) == {1.0, 4.0}
     assert (tmp_path / "slda_accuracy_vs_c.png").exists()

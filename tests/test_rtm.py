@@ -162,6 +162,19 @@ def test_every_paper_variant_fits_and_is_deterministic(planted, name):
         assert np.count_nonzero(a.weights_ - np.diag(np.diag(a.weights_))) == 0
 
 
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_threads_do_not_change_the_chain(planted, loss):
+    """The augmentation runs over fixed chunks of pairs with their own streams, so
+    n_jobs = 2 (chunks on two threads) gives exactly the n_jobs = 1 result; more pairs
+    than one chunk (8192) so that the chunks really are split."""
+    (corpus, links), _ = planted
+    fits = [RelationalTopicModel(3, loss=loss, negative_ratio=0.5, max_iter=4, n_jobs=n,
+                                 random_state=5).fit(corpus, links) for n in (1, 2)]
+    assert fits[0].n_pairs_ > 2 * 8192
+    np.testing.assert_array_equal(fits[0].weights_, fits[1].weights_)
+    np.testing.assert_array_equal(fits[0].state_["z"], fits[1].state_["z"])
+
+
 def test_undirected_links_accepted(planted):
     import networkx as nx
 
@@ -180,7 +193,8 @@ def test_undirected_links_accepted(planted):
     [({"loss": "square"}, "loss must be"), ({"weights": "banded"}, "weights must be"),
      ({"n_topics": 1}, "n_topics must be >= 2"), ({"c": 0}, "c must be"),
      ({"negative_ratio": 2}, "negative_ratio"), ({"loss": "hinge", "hinge_cost": 0.5},
-                                                  "hinge_cost must be >= 1")],
+                                                  "hinge_cost must be >= 1"),
+     ({"n_jobs": 0}, "n_jobs must not be 0")],
 )
 def test_bad_parameters(planted, kwargs, match):
     (corpus, links), _ = planted

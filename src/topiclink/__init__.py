@@ -16,6 +16,7 @@ _LAZY = {
     "RelationalTopicModel": "topiclink.models.rtm",
     "VariationalRTM": "topiclink.models.var_rtm",
     "SupervisedTopicModel": "topiclink.models.slda",
+    "VariationalSLDA": "topiclink.models.var_slda",
     "load": "topiclink.persistence",
     "Corpus": "topiclink.data.corpus",
     "Links": "topiclink.data.links",

@@ -250,7 +250,8 @@ def experiment_slda(
     topics: Annotated[str, typer.Option(help="Values of K, comma-separated.")]
     = "5,10,15,20,25,30",
     models: Annotated[str, typer.Option(help="Comma-separated: gSLDA, gMedLDA, LDA+SVM, "
-                                        "tomotopy-SLDA.")]
+                                        "tomotopy-SLDA, vSLDA (variational sLDA, "
+                                        "binary task only).")]
     = "gSLDA,gMedLDA,LDA+SVM,tomotopy-SLDA",
     c: Annotated[str, typer.Option("--c", help="Regularisation constants, comma-separated.")]
     = "1,25",
@@ -263,7 +264,12 @@ def experiment_slda(
     verbose: VerboseOpt = True,
 ) -> None:
     """The gSLDA / Gibbs MedLDA protocol: accuracy and time against K and c."""
-    from topiclink.experiments.slda import MODEL_NAMES, prepare_task, run_slda_experiment
+    from topiclink.experiments.slda import (
+        C_MODELS,
+        MODEL_NAMES,
+        prepare_task,
+        run_slda_experiment,
+    )
     from topiclink.plotting.experiments import plot_metric_vs_topics
 
     _setup_logging(verbose)
@@ -302,13 +308,14 @@ def experiment_slda(
         ax = plot_metric_vs_topics(table, metric)
         ax.set_title(f"{prepared.name}: {metric.replace('_', ' ')}")
         ax.figure.savefig(out / f"slda_{metric}_vs_K.png", dpi=120, bbox_inches="tight")
-    supervised = table[table["model"].isin(["gSLDA", "gMedLDA"])]
+    supervised = table[table["model"].isin(C_MODELS)]
     if supervised["c"].nunique() > 1:
         ax = plot_metric_vs_topics(supervised, "accuracy", x="c")
         ax.set_title(f"{prepared.name}: accuracy against c")
         ax.figure.savefig(out / "slda_accuracy_vs_c.png", dpi=120, bbox_inches="tight")
     summary = table.groupby(["model", "K", "c"], dropna=False)[
-        ["accuracy", "train_seconds", "seconds_per_iteration", "test_seconds"]].mean()
+        ["accuracy", "train_seconds", "n_iter", "seconds_per_iteration", "test_seconds"]
+    ].mean()
     summary.reset_index().to_csv(out / "slda_summary.csv", index=False)
     typer.echo(summary.to_string(float_format=lambda v: f"{v:.3f}"))
     typer.echo(f"results: {out / 'slda_results.csv'}, summary and figures in {out}/")

@@ -12,11 +12,14 @@ its augmentation variable lambda is drawn (``design/models/grtm.md``, ``slda.md`
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from topiclink.distributions import sample_hinge_augmentation, sample_pg
+from topiclink.random import spawn
 
-__all__ = ["LOSSES", "augment", "initial_coefficients", "pseudo_loglik"]
+__all__ = ["LOSSES", "ChunkedAugmenter", "augment", "initial_coefficients", "pseudo_loglik"]
 
 LOSSES = ("logistic", "hinge")
 
@@ -31,6 +34,59 @@ def augment(rng: np.random.Generator, loss: str, omega: np.ndarray, y: np.ndarra
     zeta = hinge_cost - ytil * omega
     lam = sample_hinge_augmentation(rng, zeta, c)
     return c * ytil * (lam + c * hinge_cost) / lam, c * c / lam
+
+
+class ChunkedAugmenter:
+    """:func:`augment` over fixed chunks of pairs, each with its own RNG stream, on up to
+    ``n_threads`` threads (the Polya-Gamma and inverse-Gaussian samplers release the GIL).
+
+    The draws depend only on ``rng`` and ``chunk_size``, never on the number of threads.
+    Use as a context manager (the thread pool lives until ``close``).
+    """
+
+    def __init__(self, rng: np.random.Generator, loss: str, y: np.ndarray, c: np.ndarray,
+                 hinge_cost: float = 1.0, n_threads: int = 1,
+                 chunk_size: int = 8192) -> None:
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        self.loss = loss
+        self.y = np.asarray(y)
+        self.c = np.broadcast_to(np.asarray(c, dtype=np.float64), self.y.shape)
+        self.hinge_cost = float(hinge_cost)
+        n = self.y.size
+        self.bounds = [(lo, min(lo + chunk_size, n)) for lo in range(0, n, chunk_size)]
+        self.generators = spawn(rng, len(self.bounds))
+        self.n_threads = max(1, min(int(n_threads), len(self.bounds)))
+        self._pool = (ThreadPoolExecutor(self.n_threads, thread_name_prefix="topiclink-aug")
+                      if self.n_threads > 1 else None)
+
+    def __enter__(self) -> ChunkedAugmenter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __call__(self, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Draw every lambda given ``omega``; return the Gaussian coefficients (a, b)."""
+        a = np.empty(self.y.size)
+        b = np.empty(self.y.size)
+
+        def run(i: int) -> None:
+            lo, hi = self.bounds[i]
+            a[lo:hi], b[lo:hi] = augment(self.generators[i], self.loss, omega[lo:hi],
+                                         self.y[lo:hi], self.c[lo:hi], self.hinge_cost)
+
+        if self._pool is None:
+            for i in range(len(self.bounds)):
+                run(i)
+        else:
+            list(self._pool.map(run, range(len(self.bounds))))
+        return a, b
 
 
 def initial_coefficients(loss: str, y: np.ndarray, c: np.ndarray,

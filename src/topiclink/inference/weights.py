@@ -21,6 +21,8 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
+from topiclink.kernels.rtm import pair_dots
+
 __all__ = ["weight_posterior", "draw_weights", "pair_omega"]
 
 
@@ -89,13 +91,9 @@ def draw_weights(rng: np.random.Generator, P: np.ndarray, s: np.ndarray) -> np.n
 
 
 def pair_omega(zbar: np.ndarray, U: np.ndarray, source: np.ndarray,
-               target: np.ndarray, chunk: int = 65536) -> np.ndarray:
+               target: np.ndarray) -> np.ndarray:
     """omega_ij = zbar_i^T U zbar_j = zbar_i . (U zbar_j) for every pair, O(|pairs| K)
-    after one (D x K) product (chunked; no |pairs| x K^2 arrays)."""
-    Uz = zbar @ U.T
-    out = np.empty(source.size)
-    for lo in range(0, source.size, chunk):
-        s = source[lo:lo + chunk]
-        t = target[lo:lo + chunk]
-        out[lo:lo + s.size] = np.einsum("pk,pk->p", zbar[s], Uz[t])
-    return out
+    after one (D x K) product (no |pairs| x K arrays)."""
+    zbar = np.ascontiguousarray(zbar, dtype=np.float64)
+    return pair_dots(zbar, np.ascontiguousarray(zbar @ U.T), np.asarray(source, np.int64),
+                     np.asarray(target, np.int64))

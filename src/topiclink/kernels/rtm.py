@@ -389,3 +389,21 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
             qn = _q_row(new, n_pairs, W, wb, Q, have)
             for k in range(K):
                 h[k] += qn[k]
+
+
+@njit(cache=True, nogil=True)
+def pair_dots(X: np.ndarray, Y: np.ndarray, source: np.ndarray,
+              target: np.ndarray) -> np.ndarray:
+    """``out[p] = X[source[p]] . Y[target[p]]`` (omega_ij = zbar_i . (U zbar_j) with
+    ``X = zbar``, ``Y = zbar U^T``), O(K) per pair."""
+    n = source.shape[0]
+    K = X.shape[1]
+    out = np.empty(n)
+    for p in range(n):
+        x = X[source[p]]
+        y = Y[target[p]]
+        acc = 0.0
+        for k in range(K):
+            acc += x[k] * y[k]
+        out[p] = acc
+    return out

@@ -33,15 +33,21 @@ import scipy.sparse as sp
 from topiclink.data.checks import check_n_topics, check_positive
 from topiclink.data.corpus import as_corpus
 from topiclink.data.links import Links, as_links
-from topiclink.inference.augment import augment, initial_coefficients, pseudo_loglik
+from topiclink.inference.augment import (
+    ChunkedAugmenter,
+    augment,
+    initial_coefficients,
+    pseudo_loglik,
+)
 from topiclink.inference.gibbs import run_chain
 from topiclink.inference.pairs import PairSet
-from topiclink.inference.weights import draw_weights, pair_omega, weight_posterior
+from topiclink.inference.weights import draw_weights, weight_posterior
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.models.base import TopicModelBase
 from topiclink.models.lda import _alpha_vector, infer_doc_topics
 from topiclink.models.linking import LinkPredictionMixin
+from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.persistence import register
 from topiclink.random import RandomState, as_generator, kernel_state, spawn
 
@@ -103,6 +109,9 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         Record the word log joint per token every this many iterations.
     transform_iter : int, default 50
         Sweeps used to infer the topics of new documents.
+    n_jobs : int or None, default None
+        Threads for the augmentation draws (``-1``: all cores).  The draws come from fixed
+        chunks of pairs with their own streams, so results do not depend on ``n_jobs``.
     random_state, verbose, callbacks
         As for :class:`~topiclink.models.lda.LDA`.
 
@@ -131,8 +140,9 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
                  hinge_cost: float = 1.0, weight_prior_var: float = 1.0,
                  negative_ratio: float = 0.01, directed: bool | None = None,
                  max_iter: int = 400, n_average: int = 1, evaluate_every: int = 10,
-                 transform_iter: int = 50, random_state: RandomState = None,
-                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
+                 transform_iter: int = 50, n_jobs: int | None = None,
+                 random_state: RandomState = None, verbose: bool = False,
+                 callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
         self.loss = loss
         self.weights = weights
@@ -149,6 +159,7 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         self.n_average = n_average
         self.evaluate_every = evaluate_every
         self.transform_iter = transform_iter
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -225,6 +236,7 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         """Fit to documents ``X`` and their ``links`` (Links, (n, 2) edge array of document
         positions, SciPy adjacency or networkx graph over ``X``'s document ids)."""
         K, alpha, beta = self._validate()
+        threads = n_threads(resolve_n_jobs(self.n_jobs))
         corpus = as_corpus(X)
         corpus.check_no_empty("fit")
         if links is None:
@@ -253,6 +265,8 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         U = np.zeros((K, K))
         acc = {"U": np.zeros((K, K)), "nwk": np.zeros((V, K)), "n": 0}
         omega_last = np.zeros(pairs.n_pairs)
+        augmenter = ChunkedAugmenter(aug_rng, self.loss, pairs.y, pairs.c,
+                                     float(self.hinge_cost), threads)
 
         def step(it: int) -> dict[str, float]:
             nonlocal U, a, b, omega_last
@@ -272,10 +286,11 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
                 pairs.into.ptr, pairs.into.nbr, pairs.by_target(a), pairs.by_target(b),
                 bool(self.approx))
             t2 = time.perf_counter()
-            zbar = ndk / lengths[:, None]
-            omega_last = pair_omega(zbar, U, pairs.source, pairs.target)
+            # the sweep left Uz[j] = U zbar_j for every document: omega_ij = zbar_i . Uz[j]
+            omega_last = rtm_kernels.pair_dots(ndk / lengths[:, None], Uz, pairs.source,
+                                               pairs.target)
             t3 = time.perf_counter()
-            a, b = self._augment(aug_rng, omega_last, pairs)
+            a, b = augmenter(omega_last)
             t4 = time.perf_counter()
             if it >= self.max_iter - self.n_average:
                 acc["U"] += U
@@ -290,8 +305,9 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
 
         logger.info("%s: %d documents, %d tokens, %d pairs (%d negatives), K=%d",
                     self.variant_name_, D, N, pairs.n_pairs, self.n_negatives_, K)
-        result = run_chain(self, step, loglik, self.max_iter, self.callbacks, self.verbose,
-                           self.evaluate_every, desc=self.variant_name_)
+        with augmenter:
+            result = run_chain(self, step, loglik, self.max_iter, self.callbacks,
+                               self.verbose, self.evaluate_every, desc=self.variant_name_)
         n_acc = max(acc["n"], 1)
         U_hat = acc["U"] / n_acc if acc["n"] else U
         nwk_hat = acc["nwk"] / n_acc if acc["n"] else nwk.astype(np.float64)

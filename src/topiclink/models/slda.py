@@ -34,7 +34,7 @@ from topiclink.models.lda import _alpha_vector, infer_doc_topics
 from topiclink.persistence import register
 from topiclink.random import RandomState, as_generator, kernel_state, spawn
 
-__all__ = ["SupervisedTopicModel"]
+__all__ = ["SupervisedTopicModel", "encode_labels"]
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +112,25 @@ def _fit_binary(params: dict[str, Any], corpus: Any, y: np.ndarray,
         "doc_topic": (ndk + alpha) / (ndk + alpha).sum(axis=1, keepdims=True),
         "trace": result.trace, "n_iter": result.n_iter,
     }
+
+
+def encode_labels(y: Any, n_docs: int) -> tuple[LabelEncoder, np.ndarray]:
+    """Validate the labels of ``n_docs`` documents and encode them as 0..n_classes-1.
+
+    One-line :class:`DataError` for a length mismatch, a non-finite label or a single
+    class.  Returns the fitted encoder (``classes_``) and the integer codes.
+    """
+    y = np.asarray(y)
+    if y.shape != (n_docs,):
+        raise DataError(f"y has {y.size} labels for {n_docs} documents")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        bad = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise DataError(f"y: label of document {bad} is {y[bad]}")
+    encoder = LabelEncoder().fit(y)
+    codes = encoder.transform(y)
+    if encoder.classes_.size < 2:
+        raise DataError(f"y has a single class {encoder.classes_[0]!r}; need at least 2")
+    return encoder, codes
 
 
 @register
@@ -199,17 +218,8 @@ class SupervisedTopicModel(TopicModelBase):
         self._validate()
         corpus = as_corpus(X)
         corpus.check_no_empty("fit")
-        y = np.asarray(y)
-        if y.shape != (corpus.n_docs,):
-            raise DataError(f"y has {y.size} labels for {corpus.n_docs} documents")
-        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-            bad = int(np.flatnonzero(~np.isfinite(y))[0])
-            raise DataError(f"y: label of document {bad} is {y[bad]}")
-        encoder = LabelEncoder().fit(y)
-        codes = encoder.transform(y)
+        encoder, codes = encode_labels(y, corpus.n_docs)
         n_classes = encoder.classes_.size
-        if n_classes < 2:
-            raise DataError(f"y has a single class {encoder.classes_[0]!r}; need at least 2")
         targets = [codes == 1] if n_classes == 2 else [codes == k for k in range(n_classes)]
         seeds = as_generator(self.random_state).bit_generator.seed_seq.spawn(len(targets)) \
             if not isinstance(self.random_state, np.random.Generator) \
