@@ -4,6 +4,12 @@ A model supplies ``step(iteration) -> dict`` (one full sweep over its blocks, re
 per-iteration figures such as seconds per block) and ``log_likelihood() -> float``; the
 engine runs burn-in and sampling iterations, records the trace, and stops early when a
 callback returns ``True``.
+
+BLAS is limited to ``blas_threads`` threads (default 1) while the chain runs: its matrices
+are small, and OpenBLAS's idle threads spin on the second core for a while after every
+call, slowing the single-threaded Numba sweeps beside them (one Cora fold of Gibbs-gRTM at
+K = 10: 12.7 s with the default two BLAS threads, 9.9 s with one;
+``benchmarks/grtm_speed.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from topiclink.callbacks import ProgressBar
 
@@ -39,7 +46,8 @@ class ChainResult:
 def run_chain(model: Any, step: Callable[[int], dict[str, float]],
               log_likelihood: Callable[[], float], n_iter: int,
               callbacks: Sequence[Any] | None = None, verbose: bool | int = False,
-              evaluate_every: int = 1, desc: str | None = None) -> ChainResult:
+              evaluate_every: int = 1, desc: str | None = None,
+              blas_threads: int | None = 1) -> ChainResult:
     """Run ``n_iter`` iterations of ``step`` with tracing and callbacks.
 
     Parameters
@@ -49,7 +57,20 @@ def run_chain(model: Any, step: Callable[[int], dict[str, float]],
     log_likelihood : figure of merit per token, evaluated every ``evaluate_every``
         iterations (NaN in the trace in between)
     verbose : a tqdm progress bar when truthy
+    blas_threads : BLAS threads while the chain runs (``None``: leave BLAS alone)
     """
+    if blas_threads is None:
+        return _run_chain(model, step, log_likelihood, n_iter, callbacks, verbose,
+                          evaluate_every, desc)
+    with threadpool_limits(limits=blas_threads, user_api="blas"):
+        return _run_chain(model, step, log_likelihood, n_iter, callbacks, verbose,
+                          evaluate_every, desc)
+
+
+def _run_chain(model: Any, step: Callable[[int], dict[str, float]],
+               log_likelihood: Callable[[], float], n_iter: int,
+               callbacks: Sequence[Any] | None, verbose: bool | int,
+               evaluate_every: int, desc: str | None) -> ChainResult:
     cbs = list(callbacks or [])
     if verbose:
         cbs.insert(0, ProgressBar(desc=desc))

@@ -110,8 +110,9 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
     transform_iter : int, default 50
         Sweeps used to infer the topics of new documents.
     n_jobs : int or None, default None
-        Threads for the augmentation draws (``-1``: all cores).  The draws come from fixed
-        chunks of pairs with their own streams, so results do not depend on ``n_jobs``.
+        Threads for the augmentation draws and BLAS (``-1``: all cores).  The draws come
+        from fixed chunks of pairs with their own streams, so results do not depend on
+        ``n_jobs``.
     random_state, verbose, callbacks
         As for :class:`~topiclink.models.lda.LDA`.
 
@@ -307,7 +308,8 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
                     self.variant_name_, D, N, pairs.n_pairs, self.n_negatives_, K)
         with augmenter:
             result = run_chain(self, step, loglik, self.max_iter, self.callbacks,
-                               self.verbose, self.evaluate_every, desc=self.variant_name_)
+                               self.verbose, self.evaluate_every, desc=self.variant_name_,
+                               blas_threads=threads)
         n_acc = max(acc["n"], 1)
         U_hat = acc["U"] / n_acc if acc["n"] else U
         nwk_hat = acc["nwk"] / n_acc if acc["n"] else nwk.astype(np.float64)
