@@ -9,17 +9,23 @@ from scipy import stats
 from topiclink.inference.weights import draw_weights, pair_omega, weight_posterior
 
 
-def _data(seed, D=15, K=4, n=40):
+def _data(seed, D=15, K=4, n=40, sparse=False):
     rng = np.random.default_rng(seed)
-    zbar = rng.dirichlet(np.ones(K), size=D)
+    if sparse:      # topic proportions of 3-token documents: most entries are zero
+        zbar = np.stack([np.bincount(rng.integers(0, K, 3), minlength=K) / 3.0
+                         for _ in range(D)])
+    else:
+        zbar = rng.dirichlet(np.ones(K), size=D)
     src = rng.integers(0, D, n)
     dst = rng.integers(0, D, n)
     return rng, zbar, src, dst, rng.normal(size=n), rng.gamma(2.0, size=n)
 
 
+@pytest.mark.parametrize("K", [4, 16])    # the dense (K <= 13) and sparse moment kernels
+@pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("full", [True, False])
-def test_weight_posterior_matches_explicit_design(full):
-    rng, zbar, src, dst, a, b = _data(0)
+def test_weight_posterior_matches_explicit_design(full, sparse, K):
+    rng, zbar, src, dst, a, b = _data(0, K=K, sparse=sparse)
     K = zbar.shape[1]
     if full:
         X = np.einsum("pk,pl->pkl", zbar[src], zbar[dst]).reshape(len(src), K * K)

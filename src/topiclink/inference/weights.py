@@ -8,8 +8,9 @@ Given the augmentation, pair (i, j) contributes ``a_ij omega - b_ij omega^2 / 2`
 
 Full U (x_ij = vec(zbar_i zbar_j^T), K^2 features) uses the Kronecker identity of
 ``design/models/grtm.md``: ``sum_ij b_ij x_ij x_ij^T = sum_i (zbar_i zbar_i^T) ⊗ M_i`` with
-``M_i = sum_j b_ij zbar_j zbar_j^T``, i.e. one GEMM of two (D x K^2) matrices and an axis
-permutation; nothing of size |pairs| x K^2 is formed.  Diagonal U (x_ij = zbar_i ∘ zbar_j)
+``M_i = sum_j b_ij zbar_j zbar_j^T``, accumulated on the upper triangles over the nonzero
+topics of each zbar (:func:`topiclink.kernels.weights.weight_moments`) and gathered into
+P by an index map; nothing of size |pairs| x K^2 is formed.  Diagonal U (x_ij = zbar_i ∘ zbar_j)
 uses ``P_data = sum_i (zbar_i zbar_i^T) ∘ M_i``.
 """
 
@@ -19,9 +20,10 @@ import functools
 
 import numpy as np
 import scipy.linalg as la
-import scipy.sparse as sp
 
+from topiclink.inference.pairs import PairIndex
 from topiclink.kernels.rtm import pair_dots
+from topiclink.kernels.weights import weight_moments
 
 __all__ = ["weight_posterior", "draw_weights", "pair_omega"]
 
@@ -58,26 +60,20 @@ def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
     zbar = np.ascontiguousarray(zbar, dtype=np.float64)
     # zbar_i zbar_i^T and M_i are symmetric: work on their K(K+1)/2 upper-triangle entries
     iu, ju, tri, flat = _triangle_maps(K)
-    ZZ = zbar[:, iu] * zbar[:, ju]                 # (D, K(K+1)/2)
     if by_source is None:
-        A = sp.csr_matrix((a, (source, target)), shape=(D, D))
-        B = sp.csr_matrix((b, (source, target)), shape=(D, D))
-    else:
-        ptr, nbr, order = by_source
-        A = sp.csr_matrix((a[order], nbr, ptr), shape=(D, D))
-        B = sp.csr_matrix((b[order], nbr, ptr), shape=(D, D))
-    rows = np.flatnonzero(np.diff(B.indptr))       # documents with out-pairs
-    B = B[rows]
-    Mc = B @ ZZ                                    # upper triangles of M_i, O(|pairs| K^2)
-    S = zbar[rows].T @ (A[rows] @ zbar)            # sum a_ij zbar_i zbar_j^T  (K x K)
+        index = PairIndex.build(np.asarray(source, np.int64), np.asarray(target, np.int64), D)
+        by_source = (index.ptr, index.nbr, index.order)
+    ptr, nbr, order = by_source
+    G, S = weight_moments(zbar, ptr, nbr, np.ascontiguousarray(a[order], dtype=np.float64),
+                          np.ascontiguousarray(b[order], dtype=np.float64),
+                          np.array(tri), full)   # a writable copy compiles leaner
     if full:
-        G = ZZ[rows].T @ Mc                        # [t(k,k'), t(l,l')]
         # P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]  (exactly symmetric, as t is)
         P = np.take(G, flat).reshape(K * K, K * K)
         P[np.diag_indices_from(P)] += 1.0 / prior_var
         return P, S.reshape(K * K)
     # diagonal: P[k, l] = sum_i zbar_ik zbar_il M_i[k, l]
-    P = np.take((ZZ[rows] * Mc).sum(axis=0), tri)
+    P = np.take(G[0], tri)
     P[np.diag_indices_from(P)] += 1.0 / prior_var
     return P, np.diag(S).copy()
 

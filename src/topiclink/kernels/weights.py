@@ -1,0 +1,118 @@
+"""Sufficient statistics of the link-weight step (the U / eta conditional), sparse in zbar.
+
+For pairs grouped by source document i (``ptr``, ``nbr``), with a_ij, b_ij:
+
+    M_i = sum_j b_ij zbar_j zbar_j^T                         (upper triangle, T entries)
+    G   = sum_i tri(zbar_i zbar_i^T) tri(M_i)^T              (full U: T x T)
+    Pd  = sum_i tri(zbar_i zbar_i^T) ∘ tri(M_i)              (diagonal U: T)
+    S   = sum_i sum_j a_ij zbar_i zbar_j^T                   (K x K)
+
+with ``tri`` the K(K+1)/2 upper-triangle entries, indexed by ``tri_index[k, l]``
+(``inference/weights.py`` turns G into the precision of vec(U)).  Only the nonzero topics
+of each zbar are visited: a pair costs O(nnz_j^2), a document O(nnz_i^2 T) (full) instead
+of the dense O(K^2) and O(K^2 T); documents of ~20 tokens have a handful of topics.
+
+Imports only numpy and numba (``tests/test_architecture.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["weight_moments"]
+
+# K(K+1)/2 up to which a pair adds its whole (dense) triangle to M_i (K <= 13)
+_DENSE_MAX_ENTRIES = 91
+
+
+@njit(cache=True)
+def _nonzero_topics(zbar: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per document, its topics with zbar > 0 (``topics[d, :count[d]]``)."""
+    D, K = zbar.shape
+    topics = np.empty((D, K), dtype=np.int64)
+    count = np.zeros(D, dtype=np.int64)
+    for d in range(D):
+        n = 0
+        for k in range(K):
+            if zbar[d, k] != 0.0:
+                topics[d, n] = k
+                n += 1
+        count[d] = n
+    return topics, count
+
+
+@njit(cache=True)
+def weight_moments(zbar: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, a: np.ndarray,
+                   b: np.ndarray, tri_index: np.ndarray,
+                   full: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(G, S) for full U or (Pd as a 1 x T array, S) for diagonal U (see the module)."""
+    D, K = zbar.shape
+    T = K * (K + 1) // 2
+    topics, count = _nonzero_topics(zbar)
+    G = np.zeros((T, T)) if full else np.zeros((1, T))
+    S = np.zeros((K, K))
+    M = np.zeros(T)
+    r = np.zeros(K)
+    # few topics (T small): adding the dense upper triangle of zbar_j zbar_j^T is faster
+    # than visiting the nonzero pairs of topics one by one
+    dense = T <= _DENSE_MAX_ENTRIES
+    ZZ = np.zeros((D, T)) if dense else np.zeros((0, T))
+    if dense:
+        for d in range(D):
+            for k in range(K):
+                for l in range(k, K):
+                    ZZ[d, tri_index[k, l]] = zbar[d, k] * zbar[d, l]
+    for i in range(D):
+        lo = ptr[i]
+        hi = ptr[i + 1]
+        if lo == hi:
+            continue
+        ti = topics[i]
+        ni = count[i]
+        zi = zbar[i]
+        touched = False
+        for e in range(lo, hi):
+            j = nbr[e]
+            tj = topics[j]
+            nj = count[j]
+            zj = zbar[j]
+            bj = b[e]
+            aj = a[e]
+            if dense:
+                zz = ZZ[j]
+                for u in range(T):
+                    M[u] += bj * zz[u]
+            else:
+                for p in range(nj):
+                    k = tj[p]
+                    bk = bj * zj[k]
+                    for q in range(p, nj):
+                        M[tri_index[k, tj[q]]] += bk * zj[tj[q]]
+            touched = True
+            for q in range(nj):
+                r[tj[q]] += aj * zj[tj[q]]
+        if not touched:
+            continue
+        # S += zbar_i r_i^T with r_i = sum_j a_ij zbar_j
+        for p in range(ni):
+            k = ti[p]
+            for l in range(K):
+                S[k, l] += zi[k] * r[l]
+        for l in range(K):
+            r[l] = 0.0
+        for p in range(ni):
+            k = ti[p]
+            for q in range(p, ni):
+                l = ti[q]
+                t = tri_index[k, l]
+                w = zi[k] * zi[l]
+                if full:
+                    row = G[t]
+                    for u in range(T):
+                        row[u] += w * M[u]
+                else:
+                    G[0, t] += w * M[t]
+        for u in range(T):
+            M[u] = 0.0
+    return G, S
