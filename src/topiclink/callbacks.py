@@ -13,7 +13,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Callback", "ProgressBar", "EarlyStopping", "EvaluateEvery", "LambdaCallback"]
+__all__ = ["Callback", "ProgressBar", "EarlyStopping", "EvaluateEvery", "LambdaCallback",
+           "RelativeTolerance"]
 
 logger = logging.getLogger(__name__)
 
@@ -101,3 +102,28 @@ class LambdaCallback:
 
     def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool | None:
         return self.f(model, iteration, info)
+
+
+class RelativeTolerance:
+    """Stop a monotone optimiser (variational EM) when its objective per token changes by
+    less than ``tol`` (relative) in one iteration; warn once if it decreases (it must not,
+    up to rounding).  ``name`` labels the warning."""
+
+    def __init__(self, tol: float, name: str = "the model") -> None:
+        self.tol = tol
+        self.name = name
+        self.last: float | None = None
+        self.warned = False
+
+    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool:
+        value = info.get("log_likelihood", float("nan"))
+        if not math.isfinite(value):
+            return False
+        last, self.last = self.last, value
+        if last is None:
+            return False
+        if value < last - 1e-9 * abs(last) and not self.warned:
+            logger.warning("%s: the bound decreased at iteration %d (%.8f -> %.8f)",
+                           self.name, iteration + 1, last, value)
+            self.warned = True
+        return self.tol > 0 and abs(value - last) <= self.tol * abs(last)

@@ -64,6 +64,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma, gammaln
 
+from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import DataError, check_n_topics, check_positive
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.data.links import as_links
@@ -146,28 +147,6 @@ def _as_int(value: Any, name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
-
-
-class _RelativeTolerance:
-    """Stop when J per token changes by less than ``tol`` (relative) in one iteration."""
-
-    def __init__(self, tol: float) -> None:
-        self.tol = tol
-        self.last: float | None = None
-        self.warned = False
-
-    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool:
-        value = info.get("log_likelihood", float("nan"))
-        if not math.isfinite(value):
-            return False
-        last, self.last = self.last, value
-        if last is None:
-            return False
-        if value < last - 1e-9 * abs(last) and not self.warned:
-            logger.warning("VariationalRTM: the bound decreased at iteration %d "
-                           "(%.8f -> %.8f)", iteration + 1, last, value)
-            self.warned = True
-        return self.tol > 0 and abs(value - last) <= self.tol * abs(last)
 
 
 @register
@@ -371,7 +350,7 @@ class VariationalRTM(LinkPredictionMixin, TopicModelBase):
         logger.info("VariationalRTM: %d documents, %d words, %d tokens, %d links, K=%d, "
                     "rho=%g", D, V, n_tokens, M, K, rho)
         t0 = time.perf_counter()
-        cbs = [*(self.callbacks or []), _RelativeTolerance(float(self.tol))]
+        cbs = [*(self.callbacks or []), RelativeTolerance(float(self.tol), "VariationalRTM")]
         result = run_chain(self, step, objective, self.max_iter, cbs, self.verbose,
                            1, desc="VariationalRTM")
         logger.info("VariationalRTM: %d iterations in %.2f s", result.n_iter,

@@ -49,13 +49,13 @@ Prediction: the LDA E-step with the topics fixed and no label term (c = 0) gives
 from __future__ import annotations
 
 import logging
-import math
 import time
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
 
+from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import DataError, check_n_topics, check_positive
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.inference.gibbs import run_chain
@@ -122,29 +122,6 @@ def label_objective(A: np.ndarray, b: np.ndarray, xi: np.ndarray, eta: np.ndarra
     per_doc = -np.logaddexp(0.0, -xi) - 0.5 * xi + jj_lambda(xi) * xi * xi
     label = c * (float(per_doc.sum()) + 0.5 * float(eta @ b) - float(eta @ A @ eta))
     return label, -float(eta @ eta) / (2.0 * prior_var)
-
-
-class _RelativeTolerance:
-    """Stop when J per token changes by less than ``tol`` (relative) in one iteration;
-    warn once if it decreases (it must not, up to rounding)."""
-
-    def __init__(self, tol: float) -> None:
-        self.tol = tol
-        self.last: float | None = None
-        self.warned = False
-
-    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool:
-        value = info.get("log_likelihood", float("nan"))
-        if not math.isfinite(value):
-            return False
-        last, self.last = self.last, value
-        if last is None:
-            return False
-        if value < last - 1e-9 * abs(last) and not self.warned:
-            logger.warning("VariationalSLDA: the bound decreased at iteration %d "
-                           "(%.8f -> %.8f)", iteration + 1, last, value)
-            self.warned = True
-        return self.tol > 0 and abs(value - last) <= self.tol * abs(last)
 
 
 @register
@@ -322,7 +299,7 @@ class VariationalSLDA(TopicModelBase):
         logger.info("VariationalSLDA: %d documents, %d words, %d tokens, K=%d, c=%g", D, V,
                     n_tokens, K, c)
         t0 = time.perf_counter()
-        cbs = [*(self.callbacks or []), _RelativeTolerance(float(self.tol))]
+        cbs = [*(self.callbacks or []), RelativeTolerance(float(self.tol), "VariationalSLDA")]
         result = run_chain(self, step, objective, int(self.max_iter), cbs, self.verbose, 1,
                            desc="vSLDA")
         logger.info("VariationalSLDA: %d EM iterations in %.2f s%s", result.n_iter,
