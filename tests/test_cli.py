@@ -127,3 +127,36 @@ def test_experiment_slda_on_poliblog(tmp_path, shared_datasets):
     assert (table["n_iter"].between(1, 5)).all() and (table["seconds_per_iteration"] > 0).all()
     assert set(table.loc[table["model"] == "vSLDA", "c"]) == {1.0, 4.0}
     assert (tmp_path / "slda_accuracy_vs_c.png").exists()
+
+
+def test_fit_rtm_then_suggest_links(tmp_path):
+    """Bundled Cora: fit a small Gibbs-gRTM, then suggest links for a raw-text query; the
+    table has the requested number of rows with titles; bad queries are one-line errors."""
+    out = tmp_path / "rtm.npz"
+    result = runner.invoke(app, ["fit", "rtm", "-k", "4", "-n", "5", "--quiet", "--out",
+                                 str(out)])
+    assert result.exit_code == 0, result.output
+    assert "training pairs" in result.output and out.exists()
+    result = runner.invoke(app, ["suggest", str(out), "--text",
+                                 "reinforcement learning with neural networks", "--top", "3"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0].split()[:3] == ["query", "rank", "target"] and len(lines) == 4
+    for args, message in [(["--text", "zzzz qqqq"], "no word of the model"),
+                          ([], "--text or --file"),
+                          (["--file", str(tmp_path / "none.txt")], "not found")]:
+        bad = runner.invoke(app, ["suggest", str(out), *args])
+        assert bad.exit_code == 1 and message in bad.output, bad.output
+
+
+def test_fit_slda_on_poliblog_and_suggest_refuses_it(tmp_path, shared_datasets):
+    out = tmp_path / "slda.npz"
+    result = runner.invoke(app, ["fit", "slda", "--dataset", "poliblog-rlda", "-k", "3",
+                                 "-n", "5", "--c", "4", "--quiet", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "training accuracy" in result.output and out.exists()
+    bad = runner.invoke(app, ["suggest", str(out), "--text", "tax"])
+    assert bad.exit_code == 1 and "has no links" in bad.output
+    bad = runner.invoke(app, ["fit", "slda", "--dataset", "cora-linqs", "--loss", "square",
+                              "-n", "2", "--quiet", "--out", str(out)])
+    assert bad.exit_code == 1

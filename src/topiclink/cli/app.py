@@ -137,6 +137,142 @@ def fit_lda(
                f" M tokens/s); model written to {path}")
 
 
+@fit_app.command("rtm")
+def fit_rtm(
+    dataset: DatasetOpt = "cora",
+    data: DataDirOpt = None,
+    model_name: Annotated[str, typer.Option(
+        "--model", "-m", help="Gibbs-gRTM, Gibbs-RTM, Approx-gRTM, Gibbs-gMMRTM, "
+        "Gibbs-MMRTM or Approx-gMMRTM.")] = "Gibbs-gRTM",
+    topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 15,
+    iterations: Annotated[int, typer.Option("--iterations", "-n", help="Gibbs iterations.")]
+    = 300,
+    c: Annotated[float, typer.Option("--c", help="Regularisation constant of links.")] = 4.0,
+    alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.5,
+    negatives: Annotated[float, typer.Option(
+        help="Fraction of unobserved pairs drawn as negatives.")] = 0.01,
+    n_jobs: Annotated[int, typer.Option(help="Threads for the augmentation draws.")] = 1,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Model file to write.")]
+    = Path("rtm.npz"),
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit a relational topic model (gRTM family) to a linked dataset and save it."""
+    from topiclink.data.clean import drop_empty_documents
+    from topiclink.models.rtm import RelationalTopicModel
+
+    _setup_logging(verbose)
+    ds = _load(dataset, data)
+    if ds.corpus is None or ds.links is None:
+        raise _fail(f"dataset {dataset!r} has no linked documents")
+    corpus, links, _, _ = drop_empty_documents(ds.corpus, ds.links)
+    try:
+        model = RelationalTopicModel.from_paper(
+            model_name, n_topics=topics, max_iter=iterations, c=c, doc_topic_prior=alpha,
+            negative_ratio=negatives, n_jobs=n_jobs, random_state=seed, verbose=verbose)
+        t0 = time.perf_counter()
+        model.fit(corpus, links)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    seconds = time.perf_counter() - t0
+    path = model.save(out)
+    typer.echo(model.summary())
+    typer.echo(f"trained in {seconds:.1f} s ({model.n_pairs_} training pairs); model "
+               f"written to {path}")
+
+
+@fit_app.command("slda")
+def fit_slda(
+    dataset: DatasetOpt = "poliblog-rlda",
+    data: DataDirOpt = None,
+    loss: Annotated[str, typer.Option(help="logistic (gSLDA) or hinge (Gibbs MedLDA).")]
+    = "logistic",
+    topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 10,
+    iterations: Annotated[int, typer.Option("--iterations", "-n", help="Gibbs iterations.")]
+    = 200,
+    c: Annotated[float, typer.Option("--c", help="Regularisation constant of the labels.")]
+    = 25.0,
+    alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
+    n_jobs: Annotated[int, typer.Option(help="Processes for one-vs-all classes.")] = 1,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Model file to write.")]
+    = Path("slda.npz"),
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit a supervised topic model (gSLDA / Gibbs MedLDA) to a labelled dataset's
+    training documents and save it; prints test accuracy where the dataset has a test
+    split."""
+    from topiclink.data.clean import drop_empty_documents
+    from topiclink.models.slda import SupervisedTopicModel
+
+    _setup_logging(verbose)
+    ds = _load(dataset, data)
+    if ds.corpus is None or ds.labels is None:
+        raise _fail(f"dataset {dataset!r} has no labelled documents")
+    corpus, _, labels, _ = drop_empty_documents(ds.corpus, labels=np.asarray(ds.labels))
+    try:
+        model = SupervisedTopicModel(n_topics=topics, loss=loss, c=c, doc_topic_prior=alpha,
+                                     max_iter=iterations, n_jobs=n_jobs, random_state=seed,
+                                     verbose=verbose)
+        t0 = time.perf_counter()
+        model.fit(corpus, labels)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    seconds = time.perf_counter() - t0
+    path = model.save(out)
+    typer.echo(model.summary())
+    typer.echo(f"trained in {seconds:.1f} s; training accuracy "
+               f"{model.score(corpus, labels):.3f}")
+    if ds.test is not None and ds.test.corpus is not None and ds.test.labels is not None:
+        test, _, y_test, _ = drop_empty_documents(ds.test.corpus,
+                                                   labels=np.asarray(ds.test.labels))
+        typer.echo(f"test accuracy {model.score(test, y_test):.3f} "
+                   f"({test.n_docs} documents)")
+    typer.echo(f"model written to {path}")
+
+
+@app.command("suggest")
+def suggest_cmd(
+    model_path: Annotated[Path, typer.Argument(help="A saved relational model (.npz).")],
+    text: Annotated[str | None, typer.Option(help="The query document's text.")] = None,
+    text_file: Annotated[Path | None, typer.Option(
+        "--file", help="A text file with one query document per line.")] = None,
+    top: Annotated[int, typer.Option(help="Suggestions per query.")] = 10,
+    direction: Annotated[str, typer.Option(
+        help="out (query cites), in (cited by the query's targets) or either.")] = "either",
+) -> None:
+    """Suggest links from new documents (raw text) to a relational model's training
+    documents, with their titles where the training data had them."""
+    from topiclink.data.io import corpus_from_texts
+    from topiclink.persistence import load
+
+    if (text is None) == (text_file is None):
+        raise _fail("give the query as --text or --file (one of them)")
+    try:
+        model = load(model_path)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    if not hasattr(model, "suggest_links"):
+        raise _fail(f"{model_path} holds a {type(model).__name__}, which has no links; "
+                    "fit a relational model (topiclink fit rtm)")
+    if text_file is not None:
+        if not text_file.exists():
+            raise _fail(f"query file not found: {text_file}")
+        texts = [t for t in text_file.read_text(errors="replace").splitlines() if t.strip()]
+    else:
+        texts = [text]
+    try:
+        queries = corpus_from_texts(texts, vocabulary=list(model.vocabulary_))
+        empty = queries.empty_documents()
+        if empty.size:
+            raise _fail(f"query {int(empty[0]) + 1} has no word of the model's vocabulary")
+        table = model.suggest_links(queries, top=top, direction=direction)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    with pd.option_context("display.max_colwidth", 70, "display.width", 160):
+        typer.echo(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+
+
 def _int_list(text: str, name: str) -> list[int]:
     try:
         return [int(v) for v in text.split(",") if v.strip()]
