@@ -94,6 +94,8 @@ def test_multiclass_one_vs_all_parallel_equals_sequential():
     np.testing.assert_array_equal(seq.coef_, par.coef_)
     assert list(seq.classes_) == ["a", "b", "c"] and seq.coef_.shape == (3, 6)
     held = corpus.subset(range(180, 240))
+    # prediction: classes on two threads, one stream per class -> the same scores
+    np.testing.assert_array_equal(seq.decision_function(held), par.decision_function(held))
     assert seq.score(held, labels[180:]) > 0.8
     proba = seq.predict_proba(held)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)

@@ -142,7 +142,7 @@ def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
     return np.concatenate([[0], bounds, [n_docs]]).astype(np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sweep_fixed_topics(words: np.ndarray, offsets: np.ndarray, z: np.ndarray,
                        ndk: np.ndarray, phi_wk: np.ndarray, alpha: np.ndarray,
                        state: np.ndarray) -> None:

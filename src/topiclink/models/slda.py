@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,6 +32,7 @@ from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.models.base import TopicModelBase
 from topiclink.models.lda import _alpha_vector, infer_doc_topics
+from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.persistence import register
 from topiclink.random import RandomState, as_generator, kernel_state, spawn
 
@@ -157,7 +159,8 @@ class SupervisedTopicModel(TopicModelBase):
         Average eta and the topics over the last iterations.
     transform_iter : int, default 50
     n_jobs : int, default 1
-        Processes for the one-vs-all classes.
+        Processes for fitting the one-vs-all classes, threads for predicting them (results
+        do not depend on it).
     evaluate_every, random_state, verbose, callbacks : as for LDA
 
     Attributes
@@ -231,8 +234,6 @@ class SupervisedTopicModel(TopicModelBase):
         if len(targets) > 1 and self.n_jobs not in (None, 1):
             from joblib import Parallel, delayed
 
-            from topiclink.parallel import resolve_n_jobs
-
             fits = Parallel(n_jobs=resolve_n_jobs(self.n_jobs))(
                 delayed(_fit_binary)(params, corpus, t.astype(np.int8), s)
                 for t, s in zip(targets, seeds, strict=True))
@@ -251,10 +252,10 @@ class SupervisedTopicModel(TopicModelBase):
         return self
 
     # ------------------------------------------------------------------ prediction
-    def _zbar(self, corpus: Any, m: int) -> np.ndarray:
+    def _zbar(self, corpus: Any, m: int, rng: np.random.Generator) -> np.ndarray:
         return infer_doc_topics(corpus, np.ascontiguousarray(self.all_components_[m].T),
-                                np.asarray(self.alpha_), as_generator(self.random_state),
-                                n_iter=self.transform_iter, smooth=False)
+                                np.asarray(self.alpha_), rng, n_iter=self.transform_iter,
+                                smooth=False)
 
     def transform(self, X: Any) -> np.ndarray:
         """Topic proportions (n_docs, K) of new documents under the first chain's topics."""
@@ -269,8 +270,19 @@ class SupervisedTopicModel(TopicModelBase):
         each classifier infers zbar under its own topics."""
         self._check_fitted()
         corpus = self._as_model_corpus(X)
-        scores = np.column_stack([self._zbar(corpus, m) @ self.coef_[m]
-                                  for m in range(self.coef_.shape[0])])
+        n_models = self.coef_.shape[0]
+        rngs = spawn(as_generator(self.random_state), n_models)
+        threads = min(n_threads(resolve_n_jobs(self.n_jobs)), n_models)
+
+        def score(m: int) -> np.ndarray:
+            return self._zbar(corpus, m, rngs[m]) @ self.coef_[m]
+
+        if threads > 1:     # the inference kernel releases the GIL; one stream per class
+            with ThreadPoolExecutor(threads, thread_name_prefix="topiclink") as pool:
+                columns = list(pool.map(score, range(n_models)))
+        else:
+            columns = [score(m) for m in range(n_models)]
+        scores = np.column_stack(columns)
         return scores[:, 0] if self.classes_.size == 2 else scores
 
     def predict(self, X: Any) -> np.ndarray:
