@@ -394,6 +394,9 @@ def experiment_slda(
     iterations: Annotated[int, typer.Option("--iterations", "-n")] = 200,
     runs: Annotated[int, typer.Option(help="Repetitions with different seeds.")] = 1,
     n_jobs: Annotated[int, typer.Option(help="Processes for one-vs-all classes.")] = 1,
+    workers: Annotated[int, typer.Option(help="Configurations (model, K, c, run) run at "
+                                         "once in separate processes; the results do "
+                                         "not depend on it.")] = 1,
     seed: Annotated[int, typer.Option()] = 0,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
     = Path("slda-experiment"),
@@ -435,7 +438,7 @@ def experiment_slda(
         table = run_slda_experiment(prepared, names, topics=_int_list(topics, "--topics"),
                                     c_values=_float_list(c, "--c"), n_runs=runs,
                                     max_iter=iterations, n_jobs=n_jobs, random_state=seed,
-                                    on_row=record)
+                                    on_row=record, workers=workers)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     if table.empty:
@@ -446,9 +449,17 @@ def experiment_slda(
         ax.figure.savefig(out / f"slda_{metric}_vs_K.png", dpi=120, bbox_inches="tight")
     supervised = table[table["model"].isin(C_MODELS)]
     if supervised["c"].nunique() > 1:
-        ax = plot_metric_vs_topics(supervised, "accuracy", x="c")
-        ax.set_title(f"{prepared.name}: accuracy against c")
-        ax.figure.savefig(out / "slda_accuracy_vs_c.png", dpi=120, bbox_inches="tight")
+        import matplotlib.pyplot as plt
+
+        c_models = list(dict.fromkeys(supervised["model"]))
+        fig, axes = plt.subplots(1, len(c_models), figsize=(5.5 * len(c_models), 4),
+                                 sharey=True, squeeze=False)
+        for ax, name in zip(axes[0], c_models, strict=True):
+            plot_metric_vs_topics(supervised[supervised["model"] == name], "accuracy",
+                                  ax=ax, x="c")
+            ax.set_title(f"{prepared.name}: {name}, accuracy against c")
+        fig.savefig(out / "slda_accuracy_vs_c.png", dpi=120, bbox_inches="tight")
+        plt.close(fig)
     summary = table.groupby(["model", "K", "c"], dropna=False)[
         ["accuracy", "train_seconds", "n_iter", "seconds_per_iteration", "test_seconds"]
     ].mean()

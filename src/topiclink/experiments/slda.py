@@ -131,13 +131,71 @@ def _tomotopy_slda(task: SLDATask, K: int, n_iter: int, alpha: float, beta: floa
     return (scores > 0.5).astype(int), train_s, time.perf_counter() - t0
 
 
+def _fit_one(task: SLDATask, name: str, K: int, c: float, run: int, max_iter: int,
+             alpha: float, beta: float, n_jobs: int, random_state: int
+             ) -> dict[str, Any] | None:
+    """Fit one configuration on the training split and score it on the test split (one row
+    of :func:`run_slda_experiment`; ``None`` where the model cannot run on this task)."""
+    from sklearn.svm import LinearSVC
+
+    n_classes = np.unique(task.y_train).size
+    seed = random_state + 1000 * run + int(K)
+    t0 = time.perf_counter()
+    n_iter = max_iter
+    if name in ("gSLDA", "gMedLDA"):
+        model = SupervisedTopicModel(
+            n_topics=int(K), loss="logistic" if name == "gSLDA" else "hinge", c=float(c),
+            doc_topic_prior=alpha, topic_word_prior=beta, max_iter=max_iter,
+            evaluate_every=0, n_jobs=n_jobs, random_state=seed).fit(task.train, task.y_train)
+        train_s = time.perf_counter() - t0
+        n_iter = model.n_iter_
+        t1 = time.perf_counter()
+        pred = model.predict(task.test)
+        test_s = time.perf_counter() - t1
+    elif name == "vSLDA":
+        vmodel = VariationalSLDA(
+            n_topics=int(K), c=float(c), doc_topic_prior=alpha, topic_word_prior=beta,
+            max_iter=max_iter, random_state=seed).fit(task.train, task.y_train)
+        train_s = time.perf_counter() - t0
+        n_iter = vmodel.n_iter_
+        t1 = time.perf_counter()
+        pred = vmodel.predict(task.test)
+        test_s = time.perf_counter() - t1
+    elif name == "LDA+SVM":
+        lda = LDA(n_topics=int(K), doc_topic_prior=alpha, topic_word_prior=beta,
+                  max_iter=max_iter, evaluate_every=0, random_state=seed)
+        lda.fit(task.train)
+        n_iter = lda.n_iter_
+        svm = LinearSVC(C=1.0).fit(lda.doc_topic_, task.y_train)
+        train_s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        pred = svm.predict(lda.transform(task.test))
+        test_s = time.perf_counter() - t1
+    else:
+        if n_classes != 2:
+            return None
+        try:
+            pred, train_s, test_s = _tomotopy_slda(task, int(K), max_iter, alpha, beta, seed)
+        except ImportError:
+            logger.warning("tomotopy is not installed; skipping its SLDA")
+            return None
+    row = {"model": name, "K": int(K), "c": float(c), "run": run,
+           "accuracy": float(np.mean(pred == task.y_test)),
+           "train_seconds": train_s, "n_iter": int(n_iter),
+           "seconds_per_iteration": train_s / max(int(n_iter), 1),
+           "test_seconds": test_s, "n_train": task.train.n_docs, "n_test": task.test.n_docs}
+    logger.info("%s K=%d c=%g run %d: accuracy %.3f, %.1f s", name, K, c, run,
+                row["accuracy"], train_s)
+    return row
+
+
 def run_slda_experiment(task: SLDATask, models: Sequence[str],
                         topics: Iterable[int] = (5, 10, 15, 20, 25, 30),
                         c_values: Iterable[float] = (1.0, 25.0), n_runs: int = 1,
                         max_iter: int = 200, alpha: float = 0.1, beta: float = 0.01,
                         n_jobs: int = 1, random_state: int = 0,
-                        on_row: Callable[[dict[str, Any]], None] | None = None
-                        ) -> pd.DataFrame:
+                        on_row: Callable[[dict[str, Any]], None] | None = None,
+                        workers: int = 1) -> pd.DataFrame:
     """One row per (model, K, c, run): accuracy, train/test seconds, iterations run
     (``n_iter``) and seconds per iteration.
 
@@ -146,74 +204,40 @@ def run_slda_experiment(task: SLDATask, models: Sequence[str],
     :class:`VariationalSLDA` (default 1e-4).  ``seconds_per_iteration`` is
     ``train_seconds / n_iter`` (for LDA+SVM it includes the SVM).  vSLDA is binary only:
     on a multiclass task it is skipped with a warning.
-    """
-    from sklearn.svm import LinearSVC
 
+    ``n_jobs`` is the number of processes of one multiclass fit (one-vs-all classes);
+    ``workers`` runs that many configurations at once in separate processes (each
+    configuration's seed depends only on K and the run, so the rows are the same for any
+    ``workers``; only the timings feel the shared machine).  Rows come back in the order of
+    the sequential loop.
+    """
     for name in models:
         if name not in MODEL_NAMES:
             raise ValueError(f"unknown model {name!r}; known: {', '.join(MODEL_NAMES)}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
     n_classes = np.unique(task.y_train).size
     if "vSLDA" in models and n_classes != 2:
         logger.warning("vSLDA is binary only; skipping it on this %d-class task", n_classes)
         models = [m for m in models if m != "vSLDA"]
+    c_values = [float(c) for c in c_values]
+    configs = [(name, int(K), c, run) for run in range(n_runs) for K in topics
+               for name in models
+               for c in (c_values if name in C_MODELS else (float("nan"),))]
+    fixed = dict(max_iter=max_iter, alpha=alpha, beta=beta, n_jobs=n_jobs,
+                 random_state=random_state)
+    if workers == 1:
+        results = (_fit_one(task, *cfg, **fixed) for cfg in configs)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=workers, return_as="generator")(
+            delayed(_fit_one)(task, *cfg, **fixed) for cfg in configs)
     rows: list[dict[str, Any]] = []
-    for run in range(n_runs):
-        for K in topics:
-            for name in models:
-                cs = c_values if name in C_MODELS else (float("nan"),)
-                for c in cs:
-                    seed = random_state + 1000 * run + int(K)
-                    t0 = time.perf_counter()
-                    n_iter = max_iter
-                    if name in ("gSLDA", "gMedLDA"):
-                        model = SupervisedTopicModel(
-                            n_topics=int(K), loss="logistic" if name == "gSLDA" else "hinge",
-                            c=float(c), doc_topic_prior=alpha, topic_word_prior=beta,
-                            max_iter=max_iter, evaluate_every=0, n_jobs=n_jobs,
-                            random_state=seed).fit(task.train, task.y_train)
-                        train_s = time.perf_counter() - t0
-                        n_iter = model.n_iter_
-                        t1 = time.perf_counter()
-                        pred = model.predict(task.test)
-                        test_s = time.perf_counter() - t1
-                    elif name == "vSLDA":
-                        vmodel = VariationalSLDA(
-                            n_topics=int(K), c=float(c), doc_topic_prior=alpha,
-                            topic_word_prior=beta, max_iter=max_iter,
-                            random_state=seed).fit(task.train, task.y_train)
-                        train_s = time.perf_counter() - t0
-                        n_iter = vmodel.n_iter_
-                        t1 = time.perf_counter()
-                        pred = vmodel.predict(task.test)
-                        test_s = time.perf_counter() - t1
-                    elif name == "LDA+SVM":
-                        lda = LDA(n_topics=int(K), doc_topic_prior=alpha, topic_word_prior=beta,
-                                  max_iter=max_iter, evaluate_every=0, random_state=seed)
-                        lda.fit(task.train)
-                        n_iter = lda.n_iter_
-                        svm = LinearSVC(C=1.0).fit(lda.doc_topic_, task.y_train)
-                        train_s = time.perf_counter() - t0
-                        t1 = time.perf_counter()
-                        pred = svm.predict(lda.transform(task.test))
-                        test_s = time.perf_counter() - t1
-                    else:
-                        if n_classes != 2:
-                            continue
-                        try:
-                            pred, train_s, test_s = _tomotopy_slda(task, int(K), max_iter,
-                                                                   alpha, beta, seed)
-                        except ImportError:
-                            logger.warning("tomotopy is not installed; skipping its SLDA")
-                            continue
-                    row = {"model": name, "K": int(K), "c": float(c), "run": run,
-                           "accuracy": float(np.mean(pred == task.y_test)),
-                           "train_seconds": train_s, "n_iter": int(n_iter),
-                           "seconds_per_iteration": train_s / max(int(n_iter), 1),
-                           "test_seconds": test_s, "n_train": task.train.n_docs,
-                           "n_test": task.test.n_docs}
-                    logger.info("%s K=%d c=%g run %d: accuracy %.3f, %.1f s", name, K, c,
-                                run, row["accuracy"], train_s)
-                    rows.append(row)
-                    if on_row is not None:
-                        on_row(row)
+    for row in results:
+        if row is None:
+            continue
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
     return pd.DataFrame(rows)

@@ -17,17 +17,22 @@ LABELS = {"link_rank": "link rank (lower is better)", "word_rank": "word rank (l
 
 def plot_metric_vs_topics(table: pd.DataFrame, metric: str, ax: Any = None,
                           by: str = "model", x: str = "K") -> Any:
-    """One line per model (and c, when several were run and ``x`` is not c): mean over
-    folds or runs with +-1 sd, against ``x`` (K by default, or c)."""
+    """One line per model (and c, when several were run and ``x`` is not c; and K, when
+    several were run and ``x`` is c): mean over folds or runs with +-1 sd, against ``x``
+    (K by default, or c)."""
     if metric not in table.columns:
         raise ValueError(f"the table has no column {metric!r}")
     ax = new_axes(ax)
-    split_c = x != "c" and "c" in table and table["c"].nunique(dropna=True) > 1
-    keys = [by] + (["c"] if split_c else [])
+    split = None
+    if x != "c" and "c" in table and table["c"].nunique(dropna=True) > 1:
+        split = "c"
+    elif x == "c" and "K" in table and table["K"].nunique() > 1:
+        split = "K"
+    keys = [by] + ([split] if split else [])
     for key, group in table.groupby(keys, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         stats = group.groupby(x)[metric].agg(["mean", "std"]).reset_index()
-        label = str(key[0]) + (f" (c={key[1]:g})" if len(key) > 1 and pd.notna(key[1])
+        label = str(key[0]) + (f" ({split}={key[1]:g})" if len(key) > 1 and pd.notna(key[1])
                                else "")
         ax.errorbar(stats[x], stats["mean"], yerr=stats["std"].fillna(0), marker="o",
                     capsize=3, label=label)
