@@ -142,24 +142,22 @@ def _fit_one(task: SLDATask, name: str, K: int, c: float, run: int, max_iter: in
     seed = random_state + 1000 * run + int(K)
     t0 = time.perf_counter()
     n_iter = max_iter
-    if name in ("gSLDA", "gMedLDA"):
-        model = SupervisedTopicModel(
-            n_topics=int(K), loss="logistic" if name == "gSLDA" else "hinge", c=float(c),
-            doc_topic_prior=alpha, topic_word_prior=beta, max_iter=max_iter,
-            evaluate_every=0, n_jobs=n_jobs, random_state=seed).fit(task.train, task.y_train)
+    if name in ("gSLDA", "gMedLDA", "vSLDA"):
+        model: SupervisedTopicModel | VariationalSLDA
+        if name == "vSLDA":
+            model = VariationalSLDA(n_topics=int(K), c=float(c), doc_topic_prior=alpha,
+                                    topic_word_prior=beta, max_iter=max_iter,
+                                    random_state=seed)
+        else:
+            model = SupervisedTopicModel(
+                n_topics=int(K), loss="logistic" if name == "gSLDA" else "hinge",
+                c=float(c), doc_topic_prior=alpha, topic_word_prior=beta,
+                max_iter=max_iter, evaluate_every=0, n_jobs=n_jobs, random_state=seed)
+        model.fit(task.train, task.y_train)
         train_s = time.perf_counter() - t0
         n_iter = model.n_iter_
         t1 = time.perf_counter()
         pred = model.predict(task.test)
-        test_s = time.perf_counter() - t1
-    elif name == "vSLDA":
-        vmodel = VariationalSLDA(
-            n_topics=int(K), c=float(c), doc_topic_prior=alpha, topic_word_prior=beta,
-            max_iter=max_iter, random_state=seed).fit(task.train, task.y_train)
-        train_s = time.perf_counter() - t0
-        n_iter = vmodel.n_iter_
-        t1 = time.perf_counter()
-        pred = vmodel.predict(task.test)
         test_s = time.perf_counter() - t1
     elif name == "LDA+SVM":
         lda = LDA(n_topics=int(K), doc_topic_prior=alpha, topic_word_prior=beta,
