@@ -114,13 +114,14 @@ def _pg_laplace(h: float, z: float, t: float) -> float:
                                                                           + t / 2))))))
 
 
-@pytest.mark.parametrize("h", [1.0, 3.7, 4.0])
+@pytest.mark.parametrize("h", [1.0, 3.7, 4.0, 256.0])
 @pytest.mark.parametrize("z", [0.5, 6.0, -40.0])
 def test_pg_laplace_transform(h: float, z: float) -> None:
     """Beyond two moments: the sample mean of exp(-t omega) matches the closed-form
     Laplace transform at t = s / E[omega], s in {0.5, 2, 5} (bulk and left tail; larger s
     make the estimator too heavy-tailed for a CLT), within 5 standard errors, on each of
-    sample_pg's routes (h = 1 devroye at |z| >= 3, alternate, devroye + series).  The
+    sample_pg's routes (h = 1 devroye at |z| >= 3, alternate, devroye + series, saddle
+    for h >= 32 at |z| < 3).  The
     polyagamma default fails it at h = 3.7, z = 0.5 (z-score -6.4)."""
     x = sample_pg(np.random.default_rng(SEED), np.full(200_000, h), np.full(200_000, z))
     for s in (0.5, 2.0, 5.0):

@@ -92,11 +92,17 @@ def _scalar_or_array(x: NDArray[np.float64]) -> NDArray[np.float64]:
 #                            ~110 ns against ~160 ns for "alternate"; its draws are wrong
 #                            from |z| ~ 180 on, for every h);
 #   other h, |z| >= _ALTERNATE_MIN_Z: polyagamma "alternate" (accurate for every h there);
+#   h >= _SADDLE_MIN_H, |z| < _ALTERNATE_MIN_Z: polyagamma "saddle" (Windle et al.'s
+#                            saddle-point envelope rejection sampler; unbiased here in
+#                            2e7 draws at h = 32 and 256: |z-score| <= 1.1 on mean and
+#                            variance; ~0.8 us a draw for any h, where "devroye" sums h
+#                            unit draws: ~30 us at h = 256, the paper's multiclass c);
 #   other h, |z| <  _ALTERNATE_MIN_Z: integer part of h by "devroye" (exact for integer h),
 #                            the fractional part by the truncated gamma series +
 #                            moment-matched gamma tail (_series_draws).
 _ALTERNATE_MIN_Z = 3.0
 _DEVROYE_MAX_Z = 100.0
+_SADDLE_MIN_H = 32.0
 _SERIES_TERMS = 64
 _SERIES_CHUNK = 16_384
 
@@ -145,7 +151,9 @@ def _draw_routed(gen: np.random.Generator, h: NDArray[np.float64],
     _routed_subset(gen, h, z, "devroye", unit, out)
     far = ~unit & (absz >= _ALTERNATE_MIN_Z)
     _routed_subset(gen, h, z, "alternate", far, out)
-    near = ~(unit | far)
+    large = ~(unit | far) & (h >= _SADDLE_MIN_H)
+    _routed_subset(gen, h, z, "saddle", large, out)
+    near = ~(unit | far | large)
     if near.any():
         hn, zn = h[near], z[near]
         whole = np.floor(hn)
@@ -202,7 +210,9 @@ def sample_pg(rng: RandomState, h: ArrayLike, z: ArrayLike,
     for ``h > 50`` with zero variance from ``|z| ~ 40`` and NaN from ``|z| ~ 710``.
     So draws are routed: ``h = 1, |z| < 100`` -> ``"devroye"`` (exact there and fastest;
     wrong from ``|z| ~ 180`` for every ``h``); otherwise ``|z| >= 3`` -> polyagamma's
-    ``"alternate"`` method; ``|z| < 3``
+    ``"alternate"`` method; ``|z| < 3`` and ``h >= 32`` -> ``"saddle"`` (its cost does not
+    grow with ``h``; biased for small ``h``, not measurably from ``h = 16`` on); ``|z| < 3``
+    and smaller ``h``
     -> ``"devroye"`` (exact for integer ``h``) for the integer part of ``h`` plus the
     truncated gamma series with a moment-matched tail for the fractional part (PG is
     infinitely divisible: PG(a, z) + PG(b, z) = PG(a + b, z) in law).
