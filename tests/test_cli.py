@@ -108,9 +108,22 @@ def test_experiment_grtm_small(tmp_path):
                 "weights_seconds", "test_seconds"):
         assert table[col].notna().all()
     assert (tmp_path / "grtm_link_rank.png").exists()
+    # the same rows with configurations fitted in two processes
+    par = tmp_path / "par"
+    result = runner.invoke(app, ["experiment", "grtm", "--dataset", "cora", "--folds", "5",
+                                 "--only-folds", "0", "--topics", "3", "--models",
+                                 "Gibbs-gRTM,Gibbs-MMRTM,Var-RTM", "--c", "2",
+                                 "--iterations", "5", "--workers", "2", "--out", str(par),
+                                 "--quiet"])
+    assert result.exit_code == 0, result.output
+    same = ["model", "K", "c", "fold", "link_rank", "word_rank", "auc", "n_pairs"]
+    pd.testing.assert_frame_equal(table[same], pd.read_csv(par / "grtm_results.csv")[same])
     bad = runner.invoke(app, ["experiment", "grtm", "--models", "Nope", "--out",
                               str(tmp_path)])
     assert bad.exit_code == 1 and "unknown model 'Nope'" in bad.output
+    bad = runner.invoke(app, ["experiment", "grtm", "--workers", "0", "--dataset", "cora",
+                              "--out", str(tmp_path)])
+    assert bad.exit_code == 1 and "workers must be >= 1" in bad.output
 
 
 def test_experiment_slda_on_poliblog(tmp_path, shared_datasets):

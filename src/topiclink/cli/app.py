@@ -37,6 +37,9 @@ InputOpt = Annotated[Path | None, typer.Option(
 VocabOpt = Annotated[Path | None, typer.Option(help="UCI vocabulary file for --input.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q",
                                           help="Progress bar and info logging.")]
+WorkersOpt = Annotated[int, typer.Option(
+    help="Configurations run at once in separate processes (the results do not depend "
+         "on it).")]
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -309,6 +312,7 @@ def experiment_grtm(
     negatives: Annotated[float, typer.Option(help="Fraction of unobserved pairs used as "
                                              "negatives (paper: 0.01).")] = 0.01,
     seed: Annotated[int, typer.Option()] = 0,
+    workers: WorkersOpt = 1,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
     = Path("grtm-experiment"),
     verbose: VerboseOpt = True,
@@ -358,7 +362,7 @@ def experiment_grtm(
             c_values=_float_list(c, "--c"), n_folds=folds, settings=settings,
             random_state=seed,
             folds=_int_list(only_folds, "--only-folds") if only_folds else None,
-            on_row=append)
+            on_row=append, workers=workers)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     summary = summarise(table)
@@ -394,9 +398,7 @@ def experiment_slda(
     iterations: Annotated[int, typer.Option("--iterations", "-n")] = 200,
     runs: Annotated[int, typer.Option(help="Repetitions with different seeds.")] = 1,
     n_jobs: Annotated[int, typer.Option(help="Processes for one-vs-all classes.")] = 1,
-    workers: Annotated[int, typer.Option(help="Configurations (model, K, c, run) run at "
-                                         "once in separate processes; the results do "
-                                         "not depend on it.")] = 1,
+    workers: WorkersOpt = 1,
     seed: Annotated[int, typer.Option()] = 0,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
     = Path("slda-experiment"),

@@ -93,57 +93,72 @@ def evaluate_fold(model: Any, fold: Fold, seed: int = 0) -> dict[str, float]:
     }
 
 
+def _run_one(fold: Fold, name: str, K: int, c: float, settings: GRTMSettings,
+             random_state: int) -> dict[str, Any]:
+    """Fit one (model, K, c) on one fold and evaluate it (a row of the protocol table)."""
+    seed = random_state + 1000 * fold.fold + K
+    model = _make_model(name, int(K), float(c), settings, seed)
+    t0 = time.perf_counter()
+    model.fit(fold.train_corpus, fold.train_links)
+    train_seconds = time.perf_counter() - t0
+    trace = model.trace_
+
+    def total(key: str) -> float:
+        return float(np.nansum(trace.get(key, np.nan)))
+
+    row: dict[str, Any] = {
+        "model": name, "K": int(K), "c": float(c), "fold": fold.fold,
+        **evaluate_fold(model, fold, seed),
+        "train_seconds": train_seconds, "z_seconds": total("seconds_z"),
+        "lambda_seconds": total("seconds_lambda"), "omega_seconds": total("seconds_omega"),
+        "weights_seconds": total("seconds_weights"),
+        "n_pairs": int(getattr(model, "n_pairs_", getattr(model, "n_links_", 0))),
+    }
+    logger.info("%s K=%d c=%g fold %d: link rank %.1f, AUC %.3f, %.1f s", name, K, c,
+                fold.fold, row["link_rank"], row["auc"], train_seconds)
+    return row
+
+
 def run_grtm_experiment(corpus: Corpus, links: Links, models: Sequence[str],
                         topics: Iterable[int] = (5, 10, 15, 20, 25),
                         c_values: Iterable[float] = (1.0,), n_folds: int = 5,
                         settings: GRTMSettings | None = None, random_state: int = 0,
                         folds: Sequence[int] | None = None,
-                        on_row: Callable[[dict[str, Any]], None] | None = None
-                        ) -> pd.DataFrame:
+                        on_row: Callable[[dict[str, Any]], None] | None = None,
+                        workers: int = 1) -> pd.DataFrame:
     """Run the protocol; returns one row per (model, K, c, fold).
 
     Columns: model, K, c (NaN for Var-RTM, which has none), fold, link_rank, word_rank,
     auc, pr_auc, random_link_rank, train_seconds, z_seconds, lambda_seconds (augmentation
     draws), omega_seconds (pair discriminants), weights_seconds, test_seconds, n_pairs.
     ``folds`` restricts the run to some fold indices; ``on_row`` is called after each row
-    (e.g. to append it to a CSV so that a long run can be resumed).
+    (e.g. to append it to a CSV so that a long run can be resumed).  ``workers`` fits that
+    many configurations at once in separate processes; each configuration's seed depends
+    only on its fold and K, so the rows (in the sequential order) do not depend on it.
     """
     settings = settings or GRTMSettings()
     for name in models:
         if name not in MODEL_NAMES:
             raise ValueError(f"unknown model {name!r}; known: {', '.join(MODEL_NAMES)}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
     all_folds = kfold_documents(corpus, links, n_folds=n_folds, random_state=random_state)
     chosen = all_folds if folds is None else [all_folds[i] for i in folds]
+    c_values = [float(c) for c in c_values]
+    configs = [(fold, name, int(K), c) for fold in chosen for K in topics for name in models
+               for c in (c_values if name != "Var-RTM" else (float("nan"),))]
+    if workers == 1:
+        results = (_run_one(*cfg, settings, random_state) for cfg in configs)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=workers, return_as="generator")(
+            delayed(_run_one)(*cfg, settings, random_state) for cfg in configs)
     rows: list[dict[str, Any]] = []
-    for fold in chosen:
-        for K in topics:
-            for name in models:
-                for c in (c_values if name != "Var-RTM" else (float("nan"),)):
-                    seed = random_state + 1000 * fold.fold + K
-                    model = _make_model(name, int(K), float(c), settings, seed)
-                    t0 = time.perf_counter()
-                    model.fit(fold.train_corpus, fold.train_links)
-                    train_seconds = time.perf_counter() - t0
-                    trace = model.trace_
-                    row: dict[str, Any] = {
-                        "model": name, "K": int(K), "c": float(c), "fold": fold.fold,
-                        **evaluate_fold(model, fold, seed),
-                        "train_seconds": train_seconds,
-                        "z_seconds": float(np.nansum(trace.get("seconds_z", np.nan))),
-                        "lambda_seconds": float(np.nansum(trace.get("seconds_lambda",
-                                                                    np.nan))),
-                        "omega_seconds": float(np.nansum(trace.get("seconds_omega", np.nan))),
-                        "weights_seconds": float(np.nansum(trace.get("seconds_weights",
-                                                                     np.nan))),
-                        "n_pairs": int(getattr(model, "n_pairs_",
-                                               getattr(model, "n_links_", 0))),
-                    }
-                    logger.info("%s K=%d c=%g fold %d: link rank %.1f, AUC %.3f, %.1f s",
-                                name, K, c, fold.fold, row["link_rank"], row["auc"],
-                                train_seconds)
-                    rows.append(row)
-                    if on_row is not None:
-                        on_row(row)
+    for row in results:
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
     return pd.DataFrame(rows)
 
 
