@@ -76,7 +76,7 @@ def main() -> None:
                 "pair_visits_per_token": 2 * n_pairs / n_tokens,
                 "weights_step_s": exact["weights"], "z_exact_s": exact["z"],
                 "z_approx_s": approx["z"], "lambda_pg_s": exact["lambda"],
-                "lambda_hinge_s": hinge["lambda"], "omega_s": exact["omega"],
+                "lambda_hinge_s": hinge["lambda"],
                 "lda_sweep_s": lda,
                 "z_exact_over_lda": exact["z"] / lda,
                 "z_exact_over_approx": exact["z"] / approx["z"],

@@ -165,14 +165,18 @@ def test_every_paper_variant_fits_and_is_deterministic(planted, name):
 @pytest.mark.parametrize("loss", ["logistic", "hinge"])
 def test_threads_do_not_change_the_chain(planted, loss):
     """The augmentation runs over fixed chunks of pairs with their own streams, so
-    n_jobs = 2 (chunks on two threads) gives exactly the n_jobs = 1 result; more pairs
-    than one chunk (8192) so that the chunks really are split."""
+    n_jobs = 2 (chunks drawn on a second thread while the Z sweep goes on, the weight
+    moments in two parts at once) gives exactly the n_jobs = 1 result; more pairs than one
+    chunk (8192) so that the chunks really are split."""
     (corpus, links), _ = planted
     fits = [RelationalTopicModel(3, loss=loss, negative_ratio=0.5, max_iter=4, n_jobs=n,
                                  random_state=5).fit(corpus, links) for n in (1, 2)]
     assert fits[0].n_pairs_ > 2 * 8192
     np.testing.assert_array_equal(fits[0].weights_, fits[1].weights_)
     np.testing.assert_array_equal(fits[0].state_["z"], fits[1].state_["z"])
+    np.testing.assert_array_equal(fits[0].state_["omega"], fits[1].state_["omega"])
+    np.testing.assert_array_equal(fits[0].trace_["link_loglik"],
+                                  fits[1].trace_["link_loglik"])
 
 
 def test_undirected_links_accepted(planted):

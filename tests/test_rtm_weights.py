@@ -47,6 +47,14 @@ def test_weight_posterior_matches_explicit_design(full, sparse, K):
                               (ps.out.ptr, ps.out.nbr, ps.out.order))
     np.testing.assert_allclose(P2, P1, rtol=1e-12)
     np.testing.assert_allclose(s2, s1, rtol=1e-12)
+    # the moments' parts on a thread pool: the very same sums
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        P3, s3 = weight_posterior(zbar, us, ud, ua, ub, 2.0, full,
+                                  (ps.out.ptr, ps.out.nbr, ps.out.order), executor=pool)
+    np.testing.assert_array_equal(P3, P2)
+    np.testing.assert_array_equal(s3, s2)
     # and omega = x^T eta matches the bilinear form with U reshaped row-major
     eta = rng.normal(size=X.shape[1])
     U = eta.reshape(K, K) if full else np.diag(eta)

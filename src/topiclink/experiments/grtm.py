@@ -110,8 +110,7 @@ def _run_one(fold: Fold, name: str, K: int, c: float, settings: GRTMSettings,
         "model": name, "K": int(K), "c": float(c), "fold": fold.fold,
         **evaluate_fold(model, fold, seed),
         "train_seconds": train_seconds, "z_seconds": total("seconds_z"),
-        "lambda_seconds": total("seconds_lambda"), "omega_seconds": total("seconds_omega"),
-        "weights_seconds": total("seconds_weights"),
+        "lambda_seconds": total("seconds_lambda"), "weights_seconds": total("seconds_weights"),
         "n_pairs": int(getattr(model, "n_pairs_", getattr(model, "n_links_", 0))),
     }
     logger.info("%s K=%d c=%g fold %d: link rank %.1f, AUC %.3f, %.1f s", name, K, c,
@@ -129,8 +128,8 @@ def run_grtm_experiment(corpus: Corpus, links: Links, models: Sequence[str],
     """Run the protocol; returns one row per (model, K, c, fold).
 
     Columns: model, K, c (NaN for Var-RTM, which has none), fold, link_rank, word_rank,
-    auc, pr_auc, random_link_rank, train_seconds, z_seconds, lambda_seconds (augmentation
-    draws), omega_seconds (pair discriminants), weights_seconds, test_seconds, n_pairs.
+    auc, pr_auc, random_link_rank, train_seconds, z_seconds, lambda_seconds (pair
+    discriminants and augmentation draws), weights_seconds, test_seconds, n_pairs.
     ``folds`` restricts the run to some fold indices; ``on_row`` is called after each row
     (e.g. to append it to a CSV so that a long run can be resumed).  ``workers`` fits that
     many configurations at once in separate processes; each configuration's seed depends

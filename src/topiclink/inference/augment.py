@@ -46,7 +46,8 @@ class ChunkedAugmenter:
 
     def __init__(self, rng: np.random.Generator, loss: str, y: np.ndarray, c: np.ndarray,
                  hinge_cost: float = 1.0, n_threads: int = 1,
-                 chunk_size: int = 8192) -> None:
+                 chunk_size: int = 8192,
+                 bounds: list[tuple[int, int]] | None = None) -> None:
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         self.loss = loss
@@ -54,7 +55,12 @@ class ChunkedAugmenter:
         self.c = np.broadcast_to(np.asarray(c, dtype=np.float64), self.y.shape)
         self.hinge_cost = float(hinge_cost)
         n = self.y.size
-        self.bounds = [(lo, min(lo + chunk_size, n)) for lo in range(0, n, chunk_size)]
+        if bounds is None:
+            bounds = [(lo, min(lo + chunk_size, n)) for lo in range(0, n, chunk_size)]
+        elif (sum(hi - lo for lo, hi in bounds) != n
+              or any(b[1] != a[0] for b, a in zip(bounds, bounds[1:], strict=False))):
+            raise ValueError("bounds must be consecutive (lo, hi) ranges covering every item")
+        self.bounds = list(bounds)
         self.generators = spawn(rng, len(self.bounds))
         self.n_threads = max(1, min(int(n_threads), len(self.bounds)))
         self._pool = (ThreadPoolExecutor(self.n_threads, thread_name_prefix="topiclink-aug")
@@ -71,6 +77,14 @@ class ChunkedAugmenter:
             self._pool.shutdown()
             self._pool = None
 
+    def draw_chunk(self, i: int, omega: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
+        """Draw the lambdas of chunk ``i`` given its discriminants ``omega`` (the chunk's
+        slice only); write its (a, b) into ``a[lo:hi]``, ``b[lo:hi]`` (thread-safe across
+        chunks: each has its own stream and slice)."""
+        lo, hi = self.bounds[i]
+        a[lo:hi], b[lo:hi] = augment(self.generators[i], self.loss, omega, self.y[lo:hi],
+                                     self.c[lo:hi], self.hinge_cost)
+
     def __call__(self, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Draw every lambda given ``omega``; return the Gaussian coefficients (a, b)."""
         a = np.empty(self.y.size)
@@ -78,8 +92,7 @@ class ChunkedAugmenter:
 
         def run(i: int) -> None:
             lo, hi = self.bounds[i]
-            a[lo:hi], b[lo:hi] = augment(self.generators[i], self.loss, omega[lo:hi],
-                                         self.y[lo:hi], self.c[lo:hi], self.hinge_cost)
+            self.draw_chunk(i, omega[lo:hi], a, b)
 
         if self._pool is None:
             for i in range(len(self.bounds)):

@@ -17,13 +17,14 @@ uses ``P_data = sum_i (zbar_i zbar_i^T) ∘ M_i``.
 from __future__ import annotations
 
 import functools
+from concurrent.futures import Executor
 
 import numpy as np
 import scipy.linalg as la
 
 from topiclink.inference.pairs import PairIndex
 from topiclink.kernels.rtm import pair_dots
-from topiclink.kernels.weights import weight_moments
+from topiclink.kernels.weights import weight_moments_range, weight_moments_setup
 
 __all__ = ["weight_posterior", "draw_weights", "pair_omega"]
 
@@ -42,14 +43,21 @@ def _triangle_maps(K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return iu, ju, tri, flat
 
 
+# the moments are accumulated in this many parts over the source documents (split where
+# the pairs are halved) and added in a fixed order: the same sums with or without threads
+_N_PARTS = 2
+
+
 def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
                      a: np.ndarray, b: np.ndarray, prior_var: float, full: bool,
-                     by_source: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     by_source: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                     executor: Executor | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Precision P and linear term s (so that mu = P^{-1} s) of the weight conditional.
 
     ``by_source`` = (ptr, neighbours, order): the pairs' CSR layout by source document
     (pairs unique), precomputed once per fit to skip re-sorting them every iteration.
+    ``executor``: a thread pool for all but the first part of the moments, which the
+    calling thread computes meanwhile (the result does not depend on it).
 
     Returns
     -------
@@ -64,9 +72,26 @@ def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
         index = PairIndex.build(np.asarray(source, np.int64), np.asarray(target, np.int64), D)
         by_source = (index.ptr, index.nbr, index.order)
     ptr, nbr, order = by_source
-    G, S = weight_moments(zbar, ptr, nbr, np.ascontiguousarray(a[order], dtype=np.float64),
-                          np.ascontiguousarray(b[order], dtype=np.float64),
-                          np.array(tri), full)   # a writable copy compiles leaner
+    tri_w = np.array(tri)    # a writable copy compiles leaner
+    a_by = np.ascontiguousarray(a[order], dtype=np.float64)
+    b_by = np.ascontiguousarray(b[order], dtype=np.float64)
+    topics, count, ZZ = weight_moments_setup(zbar, tri_w)
+    cuts = np.searchsorted(ptr, ptr[-1] * np.arange(1, _N_PARTS) / _N_PARTS)
+    edges = [0, *(int(c) for c in cuts), D]
+
+    def part(p: int) -> tuple[np.ndarray, np.ndarray]:
+        return weight_moments_range(zbar, topics, count, ZZ, ptr, nbr, a_by, b_by, tri_w,
+                                    full, edges[p], edges[p + 1])
+
+    if executor is None:
+        parts = [part(p) for p in range(_N_PARTS)]
+    else:   # the caller's thread takes the first part, the pool the others
+        later = [executor.submit(part, p) for p in range(1, _N_PARTS)]
+        parts = [part(0), *(f.result() for f in later)]
+    G, S = parts[0]
+    for G_p, S_p in parts[1:]:
+        G += G_p
+        S += S_p
     if full:
         # P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]  (exactly symmetric, as t is)
         P = np.take(G, flat).reshape(K * K, K * K)

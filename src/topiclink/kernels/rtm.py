@@ -187,14 +187,30 @@ def _begin_document(d: int, cd: np.ndarray, n_tok: int, Uz: np.ndarray, Vz: np.n
     return n_pairs
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
                      nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
                      state: np.ndarray, U: np.ndarray, Uz: np.ndarray, Vz: np.ndarray,
                      out_ptr: np.ndarray, out_nbr: np.ndarray, out_a: np.ndarray,
                      out_b: np.ndarray, in_ptr: np.ndarray, in_nbr: np.ndarray,
                      in_a: np.ndarray, in_b: np.ndarray, approx: bool) -> None:
-    """One Z sweep of a relational topic model (in place).
+    """One Z sweep of a relational topic model over every document (in place); see
+    :func:`sweep_relational_range`."""
+    sweep_relational_range(words, offsets, z, ndk, nwk, nk, alpha, beta, state, U, Uz, Vz,
+                           out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr, in_a, in_b,
+                           approx, 0, offsets.shape[0] - 1)
+
+
+@njit(cache=True, nogil=True)
+def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray,
+                           ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray,
+                           alpha: np.ndarray, beta: float, state: np.ndarray, U: np.ndarray,
+                           Uz: np.ndarray, Vz: np.ndarray, out_ptr: np.ndarray,
+                           out_nbr: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
+                           in_ptr: np.ndarray, in_nbr: np.ndarray, in_a: np.ndarray,
+                           in_b: np.ndarray, approx: bool, d_start: int, d_end: int) -> None:
+    """The Z sweep of documents ``d_start:d_end`` of a relational topic model (in place;
+    releases the GIL, so other threads can draw the augmentation of finished pairs).
 
     Per document: gather its pair vectors w_j (u_j or v_j) into a (deg x K) block; r, the
     diagonal of Q and h = C^T Q cost O(deg K); rows of Q are formed only for the topics a
@@ -210,10 +226,10 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
     out_ptr, out_nbr, out_a, out_b : CSR over source documents of the training pairs
         (neighbour j and the pair's a_ij, b_ij); ``in_*`` the same over target documents
     approx : keep h_d fixed per document (Approx-gRTM / Approx-gMMRTM)
+    d_start, d_end : the documents swept, in order
     """
     K = nk.shape[0]
     V = nwk.shape[0]
-    D = offsets.shape[0] - 1
     vbeta = V * beta
     kp = ((K + BLOCK - 1) // BLOCK) * BLOCK
     n_blocks = kp // BLOCK
@@ -239,7 +255,7 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
     h = np.zeros(K)
     base = np.zeros(K)
     link = np.zeros(K)
-    for d in range(D):
+    for d in range(d_start, d_end):
         start = offsets[d]
         stop = offsets[d + 1]
         n_tok = stop - start
@@ -406,4 +422,23 @@ def pair_dots(X: np.ndarray, Y: np.ndarray, source: np.ndarray,
         for k in range(K):
             acc += x[k] * y[k]
         out[p] = acc
+    return out
+
+
+@njit(cache=True, nogil=True)
+def pair_omega_from_counts(ndk: np.ndarray, inv_length: np.ndarray, Uz: np.ndarray,
+                           source: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``out[p] = zbar_i . Uz[j]`` for pair p = (i, j), with ``zbar_i = ndk[i] / N_i``
+    (``inv_length[i] = 1 / N_i``) read from the live topic counts, O(K) per pair."""
+    n = source.shape[0]
+    K = Uz.shape[1]
+    out = np.empty(n)
+    for p in range(n):
+        i = source[p]
+        x = ndk[i]
+        y = Uz[target[p]]
+        acc = 0.0
+        for k in range(K):
+            acc += x[k] * y[k]
+        out[p] = acc * inv_length[i]
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["weight_moments"]
+__all__ = ["weight_moments", "weight_moments_setup", "weight_moments_range"]
 
 # K(K+1)/2 up to which a pair adds its whole (dense) triangle to M_i (K <= 13)
 _DENSE_MAX_ENTRIES = 91
@@ -42,18 +42,14 @@ def _nonzero_topics(zbar: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return topics, count
 
 
-@njit(cache=True)
-def weight_moments(zbar: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, a: np.ndarray,
-                   b: np.ndarray, tri_index: np.ndarray,
-                   full: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(G, S) for full U or (Pd as a 1 x T array, S) for diagonal U (see the module)."""
+@njit(cache=True, nogil=True)
+def weight_moments_setup(zbar: np.ndarray, tri_index: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per document its nonzero topics (``topics[d, :count[d]]``) and, when the triangle
+    is small (T <= 91), the dense upper triangle of zbar_d zbar_d^T (``ZZ``, else empty)."""
     D, K = zbar.shape
     T = K * (K + 1) // 2
     topics, count = _nonzero_topics(zbar)
-    G = np.zeros((T, T)) if full else np.zeros((1, T))
-    S = np.zeros((K, K))
-    M = np.zeros(T)
-    r = np.zeros(K)
     # few topics (T small): adding the dense upper triangle of zbar_j zbar_j^T is faster
     # than visiting the nonzero pairs of topics one by one
     dense = T <= _DENSE_MAX_ENTRIES
@@ -63,7 +59,35 @@ def weight_moments(zbar: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, a: np.nda
             for k in range(K):
                 for l in range(k, K):
                     ZZ[d, tri_index[k, l]] = zbar[d, k] * zbar[d, l]
-    for i in range(D):
+    return topics, count, ZZ
+
+
+@njit(cache=True)
+def weight_moments(zbar: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, a: np.ndarray,
+                   b: np.ndarray, tri_index: np.ndarray,
+                   full: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(G, S) for full U or (Pd as a 1 x T array, S) for diagonal U (see the module)."""
+    topics, count, ZZ = weight_moments_setup(zbar, tri_index)
+    return weight_moments_range(zbar, topics, count, ZZ, ptr, nbr, a, b, tri_index, full,
+                                0, zbar.shape[0])
+
+
+@njit(cache=True, nogil=True)
+def weight_moments_range(zbar: np.ndarray, topics: np.ndarray, count: np.ndarray,
+                         ZZ: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, a: np.ndarray,
+                         b: np.ndarray, tri_index: np.ndarray, full: bool, i_start: int,
+                         i_end: int) -> tuple[np.ndarray, np.ndarray]:
+    """The part of :func:`weight_moments` from the pairs of source documents
+    ``i_start:i_end`` (the moments are sums over source documents, so parts add up;
+    releases the GIL).  ``topics``, ``count``, ``ZZ`` from :func:`weight_moments_setup`."""
+    D, K = zbar.shape
+    T = K * (K + 1) // 2
+    G = np.zeros((T, T)) if full else np.zeros((1, T))
+    S = np.zeros((K, K))
+    M = np.zeros(T)
+    r = np.zeros(K)
+    dense = ZZ.shape[0] > 0
+    for i in range(i_start, i_end):
         lo = ptr[i]
         hi = ptr[i + 1]
         if lo == hi:

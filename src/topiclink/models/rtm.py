@@ -16,8 +16,9 @@ Approx-gMMRTM      hinge     full       True
 
 Each iteration: (1) draw U from its Gaussian conditional (:mod:`topiclink.inference.weights`);
 (2) sweep every token with the exact O(K) relational conditional
-(:func:`topiclink.kernels.rtm.sweep_relational`); (3) draw every pair's augmentation
-variable: lambda_ij ~ PG(c_ij, omega_ij) for the logistic loss (paper eq. 12), or
+(:func:`topiclink.kernels.rtm.sweep_relational_range`); (3) draw every pair's augmentation
+variable, as soon as both its documents are swept (:mod:`topiclink.inference.pipeline`):
+lambda_ij ~ PG(c_ij, omega_ij) for the logistic loss (paper eq. 12), or
 1/lambda_ij ~ IG(1/(c|zeta_ij|), 1), zeta_ij = l - ytil_ij omega_ij, for the hinge loss.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,6 +43,7 @@ from topiclink.inference.augment import (
 )
 from topiclink.inference.gibbs import run_chain
 from topiclink.inference.pairs import PairSet
+from topiclink.inference.pipeline import BlockPipeline, pipeline_layout
 from topiclink.inference.weights import draw_weights, weight_posterior
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
@@ -110,9 +113,11 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
     transform_iter : int, default 50
         Sweeps used to infer the topics of new documents.
     n_jobs : int or None, default None
-        Threads for the augmentation draws and BLAS (``-1``: all cores).  The draws come
-        from fixed chunks of pairs with their own streams, so results do not depend on
-        ``n_jobs``.
+        Threads (``-1``: all cores).  With two or more, the augmentation draws of the pairs
+        whose documents have been swept run on a second thread while the Z sweep goes on
+        (they commute with the rest of the sweep), and BLAS may use ``n_jobs`` threads.
+        The draws come from fixed chunks of pairs with their own streams, so the chain is
+        the same, draw for draw, for any ``n_jobs``.
     random_state, verbose, callbacks
         As for :class:`~topiclink.models.lda.LDA`.
 
@@ -124,8 +129,9 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
     weights_ : (K, K) the link weight matrix U (diagonal models: diag(eta))
     trace_ : dict with per-iteration ``log_likelihood`` (word log joint per token),
         ``link_loglik`` (mean pair pseudo log-likelihood), ``seconds_weights`` (U step),
-        ``seconds_z`` (Z sweep), ``seconds_omega`` (the pairs' discriminants),
-        ``seconds_lambda`` (augmentation draws) and ``seconds`` (whole iteration)
+        ``seconds_z`` (Z sweep), ``seconds_lambda`` (the pairs' discriminants and
+        augmentation draws; with ``n_jobs > 1`` only the part not hidden behind the sweep)
+        and ``seconds`` (whole iteration)
     n_pairs_, n_negatives_ : training pairs used
     """
 
@@ -216,7 +222,10 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         y = np.concatenate([np.ones(len(pos), np.int8), np.zeros(len(neg), np.int8)])
         c = np.where(y == 1, float(self.c), float(self.c_neg))
         self.n_negatives_ = int(len(neg))
-        return PairSet(src, dst, y, c, links.n_docs)
+        # in the order of their later endpoint: the pairs that each block of the Z sweep
+        # completes are consecutive (inference/pipeline.py)
+        order = np.argsort(np.maximum(src, dst), kind="stable")
+        return PairSet(src[order], dst[order], y[order], c[order], links.n_docs)
 
     # ------------------------------------------------------------------ augmentation
     def _augment(self, rng: np.random.Generator, omega: np.ndarray, pairs: Any
@@ -227,10 +236,6 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
     def _initial_ab(self, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
         """(a, b) at lambda = 1."""
         return initial_coefficients(self.loss, pairs.y, pairs.c, float(self.hinge_cost))
-
-    def _pair_loglik(self, omega: np.ndarray, pairs: PairSet) -> float:
-        """Mean pseudo log-likelihood of the training pairs (eqs. 7-8 of the paper)."""
-        return pseudo_loglik(self.loss, omega, pairs.y, pairs.c, float(self.hinge_cost))
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, links: Any = None, y: None = None) -> RelationalTopicModel:
@@ -262,54 +267,80 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         lengths = np.diff(tok.offsets).astype(np.float64)
         state = kernel_state(chain_rng)[0]
         full = self.weights == "full"
-        a, b = self._initial_ab(pairs)
+        a, b = (np.array(v, dtype=np.float64) for v in self._initial_ab(pairs))
         U = np.zeros((K, K))
         acc = {"U": np.zeros((K, K)), "nwk": np.zeros((V, K)), "n": 0}
         omega_last = np.zeros(pairs.n_pairs)
+        inv_length = 1.0 / lengths
+        # blocks of documents of about equal sweep work (tokens + pair visits x topics
+        # touched); the pairs each block completes are drawn while later blocks are swept
+        visits = (np.bincount(pairs.source, minlength=D)
+                  + np.bincount(pairs.target, minlength=D))
+        layout = pipeline_layout(lengths + visits * np.minimum(lengths, K), pairs.source,
+                                 pairs.target)
+        pipeline = BlockPipeline(layout.block_chunks, threaded=threads > 1)
         augmenter = ChunkedAugmenter(aug_rng, self.loss, pairs.y, pairs.c,
-                                     float(self.hinge_cost), threads)
+                                     float(self.hinge_cost), bounds=layout.chunks)
+        # each chunk's sum of the pair pseudo log-likelihood (eqs. 7-8 of the paper)
+        loglik_parts = np.zeros(len(layout.chunks))
 
         def step(it: int) -> dict[str, float]:
-            nonlocal U, a, b, omega_last
+            nonlocal U
             t0 = time.perf_counter()
             zbar = ndk / lengths[:, None]
             P, s = weight_posterior(zbar, pairs.source, pairs.target, a, b,
                                     float(self.weight_prior_var), full,
-                                    (pairs.out.ptr, pairs.out.nbr, pairs.out.order))
+                                    (pairs.out.ptr, pairs.out.nbr, pairs.out.order),
+                                    executor=weight_pool)
             eta = draw_weights(weight_rng, P, s)
             U = eta.reshape(K, K) if full else np.diag(eta)
             t1 = time.perf_counter()
             Uz = zbar @ U.T
             Vz = zbar @ U
-            rtm_kernels.sweep_relational(
-                tok.words, tok.offsets, z, ndk, nwk, nk, alpha, beta, state, U, Uz, Vz,
-                pairs.out.ptr, pairs.out.nbr, pairs.by_source(a), pairs.by_source(b),
-                pairs.into.ptr, pairs.into.nbr, pairs.by_target(a), pairs.by_target(b),
-                bool(self.approx))
-            t2 = time.perf_counter()
-            # the sweep left Uz[j] = U zbar_j for every document: omega_ij = zbar_i . Uz[j]
-            omega_last = rtm_kernels.pair_dots(ndk / lengths[:, None], Uz, pairs.source,
-                                               pairs.target)
-            t3 = time.perf_counter()
-            a, b = augmenter(omega_last)
-            t4 = time.perf_counter()
+            # the sweep reads this iteration's (a, b) by document; new draws go to a, b
+            a_out, b_out = pairs.by_source(a), pairs.by_source(b)
+            a_in, b_in = pairs.by_target(a), pairs.by_target(b)
+
+            def sweep_block(block: int) -> None:
+                rtm_kernels.sweep_relational_range(
+                    tok.words, tok.offsets, z, ndk, nwk, nk, alpha, beta, state, U, Uz, Vz,
+                    pairs.out.ptr, pairs.out.nbr, a_out, b_out, pairs.into.ptr,
+                    pairs.into.nbr, a_in, b_in, bool(self.approx),
+                    layout.doc_edges[block], layout.doc_edges[block + 1])
+
+            def draw_chunk(i: int) -> None:
+                # both endpoints swept: Uz[j] = U zbar_j is fresh, omega_ij = zbar_i . Uz[j]
+                lo, hi = layout.chunks[i]
+                omega = rtm_kernels.pair_omega_from_counts(
+                    ndk, inv_length, Uz, pairs.source[lo:hi], pairs.target[lo:hi])
+                omega_last[lo:hi] = omega
+                augmenter.draw_chunk(i, omega, a, b)
+                loglik_parts[i] = (hi - lo) * pseudo_loglik(
+                    self.loss, omega, pairs.y[lo:hi], pairs.c[lo:hi], float(self.hinge_cost))
+
+            seconds_z, seconds_lambda = pipeline.run(sweep_block, draw_chunk)
             if it >= self.max_iter - self.n_average:
                 acc["U"] += U
                 acc["nwk"] += nwk
                 acc["n"] += 1
-            return {"seconds_weights": t1 - t0, "seconds_z": t2 - t1, "seconds_omega": t3 - t2,
-                    "seconds_lambda": t4 - t3,
-                    "link_loglik": self._pair_loglik(omega_last, pairs)}
+            return {"seconds_weights": t1 - t0, "seconds_z": seconds_z,
+                    "seconds_lambda": seconds_lambda,
+                    "link_loglik": float(loglik_parts.sum()) / pairs.n_pairs}
 
         def loglik() -> float:
             return lda_kernels.log_joint(ndk, nwk, nk, alpha, beta) / N
 
         logger.info("%s: %d documents, %d tokens, %d pairs (%d negatives), K=%d",
                     self.variant_name_, D, N, pairs.n_pairs, self.n_negatives_, K)
-        with augmenter:
+        weight_pool = (ThreadPoolExecutor(1, thread_name_prefix="topiclink-weights")
+                       if threads > 1 else None)
+        try:
             result = run_chain(self, step, loglik, self.max_iter, self.callbacks,
                                self.verbose, self.evaluate_every, desc=self.variant_name_,
                                blas_threads=threads)
+        finally:
+            if weight_pool is not None:
+                weight_pool.shutdown()
         n_acc = max(acc["n"], 1)
         U_hat = acc["U"] / n_acc if acc["n"] else U
         nwk_hat = acc["nwk"] / n_acc if acc["n"] else nwk.astype(np.float64)
