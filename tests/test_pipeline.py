@@ -17,10 +17,12 @@ def _pairs(seed: int, D: int = 60, n: int = 500):
     return rng.integers(1, 30, D).astype(float), src[order], dst[order]
 
 
-@pytest.mark.parametrize(("n_blocks", "chunk_size"), [(1, 8192), (4, 7), (8, 50), (100, 3)])
-def test_layout_chunks_cover_pairs_ready_after_their_block(n_blocks, chunk_size):
+@pytest.mark.parametrize(("n_blocks", "chunk_size", "min_chunk"),
+                         [(1, 8192, 0), (4, 7, 0), (8, 50, 120), (100, 3, 1), (8, 64, 10_000)])
+def test_layout_chunks_cover_pairs_ready_after_their_block(n_blocks, chunk_size, min_chunk):
     work, src, dst = _pairs(0)
-    lay = pipeline_layout(work, src, dst, n_blocks=n_blocks, chunk_size=chunk_size)
+    lay = pipeline_layout(work, src, dst, n_blocks=n_blocks, chunk_size=chunk_size,
+                          min_chunk=min_chunk)
     edges = lay.doc_edges
     assert edges[0] == 0 and edges[-1] == work.size and np.all(np.diff(edges) > 0)
     assert len(lay.block_chunks) == edges.size - 1 <= max(1, min(n_blocks, work.size))
@@ -30,18 +32,26 @@ def test_layout_chunks_cover_pairs_ready_after_their_block(n_blocks, chunk_size)
     assert all(b[0] == a[1] for a, b in zip(lay.chunks, lay.chunks[1:], strict=False))
     assert all(0 < hi - lo <= chunk_size for lo, hi in lay.chunks)
     assert sorted(i for ids in lay.block_chunks for i in ids) == list(range(len(lay.chunks)))
-    # a chunk of block b holds exactly pairs whose later endpoint lies in block b
+    # a chunk released after block b holds pairs whose later endpoint is swept by then,
+    # and every chunk is released as soon as it is that large (or at the end)
     last = np.maximum(src, dst)
     for b, ids in enumerate(lay.block_chunks):
         for i in ids:
             lo, hi = lay.chunks[i]
-            assert np.all((last[lo:hi] >= edges[b]) & (last[lo:hi] < edges[b + 1]))
+            assert np.all(last[lo:hi] < edges[b + 1])
+        if ids:
+            lo = lay.chunks[ids[0]][0]
+            hi = lay.chunks[ids[-1]][1]
+            assert hi - lo >= min_chunk or b == len(lay.block_chunks) - 1
+            assert hi == np.searchsorted(last, edges[b + 1])   # all that is ready
+    if min_chunk == 0 and n_blocks > 1:
+        assert sum(1 for ids in lay.block_chunks if ids) > 1
 
 
 def test_layout_balances_work_and_rejects_bad_sizes():
     work = np.ones(100)
     work[:10] = 91.0                       # the first ten documents carry 91% of the work
-    lay = pipeline_layout(work, np.zeros(0, int), np.zeros(0, int), n_blocks=10)
+    lay = pipeline_layout(work, np.zeros(0, int), np.zeros(0, int), n_blocks=10, min_chunk=0)
     assert lay.doc_edges[1] == 1 and lay.chunks == []
     with pytest.raises(ValueError, match=">= 1"):
         pipeline_layout(work, np.zeros(0, int), np.zeros(0, int), n_blocks=0)

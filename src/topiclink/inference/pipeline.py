@@ -35,7 +35,8 @@ class PipelineLayout:
     doc_edges : int64 (n_blocks + 1,) — block b sweeps documents ``doc_edges[b]:doc_edges[b+1]``
     pair_order : int64 (n_pairs,) — the pairs sorted by their later endpoint (stable)
     chunks : list of (lo, hi) ranges into the sorted pairs, consecutive, covering all
-    block_chunks : for each block, the indices of the chunks it makes ready
+    block_chunks : for each block, the indices of the chunks that are ready once it is
+        swept (every pair of such a chunk has its later endpoint in this block or before)
     """
 
     doc_edges: np.ndarray
@@ -45,14 +46,17 @@ class PipelineLayout:
 
 
 def pipeline_layout(work: np.ndarray, source: np.ndarray, target: np.ndarray,
-                    n_blocks: int = 8, chunk_size: int = 8192) -> PipelineLayout:
+                    n_blocks: int = 8, chunk_size: int = 8192,
+                    min_chunk: int = 4096) -> PipelineLayout:
     """Blocks of documents of about equal ``work`` (e.g. tokens plus pair visits) and the
-    pairs grouped by the block of their later endpoint ``max(source, target)``, each group
-    cut into chunks of at most ``chunk_size``.  Depends only on the data (never on the
-    number of threads), so random streams tied to chunks give the same draws either way.
+    pairs in the order of their later endpoint ``max(source, target)``, cut into chunks of
+    at most ``chunk_size`` that each become ready when a block is done.  The pairs of
+    consecutive blocks are pooled until at least ``min_chunk`` are ready (fewer, larger
+    draws cost less than many small ones).  Depends only on the data (never on the number
+    of threads), so random streams tied to chunks give the same draws either way.
     """
-    if n_blocks < 1 or chunk_size < 1:
-        raise ValueError("n_blocks and chunk_size must be >= 1")
+    if n_blocks < 1 or chunk_size < 1 or min_chunk < 0:
+        raise ValueError("n_blocks and chunk_size must be >= 1, min_chunk >= 0")
     D = int(work.size)
     cum = np.cumsum(np.asarray(work, dtype=np.float64))
     total = float(cum[-1]) if D else 0.0
@@ -62,15 +66,20 @@ def pipeline_layout(work: np.ndarray, source: np.ndarray, target: np.ndarray,
     doc_edges = np.unique(np.concatenate([[0], np.clip(inner, 1, max(D - 1, 1)), [D]]))
     last = np.maximum(np.asarray(source), np.asarray(target))
     order = np.argsort(last, kind="stable").astype(np.int64)
-    # pairs whose later endpoint is in block b: sorted positions pair_edges[b]:pair_edges[b+1]
+    # pairs whose later endpoint is in blocks < b: sorted positions [0, pair_edges[b])
     pair_edges = np.searchsorted(last[order], doc_edges, side="left")
     chunks: list[tuple[int, int]] = []
     block_chunks: list[list[int]] = []
-    for b in range(doc_edges.size - 1):
+    start = 0                                  # first pair not yet in a chunk
+    n_done = doc_edges.size - 1
+    for b in range(n_done):
+        ready = int(pair_edges[b + 1])
         ids = []
-        for lo in range(int(pair_edges[b]), int(pair_edges[b + 1]), chunk_size):
-            ids.append(len(chunks))
-            chunks.append((lo, min(lo + chunk_size, int(pair_edges[b + 1]))))
+        if ready - start >= max(min_chunk, 1) or (b == n_done - 1 and ready > start):
+            for lo in range(start, ready, chunk_size):
+                ids.append(len(chunks))
+                chunks.append((lo, min(lo + chunk_size, ready)))
+            start = ready
         block_chunks.append(ids)
     return PipelineLayout(doc_edges.astype(np.int64), order, chunks, block_chunks)
 
