@@ -39,7 +39,7 @@ def run_demo(topics: int = 15, iterations: int = 150, c: float = 4.0, seed: int 
     grtm = RelationalTopicModel(n_topics=topics, loss="logistic", weights="full", c=c,
                                 doc_topic_prior=0.5, negative_ratio=0.01,
                                 max_iter=iterations, n_average=10, evaluate_every=0,
-                                random_state=seed, verbose=verbose)
+                                n_jobs=-1, random_state=seed, verbose=verbose)
     t0 = time.perf_counter()
     grtm.fit(fold.train_corpus, fold.train_links)
     grtm_s = time.perf_counter() - t0
