@@ -156,7 +156,7 @@ def fit_rtm(
         help="Fraction of unobserved pairs drawn as negatives.")] = 0.01,
     n_jobs: Annotated[int, typer.Option(help="Threads: the augmentation draws overlap the "
                                         "Z sweep (-1: all cores; the same chain for any "
-                                        "value).")] = 1,
+                                        "value).")] = -1,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     out: Annotated[Path, typer.Option("--out", "-o", help="Model file to write.")]
     = Path("rtm.npz"),
