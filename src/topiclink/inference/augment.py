@@ -57,7 +57,8 @@ class ChunkedAugmenter:
         n = self.y.size
         if bounds is None:
             bounds = [(lo, min(lo + chunk_size, n)) for lo in range(0, n, chunk_size)]
-        elif (sum(hi - lo for lo, hi in bounds) != n
+        elif ((bounds[0][0] if bounds else 0) != 0
+              or sum(hi - lo for lo, hi in bounds) != n
               or any(b[1] != a[0] for b, a in zip(bounds, bounds[1:], strict=False))):
             raise ValueError("bounds must be consecutive (lo, hi) ranges covering every item")
         self.bounds = list(bounds)

@@ -9,7 +9,7 @@ Given the augmentation, pair (i, j) contributes ``a_ij omega - b_ij omega^2 / 2`
 Full U (x_ij = vec(zbar_i zbar_j^T), K^2 features) uses the Kronecker identity of
 ``design/models/grtm.md``: ``sum_ij b_ij x_ij x_ij^T = sum_i (zbar_i zbar_i^T) ⊗ M_i`` with
 ``M_i = sum_j b_ij zbar_j zbar_j^T``, accumulated on the upper triangles over the nonzero
-topics of each zbar (:func:`topiclink.kernels.weights.weight_moments`) and gathered into
+topics of each zbar (:func:`topiclink.kernels.weights.weight_moments_range`) and gathered into
 P by an index map; nothing of size |pairs| x K^2 is formed.  Diagonal U (x_ij = zbar_i ∘ zbar_j)
 uses ``P_data = sum_i (zbar_i zbar_i^T) ∘ M_i``.
 """
@@ -117,4 +117,4 @@ def pair_omega(zbar: np.ndarray, U: np.ndarray, source: np.ndarray,
     after one (D x K) product (no |pairs| x K arrays)."""
     zbar = np.ascontiguousarray(zbar, dtype=np.float64)
     return pair_dots(zbar, np.ascontiguousarray(zbar @ U.T), np.asarray(source, np.int64),
-                     np.asarray(target, np.int64))
+                     np.asarray(target, np.int64), np.ones(zbar.shape[0]))

@@ -408,37 +408,20 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
 
 
 @njit(cache=True, nogil=True)
-def pair_dots(X: np.ndarray, Y: np.ndarray, source: np.ndarray,
-              target: np.ndarray) -> np.ndarray:
-    """``out[p] = X[source[p]] . Y[target[p]]`` (omega_ij = zbar_i . (U zbar_j) with
-    ``X = zbar``, ``Y = zbar U^T``), O(K) per pair."""
+def pair_dots(X: np.ndarray, Y: np.ndarray, source: np.ndarray, target: np.ndarray,
+              row_scale: np.ndarray) -> np.ndarray:
+    """``out[p] = row_scale[i] * X[i] . Y[j]`` for pair p = (i, j), O(K) per pair; releases
+    the GIL.  omega_ij = zbar_i . (U zbar_j): ``X = zbar``, ``Y = zbar U^T`` and unit scales,
+    or ``X`` the live topic counts and ``row_scale = 1 / N``."""
     n = source.shape[0]
     K = X.shape[1]
     out = np.empty(n)
     for p in range(n):
-        x = X[source[p]]
+        i = source[p]
+        x = X[i]
         y = Y[target[p]]
         acc = 0.0
         for k in range(K):
             acc += x[k] * y[k]
-        out[p] = acc
-    return out
-
-
-@njit(cache=True, nogil=True)
-def pair_omega_from_counts(ndk: np.ndarray, inv_length: np.ndarray, Uz: np.ndarray,
-                           source: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """``out[p] = zbar_i . Uz[j]`` for pair p = (i, j), with ``zbar_i = ndk[i] / N_i``
-    (``inv_length[i] = 1 / N_i``) read from the live topic counts, O(K) per pair."""
-    n = source.shape[0]
-    K = Uz.shape[1]
-    out = np.empty(n)
-    for p in range(n):
-        i = source[p]
-        x = ndk[i]
-        y = Uz[target[p]]
-        acc = 0.0
-        for k in range(K):
-            acc += x[k] * y[k]
-        out[p] = acc * inv_length[i]
+        out[p] = acc * row_scale[i]
     return out

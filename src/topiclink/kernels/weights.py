@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["weight_moments", "weight_moments_setup", "weight_moments_range"]
+__all__ = ["weight_moments_setup", "weight_moments_range"]
 
 # K(K+1)/2 up to which a pair adds its whole (dense) triangle to M_i (K <= 13)
 _DENSE_MAX_ENTRIES = 91
@@ -62,24 +62,15 @@ def weight_moments_setup(zbar: np.ndarray, tri_index: np.ndarray
     return topics, count, ZZ
 
 
-@njit(cache=True)
-def weight_moments(zbar: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, a: np.ndarray,
-                   b: np.ndarray, tri_index: np.ndarray,
-                   full: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(G, S) for full U or (Pd as a 1 x T array, S) for diagonal U (see the module)."""
-    topics, count, ZZ = weight_moments_setup(zbar, tri_index)
-    return weight_moments_range(zbar, topics, count, ZZ, ptr, nbr, a, b, tri_index, full,
-                                0, zbar.shape[0])
-
-
 @njit(cache=True, nogil=True)
 def weight_moments_range(zbar: np.ndarray, topics: np.ndarray, count: np.ndarray,
                          ZZ: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, a: np.ndarray,
                          b: np.ndarray, tri_index: np.ndarray, full: bool, i_start: int,
                          i_end: int) -> tuple[np.ndarray, np.ndarray]:
-    """The part of :func:`weight_moments` from the pairs of source documents
-    ``i_start:i_end`` (the moments are sums over source documents, so parts add up;
-    releases the GIL).  ``topics``, ``count``, ``ZZ`` from :func:`weight_moments_setup`."""
+    """(G, S) for full U or (Pd as a 1 x T array, S) for diagonal U (see the module) from
+    the pairs of source documents ``i_start:i_end`` (the moments are sums over source
+    documents, so parts add up; releases the GIL).  ``topics``, ``count``, ``ZZ`` from
+    :func:`weight_moments_setup`."""
     D, K = zbar.shape
     T = K * (K + 1) // 2
     G = np.zeros((T, T)) if full else np.zeros((1, T))

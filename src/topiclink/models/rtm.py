@@ -311,8 +311,8 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
             def draw_chunk(i: int) -> None:
                 # both endpoints swept: Uz[j] = U zbar_j is fresh, omega_ij = zbar_i . Uz[j]
                 lo, hi = layout.chunks[i]
-                omega = rtm_kernels.pair_omega_from_counts(
-                    ndk, inv_length, Uz, pairs.source[lo:hi], pairs.target[lo:hi])
+                omega = rtm_kernels.pair_dots(ndk, Uz, pairs.source[lo:hi],
+                                              pairs.target[lo:hi], inv_length)
                 omega_last[lo:hi] = omega
                 augmenter.draw_chunk(i, omega, a, b)
                 loglik_parts[i] = (hi - lo) * pseudo_loglik(
