@@ -131,10 +131,80 @@ def test_linqs_cites_errors(tmp_path):
     k = tmp_path / "x.cites"
     k.write_text("p1\tp2\np1\tp9\n")
     with pytest.raises(DataError, match=r"x\.cites:2: document id 'p9' is not in x\.content"):
-        read_linqs(c, k)
+        read_linqs(c, k, unknown_ids="error")
+    with pytest.raises(ValueError, match="unknown_ids must be"):
+        read_linqs(c, k, unknown_ids="skip")
     k.write_text("p1\tp2\n\np1 p2 p3\n")
     with pytest.raises(DataError, match=r"x\.cites:3: expected 2 columns"):
         read_linqs(c, k)
+
+
+def _dangling_folder(folder: Path) -> Path:
+    """A CiteSeer-like LINQS folder: 2 of 5 links name ids missing from .content."""
+    folder.mkdir()
+    _content(folder / "citeseer.content")
+    # line 2: cited 'ghost' unknown; line 4: citing 'phantom' unknown
+    _cites(folder / "citeseer.cites", [("p1", "p2"), ("ghost", "p3"), ("p4", "p1"),
+                                       ("p2", "phantom"), ("p3", "p4")])
+    return folder
+
+
+def test_linqs_dangling_links_dropped_with_one_warning(tmp_path, caplog):
+    folder = _dangling_folder(tmp_path / "citeseer")
+    caplog.set_level(logging.WARNING, logger="topiclink")
+    corpus, links, _ = read_linqs(folder / "citeseer.content", folder / "citeseer.cites")
+    assert corpus.n_docs == 4
+    assert links.pairs.tolist() == [[1, 0], [0, 3], [3, 2]]
+    warnings_ = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings_) == 1
+    msg = warnings_[0].getMessage()
+    assert msg == ("citeseer.cites: dropped 2 links to 2 ids not in citeseer.content "
+                   "(first: 'ghost', 'phantom')")
+
+
+def test_linqs_dangling_links_in_loaders(tmp_path, caplog):
+    from topiclink.datasets import load_dataset, load_folder
+
+    folder = _dangling_folder(tmp_path / "citeseer")
+    caplog.set_level(logging.WARNING, logger="topiclink")
+    ds = load_dataset("linqs", data_dir=folder)
+    assert ds.links.n_links == 3 and ds.corpus.n_docs == 4
+    assert "dropped 2 links to 2 ids" in caplog.text
+    _, links, _ = read_linqs_dir(folder)
+    assert links.n_links == 3
+    assert load_folder(folder).links.n_links == 3
+    for call in (lambda: read_linqs_dir(folder, unknown_ids="error"),
+                 lambda: load_dataset("linqs", data_dir=folder, unknown_ids="error"),
+                 lambda: load_folder(folder, unknown_ids="error")):
+        with pytest.raises(DataError, match=r"citeseer\.cites:2: document id 'ghost' is not "
+                                            r"in citeseer\.content") as err:
+            call()
+        assert "\n" not in str(err.value)
+
+
+def test_linqs_warning_names_the_first_few_ids(tmp_path, caplog):
+    c = _content(tmp_path / "x.content")
+    k = _cites(tmp_path / "x.cites", [(f"g{i}", "p1") for i in range(8)] + [("g0", "p2")])
+    caplog.set_level(logging.WARNING, logger="topiclink")
+    _, links, _ = read_linqs(c, k)
+    assert links.n_links == 0
+    assert ("x.cites: dropped 9 links to 8 ids not in x.content (first: 'g0', 'g1', 'g2', "
+            "'g3', 'g4', ...)") in caplog.text
+
+
+def test_linqs_utf8_bom_is_not_part_of_the_first_id(tmp_path):
+    c = tmp_path / "x.content"
+    c.write_bytes(b"\xef\xbb\xbfp1\t1\t0\tA\np2\t0\t1\tB\n")
+    k = tmp_path / "x.cites"
+    k.write_bytes(b"\xef\xbb\xbfp1\tp2\n")
+    corpus, links, labels = read_linqs(c, k, unknown_ids="error")
+    assert corpus.doc_ids.tolist() == ["p1", "p2"]
+    assert links.pairs.tolist() == [[1, 0]] and labels.tolist() == ["A", "B"]
+    # gzip-compressed files with a BOM too
+    cz = tmp_path / "z.content"
+    cz.write_bytes(gzip.compress(c.read_bytes()))
+    corpus, _, _ = read_linqs(cz, k, unknown_ids="error")
+    assert corpus.doc_ids.tolist() == ["p1", "p2"]
 
 
 def test_linqs_missing_file(tmp_path):

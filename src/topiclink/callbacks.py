@@ -2,7 +2,9 @@
 
 A callback is any object with ``on_iteration(model, iteration, info) -> bool | None``
 (``True`` stops training) and optional ``on_train_begin(model, n_iter)`` /
-``on_train_end(model)``.  ``info`` is a dict of per-iteration figures (at least
+``on_train_end(model)``.  A callback with ``needs_estimates = True`` finds the model's
+fitted attributes set to the current estimates when it is called
+(:func:`topiclink.inference.engine.run`).  ``info`` is a dict of per-iteration figures (at least
 ``"log_likelihood"`` per token and ``"seconds"``).
 """
 
@@ -80,7 +82,13 @@ class EarlyStopping:
 
 class EvaluateEvery:
     """Call ``fn(model) -> dict`` every ``every`` iterations and record the results in
-    ``self.history`` (list of ``(iteration, dict)``), e.g. held-out perplexity."""
+    ``self.history`` (list of ``(iteration, dict)``), e.g. held-out perplexity.
+
+    The engine publishes the current estimates to the model before calling it
+    (``needs_estimates``), so ``fn`` scores the fit in progress, on a first fit too.
+    """
+
+    needs_estimates = True
 
     def __init__(self, fn: Callable[[Any], dict[str, float]], every: int = 10) -> None:
         self.fn = fn

@@ -7,6 +7,9 @@ JSON bytes::
      "class": "LDA", "params": {...}, "attributes": {...scalars...},
      "arrays": {"components_": {"shape": [...], "dtype": "float64"}, ...}}
 
+The module is file I/O only: it knows nothing of estimators.  The class registry and
+:func:`topiclink.load` live in :mod:`topiclink.models.base`.
+
 Writes go to a temporary file in the target directory, are flushed to disk and then
 renamed over the target, so a crash never leaves a half-written model.  Loading uses
 ``allow_pickle=False`` and refuses unknown formats or versions with a clear message.
@@ -23,17 +26,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FORMAT_VERSION", "register", "save_model", "load", "read_header", "atomic_write"]
+__all__ = ["FORMAT_VERSION", "save_model", "read_model", "read_header", "atomic_write",
+           "to_jsonable"]
 
 FORMAT_NAME = "topiclink-model"
 FORMAT_VERSION = 1
-_REGISTRY: dict[str, type] = {}
-
-
-def register(cls: type) -> type:
-    """Class decorator: make ``cls`` loadable by :func:`load` under its class name."""
-    _REGISTRY[cls.__name__] = cls
-    return cls
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
@@ -56,23 +53,28 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
     return path
 
 
-def _jsonable(value: Any) -> Any:
+def to_jsonable(value: Any) -> Any:
+    """NumPy scalars and arrays as JSON values; TypeError for anything else."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [to_jsonable(v) for v in value]
     if value is None or isinstance(value, bool | int | float | str):
         return value
     raise TypeError(f"cannot store a {type(value).__name__} in a model header")
 
 
 def save_model(path: str | os.PathLike[str], class_name: str, params: dict[str, Any],
-               arrays: dict[str, np.ndarray], attributes: dict[str, Any]) -> Path:
-    """Write a model file atomically (see module docstring for the layout)."""
+               arrays: dict[str, np.ndarray], attributes: dict[str, Any],
+               extra: dict[str, Any] | None = None) -> Path:
+    """Write a model file atomically (see module docstring for the layout).
+
+    ``extra`` adds JSON members to the header (``module``, a saved sampler ``state``...).
+    """
     from topiclink import __version__
 
     for name, arr in arrays.items():
@@ -84,10 +86,11 @@ def save_model(path: str | os.PathLike[str], class_name: str, params: dict[str, 
         "format_version": FORMAT_VERSION,
         "library_version": __version__,
         "class": class_name,
-        "params": _jsonable(params),
-        "attributes": _jsonable(attributes),
+        "params": to_jsonable(params),
+        "attributes": to_jsonable(attributes),
         "arrays": {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)}
                    for k, v in arrays.items()},
+        **to_jsonable(extra or {}),
     }
     buf = io.BytesIO()
     members = {k: np.asarray(v) for k, v in arrays.items()}
@@ -130,13 +133,6 @@ def _read(path: str | os.PathLike[str], arrays: bool = True
     return header, data
 
 
-def load(path: str | os.PathLike[str]) -> Any:
-    """Load any saved topiclink model."""
-    header, arrays = _read(path)
-    name = header["class"]
-    if name not in _REGISTRY:
-        import topiclink.models  # noqa: F401  (registers the estimators)
-    if name not in _REGISTRY:
-        raise ValueError(f"{path}: unknown model class {name!r}")
-    cls = _REGISTRY[name]
-    return cls._from_saved(header, arrays)
+def read_model(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The validated header and every array of a model file (no pickle)."""
+    return _read(path)

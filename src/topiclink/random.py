@@ -15,7 +15,8 @@ import numpy as np
 
 RandomState = None | int | np.integer | np.random.Generator | np.random.SeedSequence
 
-__all__ = ["RandomState", "as_generator", "spawn", "kernel_state"]
+__all__ = ["RandomState", "as_generator", "spawn", "kernel_state", "resolve_seed",
+           "generator_state", "restore_generator"]
 
 
 def as_generator(random_state: RandomState = None) -> np.random.Generator:
@@ -67,3 +68,36 @@ def kernel_state(rng: np.random.Generator, n_streams: int = 1) -> np.ndarray:
     zero_rows = ~state.any(axis=1)
     state[zero_rows, 0] = np.uint64(0x9E3779B97F4A7C15)
     return state
+
+
+def resolve_seed(random_state: RandomState = None) -> int | np.random.SeedSequence:
+    """The seed a fit actually uses, as something that can be recorded and replayed.
+
+    An integer stays that integer (``default_rng(seed)`` then gives exactly the stream the
+    integer always gave); ``None`` becomes fresh OS entropy (a 128-bit integer); a
+    Generator gives one 63-bit integer drawn from it (so the caller's stream advances);
+    a SeedSequence is returned unchanged (its ``entropy`` is what gets recorded).
+    """
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    as_generator(random_state)          # validates (type, sign)
+    return int(random_state)            # type: ignore[arg-type]
+
+
+def generator_state(rng: np.random.Generator) -> dict:
+    """The JSON-able state of a Generator's bit generator (to save a sampler mid-chain)."""
+    return dict(rng.bit_generator.state)
+
+
+def restore_generator(state: dict) -> np.random.Generator:
+    """A Generator continuing exactly where :func:`generator_state` left it."""
+    name = state["bit_generator"]
+    if name != "PCG64":
+        raise ValueError(f"cannot restore a {name!r} bit generator (only PCG64)")
+    bit = np.random.PCG64()
+    bit.state = state
+    return np.random.Generator(bit)

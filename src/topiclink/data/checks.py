@@ -104,3 +104,221 @@ def check_counts_matrix(X: object, n_words: int | None = None,
     M.eliminate_zeros()
     M.sort_indices()
     return M
+
+
+# ---------------------------------------------------------------------- parameter constraints
+class Constraint:
+    """One accepted form of an estimator parameter; ``describe`` names it in errors."""
+
+    def accepts(self, value: object) -> bool:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def _is_real(value: object) -> bool:
+    return (isinstance(value, int | float | np.integer | np.floating)
+            and not isinstance(value, bool | np.bool_))
+
+
+def _bounds_text(low: float | None, high: float | None, low_open: bool, high_open: bool
+                 ) -> str:
+    parts = []
+    if low is not None:
+        parts.append(f"{'>' if low_open else '>='} {low:g}")
+    if high is not None:
+        parts.append(f"{'<' if high_open else '<='} {high:g}")
+    return " and ".join(parts)
+
+
+def _in_bounds(v: float, low: float | None, high: float | None, low_open: bool,
+               high_open: bool) -> bool:
+    if low is not None and (v < low or (low_open and v == low)):
+        return False
+    return not (high is not None and (v > high or (high_open and v == high)))
+
+
+class Integer(Constraint):
+    """An integer (never a bool) in ``[low, high]``; ``exclude`` lists forbidden values."""
+
+    def __init__(self, low: int | None = None, high: int | None = None,
+                 exclude: tuple[int, ...] = ()) -> None:
+        self.low, self.high, self.exclude = low, high, exclude
+
+    def accepts(self, value: object) -> bool:
+        return (_is_int(value) and _in_bounds(int(value), self.low, self.high, False, False)
+                and int(value) not in self.exclude)
+
+    def describe(self) -> str:
+        text = " ".join(p for p in ("an integer", _bounds_text(self.low, self.high, False,
+                                                                False)) if p)
+        if self.exclude:
+            text += " other than " + ", ".join(str(e) for e in self.exclude)
+        return text
+
+
+class Real(Constraint):
+    """A finite number (never a bool) in the interval given by ``low``/``high``."""
+
+    def __init__(self, low: float | None = None, high: float | None = None, *,
+                 low_open: bool = False, high_open: bool = False) -> None:
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
+
+    def accepts(self, value: object) -> bool:
+        return (_is_real(value) and bool(np.isfinite(float(value)))
+                and _in_bounds(float(value), self.low, self.high, self.low_open,
+                               self.high_open))
+
+    def describe(self) -> str:
+        bounds = _bounds_text(self.low, self.high, self.low_open, self.high_open)
+        return "a finite number" + (f" {bounds}" if bounds else "")
+
+
+class Options(Constraint):
+    """One of a fixed set of values (strings, or True/False)."""
+
+    def __init__(self, *values: object) -> None:
+        self.values = values
+
+    def accepts(self, value: object) -> bool:
+        return any(value is v or (type(value) is type(v) and value == v) for v in self.values)
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+class Boolean(Options):
+    def __init__(self) -> None:
+        super().__init__(True, False)
+
+    def accepts(self, value: object) -> bool:
+        return isinstance(value, bool | np.bool_)
+
+    def describe(self) -> str:
+        return "True or False"
+
+
+class NoneValue(Constraint):
+    def accepts(self, value: object) -> bool:
+        return value is None
+
+    def describe(self) -> str:
+        return "None"
+
+
+class PositiveVector(Constraint):
+    """A 1-D (or, with ``per_row``, 2-D) array of finite numbers > 0."""
+
+    def __init__(self, per_row: bool = False) -> None:
+        self.per_row = per_row
+
+    def accepts(self, value: object) -> bool:
+        if isinstance(value, str | bytes | bool) or _is_real(value) or value is None:
+            return False
+        try:
+            a = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        return (a.ndim in ((1, 2) if self.per_row else (1,)) and a.size > 0
+                and bool(np.all(np.isfinite(a))) and bool(np.all(a > 0)))
+
+    def describe(self) -> str:
+        return ("an array (K,) or (D, K) of numbers > 0" if self.per_row
+                else "an array of numbers > 0")
+
+
+class InstanceOf(Constraint):
+    def __init__(self, *types: type, name: str | None = None) -> None:
+        self.types, self.name = types, name
+
+    def accepts(self, value: object) -> bool:
+        return isinstance(value, self.types)
+
+    def describe(self) -> str:
+        return self.name or "an instance of " + " or ".join(t.__name__ for t in self.types)
+
+
+class RandomStateLike(Constraint):
+    def accepts(self, value: object) -> bool:
+        return (value is None or (_is_int(value) and int(value) >= 0)
+                or isinstance(value, np.random.Generator | np.random.SeedSequence))
+
+    def describe(self) -> str:
+        return "None, an integer >= 0, a SeedSequence or a numpy Generator"
+
+
+class CallbackList(Constraint):
+    def accepts(self, value: object) -> bool:
+        return value is None or (isinstance(value, list | tuple) and all(
+            callable(getattr(cb, "on_iteration", None)) for cb in value))
+
+    def describe(self) -> str:
+        return "None or a list of callbacks (objects with on_iteration)"
+
+
+#: the usual forms of the common parameters, for the estimators' constraint tables
+N_TOPICS = [Integer(2)]
+N_JOBS = [NoneValue(), Integer(exclude=(0,))]
+RANDOM_STATE = [RandomStateLike()]
+VERBOSE = [Boolean(), Integer(0)]
+CALLBACKS = [CallbackList()]
+POSITIVE = [Real(0, low_open=True)]
+NON_NEGATIVE = [Real(0)]
+PRIOR = [NoneValue(), Real(0, low_open=True), PositiveVector()]
+
+
+def validate_params(owner: str, params: dict[str, object],
+                    constraints: dict[str, list[Constraint]]) -> None:
+    """Check every parameter against its declared forms; one-line ``ValueError`` naming
+    the parameter, what it must be and what it was (``owner`` names the estimator)."""
+    for name, forms in constraints.items():
+        if name not in params:
+            continue
+        value = params[name]
+        if not any(form.accepts(value) for form in forms):
+            allowed = " or ".join(form.describe() for form in forms)
+            raise ValueError(f"{owner}: {name} must be {allowed}, got {value!r}")
+
+
+def doc_topic_prior_vector(doc_topic_prior: object, n_topics: int,
+                           default: float = 0.1) -> np.ndarray:
+    """alpha as a float64 vector (K,): None -> ``default``; a scalar -> K copies; an array
+    must have K entries, finite and > 0 (one-line ValueError otherwise)."""
+    if doc_topic_prior is None:
+        return np.full(n_topics, default)
+    a = np.asarray(doc_topic_prior, dtype=np.float64)
+    if a.ndim == 0:
+        check_positive(float(a), "doc_topic_prior")
+        return np.full(n_topics, float(a))
+    if a.shape != (n_topics,):
+        raise ValueError(f"doc_topic_prior has {a.size} entries for {n_topics} topics")
+    if not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise ValueError("doc_topic_prior must be finite and > 0 for every topic")
+    return a
+
+
+def encode_labels(y: object, n_docs: int) -> tuple[object, np.ndarray]:
+    """Validate the labels of ``n_docs`` documents and encode them as 0..n_classes-1.
+
+    One-line :class:`DataError` for a length mismatch, a non-finite label or a single
+    class.  Returns the fitted :class:`sklearn.preprocessing.LabelEncoder` (``classes_``)
+    and the integer codes.
+    """
+    from sklearn.preprocessing import LabelEncoder
+
+    y = np.asarray(y)
+    if y.shape != (n_docs,):
+        raise DataError(f"y has {y.size} labels for {n_docs} documents")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        bad = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise DataError(f"y: label of document {bad} is {y[bad]}")
+    encoder = LabelEncoder().fit(y)
+    codes = encoder.transform(y)
+    if encoder.classes_.size < 2:
+        raise DataError(f"y has a single class {encoder.classes_[0]!r}; need at least 2")
+    return encoder, codes

@@ -174,6 +174,24 @@ class Links:
             self._adj = A
         return self._adj
 
+    def undirected_pairs(self) -> tuple[np.ndarray, sp.csr_matrix]:
+        """Unordered linked pairs and the symmetric adjacency (direction ignored).
+
+        Returns
+        -------
+        pairs : ndarray of int64, shape (M, 2)
+            Each unordered pair once, ``pairs[:, 0] < pairs[:, 1]``, in row-major order
+            (sorted by first, then second column).  ``a -> b`` and ``b -> a`` give one pair.
+        adjacency : csr_matrix of bool, shape (n_docs, n_docs)
+            Symmetric, sorted indices; row d lists the neighbours of d.
+        """
+        A = self.adjacency()
+        S = ((A + A.T) > 0).tocsr()
+        S.sort_indices()
+        upper = sp.triu(S, k=1).tocoo()
+        pairs = np.column_stack([upper.row, upper.col]).astype(np.int64)
+        return pairs, S
+
     def degrees(self) -> np.ndarray:
         """Number of links touching each document (in + out)."""
         deg = np.bincount(self.source, minlength=self.n_docs)

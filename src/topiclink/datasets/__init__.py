@@ -1,10 +1,14 @@
 """Data set loaders (no network access; see :mod:`topiclink.datasets.home` for the data home).
 
 ``load_dataset("cora")`` needs no data: a small real corpus is bundled in the package.
+Every data set is one :class:`DatasetSpec` in the registry (:func:`register_dataset`,
+:func:`dataset_specs`); ``load_dataset(data_dir=DIR)`` without a name detects the format
+of a folder (:func:`detect_format`, :func:`load_folder`).
 """
 
 from topiclink.datasets.base import Dataset
 from topiclink.datasets.bundled_cora import load_bundled_cora
+from topiclink.datasets.detect import FORMATS, detect_format, load_folder
 from topiclink.datasets.home import DATA_HOME_ENV, data_home, dataset_dir
 from topiclink.datasets.loaders import (
     LOADERS,
@@ -20,20 +24,31 @@ from topiclink.datasets.loaders import (
     load_umls,
     load_webkb,
 )
+from topiclink.datasets.registry import (
+    DatasetSpec,
+    dataset_specs,
+    register_dataset,
+    unregister_dataset,
+)
 from topiclink.datasets.synthetic import make_lda_data, make_rtm_data, make_slda_data
 
 __all__ = [
     "DATA_HOME_ENV",
+    "FORMATS",
     "LOADERS",
     "Dataset",
+    "DatasetSpec",
     "data_home",
     "dataset_dir",
+    "dataset_specs",
+    "detect_format",
     "list_datasets",
     "load_20newsgroups",
     "load_bundled_cora",
     "load_cora_linqs",
     "load_cora_rlda",
     "load_dataset",
+    "load_folder",
     "load_nations",
     "load_poliblog",
     "load_sampson",
@@ -43,4 +58,6 @@ __all__ = [
     "make_lda_data",
     "make_rtm_data",
     "make_slda_data",
+    "register_dataset",
+    "unregister_dataset",
 ]

@@ -1,8 +1,12 @@
-"""One loader per data set folder, a registry, and a listing.
+"""One loader per data set folder, each registered next to it, and a listing.
 
 Every loader takes ``data_dir`` (the data set's own folder, in the layout of the shared
 data sets; default ``data_home() / <name>``, see :mod:`topiclink.datasets.home`) and
 returns a :class:`~topiclink.datasets.base.Dataset`.  Nothing is ever downloaded.
+
+Each data set is described once, by the :class:`~topiclink.datasets.registry.DatasetSpec`
+registered after its loader; :data:`LOADERS`, :data:`REQUIRED_FILES`, :data:`SOURCES`,
+:func:`list_datasets` and :func:`load_dataset` read that registry.
 
 Labels are integer codes (int64) into ``label_names``.
 """
@@ -27,60 +31,48 @@ from topiclink.data.io.triples import read_triples
 from topiclink.data.tensor import RelationalTensor
 from topiclink.datasets.base import SUMMARY_KEYS, Dataset
 from topiclink.datasets.bundled_cora import (
+    CORA_RLDA_SOURCE,
     bundled_cora_path,
     cora_rlda_dataset,
     load_bundled_cora,
 )
 from topiclink.datasets.home import data_home, dataset_dir
+from topiclink.datasets.registry import (
+    DatasetSpec,
+    RegistryView,
+    dataset_specs,
+    register_dataset,
+)
 
-__all__ = ["LOADERS", "REQUIRED_FILES", "SOURCES", "list_datasets", "load_20newsgroups",
-           "load_cora_linqs", "load_cora_rlda", "load_dataset", "load_nations",
-           "load_linqs", "load_poliblog", "load_sampson", "load_sotu", "load_umls", "load_webkb"]
+__all__ = ["LOADERS", "REQUIRED_FILES", "SOURCES", "USER_FORMAT_LOADERS", "list_datasets",
+           "load_20newsgroups", "load_cora_linqs", "load_cora_rlda", "load_dataset",
+           "load_nations", "load_linqs", "load_poliblog", "load_sampson", "load_sotu",
+           "load_umls", "load_webkb"]
 
 logger = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 Policy = Literal["error", "drop"]
 
+#: Loader of each listed data set (home folders and the bundled "cora"), by name: a live
+#: read-only view of the registry.
+LOADERS: Mapping[str, Callable[..., Dataset]] = RegistryView(
+    "loader", lambda spec: spec.listed)
+
+#: Loaders of a user's own files in a known format (no shared copy; ``data_dir`` required).
+USER_FORMAT_LOADERS: Mapping[str, Callable[..., Dataset]] = RegistryView(
+    "loader", lambda spec: spec.location == "user")
+
 #: Files that must exist in each data set folder (the default form for 20newsgroups).
-REQUIRED_FILES: dict[str, tuple[str, ...]] = {
-    "cora-linqs": ("cora.content", "cora.cites"),
-    "webkb-linqs": tuple(f"{u}.{e}" for u in ("cornell", "texas", "washington", "wisconsin")
-                         for e in ("content", "cites")),
-    "cora-rlda": ("cora.documents.rda", "cora.vocab.rda", "cora.titles.rda", "cora.cites.rda"),
-    "poliblog-rlda": ("poliblog.documents.rda", "poliblog.vocab.rda", "poliblog.ratings.rda"),
-    "20newsgroups": ("newsgroup.train.documents.rda", "newsgroup.test.documents.rda",
-                     "newsgroup.train.labels.rda", "newsgroup.test.labels.rda",
-                     "newsgroup.vocab.rda", "newsgroup.label.map.rda"),
-    "sotu": ("sotu_text.rda", "sotu_meta.rda"),
-    "nations": ("train.txt", "valid.txt", "test.txt"),
-    "umls": ("train.txt", "valid.txt", "test.txt"),
-    "sampson-rlda": ("sampson.rda",),
-}
+REQUIRED_FILES: Mapping[str, tuple[str, ...]] = RegistryView(
+    "required_files", lambda spec: spec.location == "home")
+
+#: Citation / provenance string of each data set.
+SOURCES: Mapping[str, str] = RegistryView("source")
 
 _LDA_PKG = "CRAN package lda 1.5.2 (J. Chang; cran/lda mirror, LGPL >= 2.1)"
 _CONVE = ("train/valid/test split of Rocktaschel & Riedel (NIPS 2017) as redistributed by "
           "Dettmers et al., ConvE (AAAI 2018)")
-
-#: Citation / provenance string of each data set.
-SOURCES: dict[str, str] = {
-    "cora-linqs": "LINQS Cora: McCallum et al., Information Retrieval 2000; Sen et al., "
-                  "Collective classification in network data, AI Magazine 2008",
-    "webkb-linqs": "LINQS WebKB: Craven et al., Learning to extract symbolic knowledge from "
-                   "the World Wide Web, AAAI 1998; Sen et al., AI Magazine 2008",
-    "cora-rlda": f"Cora abstracts of the {_LDA_PKG}; McCallum et al., Information "
-                 f"Retrieval 2000",
-    "poliblog-rlda": f"Political blogs of the {_LDA_PKG}; Blei & McAuliffe, Supervised topic "
-                     f"models, NIPS 2008",
-    "20newsgroups": "20 Newsgroups bydate (J. Rennie); Lang, NewsWeeder: learning to filter "
-                    f"netnews, ICML 1995; word counts of the {_LDA_PKG}",
-    "sotu": "State of the Union addresses 1790-2020, CRAN package sotu 1.0.4 (T. B. Arnold), "
-            "from The American Presidency Project; public domain",
-    "nations": f"Nations (Rummel; Kemp et al. 2006; Kok & Domingos 2007), {_CONVE}",
-    "umls": f"UMLS semantic network (McCray 2003; Kemp et al. 2006), {_CONVE}",
-    "sampson-rlda": f"Sampson's monastery data of the {_LDA_PKG}; Sampson, A novitiate in a "
-                    f"period of change, PhD thesis, Cornell 1968",
-}
 
 
 def _codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,9 +80,24 @@ def _codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), names
 
 
+# ---------------------------------------------------------------------- bundled
+def _load_bundled(data_dir: PathLike | None = None, **kwargs: Any) -> Dataset:
+    if data_dir is not None:
+        raise ValueError("the bundled 'cora' data set has no data_dir; "
+                         "load 'cora-rlda' to read the .rda files from a folder")
+    return load_bundled_cora(**kwargs)
+
+
+register_dataset(DatasetSpec(
+    "cora", _load_bundled, source=CORA_RLDA_SOURCE, kind="documents+links",
+    description="R lda package Cora bundled in topiclink: 2410 abstracts, 2961 words, "
+                "4231 links", location="bundled", bundled_path=bundled_cora_path))
+
+
 # ---------------------------------------------------------------------- LINQS
 def load_cora_linqs(data_dir: PathLike | None = None, directed: bool = True,
-                    self_links: Policy = "drop", duplicates: Policy = "drop") -> Dataset:
+                    self_links: Policy = "drop", duplicates: Policy = "drop",
+                    unknown_ids: Policy = "drop") -> Dataset:
     """Cora (LINQS): 2708 papers x 1433 binary words, 5429 citations, 7 classes.
 
     Parameters
@@ -99,21 +106,29 @@ def load_cora_linqs(data_dir: PathLike | None = None, directed: bool = True,
         Folder with ``cora.content`` and ``cora.cites``.
     directed : bool
         Citing -> cited links (5429), or undirected (5278 pairs).
-    self_links, duplicates : {"drop", "error"}
+    self_links, duplicates, unknown_ids : {"drop", "error"}
         See :func:`topiclink.data.io.read_linqs`.
     """
     folder = dataset_dir("cora-linqs", data_dir, REQUIRED_FILES["cora-linqs"])
     corpus, links, labels = read_linqs(folder / "cora.content", folder / "cora.cites",
                                        directed=directed, self_links=self_links,
-                                       duplicates=duplicates)
+                                       duplicates=duplicates, unknown_ids=unknown_ids)
     codes, names = _codes(labels)
     return Dataset("cora-linqs", corpus=corpus, links=links, labels=codes, label_names=names,
                    source=SOURCES["cora-linqs"], path=folder)
 
 
+register_dataset(DatasetSpec(
+    "cora-linqs", load_cora_linqs, required_files=("cora.content", "cora.cites"),
+    source="LINQS Cora: McCallum et al., Information Retrieval 2000; Sen et al., "
+           "Collective classification in network data, AI Magazine 2008",
+    description="2708 papers x 1433 binary words, 5429 citations, 7 classes",
+    kind="documents+links+labels"))
+
+
 def load_webkb(data_dir: PathLike | None = None, universities: list[str] | None = None,
                directed: bool = True, self_links: Policy = "drop",
-               duplicates: Policy = "drop") -> Dataset:
+               duplicates: Policy = "drop", unknown_ids: Policy = "drop") -> Dataset:
     """WebKB (LINQS): 877 pages of 4 universities x 1703 binary words, 5 classes.
 
     The universities are stacked into one corpus (``metadata["university"]``); links
@@ -124,24 +139,39 @@ def load_webkb(data_dir: PathLike | None = None, universities: list[str] | None 
     ----------
     universities : list of str, optional
         Subset of ``cornell, texas, washington, wisconsin`` (default all, in that order).
+    directed, self_links, duplicates, unknown_ids
+        See :func:`topiclink.data.io.read_linqs`.
     """
-    names = universities or ["cornell", "texas", "washington", "wisconsin"]
+    names = universities or list(_WEBKB)
     files = tuple(f"{u}.{e}" for u in names for e in ("content", "cites"))
     folder = dataset_dir("webkb-linqs", data_dir, files)
     corpus, links, labels = read_linqs_dir(folder, names, directed=directed,
-                                           self_links=self_links, duplicates=duplicates)
+                                           self_links=self_links, duplicates=duplicates,
+                                           unknown_ids=unknown_ids)
     codes, label_names = _codes(labels)
     return Dataset("webkb-linqs", corpus=corpus, links=links, labels=codes,
                    label_names=label_names, source=SOURCES["webkb-linqs"], path=folder)
 
 
+_WEBKB = ("cornell", "texas", "washington", "wisconsin")
+register_dataset(DatasetSpec(
+    "webkb-linqs", load_webkb,
+    required_files=tuple(f"{u}.{e}" for u in _WEBKB for e in ("content", "cites")),
+    source="LINQS WebKB: Craven et al., Learning to extract symbolic knowledge from "
+           "the World Wide Web, AAAI 1998; Sen et al., AI Magazine 2008",
+    description="877 pages of 4 universities x 1703 binary words, 1516 links, 5 classes",
+    kind="documents+links+labels"))
+
+
 def load_linqs(data_dir: PathLike | None = None, names: list[str] | None = None,
                directed: bool = True, self_links: Policy = "drop",
-               duplicates: Policy = "drop") -> Dataset:
+               duplicates: Policy = "drop", unknown_ids: Policy = "drop") -> Dataset:
     """Any LINQS-format folder (``<name>.content`` + ``<name>.cites``, e.g. Citeseer).
 
     Every ``*.content`` with a matching ``.cites`` is read (or only ``names``) and stacked
-    as for WebKB.  ``data_dir`` is required: there is no default copy.
+    as for WebKB.  ``data_dir`` is required: there is no default copy.  Links to ids that
+    are not in the ``.content`` file (17 in the real CiteSeer) are dropped with one logged
+    warning (``unknown_ids="error"`` refuses them, naming ``file:line``).
     """
     if data_dir is None:
         raise FileNotFoundError("the 'linqs' loader reads your own LINQS-format folder: "
@@ -150,11 +180,18 @@ def load_linqs(data_dir: PathLike | None = None, names: list[str] | None = None,
     if not folder.is_dir() or not any(folder.glob("*.content")):
         raise FileNotFoundError(f"{folder}: no <name>.content / <name>.cites files found")
     corpus, links, labels = read_linqs_dir(folder, names, directed=directed,
-                                           self_links=self_links, duplicates=duplicates)
+                                           self_links=self_links, duplicates=duplicates,
+                                           unknown_ids=unknown_ids)
     codes, label_names = _codes(labels)
     return Dataset("linqs", corpus=corpus, links=links, labels=codes,
                    label_names=label_names, source=f"LINQS-format files in {folder}",
                    path=folder)
+
+
+register_dataset(DatasetSpec(
+    "linqs", load_linqs, source="LINQS-format files (Sen et al., AI Magazine 2008)",
+    description="your own LINQS folder: <name>.content + <name>.cites (e.g. CiteSeer)",
+    kind="documents+links+labels", location="user"))
 
 
 # ---------------------------------------------------------------------- R lda package
@@ -187,6 +224,15 @@ def load_cora_rlda(data_dir: PathLike | None = None, directed: bool = False) -> 
     return ds
 
 
+register_dataset(DatasetSpec(
+    "cora-rlda", load_cora_rlda,
+    required_files=("cora.documents.rda", "cora.vocab.rda", "cora.titles.rda",
+                    "cora.cites.rda"),
+    source=f"Cora abstracts of the {_LDA_PKG}; McCallum et al., Information Retrieval 2000",
+    description="2410 abstracts x 2961 words with titles, 4231 undirected citations",
+    kind="documents+links"))
+
+
 def load_poliblog(data_dir: PathLike | None = None) -> Dataset:
     """Political blog posts of the R ``lda`` package (sLDA demo): 773 posts, 1290 words.
 
@@ -207,6 +253,15 @@ def load_poliblog(data_dir: PathLike | None = None) -> Dataset:
     return Dataset("poliblog-rlda", corpus=corpus, labels=(ratings > 0).astype(np.int64),
                    label_names=np.array(["liberal", "conservative"]),
                    source=SOURCES["poliblog-rlda"], path=folder)
+
+
+register_dataset(DatasetSpec(
+    "poliblog-rlda", load_poliblog,
+    required_files=("poliblog.documents.rda", "poliblog.vocab.rda", "poliblog.ratings.rda"),
+    source=f"Political blogs of the {_LDA_PKG}; Blei & McAuliffe, Supervised topic models, "
+           f"NIPS 2008",
+    description="773 blog posts x 1290 words, liberal / conservative",
+    kind="documents+labels"))
 
 
 def _news_labels(folder: Path, split: str, n_docs: int, n_classes: int) -> np.ndarray:
@@ -289,6 +344,17 @@ def load_20newsgroups(data_dir: PathLike | None = None,
                    path=folder)
 
 
+register_dataset(DatasetSpec(
+    "20newsgroups", load_20newsgroups,
+    required_files=("newsgroup.train.documents.rda", "newsgroup.test.documents.rda",
+                    "newsgroup.train.labels.rda", "newsgroup.test.labels.rda",
+                    "newsgroup.vocab.rda", "newsgroup.label.map.rda"),
+    source="20 Newsgroups bydate (J. Rennie); Lang, NewsWeeder: learning to filter "
+           f"netnews, ICML 1995; word counts of the {_LDA_PKG}",
+    description="11,269 train / 7,505 test messages x 61,188 words, 20 groups",
+    kind="documents+labels"))
+
+
 def load_sotu(data_dir: PathLike | None = None, **vectorizer_kwargs: Any) -> Dataset:
     """US State of the Union addresses 1790-2020 (240 texts) with year/president/party.
 
@@ -316,6 +382,14 @@ def load_sotu(data_dir: PathLike | None = None, **vectorizer_kwargs: Any) -> Dat
     return Dataset("sotu", corpus=corpus, source=SOURCES["sotu"], path=folder)
 
 
+register_dataset(DatasetSpec(
+    "sotu", load_sotu, required_files=("sotu_text.rda", "sotu_meta.rda"),
+    source="State of the Union addresses 1790-2020, CRAN package sotu 1.0.4 (T. B. Arnold), "
+           "from The American Presidency Project; public domain",
+    description="240 State of the Union addresses 1790-2020 with year, president, party",
+    kind="documents"))
+
+
 # ---------------------------------------------------------------------- relational
 def _load_triples(name: str, data_dir: PathLike | None, duplicates: Policy) -> Dataset:
     folder = dataset_dir(name, data_dir, REQUIRED_FILES[name])
@@ -332,6 +406,19 @@ def load_nations(data_dir: PathLike | None = None, duplicates: Policy = "error")
 def load_umls(data_dir: PathLike | None = None, duplicates: Policy = "error") -> Dataset:
     """UMLS: 135 concepts x 46 relations; ``tensor`` splits train/valid/test (5216/652/661)."""
     return _load_triples("umls", data_dir, duplicates)
+
+
+_SPLIT_FILES = ("train.txt", "valid.txt", "test.txt")
+register_dataset(DatasetSpec(
+    "nations", load_nations, required_files=_SPLIT_FILES,
+    source=f"Nations (Rummel; Kemp et al. 2006; Kok & Domingos 2007), {_CONVE}",
+    description="14 countries x 55 relations, 1592/199/201 train/valid/test triples",
+    kind="triples"))
+register_dataset(DatasetSpec(
+    "umls", load_umls, required_files=_SPLIT_FILES,
+    source=f"UMLS semantic network (McCray 2003; Kemp et al. 2006), {_CONVE}",
+    description="135 concepts x 46 relations, 5216/652/661 train/valid/test triples",
+    kind="triples"))
 
 
 def _axis_names(mat: Any, axis: int) -> np.ndarray | None:
@@ -405,39 +492,27 @@ def load_sampson(data_dir: PathLike | None = None) -> Dataset:
                    path=folder)
 
 
+register_dataset(DatasetSpec(
+    "sampson-rlda", load_sampson, required_files=("sampson.rda",),
+    source=f"Sampson's monastery data of the {_LDA_PKG}; Sampson, A novitiate in a "
+           f"period of change, PhD thesis, Cornell 1968",
+    description="18 monks x 10 relations (ranked nominations), one tensor",
+    kind="triples"))
+
+
 # ---------------------------------------------------------------------- registry
-def _load_bundled(data_dir: PathLike | None = None, **kwargs: Any) -> Dataset:
-    if data_dir is not None:
-        raise ValueError("the bundled 'cora' data set has no data_dir; "
-                         "load 'cora-rlda' to read the .rda files from a folder")
-    return load_bundled_cora(**kwargs)
-
-
-#: Loader of each data set, keyed by folder name ("cora" is bundled in the package).
-LOADERS: dict[str, Callable[..., Dataset]] = {
-    "cora": _load_bundled,
-    "cora-linqs": load_cora_linqs,
-    "webkb-linqs": load_webkb,
-    "cora-rlda": load_cora_rlda,
-    "poliblog-rlda": load_poliblog,
-    "20newsgroups": load_20newsgroups,
-    "sotu": load_sotu,
-    "nations": load_nations,
-    "umls": load_umls,
-    "sampson-rlda": load_sampson,
-}
-
-#: Loaders of a user's own files in a known format (no shared copy; ``data_dir`` required).
-USER_FORMAT_LOADERS: dict[str, Callable[..., Dataset]] = {"linqs": load_linqs}
-
-
-def load_dataset(name: str, data_dir: PathLike | None = None, **kwargs: Any) -> Dataset:
-    """Load a data set by name.
+def load_dataset(name: str | None = None, data_dir: PathLike | None = None,
+                 **kwargs: Any) -> Dataset:
+    """Load a data set by name, or detect the format of ``data_dir``.
 
     Parameters
     ----------
-    name : str
-        A key of :data:`LOADERS` (``"cora"`` is bundled and needs no data).
+    name : str, optional
+        A registered data set (:func:`~topiclink.datasets.dataset_specs`; ``"cora"`` is
+        bundled and needs no data), a generic format (``"linqs"``, ``"rlda"``,
+        ``"uci-bow"``, ``"triples"``: your own folder, ``data_dir`` required), or
+        ``None`` / ``"auto"``: detect the format of ``data_dir``
+        (:func:`~topiclink.datasets.detect.load_folder`).
     data_dir : str or path-like, optional
         The data set's folder; default ``data_home() / name``.
     **kwargs
@@ -448,14 +523,31 @@ def load_dataset(name: str, data_dir: PathLike | None = None, **kwargs: Any) -> 
     ValueError
         Unknown name (the message lists the known names).
     FileNotFoundError
-        The data set's files are missing.
+        The data set's files are missing, or (``name=None``) no known format was found
+        in ``data_dir``.
     """
-    if name in USER_FORMAT_LOADERS:
-        return USER_FORMAT_LOADERS[name](data_dir=data_dir, **kwargs)
-    if name not in LOADERS:
-        known = ", ".join([*LOADERS, *USER_FORMAT_LOADERS])
-        raise ValueError(f"unknown data set {name!r}; known: {known}")
-    return LOADERS[name](data_dir=data_dir, **kwargs)
+    if name is None or name == "auto":
+        if data_dir is None:
+            raise FileNotFoundError("no data set name: pass data_dir= (CLI: --data DIR) to "
+                                    "detect the format of your folder, or a name")
+        from topiclink.datasets.detect import load_folder  # detect imports this module
+
+        return load_folder(data_dir, **kwargs)
+    specs = dataset_specs()
+    if name not in specs:
+        known = ", ".join(specs)
+        raise ValueError(f"unknown data set {name!r}; known: {known} (or none, with "
+                         f"data_dir, to detect the format)")
+    return specs[name].loader(data_dir=data_dir, **kwargs)
+
+
+def _located(spec: DatasetSpec, home: Path) -> tuple[Path, bool]:
+    """Where a listed data set is and whether its files are there."""
+    if spec.location == "bundled":
+        ref = spec.bundled_path() if spec.bundled_path is not None else None
+        return Path(str(ref)), ref is not None and ref.is_file()
+    path = home / spec.name
+    return path, all((path / f).is_file() for f in spec.required_files)
 
 
 def list_datasets(data_dir: PathLike | None = None, counts: bool = True) -> pd.DataFrame:
@@ -472,26 +564,27 @@ def list_datasets(data_dir: PathLike | None = None, counts: bool = True) -> pd.D
     Returns
     -------
     DataFrame
-        One row per registered data set: ``name``, ``found`` (bool), ``path``, the keys of
-        :meth:`Dataset.summary` (nullable integers; missing when not found or not
-        applicable) and ``seconds`` (load time).
+        One row per listed data set (:data:`LOADERS`, in registration order): ``name``,
+        ``kind``, ``found`` (bool), ``path``, the keys of :meth:`Dataset.summary`
+        (nullable integers; missing when not found or not applicable) and ``seconds``
+        (load time).
     """
     home = data_home(data_dir)
     rows = []
-    for name in LOADERS:
-        if name == "cora":
-            path = Path(str(bundled_cora_path()))
-            found = path.is_file()
-        else:
-            path = home / name
-            found = all((path / f).is_file() for f in REQUIRED_FILES[name])
-        row: dict[str, Any] = {"name": name, "found": found, "path": str(path)}
+    for spec in dataset_specs().values():
+        if not spec.listed:
+            continue
+        name = spec.name
+        path, found = _located(spec, home)
+        row: dict[str, Any] = {"name": name, "kind": spec.kind, "found": found,
+                               "path": str(path)}
         row.update(dict.fromkeys(SUMMARY_KEYS))
         row["seconds"] = None
         if found and counts:
             t0 = time.perf_counter()
             try:
-                ds = load_dataset(name) if name == "cora" else load_dataset(name, path)
+                ds = (load_dataset(name) if spec.location == "bundled"
+                      else load_dataset(name, path))
             except (DataError, OSError, ValueError) as exc:
                 logger.warning("data set %r found in %s but failed to load: %s", name, path,
                                exc)
@@ -499,7 +592,8 @@ def list_datasets(data_dir: PathLike | None = None, counts: bool = True) -> pd.D
                 row.update(ds.summary())
                 row["seconds"] = round(time.perf_counter() - t0, 3)
         rows.append(row)
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame(rows, columns=["name", "kind", "found", "path", *SUMMARY_KEYS,
+                                     "seconds"])
     for key in SUMMARY_KEYS:
         df[key] = df[key].astype("Int64")
     df["seconds"] = df["seconds"].astype("Float64")

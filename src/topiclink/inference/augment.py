@@ -44,10 +44,11 @@ class ChunkedAugmenter:
     Use as a context manager (the thread pool lives until ``close``).
     """
 
-    def __init__(self, rng: np.random.Generator, loss: str, y: np.ndarray, c: np.ndarray,
+    def __init__(self, rng: np.random.Generator | None, loss: str, y: np.ndarray, c: np.ndarray,
                  hinge_cost: float = 1.0, n_threads: int = 1,
                  chunk_size: int = 8192,
-                 bounds: list[tuple[int, int]] | None = None) -> None:
+                 bounds: list[tuple[int, int]] | None = None,
+                 generators: list[np.random.Generator] | None = None) -> None:
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         self.loss = loss
@@ -62,7 +63,12 @@ class ChunkedAugmenter:
               or any(b[1] != a[0] for b, a in zip(bounds, bounds[1:], strict=False))):
             raise ValueError("bounds must be consecutive (lo, hi) ranges covering every item")
         self.bounds = list(bounds)
-        self.generators = spawn(rng, len(self.bounds))
+        # one stream per chunk; given ones (a saved sampler state) are used as they are
+        self.generators = (spawn(rng, len(self.bounds)) if generators is None
+                           else list(generators))
+        if len(self.generators) != len(self.bounds):
+            raise ValueError(f"{len(self.generators)} generators for {len(self.bounds)} "
+                             "chunks")
         self.n_threads = max(1, min(int(n_threads), len(self.bounds)))
         self._pool = (ThreadPoolExecutor(self.n_threads, thread_name_prefix="topiclink-aug")
                       if self.n_threads > 1 else None)

@@ -8,7 +8,13 @@ Design (``design/models/lda.md``): int32 counts, doc-topic D x K and word-topic 
 row-major so a token touches two contiguous rows; a cached ``inv_k = 1/(C_k + V beta)``
 updated in two entries per move; unnormalised probabilities in a loop without
 loop-carried dependencies; the cumulative search in blocks of ``BLOCK`` topics so the
-dependent add chain is ``K/BLOCK + BLOCK`` long instead of ``K``.
+dependent add chain is ``K/BLOCK + BLOCK`` long instead of ``K``
+(:func:`topiclink.kernels.sampling.draw_blocked`; ``BLOCK``, ``padded`` and
+``draw_blocked`` are re-exported here, where they used to live).
+
+``alpha`` is a vector (K,) or, per document, a matrix (1, K) or (D, K) whose row d is
+document d's prior (``alpha_dk`` replaces ``alpha_k`` above; see
+:mod:`topiclink.kernels.sampling`).
 """
 
 from __future__ import annotations
@@ -19,47 +25,14 @@ import numpy as np
 from numba import njit
 
 from topiclink.kernels.rng import uniform
-
-BLOCK = 8
-
-
-def padded(n_topics: int) -> int:
-    """Topic count rounded up to a multiple of :data:`BLOCK` (scratch-buffer length)."""
-    return ((n_topics + BLOCK - 1) // BLOCK) * BLOCK
-
-
-@njit(inline="always")
-def draw_blocked(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, u: float) -> int:
-    """Draw index k with probability p[k] / sum(p) by a two-level blocked search.
-
-    ``p`` has length ``n_blocks * BLOCK`` with zeros past the last topic; ``u`` is a
-    uniform in [0, 1).  Returns a topic whose ``p`` is positive.
-    """
-    total = 0.0
-    for b in range(n_blocks):
-        s = 0.0
-        base = b * BLOCK
-        for j in range(BLOCK):
-            s += p[base + j]
-        block_sums[b] = s
-        total += s
-    target = u * total
-    b = 0
-    acc = 0.0
-    while b < n_blocks - 1 and acc + block_sums[b] <= target:
-        acc += block_sums[b]
-        b += 1
-    base = b * BLOCK
-    k = base
-    last = base + BLOCK - 1
-    acc += p[k]
-    while k < last and acc <= target:
-        k += 1
-        acc += p[k]
-    # guard against rounding landing on a zero-probability pad entry
-    while p[k] <= 0.0 and k > 0:
-        k -= 1
-    return k
+from topiclink.kernels.sampling import (  # noqa: F401
+    BLOCK,
+    check_prior,
+    draw_blocked,
+    n_prior_rows,
+    padded,
+    prior_row,
+)
 
 
 @njit(cache=True)
@@ -86,8 +59,10 @@ def _sweep_docs(words: np.ndarray, offsets: np.ndarray, d_start: int, d_end: int
     inv = np.empty(n_topics)
     for k in range(n_topics):
         inv[k] = 1.0 / (nk[k] + vbeta)
+    check_prior(alpha, offsets.shape[0] - 1, n_topics)
     for d in range(d_start, d_end):
         cd = ndk[d]
+        ad = prior_row(alpha, d)
         for i in range(offsets[d], offsets[d + 1]):
             w = words[i]
             cw = nwk[w]
@@ -97,7 +72,7 @@ def _sweep_docs(words: np.ndarray, offsets: np.ndarray, d_start: int, d_end: int
             nk[old] -= 1
             inv[old] = 1.0 / (nk[old] + vbeta)
             for k in range(n_topics):
-                p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k]
+                p[k] = (cd[k] + ad[k]) * (cw[k] + beta) * inv[k]
             new = draw_blocked(p, block_sums, n_blocks, uniform(state))
             z[i] = new
             cd[new] += 1
@@ -126,7 +101,8 @@ def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray
     offsets : int64 (D + 1,)
     z : int32 (N,) topic assignments
     ndk : int32 (D, K); nwk : int32 (V, K); nk : int32 (K,)
-    alpha : float64 (K,); beta : float (symmetric)
+    alpha : float64 (K,), or (1, K) / (D, K) per-document priors (row d: document d)
+    beta : float (symmetric)
     state : uint64 (4,) xoshiro256** state of this stream
     """
     _sweep_docs(words, offsets, 0, offsets.shape[0] - 1, z, ndk, nwk, nk, alpha, beta,
@@ -149,21 +125,24 @@ def sweep_fixed_topics(words: np.ndarray, offsets: np.ndarray, z: np.ndarray,
     """One Gibbs sweep with the topics fixed: p(z_n = k) ∝ (C_dk^-n + alpha_k) phi_{k w_n}.
 
     Used to infer topic proportions of new documents.  ``phi_wk`` is the V x K
-    transpose of the topic-word matrix (contiguous rows per word).
+    transpose of the topic-word matrix (contiguous rows per word); ``alpha`` as
+    :func:`sweep`.
     """
     n_topics = phi_wk.shape[1]
     kp = ((n_topics + BLOCK - 1) // BLOCK) * BLOCK
     n_blocks = kp // BLOCK
     p = np.zeros(kp)
     block_sums = np.zeros(n_blocks)
+    check_prior(alpha, offsets.shape[0] - 1, n_topics)
     for d in range(offsets.shape[0] - 1):
         cd = ndk[d]
+        ad = prior_row(alpha, d)
         for i in range(offsets[d], offsets[d + 1]):
             pw = phi_wk[words[i]]
             old = z[i]
             cd[old] -= 1
             for k in range(n_topics):
-                p[k] = (cd[k] + alpha[k]) * pw[k]
+                p[k] = (cd[k] + ad[k]) * pw[k]
             new = draw_blocked(p, block_sums, n_blocks, uniform(state))
             z[i] = new
             cd[new] += 1
@@ -174,7 +153,10 @@ def log_joint(ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarra
               beta: float) -> float:
     """Collapsed log joint log p(w, z | alpha, beta) (Griffiths & Steyvers 2004, eqs. 2-3).
 
-    Zero counts contribute nothing beyond the constants, so the V x K loop is cheap.
+    Zero counts contribute nothing beyond the constants, so the V x K loop is cheap.  With
+    per-document priors (``alpha`` (D, K)) document d's terms use its row ``alpha_d``:
+    ``lgamma(sum alpha_d) - lgamma(N_d + sum alpha_d) + sum_k [lgamma(C_dk + alpha_dk)
+    - lgamma(alpha_dk)]``.
     """
     n_docs, n_topics = ndk.shape
     n_words = nwk.shape[0]
@@ -187,19 +169,25 @@ def log_joint(ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarra
             c = nwk[w, k]
             if c > 0:
                 ll += math.lgamma(c + beta) - lg_beta
+    check_prior(alpha, n_docs, n_topics)
+    per_doc = n_prior_rows(alpha) > 1
     alpha_sum = 0.0
+    lg_alpha_sum = 0.0
     lg_alpha = np.empty(n_topics)
-    for k in range(n_topics):
-        alpha_sum += alpha[k]
-        lg_alpha[k] = math.lgamma(alpha[k])
-    lg_alpha_sum = math.lgamma(alpha_sum)
     for d in range(n_docs):
+        ad = prior_row(alpha, d)
+        if d == 0 or per_doc:
+            alpha_sum = 0.0
+            for k in range(n_topics):
+                alpha_sum += ad[k]
+                lg_alpha[k] = math.lgamma(ad[k])
+            lg_alpha_sum = math.lgamma(alpha_sum)
         nd = 0
         for k in range(n_topics):
             c = ndk[d, k]
             nd += c
             if c > 0:
-                ll += math.lgamma(c + alpha[k]) - lg_alpha[k]
+                ll += math.lgamma(c + ad[k]) - lg_alpha[k]
         ll += lg_alpha_sum - math.lgamma(nd + alpha_sum)
     return ll
 

@@ -11,7 +11,9 @@ and its hinge analogue, expanded) is
     r_i = sum_out a_ij u_j + sum_in a_ji v_j,
     Q_i = sum_out b_ij u_j u_j^T + sum_in b_ji v_j v_j^T,
 
-and ``p(z_n = k) ∝ (C_ik^-n + alpha_k)(C_kw^-n + beta)/(C_k^-n + V beta) exp(L_i(k))``.
+and ``p(z_n = k) ∝ (C_ik^-n + alpha_k)(C_kw^-n + beta)/(C_k^-n + V beta) exp(L_i(k))``
+(``alpha_ik`` with per-document priors: ``alpha`` (1, K) or (D, K), as
+:func:`topiclink.kernels.lda.sweep`).
 ``h_i = C_i^T Q_i`` is kept up to date in O(K) per token (``h -= Q[old]; h += Q[new]``);
 rows of Q_i are formed lazily, only for topics that tokens leave or enter.
 With ``approx=True`` (the paper's Approx-gRTM) ``h_i`` stays at its value at the start of
@@ -25,8 +27,8 @@ import math
 import numpy as np
 from numba import njit
 
-from topiclink.kernels.lda import BLOCK, draw_blocked
 from topiclink.kernels.rng import uniform
+from topiclink.kernels.sampling import BLOCK, check_prior, draw_blocked, prior_row
 
 
 @njit(cache=True)
@@ -255,6 +257,7 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
     h = np.zeros(K)
     base = np.zeros(K)
     link = np.zeros(K)
+    check_prior(alpha, offsets.shape[0] - 1, K)
     for d in range(d_start, d_end):
         start = offsets[d]
         stop = offsets[d + 1]
@@ -262,6 +265,7 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
         if n_tok == 0:
             continue
         cd = ndk[d]
+        ad = prior_row(alpha, d)
         # a long document touches most topics: form all of Q at once (BLAS)
         dense = not approx and n_tok * _DENSE_TOKENS_PER_TOPIC >= K
         n_pairs = _begin_document(d, cd, n_tok, Uz, Vz, out_ptr, out_nbr, out_a, out_b,
@@ -293,10 +297,10 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
             inv[old] = 1.0 / (nk[old] + vbeta)
             if n_pairs == 0:
                 for k in range(K):
-                    p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k]
+                    p[k] = (cd[k] + ad[k]) * (cw[k] + beta) * inv[k]
             elif approx:
                 for k in range(K):
-                    p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k] * link[k]
+                    p[k] = (cd[k] + ad[k]) * (cw[k] + beta) * inv[k] * link[k]
             elif cached:
                 # link holds exp(L - m); removing the token adds Q[old] / N^2 to L
                 if not have_exp[old]:
@@ -304,7 +308,7 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
                 eo = eq[old]
                 for k in range(K):
                     link[k] *= eo[k]
-                    p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k] * link[k]
+                    p[k] = (cd[k] + ad[k]) * (cw[k] + beta) * inv[k] * link[k]
             else:
                 qo = _q_row(old, n_pairs, W, wb, Q, have)
                 m = -np.inf
@@ -313,7 +317,7 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
                     link[k] = base[k] - h[k] * inv_n2
                     m = max(m, link[k])
                 for k in range(K):
-                    p[k] = (cd[k] + alpha[k]) * (cw[k] + beta) * inv[k] * math.exp(link[k] - m)
+                    p[k] = (cd[k] + ad[k]) * (cw[k] + beta) * inv[k] * math.exp(link[k] - m)
             new = draw_blocked(p, block_sums, n_blocks, uniform(state))
             z[i] = new
             cd[new] += 1
@@ -354,8 +358,9 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
     p(z_n = k) ∝ (C_dk^-n + alpha_k) exp(L_d(k)); used to predict the words of a new
     document from its links to training documents (``Uz``/``Vz`` of the training documents,
     pairs indexed by the new documents); ``offsets`` give each new document's token range.
+    ``alpha``: (K,), or (1, K) / (D, K) per new document (as :func:`kernels.lda.sweep`).
     """
-    K = alpha.shape[0]
+    K = ndk.shape[1]
     D = offsets.shape[0] - 1
     kp = ((K + BLOCK - 1) // BLOCK) * BLOCK
     n_blocks = kp // BLOCK
@@ -376,6 +381,7 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
     h = np.zeros(K)
     base = np.zeros(K)
     link = np.zeros(K)
+    check_prior(alpha, D, K)
     for d in range(D):
         start = offsets[d]
         stop = offsets[d + 1]
@@ -383,6 +389,7 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
         if n_tok == 0:
             continue
         cd = ndk[d]
+        ad = prior_row(alpha, d)
         n_pairs = _begin_document(d, cd, n_tok, Uz, Vz, out_ptr, out_nbr, out_a, out_b,
                                   in_ptr, in_nbr, in_a, in_b, W, wa, wb, s, r, qdiag, h,
                                   base, have, have_exp, False, WbA, QR, Q)
@@ -398,7 +405,7 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
                 link[k] = base[k] - h[k] * inv_n2
                 m = max(m, link[k])
             for k in range(K):
-                p[k] = (cd[k] + alpha[k]) * math.exp(link[k] - m)
+                p[k] = (cd[k] + ad[k]) * math.exp(link[k] - m)
             new = draw_blocked(p, block_sums, n_blocks, uniform(state))
             z[i] = new
             cd[new] += 1

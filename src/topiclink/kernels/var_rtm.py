@@ -14,7 +14,8 @@ document with the same word has the same optimal ``phi``, so the kernel works pe
 turn (Gauss-Seidel), each seeing its neighbours' latest ``phibar``; the bound therefore
 never decreases during the E-step.
 
-Imports only numpy, numba and math (``tests/test_architecture.py``).
+Imports only numpy, numba, math and topiclink.kernels (``tests/test_architecture.py``);
+``digamma`` lives in :mod:`topiclink.kernels.special` (re-exported here).
 """
 
 from __future__ import annotations
@@ -24,20 +25,9 @@ import math
 import numpy as np
 from numba import njit
 
+from topiclink.kernels.special import digamma
+
 __all__ = ["digamma", "e_step"]
-
-
-@njit(cache=True)
-def digamma(x: float) -> float:
-    """psi(x) for x > 0: recurrence up to x >= 6, then the asymptotic series (error < 1e-11)."""
-    result = 0.0
-    while x < 6.0:
-        result -= 1.0 / x
-        x += 1.0
-    f = 1.0 / (x * x)
-    series = f * (-1.0 / 12.0 + f * (1.0 / 120.0 + f * (-1.0 / 252.0 + f * (
-        1.0 / 240.0 + f * (-1.0 / 132.0)))))
-    return result + math.log(x) - 0.5 / x + series
 
 
 @njit(cache=True)

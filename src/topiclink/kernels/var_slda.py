@@ -35,7 +35,8 @@ token, so one update (1) costs O(K).  Tokens are updated in turn (Gauss-Seidel),
 and (3); every step maximises the bound in its block, so the bound never decreases.  With
 ``c = 0`` (prediction: no label) (1) is LDA's update.
 
-Imports only numpy, numba and math (``tests/test_architecture.py``).
+Imports only numpy, numba, math and topiclink.kernels (``tests/test_architecture.py``);
+``jj_lambda`` and ``log_sigmoid`` live in :mod:`topiclink.kernels.special` (re-exported).
 """
 
 from __future__ import annotations
@@ -45,25 +46,9 @@ import math
 import numpy as np
 from numba import njit
 
-from topiclink.kernels.var_rtm import digamma
+from topiclink.kernels.special import digamma, jj_lambda, log_sigmoid
 
 __all__ = ["e_step", "jj_lambda", "log_sigmoid"]
-
-
-@njit(cache=True)
-def jj_lambda(xi: float) -> float:
-    """lam(xi) = tanh(xi/2) / (4 xi), its limit 1/8 - xi^2/96 near 0 (xi >= 0)."""
-    if xi < 1e-4:
-        return 0.125 - xi * xi / 96.0
-    return math.tanh(0.5 * xi) / (4.0 * xi)
-
-
-@njit(cache=True)
-def log_sigmoid(x: float) -> float:
-    """log sigmoid(x) = -log(1 + exp(-x)), stable for either sign."""
-    if x >= 0.0:
-        return -math.log1p(math.exp(-x))
-    return x - math.log1p(math.exp(x))
 
 
 @njit(cache=True)

@@ -1,10 +1,21 @@
-"""Shared estimator machinery: fitted checks, top words, summaries, save/load."""
+"""The estimator base: declared parameter constraints, seeding, the fitted marker,
+automatic registration, persistence hooks, resuming, and :func:`load`.
+
+Every concrete subclass of :class:`Estimator` is registered under its class name when
+its module is imported (no decorator, no hand-kept list); :func:`registered_estimators`
+also imports every module of :mod:`topiclink.models`, so a new family module is found
+without being listed anywhere.  What a model *can do* comes from the capability mixins in
+:mod:`topiclink.models.capabilities`; what its ``fit`` needs is declared in
+``fit_requires``; the paper names it answers to in ``paper_names``.
+"""
 
 from __future__ import annotations
 
-import json
+import importlib
 import logging
 import os
+import pkgutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,107 +23,310 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from topiclink.data.corpus import Corpus, as_corpus
-from topiclink.persistence import save_model
+from topiclink.data.checks import Constraint, validate_params
+from topiclink.inference.engine import (
+    Algorithm,
+    RunResult,
+    State,
+    run,
+    state_from_saved,
+    state_to_saved,
+)
+from topiclink.models.param_codecs import ParamCodec
+from topiclink.persistence import read_model, save_model, to_jsonable
+from topiclink.random import as_generator, resolve_seed
 
-__all__ = ["TopicModelBase"]
+__all__ = ["Estimator", "registered_estimators", "paper_models", "make_paper_model", "load",
+           "FIT_INPUTS"]
 
 logger = logging.getLogger(__name__)
 
+#: what an estimator's ``fit`` may need besides the documents (``fit_requires``)
+FIT_INPUTS = ("X", "links", "y", "tensor", "features")
 
-class TopicModelBase(BaseEstimator):
-    """Base class for topic-model estimators (scikit-learn conventions).
+_REGISTRY: dict[str, type[Estimator]] = {}
 
-    Subclasses list the fitted arrays in ``_saved_arrays`` and fitted scalars in
-    ``_saved_scalars``; :meth:`save` and :func:`topiclink.load` use them.
+
+class Estimator(BaseEstimator):
+    """Base of every topiclink estimator (scikit-learn conventions).
+
+    Subclasses declare:
+
+    - ``_parameter_constraints``: parameter name -> accepted forms
+      (:mod:`topiclink.data.checks`); merged over the class hierarchy and checked at the
+      start of ``fit`` with one-line errors;
+    - ``fit_requires``: the inputs of ``fit`` (``"X"``, ``"links"``, ``"y"``,
+      ``"tensor"``, ``"features"``), read by the contract test, the CLI and the
+      experiments;
+    - ``paper_names``: paper name -> constructor keywords (``{"Gibbs-gRTM": {...}}``);
+    - ``n_jobs_invariant``: True when the result never depends on ``n_jobs``;
+    - ``_saved_arrays`` / ``_saved_scalars`` / ``_saved_optional``: the fitted attributes
+      a model file stores; ``_param_codecs`` for parameters that are not JSON;
+    - ``_state_class``: the State of its algorithm (for ``save(full=True)``).
     """
 
-    _saved_arrays: ClassVar[tuple[str, ...]] = ("components_", "vocabulary_")
+    _abstract: ClassVar[bool] = True
+    _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {}
+    fit_requires: ClassVar[tuple[str, ...]] = ("X",)
+    paper_names: ClassVar[dict[str, dict[str, Any]]] = {}
+    n_jobs_invariant: ClassVar[bool] = True
+    _saved_arrays: ClassVar[tuple[str, ...]] = ()
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_",)
     _saved_optional: ClassVar[tuple[str, ...]] = ()
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {}
+    _state_class: ClassVar[type[State] | None] = None
 
-    # ------------------------------------------------------------------ checks
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_abstract", False) or cls.__name__.startswith("_"):
+            return
+        known = _REGISTRY.get(cls.__name__)
+        if known is not None and (known.__module__, known.__qualname__) != (
+                cls.__module__, cls.__qualname__):
+            logger.warning("estimator class %s from %s replaces the one from %s",
+                           cls.__name__, cls.__module__, known.__module__)
+        _REGISTRY[cls.__name__] = cls
+        for name in cls.fit_requires:
+            if name not in FIT_INPUTS:
+                raise TypeError(f"{cls.__name__}.fit_requires: unknown input {name!r}; "
+                                f"known: {FIT_INPUTS}")
+
+    # ------------------------------------------------------------------ parameters
+    @classmethod
+    def parameter_constraints(cls) -> dict[str, list[Constraint]]:
+        """The declared constraints of every parameter, merged over the hierarchy."""
+        merged: dict[str, list[Constraint]] = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(getattr(klass, "_parameter_constraints", {}) or {})
+        return {k: v for k, v in merged.items() if k in cls._get_param_names()}
+
+    def _validate_params(self) -> None:
+        validate_params(type(self).__name__, self.get_params(deep=False),
+                        self.parameter_constraints())
+        self._check_params()
+
+    def _check_params(self) -> None:
+        """Checks that involve several parameters (override; one-line ValueError)."""
+
+    # ------------------------------------------------------------------ randomness
+    def _fit_generator(self) -> np.random.Generator:
+        """The fit's Generator; records the seed actually used in ``random_state_``."""
+        seed = resolve_seed(getattr(self, "random_state", None))
+        self.random_state_ = (int(seed.entropy) if isinstance(seed, np.random.SeedSequence)
+                              else seed)
+        return as_generator(seed)
+
+    def _prediction_generator(self) -> np.random.Generator:
+        """A fresh Generator from the recorded fit seed (predictions are repeatable)."""
+        seed = getattr(self, "random_state_", None)
+        if seed is None:
+            seed = getattr(self, "random_state", None)
+            if isinstance(seed, np.random.Generator):
+                return seed
+        return as_generator(seed)
+
+    # ------------------------------------------------------------------ fitted marker
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "n_iter_")
+
     def _check_fitted(self) -> None:
-        if not hasattr(self, "components_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit "
+                                 "first")
 
-    @property
-    def n_topics_(self) -> int:
-        self._check_fitted()
-        return int(self.components_.shape[0])
+    # ------------------------------------------------------------------ running the engine
+    def _run_engine(self, algorithm: Algorithm, data: Any, *, resume: bool,
+                    n_average: int = 0, evaluate_every: int = 1,
+                    publish: Callable[[State, dict[str, np.ndarray] | None], None]
+                    ) -> RunResult:
+        """init (or resume) -> run ``max_iter`` iterations -> publish the estimates.
 
-    def _as_model_corpus(self, X: Any) -> Corpus:
-        """New documents over the fitted vocabulary: a Corpus is mapped word by word
-        (unknown words dropped, their token count logged); a matrix must have V columns."""
-        corpus = as_corpus(X)
-        if isinstance(X, Corpus):
-            corpus, dropped = corpus.with_vocabulary(self.vocabulary_)
-            if dropped:
-                logger.info("dropped %d tokens of words outside the model's vocabulary",
-                            dropped)
-        elif corpus.n_words != self.components_.shape[1]:
-            raise ValueError(f"X has {corpus.n_words} columns but the model was fitted on "
-                             f"{self.components_.shape[1]} words")
-        return corpus
+        ``publish(state, averaged)`` sets the fitted attributes; it also runs before
+        callbacks that declare ``needs_estimates``.  With ``resume=True`` the chain
+        continues from ``state_`` (after :meth:`fit`, or a ``save(full=True)`` + load);
+        the trace and ``n_iter_`` then extend the previous ones.
+        """
+        if resume:
+            state = self._state_to_resume(algorithm, data)
+            previous_trace = dict(getattr(self, "trace_", {}) or {})
+            previous_iter = int(getattr(self, "n_iter_", 0))
+        else:
+            state = algorithm.init(data, self._fit_generator())
+            previous_trace, previous_iter = {}, 0
+        self.state_ = state
+        result = run(algorithm, state, data, int(self.max_iter), model=self,
+                     callbacks=getattr(self, "callbacks", None),
+                     verbose=getattr(self, "verbose", False),
+                     evaluate_every=evaluate_every, n_average=n_average, publish=publish)
+        publish(state, result.averaged)
+        self.trace_ = _concat_traces(previous_trace, result.trace)
+        self.n_iter_ = previous_iter + result.n_iter
+        self.stopped_early_ = bool(result.stopped_early)
+        return result
 
-    # ------------------------------------------------------------------ reading
-    def top_words(self, n: int = 10) -> list[list[str]]:
-        """The ``n`` most probable words of every topic, most probable first."""
-        self._check_fitted()
-        order = np.argsort(-self.components_, axis=1, kind="stable")[:, :n]
-        return [[str(self.vocabulary_[j]) for j in row] for row in order]
-
-    def summary(self, n_words: int = 8) -> str:
-        """A readable multi-line description of the fitted model."""
-        self._check_fitted()
-        lines = [f"{type(self).__name__}: {self.n_topics_} topics, "
-                 f"{self.components_.shape[1]} words, {getattr(self, 'n_iter_', '?')} iterations"]
-        trace = getattr(self, "trace_", None)
-        if trace is not None and "log_likelihood" in trace:
-            ll = trace["log_likelihood"]
-            ll = ll[np.isfinite(ll)]
-            if ll.size:
-                lines.append(f"log-likelihood per token: first {ll[0]:.4f}, last {ll[-1]:.4f}")
-        weight = getattr(self, "topic_weights_", None)
-        for k, words in enumerate(self.top_words(n_words)):
-            share = f" ({100 * weight[k]:4.1f}%)" if weight is not None else ""
-            lines.append(f"  topic {k:2d}{share}: {' '.join(words)}")
-        return "\n".join(lines)
+    def _state_to_resume(self, algorithm: Algorithm, data: Any) -> State:
+        state = getattr(self, "state_", None)
+        if not isinstance(state, State):
+            raise ValueError(f"{type(self).__name__}: nothing to resume; fit first, or load "
+                             "a model saved with save(path, full=True)")
+        if not isinstance(state, algorithm.state_class):
+            raise ValueError(f"{type(self).__name__}: the saved state is a "
+                             f"{type(state).__name__}, this configuration needs a "
+                             f"{algorithm.state_class.__name__}")
+        if state.data_fingerprint != algorithm.fingerprint(data):
+            raise ValueError(f"{type(self).__name__}: resume needs the data of the first "
+                             "fit (these documents/links differ)")
+        return state
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Save to a ``.npz`` model file (atomic; no pickle).  Returns the path written."""
+    def save(self, path: str | os.PathLike[str], *, full: bool = False) -> Path:
+        """Save to a ``.npz`` model file (atomic; no pickle).  Returns the path written.
+
+        ``full=True`` also stores the sampler state (``state_``), so that a loaded model
+        continues training with ``fit(..., resume=True)`` draw for draw.
+        """
         self._check_fitted()
-        arrays = {name: getattr(self, name) for name in self._saved_arrays}
+        arrays: dict[str, np.ndarray] = {name: getattr(self, name)
+                                         for name in self._saved_arrays}
         for name in self._saved_optional:
             value = getattr(self, name, None)
             if value is not None:
                 arrays[name] = value
-        trace = getattr(self, "trace_", None) or {}
-        for key, values in trace.items():
+        for key, values in (getattr(self, "trace_", None) or {}).items():
             arrays[f"trace_/{key}"] = values
         attributes = {name: getattr(self, name) for name in self._saved_scalars}
+        attributes["random_state_"] = getattr(self, "random_state_", None)
+        extra: dict[str, Any] = {"module": type(self).__module__,
+                                 "param_schemas": {}}
+        params = self._encoded_params(extra["param_schemas"])
+        if full:
+            state = getattr(self, "state_", None)
+            if not isinstance(state, State):
+                raise ValueError(f"{type(self).__name__} has no sampler state to save")
+            state_arrays, meta = state_to_saved(state)
+            arrays.update({f"state_/{k}": v for k, v in state_arrays.items()})
+            extra["state"] = meta
+        return save_model(path, type(self).__name__, params, arrays, attributes, extra)
+
+    def _encoded_params(self, schemas: dict[str, str]) -> dict[str, Any]:
         params = self.get_params(deep=False)
-        params = {k: v for k, v in params.items() if k not in ("callbacks",)}
-        if not isinstance(params.get("random_state"), int | type(None)):
-            params["random_state"] = None
-        return save_model(path, type(self).__name__, params, arrays, attributes)
+        params.pop("callbacks", None)
+        if "random_state" in params:
+            recorded = getattr(self, "random_state_", None)
+            params["random_state"] = recorded if recorded is not None else (
+                params["random_state"] if _is_json_int(params["random_state"]) else None)
+        for name, value in list(params.items()):
+            codec = self._param_codecs.get(name)
+            if codec is not None and value is not None:
+                params[name] = codec.encode(value)
+                schemas[name] = codec.schema
+                continue
+            try:
+                params[name] = to_jsonable(value)
+            except TypeError:
+                raise TypeError(f"{type(self).__name__}: parameter {name!r} holds a "
+                                f"{type(value).__name__}, which a model file cannot store; "
+                                "declare a codec for it in _param_codecs") from None
+        return params
 
     @classmethod
-    def _from_saved(cls, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
-        params = dict(header["params"])
+    def _from_saved(cls, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Estimator:
+        params = dict(header.get("params", {}))
+        schemas = header.get("param_schemas", {}) or {}
+        for name, schema in schemas.items():
+            codec = cls._param_codecs.get(name)
+            if codec is None or codec.schema != schema:
+                raise ValueError(f"{cls.__name__}: cannot decode parameter {name!r} "
+                                 f"(schema {schema!r})")
+            params[name] = codec.decode(params[name])
         valid = cls._get_param_names()
         model = cls(**{k: v for k, v in params.items() if k in valid})
         trace: dict[str, np.ndarray] = {}
+        state_arrays: dict[str, np.ndarray] = {}
         for name, value in arrays.items():
             if name.startswith("trace_/"):
                 trace[name.split("/", 1)[1]] = value
+            elif name.startswith("state_/"):
+                state_arrays[name.split("/", 1)[1]] = value
             else:
                 setattr(model, name, value)
         model.trace_ = trace
         for name, value in header.get("attributes", {}).items():
             setattr(model, name, value)
+        if "state" in header:
+            state_class = cls._state_class_for(model)
+            model.state_ = state_from_saved(state_class, state_arrays, header["state"])
+        model._after_load()
         return model
 
-    def _header_json(self) -> str:
-        return json.dumps(self.get_params(deep=False), default=str)
+    def _state_class_for(self) -> type[State]:
+        if self._state_class is None:
+            raise ValueError(f"{type(self).__name__} has no resumable state")
+        return self._state_class
+
+    def _after_load(self) -> None:
+        """Hook: rebuild derived attributes after loading (override)."""
+
+
+def _is_json_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _concat_traces(old: dict[str, np.ndarray], new: dict[str, np.ndarray]
+                   ) -> dict[str, np.ndarray]:
+    if not old:
+        return new
+    n_old = len(next(iter(old.values()))) if old else 0
+    n_new = len(next(iter(new.values()))) if new else 0
+    keys = sorted(set(old) | set(new))
+    return {k: np.concatenate([np.asarray(old.get(k, np.full(n_old, np.nan)), dtype=float),
+                               np.asarray(new.get(k, np.full(n_new, np.nan)), dtype=float)])
+            for k in keys}
+
+
+# ---------------------------------------------------------------------- the registry
+def _discover() -> None:
+    """Import every module of :mod:`topiclink.models` (their classes register)."""
+    import topiclink.models as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{package.__name__}.{info.name}")
+
+
+def registered_estimators() -> dict[str, type[Estimator]]:
+    """Every estimator class, by class name (the library's and any imported subclass)."""
+    _discover()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def paper_models() -> dict[str, tuple[type[Estimator], dict[str, Any]]]:
+    """Paper name -> (estimator class, constructor keywords), over every estimator."""
+    table: dict[str, tuple[type[Estimator], dict[str, Any]]] = {}
+    for cls in registered_estimators().values():
+        for name, kwargs in cls.paper_names.items():
+            table[name] = (cls, dict(kwargs))
+    return table
+
+
+def make_paper_model(name: str, **kwargs: Any) -> Estimator:
+    """The estimator a paper calls ``name`` (e.g. ``"Gibbs-gMMRTM"``), with ``kwargs``."""
+    table = paper_models()
+    if name not in table:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(sorted(table))}")
+    cls, base = table[name]
+    return cls(**{**base, **kwargs})
+
+
+def load(path: str | os.PathLike[str]) -> Estimator:
+    """Load any saved topiclink model (``.npz`` + JSON header, never a pickle)."""
+    header, arrays = read_model(path)
+    name = header.get("class")
+    cls = _REGISTRY.get(name) if isinstance(name, str) else None
+    if cls is None:
+        _discover()
+        cls = _REGISTRY.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"{path}: unknown model class {name!r} (import the module that "
+                         "defines it first)")
+    return cls._from_saved(header, arrays)

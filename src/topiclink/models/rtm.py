@@ -14,45 +14,45 @@ Gibbs-MMRTM        hinge     diagonal   False
 Approx-gMMRTM      hinge     full       True
 =================  ========  =========  ======
 
-Each iteration: (1) draw U from its Gaussian conditional (:mod:`topiclink.inference.weights`);
-(2) sweep every token with the exact O(K) relational conditional
-(:func:`topiclink.kernels.rtm.sweep_relational_range`); (3) draw every pair's augmentation
-variable, as soon as both its documents are swept (:mod:`topiclink.inference.pipeline`):
-lambda_ij ~ PG(c_ij, omega_ij) for the logistic loss (paper eq. 12), or
-1/lambda_ij ~ IG(1/(c|zeta_ij|), 1), zeta_ij = l - ytil_ij omega_ij, for the hinge loss.
+The sampler (state, step, objective) is :class:`topiclink.inference.rtm.RelationalGibbs`;
+this module validates, builds the data, runs the engine, publishes the estimates and
+predicts.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
-from topiclink.data.checks import check_n_topics, check_positive
-from topiclink.data.corpus import as_corpus
-from topiclink.data.links import Links, as_links
-from topiclink.inference.augment import (
-    ChunkedAugmenter,
-    augment,
-    initial_coefficients,
-    pseudo_loglik,
+from topiclink.data.checks import (
+    CALLBACKS,
+    N_JOBS,
+    N_TOPICS,
+    POSITIVE,
+    PRIOR,
+    RANDOM_STATE,
+    VERBOSE,
+    Boolean,
+    Integer,
+    NoneValue,
+    Options,
+    Real,
+    doc_topic_prior_vector,
 )
-from topiclink.inference.gibbs import run_chain
-from topiclink.inference.pairs import PairSet
-from topiclink.inference.pipeline import BlockPipeline, pipeline_layout
-from topiclink.inference.weights import draw_weights, weight_posterior
-from topiclink.kernels import lda as lda_kernels
+from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.links import Links, as_links
+from topiclink.inference.augment import LOSSES, augment, initial_coefficients
+from topiclink.inference.fixed_topics import infer_doc_topics
+from topiclink.inference.lda import TokenData
+from topiclink.inference.rtm import RelationalData, RelationalGibbs, RelationalState
 from topiclink.kernels import rtm as rtm_kernels
-from topiclink.models.base import TopicModelBase
-from topiclink.models.lda import _alpha_vector, infer_doc_topics
-from topiclink.models.linking import LinkPredictionMixin
+from topiclink.models.base import Estimator
+from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
 from topiclink.parallel import n_threads, resolve_n_jobs
-from topiclink.persistence import register
-from topiclink.random import RandomState, as_generator, kernel_state, spawn
+from topiclink.random import RandomState, kernel_state
 
 __all__ = ["RelationalTopicModel", "PAPER_VARIANTS"]
 
@@ -67,13 +67,15 @@ PAPER_VARIANTS: dict[str, dict[str, Any]] = {
     "Approx-gMMRTM": {"loss": "hinge", "weights": "full", "approx": True},
 }
 
+#: token sweeps (half burn-in) of the link-only inference of predict_words_from_links
+_WORDS_FROM_LINKS_ITER = 60
+
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-@register
-class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
+class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
     """Relational topic model with a bilinear link discriminant, fitted by Gibbs sampling.
 
     Parameters
@@ -105,7 +107,7 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         None: directed when the links are (a Links object says; an edge array is directed).
         Undirected links enter training in both orientations.
     max_iter : int, default 400
-        Gibbs iterations (the paper: 400 on Cora).
+        Gibbs iterations (the paper: 400 on Cora); per call of ``fit``.
     n_average : int, default 1
         Average U and the topics over the last ``n_average`` iterations.
     evaluate_every : int, default 10
@@ -133,15 +135,29 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         augmentation draws; with ``n_jobs > 1`` only the part not hidden behind the sweep)
         and ``seconds`` (whole iteration)
     n_pairs_, n_negatives_ : training pairs used
+    state_ : RelationalState, the chain (``fit(X, links=..., resume=True)`` continues it)
     """
 
+    fit_requires: ClassVar[tuple[str, ...]] = ("X", "links")
+    paper_names: ClassVar[dict[str, dict[str, Any]]] = PAPER_VARIANTS
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "n_topics": N_TOPICS, "loss": [Options(*LOSSES)],
+        "weights": [Options("full", "diagonal")], "approx": [Boolean()],
+        "doc_topic_prior": PRIOR, "topic_word_prior": POSITIVE, "c": POSITIVE,
+        "c_neg": POSITIVE, "hinge_cost": POSITIVE, "weight_prior_var": POSITIVE,
+        "negative_ratio": [Real(0, 1)], "directed": [NoneValue(), Boolean()],
+        "max_iter": [Integer(1)], "n_average": [Integer(1)], "evaluate_every": [Integer(0)],
+        "transform_iter": [Integer(1)], "n_jobs": N_JOBS, "random_state": RANDOM_STATE,
+        "verbose": VERBOSE, "callbacks": CALLBACKS,
+    }
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "train_zbar_", "weights_", "topic_weights_",
         "vocabulary_", "alpha_", "train_doc_ids_", "train_titles_")
     _saved_scalars: ClassVar[tuple[str, ...]] = (
         "n_iter_", "n_pairs_", "n_negatives_", "directed_", "mean_doc_length_")
+    _state_class = RelationalState
 
-    def __init__(self, n_topics: int = 10, loss: str = "logistic", weights: str = "full",
+    def __init__(self, n_topics: int = 10, *, loss: str = "logistic", weights: str = "full",
                  approx: bool = False, doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.01, c: float = 1.0, c_neg: float = 1.0,
                  hinge_cost: float = 1.0, weight_prior_var: float = 1.0,
@@ -187,62 +203,36 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         return "custom"
 
     # ------------------------------------------------------------------ validation
-    def _validate(self) -> tuple[int, np.ndarray, float]:
-        K = check_n_topics(self.n_topics)
-        if self.loss not in ("logistic", "hinge"):
-            raise ValueError(f"loss must be 'logistic' or 'hinge', got {self.loss!r}")
-        if self.weights not in ("full", "diagonal"):
-            raise ValueError(f"weights must be 'full' or 'diagonal', got {self.weights!r}")
-        alpha = _alpha_vector(self.doc_topic_prior, K)
-        beta = check_positive(self.topic_word_prior, "topic_word_prior")
-        check_positive(self.c, "c")
-        check_positive(self.c_neg, "c_neg")
-        check_positive(self.weight_prior_var, "weight_prior_var")
-        if check_positive(self.hinge_cost, "hinge_cost") < 1 and self.loss == "hinge":
+    def _check_params(self) -> None:
+        if self.loss == "hinge" and self.hinge_cost < 1:
             raise ValueError(f"hinge_cost must be >= 1, got {self.hinge_cost}")
-        if not 0 <= float(self.negative_ratio) <= 1:
-            raise ValueError(f"negative_ratio must be in [0, 1], got {self.negative_ratio}")
-        for name in ("max_iter", "n_average"):
-            v = getattr(self, name)
-            if not isinstance(v, int | np.integer) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
         if self.n_average > self.max_iter:
             raise ValueError("n_average must not exceed max_iter")
-        return K, alpha, beta
 
-    def _training_pairs(self, links: Links, rng: np.random.Generator) -> PairSet:
-        pos = links.pairs.astype(np.int64)
-        neg = (links.sample_negatives(ratio=float(self.negative_ratio), random_state=rng)
-               .astype(np.int64) if self.negative_ratio > 0 else np.zeros((0, 2), np.int64))
-        if not links.directed:
-            pos = np.concatenate([pos, pos[:, ::-1]])
-            neg = np.concatenate([neg, neg[:, ::-1]])
-        src = np.concatenate([pos[:, 0], neg[:, 0]])
-        dst = np.concatenate([pos[:, 1], neg[:, 1]])
-        y = np.concatenate([np.ones(len(pos), np.int8), np.zeros(len(neg), np.int8)])
-        c = np.where(y == 1, float(self.c), float(self.c_neg))
-        self.n_negatives_ = int(len(neg))
-        # in the order of their later endpoint: the pairs that each block of the Z sweep
-        # completes are consecutive (inference/pipeline.py)
-        order = np.argsort(np.maximum(src, dst), kind="stable")
-        return PairSet(src[order], dst[order], y[order], c[order], links.n_docs)
-
-    # ------------------------------------------------------------------ augmentation
-    def _augment(self, rng: np.random.Generator, omega: np.ndarray, pairs: Any
-                 ) -> tuple[np.ndarray, np.ndarray]:
-        """Draw lambda for every pair; return the Gaussian coefficients (a, b)."""
-        return augment(rng, self.loss, omega, pairs.y, pairs.c, float(self.hinge_cost))
-
-    def _initial_ab(self, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(a, b) at lambda = 1."""
-        return initial_coefficients(self.loss, pairs.y, pairs.c, float(self.hinge_cost))
+    def _algorithm(self) -> RelationalGibbs:
+        K = int(self.n_topics)
+        return RelationalGibbs(
+            K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
+            loss=self.loss, full=self.weights == "full", approx=bool(self.approx),
+            c=float(self.c), c_neg=float(self.c_neg), hinge_cost=float(self.hinge_cost),
+            weight_prior_var=float(self.weight_prior_var),
+            negative_ratio=float(self.negative_ratio),
+            n_threads=n_threads(resolve_n_jobs(self.n_jobs)), name=self.variant_name_)
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X: Any, links: Any = None, y: None = None) -> RelationalTopicModel:
+    def fit(self, X: Any, y: None = None, *, links: Any = None,
+            resume: bool = False) -> RelationalTopicModel:
         """Fit to documents ``X`` and their ``links`` (Links, (n, 2) edge array of document
-        positions, SciPy adjacency or networkx graph over ``X``'s document ids)."""
-        K, alpha, beta = self._validate()
-        threads = n_threads(resolve_n_jobs(self.n_jobs))
+        positions, SciPy adjacency or networkx graph over ``X``'s document ids).
+
+        ``resume=True`` continues the chain (same documents and links) for ``max_iter``
+        more iterations.
+        """
+        if y is not None:
+            raise TypeError(f"{type(self).__name__}.fit takes the links as a keyword: "
+                            "fit(X, links=...)")
+        self._validate_params()
+        algorithm = self._algorithm()
         corpus = as_corpus(X)
         corpus.check_no_empty("fit")
         if links is None:
@@ -252,132 +242,54 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
         if self.directed is not None and links.directed != self.directed:
             links = Links.from_pairs(links.pairs, links.n_docs, directed=bool(self.directed),
                                      duplicates="drop")
-        rng = as_generator(self.random_state)
-        init_rng, pair_rng, chain_rng, weight_rng, aug_rng = spawn(rng, 5)
-        pairs = self._training_pairs(links, pair_rng)
-        if pairs.n_pairs == 0:
-            raise ValueError("no training pairs: give at least one link or negative_ratio > 0")
-        tok = corpus.tokens()
-        D, V, N = corpus.n_docs, corpus.n_words, tok.words.size
-        z = init_rng.integers(0, K, size=N).astype(np.int32)
-        ndk = np.zeros((D, K), dtype=np.int32)
-        nwk = np.zeros((V, K), dtype=np.int32)
-        nk = np.zeros(K, dtype=np.int32)
-        lda_kernels.init_counts(tok.words, tok.docs, z, ndk, nwk, nk)
-        lengths = np.diff(tok.offsets).astype(np.float64)
-        state = kernel_state(chain_rng)[0]
-        full = self.weights == "full"
-        a, b = (np.array(v, dtype=np.float64) for v in self._initial_ab(pairs))
-        U = np.zeros((K, K))
-        acc = {"U": np.zeros((K, K)), "nwk": np.zeros((V, K)), "n": 0}
-        omega_last = np.zeros(pairs.n_pairs)
-        inv_length = 1.0 / lengths
-        # blocks of documents of about equal sweep work (tokens + pair visits x topics
-        # touched); the pairs each block completes are drawn while later blocks are swept
-        visits = (np.bincount(pairs.source, minlength=D)
-                  + np.bincount(pairs.target, minlength=D))
-        layout = pipeline_layout(lengths + visits * np.minimum(lengths, K), pairs.source,
-                                 pairs.target)
-        pipeline = BlockPipeline(layout.block_chunks, threaded=threads > 1)
-        augmenter = ChunkedAugmenter(aug_rng, self.loss, pairs.y, pairs.c,
-                                     float(self.hinge_cost), bounds=layout.chunks)
-        # each chunk's sum of the pair pseudo log-likelihood (eqs. 7-8 of the paper)
-        loglik_parts = np.zeros(len(layout.chunks))
+        data = RelationalData(TokenData.from_corpus(corpus), links)
 
-        def step(it: int) -> dict[str, float]:
-            nonlocal U
-            t0 = time.perf_counter()
-            zbar = ndk / lengths[:, None]
-            P, s = weight_posterior(zbar, pairs.source, pairs.target, a, b,
-                                    float(self.weight_prior_var), full,
-                                    (pairs.out.ptr, pairs.out.nbr, pairs.out.order),
-                                    executor=weight_pool)
-            eta = draw_weights(weight_rng, P, s)
-            U = eta.reshape(K, K) if full else np.diag(eta)
-            t1 = time.perf_counter()
-            Uz = zbar @ U.T
-            Vz = zbar @ U
-            # the sweep reads this iteration's (a, b) by document; new draws go to a, b
-            a_out, b_out = pairs.by_source(a), pairs.by_source(b)
-            a_in, b_in = pairs.by_target(a), pairs.by_target(b)
+        def publish(state: RelationalState, averaged: dict[str, np.ndarray] | None) -> None:
+            self._publish(state, averaged, algorithm, data, corpus)
 
-            def sweep_block(block: int) -> None:
-                rtm_kernels.sweep_relational_range(
-                    tok.words, tok.offsets, z, ndk, nwk, nk, alpha, beta, state, U, Uz, Vz,
-                    pairs.out.ptr, pairs.out.nbr, a_out, b_out, pairs.into.ptr,
-                    pairs.into.nbr, a_in, b_in, bool(self.approx),
-                    layout.doc_edges[block], layout.doc_edges[block + 1])
+        if not resume:
+            logger.info("%s: %d documents, %d tokens, K=%d", self.variant_name_,
+                        corpus.n_docs, data.tokens.n_tokens, algorithm.n_topics)
+        self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         n_average=int(self.n_average),
+                         evaluate_every=int(self.evaluate_every))
+        return self
 
-            def draw_chunk(i: int) -> None:
-                # both endpoints swept: Uz[j] = U zbar_j is fresh, omega_ij = zbar_i . Uz[j]
-                lo, hi = layout.chunks[i]
-                omega = rtm_kernels.pair_dots(ndk, Uz, pairs.source[lo:hi],
-                                              pairs.target[lo:hi], inv_length)
-                omega_last[lo:hi] = omega
-                augmenter.draw_chunk(i, omega, a, b)
-                loglik_parts[i] = (hi - lo) * pseudo_loglik(
-                    self.loss, omega, pairs.y[lo:hi], pairs.c[lo:hi], float(self.hinge_cost))
-
-            seconds_z, seconds_lambda = pipeline.run(sweep_block, draw_chunk)
-            if it >= self.max_iter - self.n_average:
-                acc["U"] += U
-                acc["nwk"] += nwk
-                acc["n"] += 1
-            return {"seconds_weights": t1 - t0, "seconds_z": seconds_z,
-                    "seconds_lambda": seconds_lambda,
-                    "link_loglik": float(loglik_parts.sum()) / pairs.n_pairs}
-
-        def loglik() -> float:
-            return lda_kernels.log_joint(ndk, nwk, nk, alpha, beta) / N
-
-        logger.info("%s: %d documents, %d tokens, %d pairs (%d negatives), K=%d",
-                    self.variant_name_, D, N, pairs.n_pairs, self.n_negatives_, K)
-        weight_pool = (ThreadPoolExecutor(1, thread_name_prefix="topiclink-weights")
-                       if threads > 1 else None)
-        try:
-            result = run_chain(self, step, loglik, self.max_iter, self.callbacks,
-                               self.verbose, self.evaluate_every, desc=self.variant_name_,
-                               blas_threads=threads)
-        finally:
-            if weight_pool is not None:
-                weight_pool.shutdown()
-        n_acc = max(acc["n"], 1)
-        U_hat = acc["U"] / n_acc if acc["n"] else U
-        nwk_hat = acc["nwk"] / n_acc if acc["n"] else nwk.astype(np.float64)
+    def _publish(self, state: RelationalState, averaged: dict[str, np.ndarray] | None,
+                 algorithm: RelationalGibbs, data: RelationalData, corpus: Corpus) -> None:
+        beta, alpha = algorithm.beta, algorithm.alpha
+        lengths = data.tokens.lengths
+        V = state.nwk.shape[0]
+        if averaged is not None:
+            U_hat, nwk_hat = averaged["U"], averaged["nwk"]
+        else:
+            U_hat, nwk_hat = state.U, state.nwk.astype(np.float64)
         self.weights_ = U_hat
         self.components_ = ((nwk_hat.T + beta) / (nwk_hat.sum(axis=0)[:, None] + V * beta))
-        theta = ndk + alpha
+        theta = state.ndk + alpha
         self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
-        self.train_zbar_ = ndk / lengths[:, None]
-        self.topic_weights_ = nk / max(int(nk.sum()), 1)
+        self.train_zbar_ = state.ndk / lengths[:, None]
+        self.topic_weights_ = state.nk / max(int(state.nk.sum()), 1)
         self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
         self.alpha_ = alpha
         self.train_doc_ids_ = np.asarray(corpus.doc_ids).astype(str)
         self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
                               else np.zeros(0, dtype=str))
-        self.trace_ = result.trace
-        self.n_iter_ = result.n_iter
-        self.n_pairs_ = pairs.n_pairs
-        self.directed_ = bool(links.directed)
+        self.n_pairs_ = int(state.pair_source.size)
+        self.n_negatives_ = int(state.n_negatives)
+        self.directed_ = bool(data.links.directed)
         self.mean_doc_length_ = float(lengths.mean())
-        self.state_ = {"z": z, "pairs": pairs, "omega": omega_last}
-        return self
+        self.n_iter_ = state.iteration
 
     # ------------------------------------------------------------------ prediction
-
-    def transform(self, X: Any) -> np.ndarray:
-        """Smoothed topic proportions (n_docs, K) of new documents from their words."""
-        self._check_fitted()
-        corpus = self._as_model_corpus(X)
+    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
         return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
-                                np.asarray(self.alpha_), as_generator(self.random_state),
-                                n_iter=self.transform_iter)
+                                np.asarray(self.alpha_), rng, n_iter=int(self.transform_iter))
 
-    def _query_topics(self, X_new: Any) -> np.ndarray:
-        corpus = self._as_model_corpus(X_new)
+    def _query_topics(self, corpus: Corpus) -> np.ndarray:
         return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
-                                np.asarray(self.alpha_), as_generator(self.random_state),
-                                n_iter=self.transform_iter, smooth=False)
+                                np.asarray(self.alpha_), self._prediction_generator(),
+                                n_iter=int(self.transform_iter), smooth=False)
 
     def _scores_from_topics(self, zq: np.ndarray, targets: np.ndarray, direction: str
                             ) -> np.ndarray:
@@ -396,43 +308,34 @@ class RelationalTopicModel(LinkPredictionMixin, TopicModelBase):
             return np.log(p) - np.log1p(-p)
         return np.maximum(out, into)
 
-    def predict_link_proba(self, X_new: Any, targets: Any = None,
-                           direction: str = "either") -> np.ndarray:
-        """Link probabilities (logistic loss only; the hinge loss has scores, not
-        probabilities: use :meth:`link_scores`)."""
+    def _probabilities(self, scores: np.ndarray) -> np.ndarray:
         if self.loss != "logistic":
             raise ValueError("the hinge loss gives link scores, not probabilities; "
                              "use link_scores()")
-        return _sigmoid(self.link_scores(X_new, targets, direction))
+        return _sigmoid(scores)
 
-    def predict_words_from_links(self, links_out: Any, links_in: Any = None,
-                                 n_tokens: int | None = None, n_iter: int = 60,
-                                 random_state: RandomState = None) -> np.ndarray:
-        """Word distributions (n_new, V) of new documents known only by their links.
+    def _augment(self, rng: np.random.Generator, omega: np.ndarray, pairs: Any
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Draw lambda for every pair; return the Gaussian coefficients (a, b)."""
+        return augment(rng, self.loss, omega, pairs.y, pairs.c, float(self.hinge_cost))
 
-        ``links_out`` (n_new, n_train) boolean: new document cites training document;
-        ``links_in``: training document cites the new one (undirected models: give the
-        links once in ``links_out``).  The topic proportions are inferred from the link
-        term alone (``n_tokens`` unobserved-word tokens, default the mean training length),
-        alternating token sweeps with the pairs' augmentation draws; then
-        ``p(w) = sum_k thetahat_k phihat_kw``.
-        """
-        self._check_fitted()
+    def _initial_ab(self, pairs: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) at lambda = 1."""
+        return initial_coefficients(self.loss, pairs.y, pairs.c, float(self.hinge_cost))
+
+    def _words_from_links(self, out: sp.csr_matrix, into: sp.csr_matrix,
+                          n_tokens: Any, rng: np.random.Generator) -> np.ndarray:
+        """Link-only inference: token sweeps of the link term alternating with the pairs'
+        augmentation draws (``n_tokens`` unobserved-word tokens per new document)."""
         n_train, K = self.train_zbar_.shape
-        out = sp.csr_matrix(links_out, dtype=bool)
-        if out.shape[1] != n_train:
-            raise ValueError(f"links_out has {out.shape[1]} columns for {n_train} training "
-                             f"documents")
-        into = (sp.csr_matrix(links_in, dtype=bool) if links_in is not None
-                else sp.csr_matrix(out.shape, dtype=bool))
-        if into.shape != out.shape:
-            raise ValueError("links_in and links_out must have the same shape")
         if not self.directed_:
             into = (into + out).astype(bool).tocsr()
             out = into.copy()
         n_new = out.shape[0]
+        if n_tokens is not None and np.ndim(n_tokens) != 0:
+            raise ValueError("n_tokens: this model takes one length for every new document")
         L = int(n_tokens or max(1, round(self.mean_doc_length_)))
-        rng = as_generator(self.random_state if random_state is None else random_state)
+        n_iter = _WORDS_FROM_LINKS_ITER
         alpha = np.asarray(self.alpha_)
         Uz = self.train_zbar_ @ self.weights_.T
         Vz = self.train_zbar_ @ self.weights_

@@ -65,15 +65,13 @@ import scipy.sparse as sp
 from scipy.special import digamma, gammaln
 
 from topiclink.callbacks import RelativeTolerance
-from topiclink.data.checks import DataError, check_n_topics, check_positive
+from topiclink.data.checks import DataError, check_n_topics, check_positive, doc_topic_prior_vector
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.data.links import as_links
 from topiclink.inference.gibbs import run_chain
 from topiclink.kernels import var_rtm as kernels
-from topiclink.models.base import TopicModelBase
-from topiclink.models.lda import _alpha_vector
-from topiclink.models.linking import DIRECTIONS, LinkPredictionMixin
-from topiclink.persistence import register
+from topiclink.models.base import Estimator
+from topiclink.models.capabilities import ClassifierCapability, LinkPredictionMixin, TopicsMixin
 from topiclink.random import RandomState, as_generator
 
 __all__ = ["VariationalRTM", "link_m_step", "link_objective", "undirected_pairs"]
@@ -149,8 +147,7 @@ def _as_int(value: Any, name: str, low: int) -> int:
     return int(value)
 
 
-@register
-class VariationalRTM(LinkPredictionMixin, TopicModelBase):
+class VariationalRTM(LinkPredictionMixin, TopicsMixin, Estimator):
     """Relational topic model (exponential link) by variational EM: the Var-RTM baseline.
 
     Chang & Blei, AISTATS 2009: LDA words plus ``p(y_dd'=1) = exp(eta^T (zbar_d o zbar_d')
@@ -257,7 +254,7 @@ class VariationalRTM(LinkPredictionMixin, TopicModelBase):
     # ------------------------------------------------------------------ fitting
     def _validate(self) -> tuple[int, np.ndarray, float]:
         K = check_n_topics(self.n_topics)
-        alpha = _alpha_vector(self.doc_topic_prior, K)
+        alpha = doc_topic_prior_vector(self.doc_topic_prior, K)
         s = check_positive(self.topic_word_prior, "topic_word_prior")
         if self.n_pseudo_negatives is not None:
             check_positive(self.n_pseudo_negatives, "n_pseudo_negatives")

@@ -56,16 +56,21 @@ import numpy as np
 import scipy.linalg
 
 from topiclink.callbacks import RelativeTolerance
-from topiclink.data.checks import DataError, check_n_topics, check_positive
+from topiclink.data.checks import (
+    DataError,
+    check_n_topics,
+    check_positive,
+    doc_topic_prior_vector,
+    encode_labels,
+)
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.inference.gibbs import run_chain
 from topiclink.kernels import var_rtm as rtm_kernels
 from topiclink.kernels import var_slda as kernels
-from topiclink.models.base import TopicModelBase
-from topiclink.models.lda import _alpha_vector
-from topiclink.models.slda import encode_labels
+from topiclink.models.base import Estimator
+from topiclink.models.capabilities import ClassifierCapability, LinkPredictionMixin, TopicsMixin
+
 from topiclink.models.var_rtm import _as_int, _seeded_stats
-from topiclink.persistence import register
 from topiclink.random import RandomState, as_generator
 
 __all__ = ["VariationalSLDA", "jj_lambda", "label_m_step", "label_objective",
@@ -124,8 +129,7 @@ def label_objective(A: np.ndarray, b: np.ndarray, xi: np.ndarray, eta: np.ndarra
     return label, -float(eta @ eta) / (2.0 * prior_var)
 
 
-@register
-class VariationalSLDA(TopicModelBase):
+class VariationalSLDA(ClassifierCapability, TopicsMixin, Estimator):
     """Binary logistic supervised LDA by variational EM (Jaakkola-Jordan bound): vSLDA.
 
     The variational baseline for gSLDA (:class:`SupervisedTopicModel`).  Model, objective
@@ -221,7 +225,7 @@ class VariationalSLDA(TopicModelBase):
     # ------------------------------------------------------------------ fitting
     def _validate(self) -> tuple[int, np.ndarray, float, float, float]:
         K = check_n_topics(self.n_topics)
-        alpha = _alpha_vector(self.doc_topic_prior, K)
+        alpha = doc_topic_prior_vector(self.doc_topic_prior, K)
         s = check_positive(self.topic_word_prior, "topic_word_prior")
         c = check_positive(self.c, "c")
         nu2 = check_positive(self.weight_prior_var, "weight_prior_var")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sklearn.utils.validation import check_is_fitted
+
 import numpy as np
 
 from topiclink.plotting.topics import new_axes
@@ -14,7 +16,7 @@ __all__ = ["plot_weight_matrix"]
 def plot_weight_matrix(model: Any, n_words: int = 3, ax: Any = None) -> Any:
     """Heat map of ``model.weights_`` (rows: citing topic, columns: cited topic), labelled
     with the top words of every topic; a diverging colour scale centred at 0."""
-    model._check_fitted()
+    check_is_fitted(model)
     U = np.asarray(model.weights_)
     if U.ndim == 1:
         U = np.diag(U)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sklearn.utils.validation import check_is_fitted
+
 import numpy as np
 
 __all__ = ["plot_trace", "plot_top_words", "new_axes"]
@@ -39,7 +41,7 @@ def plot_trace(model: Any, key: str = "log_likelihood", ax: Any = None) -> Any:
 def plot_top_words(model: Any, n_words: int = 8, topics: list[int] | None = None,
                    ax: Any = None) -> Any:
     """A table-like picture of each topic's top words, sized by probability."""
-    model._check_fitted()
+    check_is_fitted(model)
     comps = model.components_
     topics = list(range(comps.shape[0])) if topics is None else topics
     ax = new_axes(ax, figsize=(1.6 * n_words, 0.45 * len(topics) + 0.8))

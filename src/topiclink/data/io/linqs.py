@@ -33,8 +33,18 @@ Policy = Literal["error", "drop"]
 _ZERO, _ONE = ord("0"), ord("1")
 
 
+_BOM = b"\xef\xbb\xbf"
+
+#: How many unknown ids the dropped-links warning names.
+_SHOW_IDS = 5
+
+
 def _read_lines(path: Path) -> list[bytes]:
-    return read_bytes(path).split(b"\n")
+    """The lines of a (possibly gzip-compressed) file, without a leading UTF-8 BOM."""
+    raw = read_bytes(path)
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM):]
+    return raw.split(b"\n")
 
 
 def _decode(b: bytes) -> str:
@@ -152,7 +162,8 @@ def _raise_bad_row(path: Path, line: int, mid: bytes, sep: bytes, V: int) -> Non
 
 def read_linqs_cites(path: PathLike, doc_ids: np.ndarray | Sequence[str], directed: bool = True,
                      self_links: Policy = "drop", duplicates: Policy = "drop",
-                     content_name: str = "the .content file") -> Links:
+                     content_name: str = "the .content file",
+                     unknown_ids: Policy = "drop") -> Links:
     """Read a LINQS ``.cites`` file into :class:`Links` over ``doc_ids``.
 
     Parameters
@@ -169,18 +180,26 @@ def read_linqs_cites(path: PathLike, doc_ids: np.ndarray | Sequence[str], direct
         ``"drop"`` removes self-links / repeated pairs and logs how many; ``"error"``
         raises naming the line.
     content_name : str
-        How to name the id source in the unknown-id error.
+        How to name the id source in the unknown-id warning / error.
+    unknown_ids : {"drop", "error"}
+        A link to (or from) an id that is not in ``doc_ids`` (the real CiteSeer files
+        cite 17 such ids): ``"drop"`` (default) removes those links and logs one warning
+        with their count and the first few ids; ``"error"`` raises naming the line.
 
     Raises
     ------
     DataError
-        ``file:line`` of a line without exactly two ids, of an id missing from
-        ``doc_ids``, or (policy ``"error"``) of a self-link or repeated link.
+        ``file:line`` of a line without exactly two ids or (policy ``"error"``) of an id
+        missing from ``doc_ids``, of a self-link or of a repeated link.
     """
+    if unknown_ids not in ("error", "drop"):
+        raise ValueError(f"unknown_ids must be 'error' or 'drop', got {unknown_ids!r}")
     p = check_file(path)
     lookup = {str(v): i for i, v in enumerate(np.asarray(doc_ids).tolist())}
     pairs: list[tuple[int, int]] = []
     linenos: list[int] = []
+    n_dropped = 0
+    unknown: dict[str, None] = {}  # insertion-ordered set
     for k, line in enumerate(_read_lines(p), start=1):
         parts = line.split()
         if not parts:
@@ -188,14 +207,22 @@ def read_linqs_cites(path: PathLike, doc_ids: np.ndarray | Sequence[str], direct
         if len(parts) != 2:
             raise DataError(f"{where(p, k)}: expected 2 columns (<cited id> <citing id>), "
                             f"found {len(parts)}")
-        ends = []
-        for part in parts:
-            key = _decode(part)
-            if key not in lookup:
-                raise DataError(f"{where(p, k)}: document id {key!r} is not in {content_name}")
-            ends.append(lookup[key])
-        pairs.append((ends[1], ends[0]))  # citing -> cited
+        keys = [_decode(part) for part in parts]
+        missing = [key for key in keys if key not in lookup]
+        if missing:
+            if unknown_ids == "error":
+                raise DataError(f"{where(p, k)}: document id {missing[0]!r} is not in "
+                                f"{content_name} (unknown_ids='drop' drops such links)")
+            n_dropped += 1
+            unknown.update(dict.fromkeys(missing))
+            continue
+        pairs.append((lookup[keys[1]], lookup[keys[0]]))  # citing -> cited
         linenos.append(k)
+    if n_dropped:
+        shown = ", ".join(repr(u) for u in list(unknown)[:_SHOW_IDS])
+        more = ", ..." if len(unknown) > _SHOW_IDS else ""
+        logger.warning("%s: dropped %d links to %d ids not in %s (first: %s%s)", p.name,
+                       n_dropped, len(unknown), content_name, shown, more)
     arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     lines = np.asarray(linenos, dtype=np.int64)
     _check_pairs(p, arr, lines, len(lookup), directed, self_links, duplicates)
@@ -232,8 +259,8 @@ def _check_pairs(path: Path, arr: np.ndarray, lines: np.ndarray, n_docs: int, di
 
 
 def read_linqs(content_path: PathLike, cites_path: PathLike, directed: bool = True,
-               self_links: Policy = "drop",
-               duplicates: Policy = "drop") -> tuple[Corpus, Links, np.ndarray]:
+               self_links: Policy = "drop", duplicates: Policy = "drop",
+               unknown_ids: Policy = "drop") -> tuple[Corpus, Links, np.ndarray]:
     """Read a LINQS data set (``.content`` + ``.cites``).
 
     Parameters
@@ -244,6 +271,9 @@ def read_linqs(content_path: PathLike, cites_path: PathLike, directed: bool = Tr
     self_links, duplicates : {"drop", "error"}
         Policy for self-links and repeated links in the ``.cites`` file; drops are logged
         with their count.
+    unknown_ids : {"drop", "error"}
+        Policy for links to ids missing from ``.content`` (see :func:`read_linqs_cites`):
+        dropped with one logged warning by default.
 
     Returns
     -------
@@ -258,7 +288,8 @@ def read_linqs(content_path: PathLike, cites_path: PathLike, directed: bool = Tr
     ------
     DataError
         ``file:line`` of the first malformed line (wrong column count, a value not 0/1,
-        a duplicate id in ``.content``, an unknown id in ``.cites``).
+        a duplicate id in ``.content``, or with ``unknown_ids="error"`` an unknown id in
+        ``.cites``).
 
     Examples
     --------
@@ -267,13 +298,13 @@ def read_linqs(content_path: PathLike, cites_path: PathLike, directed: bool = Tr
     corpus, labels, _ = read_linqs_content(content_path)
     links = read_linqs_cites(cites_path, corpus.doc_ids, directed=directed,
                              self_links=self_links, duplicates=duplicates,
-                             content_name=Path(content_path).name)
+                             content_name=Path(content_path).name, unknown_ids=unknown_ids)
     return corpus, links, labels
 
 
 def read_linqs_dir(folder: PathLike, names: Sequence[str] | None = None, directed: bool = True,
-                   self_links: Policy = "drop",
-                   duplicates: Policy = "drop") -> tuple[Corpus, Links, np.ndarray]:
+                   self_links: Policy = "drop", duplicates: Policy = "drop",
+                   unknown_ids: Policy = "drop") -> tuple[Corpus, Links, np.ndarray]:
     """Read several LINQS data sets of one folder into one corpus (WebKB's universities).
 
     Parameters
@@ -283,7 +314,7 @@ def read_linqs_dir(folder: PathLike, names: Sequence[str] | None = None, directe
     names : sequence of str, optional
         Which data sets, in this order; default every ``*.content`` with a matching
         ``.cites``, sorted by name.
-    directed, self_links, duplicates
+    directed, self_links, duplicates, unknown_ids
         As in :func:`read_linqs`, applied to each data set.
 
     Returns
@@ -311,7 +342,8 @@ def read_linqs_dir(folder: PathLike, names: Sequence[str] | None = None, directe
             raise DataError(f"{root}: no <name>.content / <name>.cites pairs")
     names = list(names)
     parts = [read_linqs(root / f"{n}.content", root / f"{n}.cites", directed=directed,
-                        self_links=self_links, duplicates=duplicates) for n in names]
+                        self_links=self_links, duplicates=duplicates, unknown_ids=unknown_ids)
+             for n in names]
     V = parts[0][0].n_words
     for n, (c, _, _) in zip(names, parts, strict=True):
         if c.n_words != V:

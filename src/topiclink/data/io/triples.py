@@ -32,6 +32,7 @@ def _read_split(path: Path, sep: str) -> tuple[list[tuple[str, str, str]], list[
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise DataError(f"{where(path, line)}: not valid UTF-8 text") from None
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte order mark is not part of the head
     triples: list[tuple[str, str, str]] = []
     lines: list[int] = []
     for k, line in enumerate(text.split("\n"), start=1):

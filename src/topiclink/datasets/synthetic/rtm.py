@@ -1,57 +1,25 @@
-"""Synthetic data drawn from the models' own generative processes, with the true parameters.
-
-Every generator returns ``(data, truth)``: the data in the library's containers and a
-small frozen dataclass holding the parameters that generated it, for planted-recovery
-tests and examples.  All randomness comes from ``random_state`` (one
-:class:`numpy.random.Generator`); the same seed gives the identical result.
-
-Shared word model (LDA; Blei, Ng & Jordan 2003), for documents d = 1..D, topics k = 1..K,
-vocabulary of V words::
-
-    phi_k   ~ Dirichlet(beta)          k = 1..K            (topic_word, K x V)
-    theta_d ~ Dirichlet(alpha)         d = 1..D            (doc_topic,  D x K)
-    N_d     =  doc_length, or ~ Uniform{min..max}          (N_d >= 1: no empty document)
-    z_dn    ~ Categorical(theta_d)     n = 1..N_d          (assignments)
-    w_dn    ~ Categorical(phi_{z_dn})
-
-and ``zbar_d = (1/N_d) sum_n onehot(z_dn)`` (the empirical topic proportions of the drawn
-z, which the relational and supervised models condition on rather than theta).
-
-With the defaults ``alpha = 0.1`` and ``beta = 0.01`` the K = 5 topics over V = 500 words
-are sparse and nearly disjoint (each puts 90% of its mass on roughly 10-20 words; a few
-entries of phi underflow to exactly 0) and most documents are dominated by one or two
-topics, so a few hundred Gibbs sweeps recover them.
-"""
+"""The generalized relational topic model (gRTM): a linked corpus with planted weights."""
 
 from __future__ import annotations
 
 import logging
-import numbers
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit, logit
 
 from topiclink.data.checks import check_n_topics
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
+from topiclink.datasets.synthetic._common import DocLength, check_int
+from topiclink.datasets.synthetic.lda import LDATruth, draw_lda
 from topiclink.random import RandomState, as_generator
 
-__all__ = [
-    "LDATruth",
-    "RTMTruth",
-    "SLDATruth",
-    "make_lda_data",
-    "make_rtm_data",
-    "make_slda_data",
-    "planted_rtm_weights",
-]
+__all__ = ["RTM_BACKGROUND", "RTM_DIAGONAL", "RTM_NEXT_TOPIC", "RTMTruth", "make_rtm_data",
+           "planted_rtm_weights"]
 
 logger = logging.getLogger(__name__)
-
-DocLength = int | tuple[int, int]
 
 #: Defaults of :func:`planted_rtm_weights` (logits): same topic, "next" topic, all others.
 RTM_DIAGONAL = -0.5
@@ -59,39 +27,6 @@ RTM_NEXT_TOPIC = -2.0
 RTM_BACKGROUND = -6.0
 
 _BLOCK_ROWS = 256
-
-
-# ---------------------------------------------------------------------- truths
-@dataclass(frozen=True, eq=False)
-class LDATruth:
-    """The parameters that generated a :func:`make_lda_data` corpus.
-
-    Attributes
-    ----------
-    topic_word : ndarray of float64, shape (K, V)
-        phi; rows sum to 1.
-    doc_topic : ndarray of float64, shape (D, K)
-        theta; rows sum to 1.
-    assignments : ndarray of int32, shape (n_tokens,)
-        z, aligned with ``corpus.tokens()``: token ``n`` of the flat arrays (word
-        ``tokens().words[n]`` in document ``tokens().docs[n]``) has topic
-        ``assignments[n]``.
-    zbar : ndarray of float64, shape (D, K)
-        Empirical topic proportions of the drawn z.
-    doc_topic_prior, topic_word_prior : ndarray of float64, shapes (K,), (V,)
-        alpha and beta.
-    """
-
-    topic_word: np.ndarray
-    doc_topic: np.ndarray
-    assignments: np.ndarray
-    zbar: np.ndarray
-    doc_topic_prior: np.ndarray
-    topic_word_prior: np.ndarray
-
-    @property
-    def n_topics(self) -> int:
-        return int(self.topic_word.shape[0])
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -132,132 +67,6 @@ class RTMTruth(LDATruth):
         return expit(self.link_logit(rows, cols))
 
 
-@dataclass(frozen=True, eq=False, kw_only=True)
-class SLDATruth(LDATruth):
-    """The parameters that generated a :func:`make_slda_data` labelled corpus.
-
-    Attributes
-    ----------
-    eta : ndarray of float64, shape (K,)
-        Label weights; ``P(y_d = 1) = sigmoid(eta^T zbar_d)``.
-    label_proba : ndarray of float64, shape (D,)
-        ``sigmoid(eta^T zbar_d)``.
-    """
-
-    eta: np.ndarray
-    label_proba: np.ndarray
-
-
-# ---------------------------------------------------------------------- validation
-def _check_int(value: object, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_prior(value: object, size: int, name: str) -> np.ndarray:
-    arr = np.asarray(value, dtype=np.float64)
-    if arr.ndim == 0:
-        arr = np.full(size, float(arr))
-    if arr.shape != (size,):
-        raise ValueError(f"{name} must be a scalar or have {size} entries, got shape "
-                         f"{arr.shape}")
-    if not (np.isfinite(arr).all() and (arr > 0).all()):
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return arr
-
-
-def _doc_lengths(doc_length: DocLength, n_docs: int, rng: np.random.Generator) -> np.ndarray:
-    if isinstance(doc_length, numbers.Integral) and not isinstance(doc_length, bool):
-        if doc_length < 1:
-            raise ValueError(f"doc_length must be >= 1, got {doc_length}")
-        return np.full(n_docs, int(doc_length), dtype=np.int64)
-    try:
-        lo, hi = doc_length  # type: ignore[misc]
-    except (TypeError, ValueError):
-        raise ValueError(f"doc_length must be an int or a (min, max) pair, got "
-                         f"{doc_length!r}") from None
-    lo = _check_int(lo, "doc_length min", 1)
-    hi = _check_int(hi, "doc_length max", lo)
-    return rng.integers(lo, hi, size=n_docs, endpoint=True).astype(np.int64)
-
-
-# ---------------------------------------------------------------------- LDA core
-def _draw_lda(rng: np.random.Generator, n_docs: int, n_words: int, n_topics: int,
-              doc_length: DocLength, doc_topic_prior: object, topic_word_prior: object,
-              name: str) -> tuple[Corpus, LDATruth]:
-    D = _check_int(n_docs, "n_docs", 1)
-    V = _check_int(n_words, "n_words", 2)
-    K = check_n_topics(n_topics)
-    alpha = _check_prior(doc_topic_prior, K, "doc_topic_prior")
-    beta = _check_prior(topic_word_prior, V, "topic_word_prior")
-    lengths = _doc_lengths(doc_length, D, rng)
-
-    phi = rng.dirichlet(beta, size=K)
-    phi /= phi.sum(axis=1, keepdims=True)
-    theta = rng.dirichlet(alpha, size=D)
-    theta /= theta.sum(axis=1, keepdims=True)
-
-    # topic counts per document, then one categorical word draw per token and topic
-    ndk = rng.multinomial(lengths, theta).astype(np.int64)                # (D, K)
-    docs = np.repeat(np.arange(D, dtype=np.int64), lengths)
-    z = np.repeat(np.tile(np.arange(K, dtype=np.int64), D), ndk.ravel())  # doc-major
-    words = np.empty(z.size, dtype=np.int64)
-    for k in range(K):
-        mask = z == k
-        words[mask] = rng.choice(V, size=int(mask.sum()), p=phi[k])
-    # order tokens as Corpus.tokens() does: by document, then word (then topic)
-    order = np.lexsort((z, words, docs))
-    docs, words, z = docs[order], words[order], z[order]
-    counts = sp.csr_matrix((np.ones(z.size, dtype=np.int32), (docs, words)), shape=(D, V))
-    corpus = Corpus(counts, name=name)
-    if not np.array_equal(corpus.tokens().words, words):  # pragma: no cover - invariant
-        raise AssertionError("token order of the synthetic corpus is not Corpus.tokens()")
-    zbar = ndk / lengths[:, None]
-    truth = LDATruth(topic_word=phi, doc_topic=theta, assignments=z.astype(np.int32),
-                     zbar=zbar, doc_topic_prior=alpha, topic_word_prior=beta)
-    return corpus, truth
-
-
-def make_lda_data(n_docs: int = 200, n_words: int = 500, n_topics: int = 5,
-                  doc_length: DocLength = 100, doc_topic_prior: float | np.ndarray = 0.1,
-                  topic_word_prior: float | np.ndarray = 0.01,
-                  random_state: RandomState = None) -> tuple[Corpus, LDATruth]:
-    """Draw a corpus from LDA.
-
-    ::
-
-        phi_k ~ Dir(beta), theta_d ~ Dir(alpha), z_dn ~ Mult(theta_d), w_dn ~ Mult(phi_{z_dn})
-
-    Parameters
-    ----------
-    n_docs, n_words, n_topics : int
-        D, V, K (K >= 2).
-    doc_length : int or (int, int)
-        An int N gives every document exactly N tokens; a pair ``(min, max)`` draws
-        ``N_d ~ Uniform{min, ..., max}`` (inclusive).  Must be >= 1, so no document is
-        empty.
-    doc_topic_prior : float or array of shape (K,)
-        alpha (symmetric when a float).
-    topic_word_prior : float or array of shape (V,)
-        beta.  Smaller values give sparser, better separated topics; 0.01 over 500 words
-        gives nearly disjoint topics.
-    random_state : None, int, SeedSequence or Generator
-
-    Returns
-    -------
-    corpus : Corpus
-        D documents over V words ``"w0".."w{V-1}"``.
-    truth : LDATruth
-        ``topic_word`` (K, V), ``doc_topic`` (D, K), ``assignments`` (n_tokens,) aligned
-        with ``corpus.tokens()``, ``zbar`` (D, K).
-    """
-    rng = as_generator(random_state)
-    return _draw_lda(rng, n_docs, n_words, n_topics, doc_length, doc_topic_prior,
-                     topic_word_prior, name="synthetic-lda")
-
-
-# ---------------------------------------------------------------------- RTM
 def planted_rtm_weights(n_topics: int, diagonal: float = RTM_DIAGONAL,
                         next_topic: float = RTM_NEXT_TOPIC,
                         background: float = RTM_BACKGROUND) -> np.ndarray:
@@ -419,7 +228,7 @@ def make_rtm_data(n_docs: int = 300, n_words: int = 500, n_topics: int = 5,
     if loss != "logistic":
         raise ValueError(f"loss must be 'logistic' (the only generative link likelihood), "
                          f"got {loss!r}")
-    D = _check_int(n_docs, "n_docs", 2)
+    D = check_int(n_docs, "n_docs", 2)
     K = check_n_topics(n_topics)
     U = _check_weights(weights, K)
     directed = bool(directed)
@@ -427,13 +236,13 @@ def make_rtm_data(n_docs: int = 300, n_words: int = 500, n_topics: int = 5,
         U = (U + U.T) / 2
     n_pairs = D * (D - 1) if directed else D * (D - 1) // 2
     if n_links is not None:
-        n_links = _check_int(n_links, "n_links", 1)
+        n_links = check_int(n_links, "n_links", 1)
         if n_links >= n_pairs:
             raise ValueError(f"n_links must be < {n_pairs} (the number of pairs), "
                              f"got {n_links}")
     rng = as_generator(random_state)
-    corpus, lda = _draw_lda(rng, D, n_words, K, doc_length, doc_topic_prior,
-                            topic_word_prior, name="synthetic-rtm")
+    corpus, lda = draw_lda(rng, D, n_words, K, doc_length, doc_topic_prior,
+                           topic_word_prior, name="synthetic-rtm")
     zbar = lda.zbar
 
     shift = 0.0
@@ -463,56 +272,3 @@ def make_rtm_data(n_docs: int = 300, n_words: int = 500, n_topics: int = 5,
                      topic_word_prior=lda.topic_word_prior, weights=U, directed=directed,
                      loss=loss, expected_n_links=expected, shift=shift)
     return (corpus, links), truth
-
-
-# ---------------------------------------------------------------------- sLDA
-def make_slda_data(n_docs: int = 300, n_words: int = 500, n_topics: int = 5,
-                   doc_length: DocLength = 80, eta: np.ndarray | None = None,
-                   doc_topic_prior: float | np.ndarray = 0.1,
-                   topic_word_prior: float | np.ndarray = 0.01,
-                   random_state: RandomState = None
-                   ) -> tuple[tuple[Corpus, np.ndarray], SLDATruth]:
-    """Draw a labelled corpus from (logistic) supervised LDA.
-
-    Words as in :func:`make_lda_data`; then one binary label per document::
-
-        y_d ~ Bernoulli(sigmoid(eta^T zbar_d))
-
-    (Zhu et al., gSLDA, ACL 2013; ``design/models/slda.md``).
-
-    Parameters
-    ----------
-    n_docs, n_words, n_topics, doc_length : as in :func:`make_lda_data`
-    eta : ndarray of shape (K,), optional
-        Label weights.  Default ``linspace(-3, 3, K)``: topics range from mostly
-        negative (sigmoid(-3) = 0.05) to mostly positive (0.95), labels roughly balanced.
-    doc_topic_prior, topic_word_prior : float or array
-    random_state : None, int, SeedSequence or Generator
-
-    Returns
-    -------
-    (corpus, y) : (Corpus, ndarray of int64 in {0, 1}, shape (D,))
-    truth : SLDATruth
-        The LDA parameters plus ``eta`` (K,) and ``label_proba`` (D,).
-    """
-    K = check_n_topics(n_topics)
-    if eta is None:
-        eta_ = np.linspace(-3.0, 3.0, K)
-    else:
-        eta_ = np.asarray(eta, dtype=np.float64)
-        if eta_.shape != (K,):
-            raise ValueError(f"eta must have shape ({K},), got {eta_.shape}")
-        if not np.isfinite(eta_).all():
-            raise ValueError("eta must be finite")
-        eta_ = eta_.copy()
-    rng = as_generator(random_state)
-    corpus, lda = _draw_lda(rng, n_docs, n_words, K, doc_length, doc_topic_prior,
-                            topic_word_prior, name="synthetic-slda")
-    proba = expit(lda.zbar @ eta_)
-    y = (rng.random(proba.size) < proba).astype(np.int64)
-    logger.info("make_slda_data: %d documents, %.3f positive", y.size, y.mean())
-    truth = SLDATruth(topic_word=lda.topic_word, doc_topic=lda.doc_topic,
-                      assignments=lda.assignments, zbar=lda.zbar,
-                      doc_topic_prior=lda.doc_topic_prior,
-                      topic_word_prior=lda.topic_word_prior, eta=eta_, label_proba=proba)
-    return (corpus, y), truth

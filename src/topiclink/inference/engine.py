@@ -1,0 +1,268 @@
+"""The engine: explicit sampler state, one algorithm interface, one loop that owns it all.
+
+Every inference algorithm (a Gibbs sampler, a variational EM) is an :class:`Algorithm`:
+
+- ``init(data, rng) -> State``: a :class:`State` dataclass holding *everything* needed to
+  continue: arrays, the kernels' xoshiro states, the NumPy generators of the augmentation
+  draws, and the iteration number;
+- ``step(state, data) -> info``: one iteration, in place; returns per-iteration figures;
+- ``objective(state, data) -> float``: the figure of merit per token (collapsed log joint,
+  variational bound) recorded as ``trace_["log_likelihood"]``;
+- ``averaged(state, data) -> dict``: the quantities averaged over the last iterations
+  (posterior means of U, of the word-topic counts, ...);
+- ``session(state, data)``: a context manager for resources that live for one run
+  (thread pools), entered by the engine.
+
+The algorithm object carries the hyper-parameters (a model's ``fit`` builds it from its
+validated parameters); ``data`` is whatever the algorithm's ``prepare`` built from the
+user's input.  Tests (Geweke, twins) call the very ``step`` that :func:`run` calls.
+
+:func:`run` owns the loop: the averaging window, tracing, callbacks (a callback with
+``needs_estimates = True`` sees the model's fitted attributes updated to the current
+estimates first), a tqdm progress bar, the BLAS thread limit.  Continuing a chain is
+just calling :func:`run` again on the same state: 10 + 10 iterations equal 20.
+
+BLAS is limited to ``algorithm.blas_threads`` threads (default 1) while the chain runs:
+its matrices are small, and OpenBLAS's idle threads spin on the second core after every
+call, slowing the single-threaded Numba sweeps beside them (one Cora fold of Gibbs-gRTM at
+K = 10: 12.7 s with two BLAS threads, 9.9 s with one; ``benchmarks/grtm_speed.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from topiclink.random import generator_state, restore_generator
+
+__all__ = ["Algorithm", "State", "RunResult", "run", "fingerprint", "state_to_saved",
+           "state_from_saved"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(kw_only=True)
+class State:
+    """Base of every sampler / optimiser state: subclasses add their arrays and streams.
+
+    Fields may be NumPy arrays, NumPy Generators (or lists of them), and JSON scalars;
+    :func:`state_to_saved` stores exactly these kinds.
+    """
+
+    iteration: int = 0
+    data_fingerprint: str = ""
+
+
+class Algorithm:
+    """One inference algorithm; see the module docstring for the contract."""
+
+    #: shown on the progress bar and in log messages
+    name: str = "algorithm"
+    #: the State subclass ``init`` returns (used to rebuild a saved state)
+    state_class: type[State] = State
+    #: BLAS threads while running (None: leave BLAS alone)
+    blas_threads: int | None = 1
+
+    def init(self, data: Any, rng: np.random.Generator) -> State:
+        raise NotImplementedError
+
+    def fingerprint(self, data: Any) -> str:
+        """A hash of the data a state belongs to (``init`` stores it in the state; a
+        resumed run must be given data with the same fingerprint)."""
+        return ""
+
+    def attach(self, state: Any, data: Any) -> None:
+        """Build what ``step`` needs from the state beyond its arrays (e.g. pair indexes);
+        called by ``init`` and at the start of every :func:`run` (idempotent)."""
+
+    def step(self, state: Any, data: Any) -> dict[str, float]:
+        raise NotImplementedError
+
+    def objective(self, state: Any, data: Any) -> float:
+        return float("nan")
+
+    def averaged(self, state: Any, data: Any) -> dict[str, np.ndarray]:
+        return {}
+
+    @contextlib.contextmanager
+    def session(self, state: Any, data: Any) -> Iterator[None]:
+        yield
+
+
+@dataclass
+class RunResult:
+    """What one :func:`run` produced.
+
+    ``trace`` maps a figure name to one value per completed iteration of this run;
+    ``averaged`` the mean of ``algorithm.averaged`` over the averaging window (None when
+    the run stopped before the window began).
+    """
+
+    n_iter: int
+    stopped_early: bool
+    trace: dict[str, np.ndarray] = field(default_factory=dict)
+    averaged: dict[str, np.ndarray] | None = None
+
+
+def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
+        model: Any = None, callbacks: Sequence[Any] | None = None,
+        verbose: bool | int = False, evaluate_every: int = 1, n_average: int = 0,
+        publish: Callable[[State, dict[str, np.ndarray] | None], None] | None = None
+        ) -> RunResult:
+    """Run ``n_iter`` iterations of ``algorithm`` on ``state`` (in place).
+
+    Parameters
+    ----------
+    model : the estimator, passed to callbacks
+    evaluate_every : the objective is recorded every this many iterations (counted over
+        the whole chain, so a resumed chain keeps the schedule) and at the last one;
+        0: only at the last one
+    n_average : average ``algorithm.averaged`` over the last ``n_average`` iterations
+    publish : ``publish(state, averaged)`` sets the model's fitted attributes from the
+        current state; called before any callback with ``needs_estimates = True``
+    """
+    blas = algorithm.blas_threads
+    limits = (threadpool_limits(limits=blas, user_api="blas") if blas is not None
+              else contextlib.nullcontext())
+    algorithm.attach(state, data)
+    with limits, algorithm.session(state, data):
+        return _run(algorithm, state, data, n_iter, model, callbacks, verbose,
+                    evaluate_every, n_average, publish)
+
+
+def _run(algorithm: Algorithm, state: State, data: Any, n_iter: int, model: Any,
+         callbacks: Sequence[Any] | None, verbose: bool | int, evaluate_every: int,
+         n_average: int, publish: Callable[..., None] | None) -> RunResult:
+    from topiclink.callbacks import ProgressBar
+
+    cbs = list(callbacks or [])
+    if verbose:
+        cbs.insert(0, ProgressBar(desc=algorithm.name))
+    wants_estimates = publish is not None and any(getattr(cb, "needs_estimates", False)
+                                                  for cb in cbs)
+    for cb in cbs:
+        if hasattr(cb, "on_train_begin"):
+            cb.on_train_begin(model, n_iter)
+    rows: list[dict[str, float]] = []
+    sums: dict[str, np.ndarray] = {}
+    n_summed = 0
+    stopped = False
+    try:
+        for local in range(n_iter):
+            it = state.iteration
+            t0 = time.perf_counter()
+            info = dict(algorithm.step(state, data))
+            info["seconds"] = time.perf_counter() - t0
+            state.iteration += 1
+            if local >= n_iter - n_average:
+                for key, value in algorithm.averaged(state, data).items():
+                    if key not in sums:
+                        sums[key] = np.zeros(np.shape(value))
+                    sums[key] += value
+                n_summed += 1
+            last = local == n_iter - 1
+            if evaluate_every and ((it + 1) % evaluate_every == 0 or last):
+                info["log_likelihood"] = float(algorithm.objective(state, data))
+            elif last:
+                info["log_likelihood"] = float(algorithm.objective(state, data))
+            else:
+                info["log_likelihood"] = float("nan")
+            rows.append(info)
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug("%s iteration %d: %s", algorithm.name, it + 1, info)
+            if wants_estimates:
+                publish(state, _mean(sums, n_summed))  # type: ignore[misc]
+            for cb in cbs:
+                if cb.on_iteration(model, it, info):
+                    stopped = True
+            if stopped:
+                if not np.isfinite(info["log_likelihood"]):
+                    info["log_likelihood"] = float(algorithm.objective(state, data))
+                break
+    finally:
+        for cb in cbs:
+            if hasattr(cb, "on_train_end"):
+                cb.on_train_end(model)
+    keys = sorted({k for r in rows for k in r})
+    trace = {k: np.array([r.get(k, np.nan) for r in rows], dtype=float) for k in keys}
+    return RunResult(n_iter=len(rows), stopped_early=stopped, trace=trace,
+                     averaged=_mean(sums, n_summed))
+
+
+def _mean(sums: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray] | None:
+    if not n:
+        return None
+    return {k: v / n for k, v in sums.items()}
+
+
+def fingerprint(*arrays: np.ndarray) -> str:
+    """A short hash of the arrays a state was built on (to refuse resuming on other data)."""
+    h = hashlib.blake2b(digest_size=12)
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(str((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------- saving a state
+def state_to_saved(state: State) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Split a state into arrays and a JSON-able description (generators by their state)."""
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict[str, Any] = {"class": type(state).__name__, "fields": {}}
+    for f in dataclasses.fields(state):
+        value = getattr(state, f.name)
+        if isinstance(value, np.ndarray):
+            arrays[f.name] = value
+            meta["fields"][f.name] = {"kind": "array"}
+        elif isinstance(value, np.random.Generator):
+            meta["fields"][f.name] = {"kind": "generator", "state": generator_state(value)}
+        elif isinstance(value, list) and value and all(
+                isinstance(g, np.random.Generator) for g in value):
+            meta["fields"][f.name] = {"kind": "generators",
+                                      "states": [generator_state(g) for g in value]}
+        elif value is None or isinstance(value, bool | int | float | str):
+            meta["fields"][f.name] = {"kind": "value", "value": value}
+        elif isinstance(value, np.generic):
+            meta["fields"][f.name] = {"kind": "value", "value": value.item()}
+        else:
+            raise TypeError(f"state field {f.name!r} holds a {type(value).__name__}, which "
+                            "a model file cannot store")
+    return arrays, meta
+
+
+def state_from_saved(state_class: type[State], arrays: dict[str, np.ndarray],
+                     meta: dict[str, Any]) -> State:
+    """Rebuild a state written by :func:`state_to_saved` (one-line error if incomplete)."""
+    if meta.get("class") != state_class.__name__:
+        raise ValueError(f"saved state is a {meta.get('class')!r}, expected "
+                         f"{state_class.__name__!r}")
+    values: dict[str, Any] = {}
+    fields = meta.get("fields", {})
+    for f in dataclasses.fields(state_class):
+        if f.name not in fields:
+            raise ValueError(f"saved state has no field {f.name!r}")
+        spec = fields[f.name]
+        kind = spec.get("kind")
+        if kind == "array":
+            if f.name not in arrays:
+                raise ValueError(f"saved state is missing the array {f.name!r}")
+            values[f.name] = np.array(arrays[f.name])
+        elif kind == "generator":
+            values[f.name] = restore_generator(spec["state"])
+        elif kind == "generators":
+            values[f.name] = [restore_generator(s) for s in spec["states"]]
+        elif kind == "value":
+            values[f.name] = spec["value"]
+        else:
+            raise ValueError(f"saved state field {f.name!r} has unknown kind {kind!r}")
+    return state_class(**values)

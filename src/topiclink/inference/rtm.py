@@ -1,0 +1,256 @@
+"""Augment-and-collapse Gibbs for the discriminative relational topic models (gRTM family)
+as an engine algorithm (state + step).
+
+Chen, Zhu, Xia & Zhang, "Discriminative Relational Topic Models", TPAMI 2015.  Each
+iteration (``design/models/grtm.md``):
+
+1. U from its Gaussian conditional (:mod:`topiclink.inference.weights`, eq. 13);
+2. every token from the exact O(K) relational conditional
+   (:func:`topiclink.kernels.rtm.sweep_relational_range`, eq. 14; the "Approx" variant
+   computes the link term once per document);
+3. every pair's augmentation variable, as soon as both its documents are swept
+   (:mod:`topiclink.inference.pipeline`): lambda_ij ~ PG(c_ij, omega_ij) for the logistic
+   loss (eq. 12), 1/lambda_ij ~ IG(1/(c|zeta_ij|), 1), zeta_ij = l - ytil_ij omega_ij, for
+   the hinge loss.
+
+The pairs' draws come from fixed chunks with their own streams, so the chain is the same
+for any number of threads.  Everything needed to continue (pairs, topics, counts, U, the
+augmentation coefficients, every stream) is in :class:`RelationalState`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from topiclink.data.links import Links
+from topiclink.inference.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
+from topiclink.inference.engine import Algorithm, State, fingerprint
+from topiclink.inference.lda import TokenData, init_topics
+from topiclink.inference.pairs import PairSet
+from topiclink.inference.pipeline import BlockPipeline, pipeline_layout
+from topiclink.inference.weights import draw_weights, weight_posterior
+from topiclink.kernels import lda as lda_kernels
+from topiclink.kernels import rtm as rtm_kernels
+from topiclink.random import kernel_state, spawn
+
+__all__ = ["RelationalData", "RelationalState", "RelationalGibbs", "training_pairs"]
+
+
+@dataclass
+class RelationalData:
+    """Documents (tokens) and the links among them."""
+
+    tokens: TokenData
+    links: Links
+
+    def fingerprint(self) -> str:
+        return fingerprint(self.tokens.words, self.tokens.offsets,
+                           np.asarray(self.links.pairs, dtype=np.int64),
+                           np.array([int(self.links.directed)]))
+
+
+@dataclass(kw_only=True)
+class RelationalState(State):
+    """The chain: training pairs (drawn once), topics and counts, U, the pairs' Gaussian
+    coefficients (a, b) and discriminants, and every random stream."""
+
+    pair_source: np.ndarray      # int64 (P,), in the order of the later endpoint
+    pair_target: np.ndarray      # int64 (P,)
+    pair_y: np.ndarray           # int8 (P,)
+    pair_c: np.ndarray           # float64 (P,)
+    n_negatives: int
+    z: np.ndarray
+    ndk: np.ndarray
+    nwk: np.ndarray
+    nk: np.ndarray
+    U: np.ndarray                # (K, K)
+    a: np.ndarray                # (P,)
+    b: np.ndarray                # (P,)
+    omega: np.ndarray            # (P,) discriminants of the last iteration
+    kernel_rng: np.ndarray       # uint64 (1, 4): the Z sweep
+    weight_rng: np.random.Generator
+    aug_rngs: list[np.random.Generator]
+
+
+def training_pairs(links: Links, negative_ratio: float, c: float, c_neg: float,
+                   rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Positive pairs plus ``negative_ratio`` of the unobserved pairs as negatives (both
+    orientations for undirected links), ordered by their later endpoint so that the pairs
+    each block of the Z sweep completes are consecutive (:mod:`.pipeline`).
+
+    Returns source, target, y (int8), c (float64) and the number of negatives.
+    """
+    pos = links.pairs.astype(np.int64)
+    neg = (links.sample_negatives(ratio=float(negative_ratio), random_state=rng)
+           .astype(np.int64) if negative_ratio > 0 else np.zeros((0, 2), np.int64))
+    if not links.directed:
+        pos = np.concatenate([pos, pos[:, ::-1]])
+        neg = np.concatenate([neg, neg[:, ::-1]])
+    src = np.concatenate([pos[:, 0], neg[:, 0]])
+    dst = np.concatenate([pos[:, 1], neg[:, 1]])
+    y = np.concatenate([np.ones(len(pos), np.int8), np.zeros(len(neg), np.int8)])
+    cs = np.where(y == 1, float(c), float(c_neg))
+    order = np.argsort(np.maximum(src, dst), kind="stable")
+    return src[order], dst[order], y[order], cs[order], int(len(neg))
+
+
+class RelationalGibbs(Algorithm):
+    """The gRTM family's sampler; see the module docstring.
+
+    Parameters
+    ----------
+    n_topics, alpha, beta : K, the Dirichlet priors (alpha (K,) or (D, K))
+    loss : "logistic" | "hinge"; full : full U (else diagonal); approx : the Approx Z step
+    c, c_neg, hinge_cost, weight_prior_var, negative_ratio : as the estimator's parameters
+    n_threads : threads (pipelined draws, weight moments, BLAS); never changes the chain
+    """
+
+    state_class = RelationalState
+
+    def __init__(self, n_topics: int, alpha: np.ndarray, beta: float, *, loss: str,
+                 full: bool, approx: bool, c: float, c_neg: float, hinge_cost: float,
+                 weight_prior_var: float, negative_ratio: float, n_threads: int = 1,
+                 name: str = "gRTM") -> None:
+        self.n_topics = n_topics
+        self.alpha = alpha
+        self.beta = float(beta)
+        self.loss = loss
+        self.full = bool(full)
+        self.approx = bool(approx)
+        self.c = float(c)
+        self.c_neg = float(c_neg)
+        self.hinge_cost = float(hinge_cost)
+        self.weight_prior_var = float(weight_prior_var)
+        self.negative_ratio = float(negative_ratio)
+        self.n_threads = max(1, int(n_threads))
+        self.blas_threads = self.n_threads
+        self.name = name
+        self._attached: tuple[int, dict] | None = None
+        self._weight_pool: ThreadPoolExecutor | None = None
+
+    # ------------------------------------------------------------------ set-up
+    def fingerprint(self, data: RelationalData) -> str:
+        return data.fingerprint()
+
+    def init(self, data: RelationalData, rng: np.random.Generator) -> RelationalState:
+        init_rng, pair_rng, chain_rng, weight_rng, aug_rng = spawn(rng, 5)
+        src, dst, y, cs, n_neg = training_pairs(data.links, self.negative_ratio, self.c,
+                                                self.c_neg, pair_rng)
+        if src.size == 0:
+            raise ValueError("no training pairs: give at least one link or negative_ratio > 0")
+        z, ndk, nwk, nk = init_topics(data.tokens, self.n_topics, init_rng)
+        kernel_rng = kernel_state(chain_rng)
+        a, b = (np.array(v, dtype=np.float64) for v in initial_coefficients(
+            self.loss, y, cs, self.hinge_cost))
+        layout = self._layout(data, src, dst)
+        state = RelationalState(
+            pair_source=src, pair_target=dst, pair_y=y, pair_c=cs, n_negatives=n_neg,
+            z=z, ndk=ndk, nwk=nwk, nk=nk, U=np.zeros((self.n_topics, self.n_topics)),
+            a=a, b=b, omega=np.zeros(src.size), kernel_rng=kernel_rng,
+            weight_rng=weight_rng, aug_rngs=spawn(aug_rng, len(layout.chunks)),
+            data_fingerprint=self.fingerprint(data))
+        self.attach(state, data)
+        return state
+
+    def _layout(self, data: RelationalData, src: np.ndarray, dst: np.ndarray):  # noqa: ANN202
+        # blocks of documents of about equal sweep work (tokens + pair visits x topics
+        # touched); the pairs each block completes are drawn while later blocks are swept
+        D = data.tokens.n_docs
+        lengths = data.tokens.lengths
+        visits = np.bincount(src, minlength=D) + np.bincount(dst, minlength=D)
+        return pipeline_layout(lengths + visits * np.minimum(lengths, self.n_topics), src, dst)
+
+    def attach(self, state: RelationalState, data: RelationalData) -> None:
+        if self._attached is not None and self._attached[0] == id(state):
+            return
+        pairs = PairSet(state.pair_source, state.pair_target, state.pair_y, state.pair_c,
+                        data.tokens.n_docs)
+        layout = self._layout(data, state.pair_source, state.pair_target)
+        augmenter = ChunkedAugmenter(None, self.loss, pairs.y, pairs.c, self.hinge_cost,
+                                     bounds=layout.chunks, generators=state.aug_rngs)
+        lengths = data.tokens.lengths
+        self._attached = (id(state), {
+            "pairs": pairs, "layout": layout, "augmenter": augmenter,
+            "pipeline": BlockPipeline(layout.block_chunks, threaded=self.n_threads > 1),
+            "lengths": lengths, "inv_length": 1.0 / lengths,
+            "loglik_parts": np.zeros(len(layout.chunks)),
+        })
+
+    @contextlib.contextmanager
+    def session(self, state: RelationalState, data: RelationalData) -> Iterator[None]:
+        if self.n_threads <= 1:
+            yield
+            return
+        self._weight_pool = ThreadPoolExecutor(1, thread_name_prefix="topiclink-weights")
+        try:
+            yield
+        finally:
+            self._weight_pool.shutdown()
+            self._weight_pool = None
+
+    # ------------------------------------------------------------------ one iteration
+    def step(self, state: RelationalState, data: RelationalData) -> dict[str, float]:
+        self.attach(state, data)
+        ws = self._attached[1]  # type: ignore[index]
+        pairs, layout, lengths = ws["pairs"], ws["layout"], ws["lengths"]
+        tok = data.tokens
+        K = self.n_topics
+        a, b = state.a, state.b
+        t0 = time.perf_counter()
+        zbar = state.ndk / lengths[:, None]
+        P, s = weight_posterior(zbar, pairs.source, pairs.target, a, b,
+                                self.weight_prior_var, self.full,
+                                (pairs.out.ptr, pairs.out.nbr, pairs.out.order),
+                                executor=self._weight_pool)
+        eta = draw_weights(state.weight_rng, P, s)
+        U = eta.reshape(K, K) if self.full else np.diag(eta)
+        state.U = U
+        t1 = time.perf_counter()
+        Uz = zbar @ U.T
+        Vz = zbar @ U
+        # the sweep reads this iteration's (a, b) by document; new draws go to a, b
+        a_out, b_out = pairs.by_source(a), pairs.by_source(b)
+        a_in, b_in = pairs.by_target(a), pairs.by_target(b)
+        ndk, inv_length = state.ndk, ws["inv_length"]
+        augmenter, loglik_parts = ws["augmenter"], ws["loglik_parts"]
+
+        def sweep_block(block: int) -> None:
+            rtm_kernels.sweep_relational_range(
+                tok.words, tok.offsets, state.z, ndk, state.nwk, state.nk, self.alpha,
+                self.beta, state.kernel_rng[0], U, Uz, Vz, pairs.out.ptr, pairs.out.nbr,
+                a_out, b_out, pairs.into.ptr, pairs.into.nbr, a_in, b_in, self.approx,
+                layout.doc_edges[block], layout.doc_edges[block + 1])
+
+        def draw_chunk(i: int) -> None:
+            # both endpoints swept: Uz[j] = U zbar_j is fresh, omega_ij = zbar_i . Uz[j]
+            lo, hi = layout.chunks[i]
+            omega = rtm_kernels.pair_dots(ndk, Uz, pairs.source[lo:hi], pairs.target[lo:hi],
+                                          inv_length)
+            state.omega[lo:hi] = omega
+            augmenter.draw_chunk(i, omega, a, b)
+            loglik_parts[i] = (hi - lo) * pseudo_loglik(
+                self.loss, omega, pairs.y[lo:hi], pairs.c[lo:hi], self.hinge_cost)
+
+        seconds_z, seconds_lambda = ws["pipeline"].run(sweep_block, draw_chunk)
+        return {"seconds_weights": t1 - t0, "seconds_z": seconds_z,
+                "seconds_lambda": seconds_lambda,
+                "link_loglik": float(loglik_parts.sum()) / pairs.n_pairs}
+
+    def objective(self, state: RelationalState, data: RelationalData) -> float:
+        """The word part's collapsed log joint per token."""
+        return lda_kernels.log_joint(state.ndk, state.nwk, state.nk, self.alpha,
+                                     self.beta) / data.tokens.n_tokens
+
+    def averaged(self, state: RelationalState, data: RelationalData) -> dict[str, np.ndarray]:
+        return {"U": state.U, "nwk": state.nwk}
+
+    def pairs(self, state: RelationalState, data: RelationalData) -> PairSet:
+        """The training pairs with their per-document indexes."""
+        self.attach(state, data)
+        return self._attached[1]["pairs"]  # type: ignore[index]

@@ -1,0 +1,327 @@
+"""Capabilities: one contract each, shared by every estimator that has it.
+
+- :class:`TopicsMixin`: ``components_`` (K x V, rows sum to 1), ``vocabulary_``,
+  ``top_words``, ``summary``, and one ``transform`` = the *expected topic proportions*
+  E[theta_d] of new documents (smoothed by the prior, so an empty document gets the prior
+  mean); ``fit_transform``; held-out ``score`` / ``perplexity`` by document completion.
+- :class:`LinkPredictionMixin`: ``link_scores`` / ``predict_link_proba(X_new=None,
+  targets=None, *, direction="either")``, ``suggest_links``, ``predict_words_from_links``.
+- :class:`ClassifierCapability`: scikit-learn classifier tags, ``predict``,
+  ``predict_proba``, ``decision_function``, ``score`` (accuracy).
+- :class:`EntityFactorsMixin`: multi-relational models over entities (no vocabulary):
+  ``embedding_``, ``predict_proba(heads, relations, tails)``, ``score_tails``,
+  ``score_heads``.
+
+A subclass supplies a few hooks (named in each mixin) and inherits the verbs, so sibling
+estimators cannot disagree on a signature.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import ClassifierMixin
+
+from topiclink.data.checks import DataError
+from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.inference.fixed_topics import completion_split
+from topiclink.random import RandomState, as_generator, spawn
+
+__all__ = ["TopicsMixin", "LinkPredictionMixin", "ClassifierCapability",
+           "EntityFactorsMixin", "DIRECTIONS"]
+
+logger = logging.getLogger(__name__)
+
+DIRECTIONS = ("out", "in", "either")
+
+
+class TopicsMixin:
+    """Topics over a vocabulary.
+
+    Hook: ``_doc_topics(corpus, rng) -> (n_docs, K)`` expected topic proportions of
+    documents over the model's vocabulary (topics fixed).
+    """
+
+    @property
+    def n_topics_(self) -> int:
+        self._check_fitted()
+        return int(np.shape(self.components_)[-2])
+
+    def _as_model_corpus(self, X: Any) -> Corpus:
+        """New documents over the fitted vocabulary: a Corpus is mapped word by word
+        (unknown words dropped, their token count logged); a matrix must have V columns."""
+        corpus = as_corpus(X)
+        n_words = len(self.vocabulary_)
+        if isinstance(X, Corpus):
+            corpus, dropped = corpus.with_vocabulary(self.vocabulary_)
+            if dropped:
+                logger.info("dropped %d tokens of words outside the model's vocabulary",
+                            dropped)
+        elif corpus.n_words != n_words:
+            raise ValueError(f"X has {corpus.n_words} columns but the model was fitted on "
+                             f"{n_words} words")
+        return corpus
+
+    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Expected topic proportions E[theta] (n_docs, K) of documents, topics fixed.
+
+        Smoothed by the prior: a document without known words gets the prior mean.
+        """
+        self._check_fitted()
+        corpus = self._as_model_corpus(X)
+        empty = corpus.empty_documents()
+        if empty.size:
+            logger.info("%d of %d documents have no known words; they get the prior mean",
+                        empty.size, corpus.n_docs)
+        return self._doc_topics(corpus, self._prediction_generator())
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
+        """Fit, then return the training documents' topic proportions ``doc_topic_``."""
+        return self.fit(X, y, **fit_params).doc_topic_
+
+    def top_words(self, n: int = 10) -> list[list[str]]:
+        """The ``n`` most probable words of every topic, most probable first."""
+        self._check_fitted()
+        order = np.argsort(-np.asarray(self.components_), axis=1, kind="stable")[:, :n]
+        return [[str(self.vocabulary_[j]) for j in row] for row in order]
+
+    def summary(self, n_words: int = 8) -> str:
+        """A readable multi-line description of the fitted model."""
+        self._check_fitted()
+        comps = np.asarray(self.components_)
+        lines = [f"{type(self).__name__}: {comps.shape[0]} topics, {comps.shape[1]} words, "
+                 f"{getattr(self, 'n_iter_', '?')} iterations"]
+        trace = getattr(self, "trace_", None)
+        if trace is not None and "log_likelihood" in trace:
+            ll = np.asarray(trace["log_likelihood"])
+            ll = ll[np.isfinite(ll)]
+            if ll.size:
+                lines.append(f"log-likelihood per token: first {ll[0]:.4f}, last {ll[-1]:.4f}")
+        weight = getattr(self, "topic_weights_", None)
+        for k, words in enumerate(self.top_words(n_words)):
+            share = f" ({100 * weight[k]:4.1f}%)" if weight is not None else ""
+            lines.append(f"  topic {k:2d}{share}: {' '.join(words)}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ held-out fit
+    def log_likelihood_completion(self, X: Any, fraction: float = 0.5,
+                                  random_state: RandomState = None) -> tuple[float, int]:
+        """Held-out log-likelihood by document completion and the held-out token count.
+
+        Each document's tokens are split at random: theta is inferred from the observed
+        part, and ``sum log sum_k theta_dk phi_kw`` is evaluated on the held-out part
+        (Wallach et al. 2009).
+        """
+        from topiclink.kernels.lda import token_log_likelihood
+
+        self._check_fitted()
+        corpus = self._as_model_corpus(X)
+        rng = (self._prediction_generator() if random_state is None
+               else as_generator(random_state))
+        split_rng, infer_rng = spawn(rng, 2)
+        observed, held = completion_split(corpus, split_rng, fraction)
+        theta = self._doc_topics(observed, infer_rng)
+        tok = held.tokens()
+        ll = token_log_likelihood(tok.words, tok.offsets, theta,
+                                  np.ascontiguousarray(np.asarray(self.components_).T))
+        return float(ll), int(tok.words.size)
+
+    def perplexity(self, X: Any, fraction: float = 0.5,
+                   random_state: RandomState = None) -> float:
+        """Held-out perplexity by document completion, ``exp(-loglik / n_heldout_tokens)``."""
+        from topiclink.metrics import perplexity
+
+        ll, n = self.log_likelihood_completion(X, fraction, random_state)
+        return float(perplexity(ll, n))
+
+    def score(self, X: Any, y: Any = None, **kwargs: Any) -> float:
+        """Held-out log-likelihood per token by document completion (higher is better)."""
+        ll, n = self.log_likelihood_completion(X)
+        return ll / max(n, 1)
+
+
+class LinkPredictionMixin:
+    """Scores and suggestions of links between (new) documents and the training documents.
+
+    Hooks: ``train_zbar_`` (n_train, K) of the training documents; ``_query_topics(
+    corpus) -> (n, K)`` what the link function uses for new documents;
+    ``_scores_from_topics(zq, targets, direction)``; ``_probabilities(scores)`` (raise
+    when the loss has no probabilities); ``_words_from_links(out, into, n_tokens, rng)``.
+    """
+
+    def _targets(self, targets: Any) -> np.ndarray:
+        n_train = np.shape(self.train_zbar_)[0]
+        if targets is None:
+            return np.arange(n_train)
+        t = np.asarray(targets)
+        if t.dtype == bool:
+            if t.shape != (n_train,):
+                raise ValueError(f"a boolean targets mask needs {n_train} entries (one per "
+                                 f"training document), got shape {t.shape}")
+            return np.flatnonzero(t)
+        t = t.ravel() if t.ndim == 0 else t
+        if t.ndim != 1 or (t.size and t.dtype.kind not in "iu"):
+            raise ValueError("targets must be a 1-D array of training-document positions or "
+                             "a boolean mask")
+        if t.size and (t.min() < 0 or t.max() >= n_train):
+            bad = int(t[(t < 0) | (t >= n_train)][0])
+            raise DataError(f"targets: training document {bad} is not in [0, {n_train})")
+        return t.astype(np.int64)
+
+    def link_scores(self, X_new: Any = None, targets: Any = None, *,
+                    direction: str = "either") -> np.ndarray:
+        """Link scores (n_query, n_targets) between query documents and training documents.
+
+        Parameters
+        ----------
+        X_new : Corpus or document-term matrix, optional
+            Query documents, known by their words.  None: the training documents are the
+            queries (then ``targets`` is required, to avoid a D x D matrix by accident).
+        targets : positions (n_targets,) or boolean mask (n_train,), optional
+            Training documents to score against (default all).
+        direction : ``"out"`` query -> training (the query cites), ``"in"`` training ->
+            query, ``"either"`` a link in at least one direction.
+        """
+        self._check_fitted()
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        if X_new is None:
+            if targets is None:
+                raise ValueError("link_scores: give X_new or targets (scoring every "
+                                 "training pair would build a D x D matrix)")
+            zq = np.asarray(self.train_zbar_)
+        else:
+            zq = self._query_topics(self._as_model_corpus(X_new))
+        return self._scores_from_topics(zq, self._targets(targets), direction)
+
+    def predict_link_proba(self, X_new: Any = None, targets: Any = None, *,
+                           direction: str = "either") -> np.ndarray:
+        """Link probabilities (n_query, n_targets); arguments as :meth:`link_scores`."""
+        return self._probabilities(self.link_scores(X_new, targets, direction=direction))
+
+    def suggest_links(self, X_new: Any, top: int = 10, *, direction: str = "either"
+                      ) -> pd.DataFrame:
+        """The ``top`` training documents most likely linked to each new document.
+
+        Returns a tidy DataFrame: query, rank (1 = best), target (training position),
+        doc_id, title (where the training data had titles) and score.
+        """
+        scores = self.link_scores(X_new, direction=direction)
+        top = int(min(top, scores.shape[1]))
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :top]
+        rows = []
+        ids = self.train_doc_ids_
+        titles = getattr(self, "train_titles_", None)
+        for q in range(scores.shape[0]):
+            for rank, t in enumerate(order[q], start=1):
+                rows.append({"query": q, "rank": rank, "target": int(t),
+                             "doc_id": ids[t].item() if hasattr(ids[t], "item") else ids[t],
+                             "title": str(titles[t]) if titles is not None and len(titles)
+                             else "",
+                             "score": float(scores[q, t])})
+        return pd.DataFrame(rows)
+
+    def predict_words_from_links(self, links_out: Any, links_in: Any = None, *,
+                                 n_tokens: float | np.ndarray | None = None,
+                                 random_state: RandomState = None) -> np.ndarray:
+        """Word distributions (n_new, V) of new documents known only by their links.
+
+        ``links_out`` (n_new, n_train): nonzero where the new document cites (links to) a
+        training document; ``links_in``: where a training document cites the new one
+        (models of undirected links use the union).  ``n_tokens``: the length N of each
+        new document (default the mean training length).  The topic proportions are
+        inferred from the link term alone, then ``p(w) = sum_k thetahat_k phihat_kw``.
+        """
+        self._check_fitted()
+        n_train = np.shape(self.train_zbar_)[0]
+        out = sp.csr_matrix(links_out)
+        if out.ndim != 2 or out.shape[1] != n_train:
+            raise ValueError(f"links_out must have shape (n_new, {n_train}), got {out.shape}")
+        out = (out != 0).tocsr()
+        into = (sp.csr_matrix(links_in) != 0).tocsr() if links_in is not None else \
+            sp.csr_matrix(out.shape, dtype=bool)
+        if into.shape != out.shape:
+            raise ValueError("links_in and links_out must have the same shape")
+        rng = (self._prediction_generator() if random_state is None
+               else as_generator(random_state))
+        return self._words_from_links(out, into, n_tokens, rng)
+
+
+class ClassifierCapability(ClassifierMixin):
+    """Document classification (scikit-learn classifier tags: ``is_classifier`` is True,
+    ``cross_val_score`` stratifies).
+
+    Hooks: ``classes_``; ``decision_function(X)`` ((n,) when binary, else (n, n_classes));
+    ``_probabilities(scores)`` (raise when the loss has no probabilities).
+    """
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The label of each document (arg-max decision value; sign when binary)."""
+        scores = self.decision_function(X)
+        classes = np.asarray(self.classes_)
+        if classes.size == 2:
+            return classes[(np.asarray(scores) > 0).astype(int)]
+        return classes[np.argmax(scores, axis=1)]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (n_docs, n_classes), columns in ``classes_`` order."""
+        return self._probabilities(self.decision_function(X))
+
+    def _probabilities(self, scores: np.ndarray) -> np.ndarray:
+        p = 0.5 * (1.0 + np.tanh(0.5 * np.asarray(scores)))
+        if np.asarray(self.classes_).size == 2:
+            return np.column_stack([1.0 - p, p])
+        return p / p.sum(axis=1, keepdims=True)
+
+
+class EntityFactorsMixin:
+    """Latent factors of entities in a multi-relational tensor (no vocabulary).
+
+    Contract: ``embedding_`` (n_entities, K), ``entity_names_``, ``relation_names_``;
+    ``predict_proba(heads, relations, tails)`` -> (n,) probabilities of the triples;
+    ``score_tails(head, relation)`` / ``score_heads(relation, tail)`` -> a score per
+    entity.  Hooks: ``_triple_proba(h, r, t)`` and ``_scores(h, r, t, axis)``.
+    """
+
+    def _entity_index(self, values: Any, names: np.ndarray, what: str) -> np.ndarray:
+        idx = np.atleast_1d(np.asarray(values))
+        if idx.dtype.kind in "iu":
+            if idx.size and (idx.min() < 0 or idx.max() >= names.size):
+                raise DataError(f"{what}: {idx[(idx < 0) | (idx >= names.size)][0]} is not "
+                                f"in [0, {names.size})")
+            return idx.astype(np.int64)
+        lookup = {str(n): i for i, n in enumerate(names)}
+        missing = [v for v in idx.tolist() if str(v) not in lookup]
+        if missing:
+            raise DataError(f"{what}: unknown name {missing[0]!r}")
+        return np.array([lookup[str(v)] for v in idx.tolist()], dtype=np.int64)
+
+    def predict_proba(self, heads: Any, relations: Any, tails: Any) -> np.ndarray:
+        self._check_fitted()
+        h = self._entity_index(heads, np.asarray(self.entity_names_), "heads")
+        r = self._entity_index(relations, np.asarray(self.relation_names_), "relations")
+        t = self._entity_index(tails, np.asarray(self.entity_names_), "tails")
+        if not h.size == r.size == t.size:
+            raise ValueError("heads, relations and tails must have the same length")
+        return self._triple_proba(h, r, t)
+
+    def score_tails(self, head: Any, relation: Any) -> np.ndarray:
+        """A score for every entity as the tail of (head, relation, ?)."""
+        self._check_fitted()
+        h = self._entity_index(head, np.asarray(self.entity_names_), "head")
+        r = self._entity_index(relation, np.asarray(self.relation_names_), "relation")
+        return self._scores(h, r, None, "tail")
+
+    def score_heads(self, relation: Any, tail: Any) -> np.ndarray:
+        """A score for every entity as the head of (?, relation, tail)."""
+        self._check_fitted()
+        r = self._entity_index(relation, np.asarray(self.relation_names_), "relation")
+        t = self._entity_index(tail, np.asarray(self.entity_names_), "tail")
+        return self._scores(None, r, t, "head")
