@@ -56,7 +56,7 @@ def test_fitted_attributes(fitted, planted):
     ll = fitted.trace_["log_likelihood"]
     assert ll.shape == (150,) and np.all(np.isfinite(ll))
     assert ll[-1] > ll[0]
-    assert fitted.state_["z"].shape == (corpus.subset(np.arange(250)).n_tokens,)
+    assert fitted.state_.z.shape == (corpus.subset(np.arange(250)).n_tokens,)
     assert "topic" in fitted.summary()
 
 
@@ -196,7 +196,7 @@ def test_transform_maps_vocabulary_by_word(planted, fitted, caplog):
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"n_topics": 1}, "n_topics must be >= 2"),
+    [({"n_topics": 1}, "n_topics must be an integer >= 2"),
      ({"n_topics": 2.5}, "n_topics must be an integer"),
      ({"topic_word_prior": -1}, "topic_word_prior"),
      ({"doc_topic_prior": float("nan")}, "doc_topic_prior"),
@@ -238,10 +238,14 @@ def test_parallel_chunks_deterministic_and_thread_independent(planted, monkeypat
     import topiclink.models.lda as lda_module
 
     corpus, truth = planted
-    a = LDA(n_topics=6, max_iter=60, n_jobs=2, random_state=5).fit(corpus)
+    kwargs = {"n_topics": 6, "max_iter": 60, "parallel": "adlda", "n_shards": 2,
+              "random_state": 5}
+    a = LDA(n_jobs=2, **kwargs).fit(corpus)
     monkeypatch.setattr(lda_module, "n_threads", lambda n: 1)
-    b = LDA(n_topics=6, max_iter=60, n_jobs=2, random_state=5).fit(corpus)
+    b = LDA(n_jobs=2, **kwargs).fit(corpus)
+    c = LDA(n_jobs=1, **kwargs).fit(corpus)
     np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.components_, c.components_)
     cos = _cosine(a.components_, truth.topic_word)
     rows, cols = linear_sum_assignment(-cos)
     assert cos[rows, cols].min() > 0.9

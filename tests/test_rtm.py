@@ -62,7 +62,7 @@ def test_logistic_recovers_planted_full_weight_matrix(planted):
     (corpus, links), truth = planted
     m = RelationalTopicModel(5, loss="logistic", negative_ratio=1.0, max_iter=80,
                              n_average=20, weight_prior_var=100.0,
-                             random_state=0).fit(corpus, links)
+                             random_state=0).fit(corpus, links=links)
     U = _matched_weights(m, truth)
     assert np.corrcoef(U.ravel(), truth.weights.ravel())[0, 1] > 0.95
     standardised = np.abs(U - truth.weights) / _fisher_sd(truth)
@@ -85,7 +85,7 @@ def test_hinge_recovers_planted_structure(planted):
     D = corpus.n_docs
     ratio = links.n_links / (D * (D - 1) - links.n_links)
     m = RelationalTopicModel(5, loss="hinge", c=1.0, negative_ratio=ratio, max_iter=80,
-                             n_average=20, random_state=0).fit(corpus, links)
+                             n_average=20, random_state=0).fit(corpus, links=links)
     U = _matched_weights(m, truth)
     eye, nxt, rest = _classes(5)
     assert U[eye].mean() > U[nxt].mean() > U[rest].mean()
@@ -97,7 +97,7 @@ def fold_and_model(planted):
     (corpus, links), _ = planted
     fold = train_test_split_documents(corpus, links, test_size=0.15, random_state=0)
     m = RelationalTopicModel(5, negative_ratio=0.2, c=2.0, max_iter=60, random_state=1)
-    return fold, m.fit(fold.train_corpus, fold.train_links)
+    return fold, m.fit(fold.train_corpus, links=fold.train_links)
 
 
 def test_held_out_link_prediction(fold_and_model):
@@ -153,9 +153,9 @@ def test_every_paper_variant_fits_and_is_deterministic(planted, name):
     small = corpus.subset(np.arange(60))
     sub = links.subgraph(np.arange(60))
     a = RelationalTopicModel.from_paper(name, n_topics=3, max_iter=5, c=2.0,
-                                        negative_ratio=0.1, random_state=4).fit(small, sub)
+                                        negative_ratio=0.1, random_state=4).fit(small, links=sub)
     b = RelationalTopicModel.from_paper(name, n_topics=3, max_iter=5, c=2.0,
-                                        negative_ratio=0.1, random_state=4).fit(small, sub)
+                                        negative_ratio=0.1, random_state=4).fit(small, links=sub)
     assert a.variant_name_ == name
     np.testing.assert_array_equal(a.weights_, b.weights_)
     if PAPER_VARIANTS[name]["weights"] == "diagonal":
@@ -170,11 +170,11 @@ def test_threads_do_not_change_the_chain(planted, loss):
     chunk (8192) so that the chunks really are split."""
     (corpus, links), _ = planted
     fits = [RelationalTopicModel(3, loss=loss, negative_ratio=0.5, max_iter=4, n_jobs=n,
-                                 random_state=5).fit(corpus, links) for n in (1, 2)]
+                                 random_state=5).fit(corpus, links=links) for n in (1, 2)]
     assert fits[0].n_pairs_ > 2 * 8192
     np.testing.assert_array_equal(fits[0].weights_, fits[1].weights_)
-    np.testing.assert_array_equal(fits[0].state_["z"], fits[1].state_["z"])
-    np.testing.assert_array_equal(fits[0].state_["omega"], fits[1].state_["omega"])
+    np.testing.assert_array_equal(fits[0].state_.z, fits[1].state_.z)
+    np.testing.assert_array_equal(fits[0].state_.omega, fits[1].state_.omega)
     np.testing.assert_array_equal(fits[0].trace_["link_loglik"],
                                   fits[1].trace_["link_loglik"])
 
@@ -188,22 +188,22 @@ def test_undirected_links_accepted(planted):
     g.add_nodes_from(small.doc_ids.tolist())
     g.add_edges_from([(small.doc_ids[i], small.doc_ids[j]) for i, j in
                       links.subgraph(np.arange(40)).pairs.tolist()])
-    m = RelationalTopicModel(3, max_iter=3, random_state=0).fit(small, g)
+    m = RelationalTopicModel(3, max_iter=3, random_state=0).fit(small, links=g)
     assert m.directed_ is False and m.n_pairs_ % 2 == 0
 
 
 @pytest.mark.parametrize(
     "kwargs, match",
     [({"loss": "square"}, "loss must be"), ({"weights": "banded"}, "weights must be"),
-     ({"n_topics": 1}, "n_topics must be >= 2"), ({"c": 0}, "c must be"),
+     ({"n_topics": 1}, "n_topics must be an integer >= 2"), ({"c": 0}, "c must be"),
      ({"negative_ratio": 2}, "negative_ratio"), ({"loss": "hinge", "hinge_cost": 0.5},
                                                   "hinge_cost must be >= 1"),
-     ({"n_jobs": 0}, "n_jobs must not be 0")],
+     ({"n_jobs": 0}, "n_jobs must be None or an integer other than 0")],
 )
 def test_bad_parameters(planted, kwargs, match):
     (corpus, links), _ = planted
     with pytest.raises(ValueError, match=match):
-        RelationalTopicModel(**{"n_topics": 3, **kwargs}).fit(corpus, links)
+        RelationalTopicModel(**{"n_topics": 3, **kwargs}).fit(corpus, links=links)
 
 
 def test_bad_links(planted):
@@ -211,10 +211,10 @@ def test_bad_links(planted):
     with pytest.raises(ValueError, match="needs links"):
         RelationalTopicModel(3).fit(corpus)
     with pytest.raises(DataError, match="row 1 refers to document 999"):
-        RelationalTopicModel(3).fit(corpus, np.array([[0, 1], [2, 999]]))
+        RelationalTopicModel(3).fit(corpus, links=np.array([[0, 1], [2, 999]]))
     with pytest.raises(DataError, match="self-link"):
-        RelationalTopicModel(3).fit(corpus, np.array([[0, 1], [5, 5]]))
+        RelationalTopicModel(3).fit(corpus, links=np.array([[0, 1], [5, 5]]))
     with pytest.raises(ValueError, match="hinge loss gives link scores"):
         m = RelationalTopicModel(3, loss="hinge", max_iter=2, random_state=0)
-        m.fit(corpus.subset(np.arange(30)), links.subgraph(np.arange(30)))
+        m.fit(corpus.subset(np.arange(30)), links=links.subgraph(np.arange(30)))
         m.predict_link_proba(corpus.subset([40]))
