@@ -1,0 +1,80 @@
+"""The Dirichlet-multinomial mixture estimator: the second (and last) module of the
+throwaway family of ``docs/adding-a-model.md``.  Importing it registers the class: it is
+then found by ``topiclink.load``, the contract test and ``topiclink fit model``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from topiclink.data.checks import (
+    CALLBACKS,
+    N_TOPICS,
+    POSITIVE,
+    RANDOM_STATE,
+    VERBOSE,
+    Integer,
+)
+from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.inference.lda import TokenData
+from topiclink.models.base import Estimator
+from topiclink.models.capabilities import TopicsMixin
+from tests.examples.dmm_inference import CollapsedGibbsDMM, DMMState
+
+
+class DirichletMultinomialMixture(TopicsMixin, Estimator):
+    """One topic per document (GSDMM).  ``transform`` gives p(z_d = k | w_d)."""
+
+    fit_requires: ClassVar[tuple[str, ...]] = ("X",)
+    paper_names: ClassVar[dict[str, dict[str, Any]]] = {"GSDMM": {}}
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "n_topics": N_TOPICS, "doc_topic_prior": POSITIVE, "topic_word_prior": POSITIVE,
+        "max_iter": [Integer(1)], "n_average": [Integer(1)], "random_state": RANDOM_STATE,
+        "verbose": VERBOSE, "callbacks": CALLBACKS}
+    _saved_arrays: ClassVar[tuple[str, ...]] = ("components_", "doc_topic_", "vocabulary_")
+    _state_class = DMMState
+
+    def __init__(self, n_topics: int = 10, *, doc_topic_prior: float = 0.1,
+                 topic_word_prior: float = 0.1, max_iter: int = 30, n_average: int = 1,
+                 random_state: Any = None, verbose: bool = False,
+                 callbacks: list[Any] | None = None) -> None:
+        self.n_topics = n_topics
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.max_iter = max_iter
+        self.n_average = n_average
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+
+    def fit(self, X: Any, y: None = None, *, resume: bool = False
+            ) -> DirichletMultinomialMixture:
+        self._validate_params()
+        corpus = as_corpus(X)
+        corpus.check_no_empty("fit")
+        algorithm = CollapsedGibbsDMM(int(self.n_topics), self.doc_topic_prior,
+                                      self.topic_word_prior)
+        data = TokenData.from_corpus(corpus)
+
+        def publish(state: DMMState, averaged: dict[str, np.ndarray] | None) -> None:
+            nkw = averaged["nkw"] if averaged is not None else state.nkw.astype(float)
+            lam = nkw + self.topic_word_prior
+            self.components_ = lam / lam.sum(axis=1, keepdims=True)
+            self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
+            self.doc_topic_ = np.eye(int(self.n_topics))[state.z]
+            self.n_iter_ = state.iteration
+
+        self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         n_average=int(self.n_average))
+        return self
+
+    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
+        """p(z_d = k | w_d) = (m_k + alpha) prod_n phi_{k w_n}, normalised; the prior
+        topic weights where a document has no known words."""
+        counts = corpus.counts
+        weights = np.log(self.doc_topic_.sum(axis=0) + self.doc_topic_prior)
+        logp = counts @ np.log(self.components_).T + weights
+        logp -= logp.max(axis=1, keepdims=True)
+        p = np.exp(logp)
+        return p / p.sum(axis=1, keepdims=True)

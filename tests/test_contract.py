@@ -1,0 +1,294 @@
+"""One contract for every registered estimator, discovered (never listed by hand).
+
+Each estimator class found by :func:`topiclink.registered_estimators` -- the library's,
+and the throwaway Dirichlet-multinomial mixture of ``tests/examples`` added by one
+inference module and one estimator module -- is checked for: scikit-learn's constructor
+checks, clone / get / set params, the not-fitted error, same seed -> same result,
+``n_jobs`` invariance where the class promises it, save/load -> equal predictions,
+save(full=True)/load/resume, interrupted-and-resumed == uninterrupted, bad-input errors,
+empty documents in ``transform``.  What ``fit`` needs is read from ``fit_requires``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone, is_classifier
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import estimator_checks
+
+import tests.examples.dmm_model  # noqa: F401  (registers the throwaway estimator)
+import topiclink
+from topiclink.data import Corpus, DataError
+from topiclink.datasets import make_rtm_data
+from topiclink.inference.engine import State
+from topiclink.models.capabilities import (
+    ClassifierCapability,
+    LinkPredictionMixin,
+    TopicsMixin,
+)
+
+ESTIMATORS = topiclink.registered_estimators()
+NAMES = sorted(ESTIMATORS)
+
+
+def make(name: str, **overrides):
+    """A small, fast configuration: 3 topics, a few iterations, a fixed seed (and no
+    early stopping, so that interrupted and uninterrupted runs have the same length)."""
+    cls = ESTIMATORS[name]
+    params = cls._get_param_names()
+    kwargs = {"n_topics": 3, "max_iter": 6, "random_state": 2}
+    if "tol" in params:
+        kwargs["tol"] = 0.0
+    if "negative_ratio" in params:
+        kwargs["negative_ratio"] = 0.1
+    return cls(**{k: v for k, v in {**kwargs, **overrides}.items() if k in params})
+
+
+@pytest.fixture(scope="module")
+def data():
+    (corpus, links), _ = make_rtm_data(n_docs=60, n_words=80, n_topics=3, doc_length=30,
+                                       random_state=9)
+    labels = np.arange(corpus.n_docs) % 2
+    return {"X": corpus, "links": links, "y": labels}
+
+
+def fit(est, data, X=None, **kwargs):
+    """Fit with what the class declares it needs."""
+    needs = type(est).fit_requires
+    unsupported = set(needs) - {"X", "links", "y"}
+    if unsupported:
+        pytest.skip(f"no contract data for {sorted(unsupported)} yet")
+    X = data["X"] if X is None else X
+    if "links" in needs:
+        kwargs["links"] = data["links"]
+    if "y" in needs:
+        return est.fit(X, data["y"], **kwargs)
+    return est.fit(X, **kwargs)
+
+
+def predictions(est, new) -> dict[str, np.ndarray]:
+    out = {}
+    if isinstance(est, TopicsMixin):
+        out["transform"] = est.transform(new)
+    if isinstance(est, LinkPredictionMixin):
+        out["link_scores"] = est.link_scores(new)
+    if isinstance(est, ClassifierCapability):
+        out["decision_function"] = np.asarray(est.decision_function(new))
+        out["predict"] = np.asarray(est.predict(new))
+    return out
+
+
+def fitted_arrays(est) -> dict[str, np.ndarray]:
+    arrays = {name: np.asarray(getattr(est, name)) for name in est._saved_arrays}
+    state = getattr(est, "state_", None)
+    if isinstance(state, State):
+        for f in dataclasses.fields(state):
+            value = getattr(state, f.name)
+            if isinstance(value, np.ndarray):
+                arrays[f"state_.{f.name}"] = value
+    return arrays
+
+
+def assert_same(a: dict, b: dict) -> None:
+    assert set(a) == set(b)
+    for key in a:
+        if np.asarray(a[key]).dtype.kind in "fc":
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+        else:
+            assert np.array_equal(a[key], b[key]), key
+
+
+def test_discovery_finds_every_family_and_the_exercise():
+    assert {"LDA", "RelationalTopicModel", "SupervisedTopicModel", "VariationalRTM",
+            "VariationalSLDA", "DirichletMultinomialMixture"} <= set(NAMES)
+    table = topiclink.models.paper_models()
+    assert table["Gibbs-gMMRTM"][0] is ESTIMATORS["RelationalTopicModel"]
+    assert table["GSDMM"][0] is ESTIMATORS["DirichletMultinomialMixture"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("check", ["check_parameters_default_constructible",
+                                   "check_no_attributes_set_in_init",
+                                   "check_get_params_invariance", "check_set_params",
+                                   "check_estimator_repr",
+                                   "check_do_not_raise_errors_in_init_or_set_params"])
+def test_scikit_learn_constructor_checks(name, check):
+    getattr(estimator_checks, check)(name, ESTIMATORS[name]())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_clone_params_and_not_fitted(name, data):
+    est = make(name)
+    twin = clone(est)
+    assert twin.get_params() == est.get_params()
+    assert twin.set_params(max_iter=3) is twin and twin.max_iter == 3
+    with pytest.raises(NotFittedError, match="not fitted"):
+        est.transform(data["X"]) if isinstance(est, TopicsMixin) else est.save("x.npz")
+    with pytest.raises(TypeError):
+        type(est)(3, 4)                      # keyword-only after n_topics
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_same_result_and_persistence(name, data, tmp_path):
+    new = data["X"].subset([1, 2, 3])
+    a = fit(make(name), data)
+    b = fit(make(name), data)
+    assert_same(fitted_arrays(a), fitted_arrays(b))
+    before = predictions(a, new)
+    assert_same(before, predictions(b, new))
+    loaded = topiclink.load(a.save(tmp_path / "m.npz"))
+    assert type(loaded) is type(a)
+    assert_same({k: np.asarray(getattr(a, k)) for k in a._saved_arrays},
+                {k: np.asarray(getattr(loaded, k)) for k in a._saved_arrays})
+    assert_same(before, predictions(loaded, new))
+    assert loaded.random_state_ == a.random_state_ == 2
+    assert isinstance(a.summary(), str)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_resumed_equals_uninterrupted(name, data, tmp_path):
+    """6 iterations = 3 + 3, in memory and through save(full=True) + load, draw for draw."""
+    whole = fit(make(name, max_iter=6), data)
+    half = fit(make(name, max_iter=3), data)
+    saved = half.save(tmp_path / "half.npz", full=True)
+    fit(half, data, resume=True)
+    assert half.n_iter_ == 6
+    assert_same(fitted_arrays(whole), fitted_arrays(half))
+    loaded = topiclink.load(saved)
+    fit(loaded.set_params(max_iter=3), data, resume=True)
+    assert_same(fitted_arrays(whole), fitted_arrays(loaded))
+    trace = whole.trace_["log_likelihood"]
+    np.testing.assert_array_equal(trace[np.isfinite(trace)][-1:],
+                                  loaded.trace_["log_likelihood"][-1:])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_resume_refuses_other_data_and_unfitted_models(name, data):
+    est = make(name)
+    with pytest.raises(ValueError, match="nothing to resume"):
+        fit(est, data, resume=True)
+    fit(est, data)
+    other = Corpus(data["X"].counts[:, ::-1].tocsr())
+    with pytest.raises(ValueError, match="data of the first fit"):
+        fit(est, data, X=other, resume=True)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if "n_jobs" in
+                                  ESTIMATORS[n]._get_param_names()])
+def test_n_jobs_never_changes_the_result(name, data):
+    assert ESTIMATORS[name].n_jobs_invariant
+    one = fit(make(name, n_jobs=1), data)
+    two = fit(make(name, n_jobs=2), data)
+    assert_same(fitted_arrays(one), fitted_arrays(two))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_input_is_a_one_line_error(name, data):
+    counts = data["X"].counts.toarray()
+    counts[4] = 0
+    with pytest.raises(DataError, match="document 4 .* is empty"):
+        fit(make(name), data, X=Corpus(sp.csr_matrix(counts)))
+    for bad in ({"n_topics": 1}, {"max_iter": True}, {"max_iter": 0}, {"n_topics": 2.5}):
+        with pytest.raises(ValueError, match=f"{name}: {next(iter(bad))} must be") as info:
+            fit(make(name, **bad), data)
+        assert "\n" not in str(info.value)
+    fitted = fit(make(name), data)
+    with pytest.raises(ValueError, match="columns"):
+        fitted.transform(np.ones((2, data["X"].n_words + 1)))
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if issubclass(ESTIMATORS[n], TopicsMixin)])
+def test_empty_documents_in_transform_get_the_prior_mean(name, data):
+    est = fit(make(name), data)
+    counts = data["X"].counts[:3].toarray()
+    counts[1] = 0
+    theta = est.transform(Corpus(sp.csr_matrix(counts)))
+    assert theta.shape == (3, 3)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    alpha = getattr(est, "alpha_", None)
+    if alpha is not None:
+        np.testing.assert_allclose(theta[1], alpha / alpha.sum())
+    assert np.all(np.isfinite(theta))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_classifier_tags(name):
+    est = ESTIMATORS[name]()
+    assert is_classifier(est) == issubclass(ESTIMATORS[name], ClassifierCapability)
+
+
+def test_evaluate_every_scores_the_fit_in_progress(data):
+    """EvaluateEvery sees the current estimates, on a first fit too (it used to raise
+    NotFittedError, and on a refit to score the previous fit)."""
+    from topiclink.callbacks import EvaluateEvery
+
+    held = data["X"].subset(np.arange(40, 60))
+    cb = EvaluateEvery(lambda m: {"iterations": m.n_iter_, "score": m.score(held)}, every=5)
+    est = topiclink.LDA(3, max_iter=10, random_state=1, callbacks=[cb]).fit(data["X"])
+    assert [it for it, _ in cb.history] == [5, 10]
+    assert [r["iterations"] for _, r in cb.history] == [5, 10]
+    assert cb.history[0][1]["score"] != cb.history[1][1]["score"]
+    assert cb.history[1][1]["score"] == est.score(held)
+
+
+def test_pipeline_on_raw_text():
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    texts = ["graph neural citation network", "topic model of words and documents",
+             "citation links between papers", "words in topics", "papers cite papers",
+             "latent topics of text documents"] * 4
+    pipe = make_pipeline(CountVectorizer(), topiclink.LDA(2, max_iter=20, random_state=0))
+    theta = pipe.fit_transform(texts)
+    assert theta.shape == (len(texts), 2)
+    new = pipe.transform(["citation graph of papers", "zzz qqq"])    # 2nd: no known word
+    np.testing.assert_allclose(new.sum(axis=1), 1.0)
+    np.testing.assert_allclose(new[1], 0.5)
+
+
+def test_cross_val_score_stratifies_the_supervised_models(data):
+    from sklearn.model_selection import cross_val_score
+
+    X = data["X"].counts
+    y = np.repeat(["a", "b"], X.shape[0] // 2)
+    for name in ("SupervisedTopicModel", "VariationalSLDA"):
+        scores = cross_val_score(make(name, max_iter=5), X, y, cv=3)
+        assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
+
+
+def test_a_parameter_that_is_not_json_is_saved_with_its_codec(data, tmp_path):
+    """A GP kernel (what KTM needs) is stored as JSON by a declared codec, never pickled."""
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    from topiclink.models.param_codecs import SklearnKernelCodec
+
+    class KernelLDA(topiclink.LDA):
+        _param_codecs = {"kernel": SklearnKernelCodec()}
+
+        def __init__(self, n_topics=10, *, kernel=None, max_iter=200, random_state=None):
+            super().__init__(n_topics, max_iter=max_iter, random_state=random_state)
+            self.kernel = kernel
+
+    kernel = ConstantKernel(2.0) * RBF(length_scale=[1.5, 3.0]) + WhiteKernel(0.1)
+    est = KernelLDA(3, kernel=kernel, max_iter=2, random_state=0).fit(data["X"])
+    loaded = topiclink.load(est.save(tmp_path / "k.npz"))
+    assert repr(loaded.kernel) == repr(kernel)
+    np.testing.assert_allclose(loaded.kernel.theta, kernel.theta)
+    plain = topiclink.LDA(3, max_iter=2, random_state=0).fit(data["X"])
+    plain.doc_topic_prior = object()
+    with pytest.raises(TypeError, match="declare a codec"):
+        plain.save(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("seed", [np.int64(7), np.random.default_rng(3), None])
+def test_the_seed_actually_used_is_recorded(seed, data, tmp_path):
+    est = topiclink.LDA(3, max_iter=2, random_state=seed).fit(data["X"])
+    assert isinstance(est.random_state_, int)
+    again = topiclink.load(est.save(tmp_path / "s.npz"))
+    assert again.random_state == est.random_state_
+    refit = clone(again).fit(data["X"])
+    np.testing.assert_array_equal(refit.components_, est.components_)
