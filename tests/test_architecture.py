@@ -18,7 +18,20 @@ FORBIDDEN = {
     "metrics": {"models", "inference", "kernels", "experiments", "cli"},
     "inference": {"models", "experiments", "cli", "plotting"},
     "models": {"experiments", "cli"},
+    # top-level modules
+    "persistence": {"models", "inference", "kernels", "data", "datasets", "experiments",
+                    "cli", "plotting", "callbacks", "metrics"},
+    "random": {"models", "inference", "kernels", "data", "datasets", "experiments", "cli",
+               "plotting", "persistence", "callbacks"},
+    "callbacks": {"models", "inference", "kernels", "experiments", "cli", "plotting",
+                  "persistence"},
+    "parallel": {"models", "inference", "kernels", "data", "experiments", "cli", "plotting"},
 }
+
+
+def _sources(package: str) -> list[Path]:
+    folder = SRC / package
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [SRC / f"{package}.py"]
 
 
 def _imports(path: Path) -> set[str]:
@@ -40,7 +53,9 @@ def _imports(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_import_direction(package):
-    for path in (SRC / package).rglob("*.py"):
+    paths = _sources(package)
+    assert paths and all(p.exists() for p in paths), package
+    for path in paths:
         bad = _imports(path) & FORBIDDEN[package]
         assert not bad, f"{path.relative_to(SRC)} imports topiclink.{sorted(bad)}"
 
@@ -56,3 +71,20 @@ def test_kernels_import_only_numpy_and_numba():
                     root = (m or "").split(".")[0]
                     assert root in {"numpy", "numba", "math", "__future__", "topiclink"}, \
                         f"{path.name} imports {m}"
+
+
+def test_no_private_name_is_imported_across_modules():
+    """``from topiclink.x import _name`` couples two modules through a private helper; a
+    shared helper gets a public name in a neutral module instead."""
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("topiclink"):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        offenders.append(f"{path.relative_to(SRC)}: {node.module}.{alias.name}")
+    assert not offenders, offenders
+
+
+def test_models_and_persistence_do_not_import_each_other():
+    assert "models" not in _imports(SRC / "persistence.py")
