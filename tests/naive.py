@@ -6,17 +6,28 @@ import numpy as np
 from scipy.special import gammaln
 
 
+def prior_row(alpha, d):
+    """Document d's Dirichlet prior: ``alpha`` (K,) shared, or row d of (D, K) (row 0 of a
+    single-row (1, K))."""
+    alpha = np.asarray(alpha)
+    if alpha.ndim == 1:
+        return alpha
+    return alpha[0] if alpha.shape[0] == 1 else alpha[d]
+
+
 def lda_sweep(words, offsets, z, ndk, nwk, nk, alpha, beta, uniforms):
-    """One collapsed Gibbs sweep consuming one uniform per token (cumulative search)."""
+    """One collapsed Gibbs sweep consuming one uniform per token (cumulative search);
+    ``alpha`` (K,) or per document (1, K) / (D, K)."""
     V = nwk.shape[0]
     t = 0
     for d in range(len(offsets) - 1):
+        ad = prior_row(alpha, d)
         for i in range(offsets[d], offsets[d + 1]):
             w, old = words[i], z[i]
             ndk[d, old] -= 1
             nwk[w, old] -= 1
             nk[old] -= 1
-            p = (ndk[d] + alpha) * (nwk[w] + beta) / (nk + V * beta)
+            p = (ndk[d] + ad) * (nwk[w] + beta) / (nk + V * beta)
             c = np.cumsum(p)
             new = int(np.searchsorted(c, uniforms[t] * c[-1], side="right"))
             t += 1
@@ -26,15 +37,33 @@ def lda_sweep(words, offsets, z, ndk, nwk, nk, alpha, beta, uniforms):
             nk[new] += 1
 
 
+def lda_sweep_fixed_topics(words, offsets, z, ndk, phi_wk, alpha, uniforms):
+    """Gibbs sweep with fixed topics, p(z_n = k) ∝ (C_dk^-n + alpha_dk) phi_{k w_n}, one
+    uniform per token."""
+    t = 0
+    for d in range(len(offsets) - 1):
+        ad = prior_row(alpha, d)
+        for i in range(offsets[d], offsets[d + 1]):
+            old = z[i]
+            ndk[d, old] -= 1
+            c = np.cumsum((ndk[d] + ad) * phi_wk[words[i]])
+            new = int(np.searchsorted(c, uniforms[t] * c[-1], side="right"))
+            t += 1
+            z[i] = new
+            ndk[d, new] += 1
+
+
 def lda_log_joint(ndk, nwk, alpha, beta):
-    """log p(w, z) of collapsed LDA by the textbook formula."""
+    """log p(w, z) of collapsed LDA by the textbook formula; ``alpha`` (K,) or per document
+    (1, K) / (D, K)."""
     K = ndk.shape[1]
     V = nwk.shape[0]
     nk = nwk.sum(axis=0)
     ll = K * (gammaln(V * beta) - V * gammaln(beta))
     ll += (gammaln(nwk + beta).sum(axis=0) - gammaln(nk + V * beta)).sum()
-    ll += ndk.shape[0] * (gammaln(alpha.sum()) - gammaln(alpha).sum())
-    ll += (gammaln(ndk + alpha).sum(axis=1) - gammaln(ndk.sum(axis=1) + alpha.sum())).sum()
+    a = np.broadcast_to(np.asarray(alpha, dtype=float), ndk.shape)
+    ll += (gammaln(a.sum(axis=1)) - gammaln(a).sum(axis=1)).sum()
+    ll += (gammaln(ndk + a).sum(axis=1) - gammaln(ndk.sum(axis=1) + a.sum(axis=1))).sum()
     return float(ll)
 
 
@@ -42,7 +71,8 @@ def rtm_sweep(words, offsets, z, ndk, nwk, nk, alpha, beta, uniforms, U, source,
               a, b, approx=False):
     """Relational Z sweep by brute force: for every token and topic k recompute omega of
     every pair touching the document from the counts, and add sum a omega - b omega^2 / 2.
-    (With ``approx``, the document's other tokens are frozen at the document's start.)"""
+    (With ``approx``, the document's other tokens are frozen at the document's start;
+    ``alpha`` (K,) or per document (1, K) / (D, K).)"""
     V = nwk.shape[0]
     K = nk.shape[0]
     lengths = np.diff(offsets)
@@ -50,12 +80,13 @@ def rtm_sweep(words, offsets, z, ndk, nwk, nk, alpha, beta, uniforms, U, source,
     for d in range(len(offsets) - 1):
         start_counts = ndk[d].astype(float).copy()
         touching = np.flatnonzero((source == d) | (target == d))
+        ad = prior_row(alpha, d)
         for i in range(offsets[d], offsets[d + 1]):
             w, old = words[i], z[i]
             ndk[d, old] -= 1
             nwk[w, old] -= 1
             nk[old] -= 1
-            logp = np.log((ndk[d] + alpha) * (nwk[w] + beta) / (nk + V * beta))
+            logp = np.log((ndk[d] + ad) * (nwk[w] + beta) / (nk + V * beta))
             for k in range(K):
                 rest = start_counts if approx else ndk[d].astype(float)
                 for e in touching:

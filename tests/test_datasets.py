@@ -345,3 +345,79 @@ def test_generic_linqs_loader_reads_any_folder(tmp_path):
 
     with pytest.raises(FileNotFoundError, match="data_dir"):
         load_dataset("linqs")
+
+
+# ---------------------------------------------------------------------- registry
+
+
+def test_registry_derives_the_public_tables():
+    from topiclink.datasets import dataset_specs
+    from topiclink.datasets.loaders import SOURCES, USER_FORMAT_LOADERS
+
+    specs = dataset_specs()
+    assert list(LOADERS) == [n for n, s in specs.items() if s.location != "user"]
+    assert list(LOADERS)[:2] == ["cora", "cora-linqs"]
+    assert set(USER_FORMAT_LOADERS) == {"linqs", "rlda", "uci-bow", "triples"}
+    assert set(REQUIRED_FILES) == {n for n, s in specs.items() if s.location == "home"}
+    assert REQUIRED_FILES["cora-linqs"] == ("cora.content", "cora.cites")
+    assert LOADERS["cora-linqs"] is load_cora_linqs
+    for name, spec in specs.items():
+        assert spec.source and spec.description and spec.kind, name
+        assert SOURCES[name] == spec.source
+    with pytest.raises(KeyError):
+        LOADERS["linqs"]  # a user format: loadable by name, not listed
+    with pytest.raises(TypeError):
+        LOADERS["x"] = load_cora_linqs  # read-only views
+
+
+def test_register_a_toy_dataset(tmp_path):
+    from topiclink.datasets import DatasetSpec, register_dataset, unregister_dataset
+    from topiclink.datasets.loaders import SOURCES
+
+    def load_toy(data_dir=None, scale: int = 1) -> Dataset:
+        folder = dataset_dir("toy", data_dir, ("toy.txt",))
+        counts = np.loadtxt(folder / "toy.txt", dtype=np.int64, ndmin=2) * scale
+        return Dataset("toy", corpus=Corpus(counts), source=SOURCES["toy"], path=folder)
+
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "toy.txt").write_text("1 2\n0 3\n")
+    spec = register_dataset(DatasetSpec("toy", load_toy, required_files=["toy.txt"],
+                                        source="a toy", description="2 x 2 counts"))
+    try:
+        assert spec.required_files == ("toy.txt",)  # normalised to a tuple
+        assert "toy" in LOADERS and REQUIRED_FILES["toy"] == ("toy.txt",)
+        df = list_datasets(data_dir=tmp_path, counts=False).set_index("name")
+        assert bool(df.loc["toy", "found"]) and df.loc["toy", "kind"] == "documents"
+        assert df.loc["toy", "path"] == str(tmp_path / "toy")
+        counted = list_datasets(data_dir=tmp_path).set_index("name")
+        assert (counted.loc["toy", "documents"], counted.loc["toy", "tokens"]) == (2, 6)
+        ds = load_dataset("toy", data_dir=tmp_path / "toy", scale=2)
+        assert ds.corpus.n_tokens == 12 and ds.source == "a toy"
+        with pytest.raises(ValueError, match="already registered"):
+            register_dataset(spec)
+        register_dataset(DatasetSpec("toy", load_toy, required_files=("toy.txt",),
+                                     source="another", description="d"), replace=True)
+        assert SOURCES["toy"] == "another"
+    finally:
+        unregister_dataset("toy")
+    assert "toy" not in LOADERS and "toy" not in list_datasets(counts=False)["name"].tolist()
+    with pytest.raises(ValueError, match="unknown data set 'toy'"):
+        load_dataset("toy")
+
+
+def test_dataset_spec_validation():
+    from topiclink.datasets import DatasetSpec, register_dataset
+
+    with pytest.raises(ValueError, match="non-empty"):
+        DatasetSpec("", load_cora_linqs)
+    with pytest.raises(TypeError, match="callable"):
+        DatasetSpec("x", "not a loader")
+    with pytest.raises(ValueError, match="location"):
+        DatasetSpec("x", load_cora_linqs, location="web")
+    with pytest.raises(TypeError, match="not a string"):
+        DatasetSpec("x", load_cora_linqs, required_files="x.txt")
+    with pytest.raises(ValueError, match="reserved"):
+        register_dataset(DatasetSpec("auto", load_cora_linqs))
+    spec = DatasetSpec("x", load_cora_linqs)
+    with pytest.raises(AttributeError):
+        spec.name = "y"  # frozen

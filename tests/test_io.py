@@ -544,3 +544,10 @@ def test_corrupt_gzip_is_a_data_error(tmp_path):
         read_linqs(content, _cites(tmp_path / "x.cites", []))
     with pytest.raises(DataError, match=r"x\.content: corrupt gzip data"):
         read_triples([content])
+
+
+def test_triples_utf8_bom_is_not_part_of_the_first_head(tmp_path):
+    p = tmp_path / "train.txt"
+    p.write_bytes(b"\xef\xbb\xbfa\tr\tb\n")
+    t = read_triples([p])["train"]
+    assert t.entity_names.tolist() == ["a", "b"]

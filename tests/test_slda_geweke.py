@@ -19,31 +19,40 @@ given omega_d (y ~ Bernoulli(sigmoid(omega)), lambda ~ PG(1, omega)).
 
 Marginal-conditional simulator: eta, theta, phi, z, w, y drawn from the generative model.
 
-Successive-conditional simulator, one iteration (every step leaves
-p(eta, z, w, y, lambda) invariant; the state is recorded after step 5):
+Successive-conditional simulator.  The chain is a :class:`SupervisedState` with one binary
+chain, built by the production :meth:`SupervisedGibbs.init` (loss="logistic", c = 1, one
+thread) and then overwritten in place by one exact draw from the joint (z and its counts,
+w, eta, y, lambda).  One iteration (every step leaves p(eta, z, w, y, lambda) invariant;
+the state is recorded after step 5):
 
-1. eta | z, y, lambda          -- Gaussian, precision I/nu^2 + sum_d b_d zbar_d zbar_d^T,
-   linear term sum_d a_d zbar_d, drawn by ``draw_weights`` (as ``_fit_binary``);
-2. z | w, y, eta, lambda       -- ``sweep_relational`` with one out-pair per document to the
-   virtual node D whose vector is eta (row D of Uz), U = 0, no in-pairs, approx=False;
-3. lambda | z, eta, y          -- ``augment(rng, "logistic", omega, y, c)``;
-   (1-3 are one iteration of ``SupervisedTopicModel``'s ``_fit_binary`` exactly)
-4. w | z (, eta, y, lambda)    -- an exact draw from the collapsed p(w | z): phi_k ~ Dir(beta)
-   afresh, w_n ~ phi_{z_n} (w enters the joint only through p(w | z)); the word-topic
-   counts are rebuilt from (w, z) before the next Z sweep;
-5. (y, lambda) | z, eta, w     -- y_d ~ Bernoulli(sigmoid(omega_d)), then lambda redrawn by
-   ``augment`` given the new y, so that (a, b) = (y - 1/2, lambda) match the new labels
-   before the next eta step.  (For c = 1, y and lambda are independent given omega, so the
-   draw of step 3 would stay valid; what must not go stale is a = y - 1/2.  Step 3's draw
-   is never used -- it is kept so that steps 1-3 are the estimator's iteration verbatim.)
+1-3. one call of :meth:`SupervisedGibbs.step` -- the iteration ``SupervisedTopicModel.fit``
+   runs: eta | z, y, lambda (Gaussian, precision I/nu^2 + sum_d b_d zbar_d zbar_d^T,
+   linear term sum_d a_d zbar_d), z | w, y, eta, lambda (the exact relational Z sweep with
+   one out-pair per document to a virtual node whose vector is eta), lambda | z, eta, y
+   (PG(1, omega_d), written into state.a, state.b);
+4. w | z (, eta, y, lambda)    -- an exact draw from the collapsed p(w | z) by
+   :func:`topiclink.diagnostics.geweke.redraw_words` (phi_k ~ Dir(beta) afresh,
+   w_n ~ phi_{z_n}; w enters the joint only through p(w | z)), written in place into the
+   data's word array and state.nwk, which the algorithm reads;
+5. (y, lambda) | z, eta, w     -- y_d ~ Bernoulli(sigmoid(omega_d)) written in place into
+   the data's targets, then lambda redrawn by the production ``augment`` given the new y,
+   so that (a, b) = (y - 1/2, lambda) match the new labels before the next eta step
+   (written in place into state.a, state.b).  (For c = 1, y and lambda are independent
+   given omega, so the draw of step 3 would stay valid; what must not go stale is
+   a = y - 1/2.  Step 3's draw is never used -- it is part of the production step.)
 
-The means of the test functions under the two simulators are compared with
+Only steps 4 and 5, which are outside the sampler (the data are fixed in a fit), are done
+by this test.  The means of the test functions under the two simulators are compared with
 :func:`topiclink.diagnostics.geweke.geweke_zscores` (batch means for the chain).
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import time
+from collections.abc import Iterator
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -53,11 +62,13 @@ from topiclink.diagnostics.geweke import (
     empirical_topic_proportions,
     format_zscores,
     geweke_zscores,
+    redraw_words,
 )
 from topiclink.inference.augment import augment
-from topiclink.inference.weights import draw_weights
+from topiclink.inference.lda import TokenData
+from topiclink.inference.slda import SupervisedData, SupervisedGibbs, SupervisedState
+from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
-from topiclink.random import kernel_state
 
 K = 2
 V = 4
@@ -86,10 +97,6 @@ THRESHOLD = 4.0
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-def _categorical(rng: np.random.Generator, prob: np.ndarray) -> np.ndarray:
-    return categorical_draws(rng, prob)
 
 
 def _zbar(z: np.ndarray) -> np.ndarray:
@@ -124,11 +131,52 @@ def marginal_conditional(rng: np.random.Generator, n: int) -> dict[str, np.ndarr
     eta = rng.normal(0.0, np.sqrt(NU2), size=(n, K))
     theta = rng.dirichlet(ALPHA, size=(n, D))
     phi = rng.dirichlet(np.full(V, BETA), size=(n, K))
-    z = _categorical(rng, theta[:, TOKEN_DOC])
-    w = _categorical(rng, phi[np.arange(n)[:, None], z])
+    z = categorical_draws(rng, theta[:, TOKEN_DOC])
+    w = categorical_draws(rng, phi[np.arange(n)[:, None], z])
     omega = np.einsum("rdk,rk->rd", _zbar(z), eta)
     y = rng.random(omega.shape) < _sigmoid(omega)
     return g_values(eta, z, w, y)
+
+
+@contextlib.contextmanager
+def z_sweep_with_b_scaled(scale: float) -> Iterator[None]:
+    """Break the production Z step on purpose: its sweep kernel sees b = ``scale`` * lambda
+    (the eta step and the lambda draws are untouched)."""
+    kernel = rtm_kernels.sweep_relational
+    signature = inspect.signature(kernel.py_func)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        bound = signature.bind(*args, **kwargs)
+        for name in ("out_b", "in_b"):
+            bound.arguments[name] = scale * bound.arguments[name]
+        kernel(*bound.args, **bound.kwargs)
+
+    with mock.patch.object(rtm_kernels, "sweep_relational", broken):
+        yield
+
+
+def initial_state(rng: np.random.Generator, algorithm: SupervisedGibbs
+                  ) -> tuple[SupervisedState, SupervisedData]:
+    """The production ``init`` (one chain), overwritten in place by one exact draw from
+    the joint (z, w, eta, y, lambda)."""
+    theta = rng.dirichlet(ALPHA, size=D)
+    phi = rng.dirichlet(np.full(V, BETA), size=K)
+    z = categorical_draws(rng, theta[TOKEN_DOC]).astype(np.int32)
+    w = categorical_draws(rng, phi[z]).astype(np.int32)
+    tokens = TokenData(w, TOKEN_DOC.astype(np.int32), OFFSETS, D, V)
+    data = SupervisedData(tokens, np.zeros((1, D), np.int8))
+    state = algorithm.init(data, rng)
+    state.z[0] = z
+    for counts in (state.ndk, state.nwk, state.nk):
+        counts[:] = 0
+    lda_kernels.init_counts(tokens.words, tokens.docs, state.z[0], state.ndk[0],
+                            state.nwk[0], state.nk[0])
+    state.eta[0] = rng.normal(0.0, np.sqrt(NU2), size=K)
+    omega = (state.ndk[0] / tokens.lengths[:, None]) @ state.eta[0]
+    data.targets[0] = rng.random(D) < _sigmoid(omega)
+    state.a[0], state.b[0] = augment(rng, "logistic", omega,
+                                     data.targets[0].astype(np.float64), np.full(D, C))
+    return state, data
 
 
 def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float = 1.0,
@@ -138,64 +186,34 @@ def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float
     ``b_scale`` != 1 breaks the Z step on purpose (the sweep sees b = b_scale * lambda);
     ``prior_var_scale`` != 1 breaks the eta step (prior variance nu^2 * prior_var_scale).
     """
-    # initial state: one exact draw from the joint
-    theta = rng.dirichlet(ALPHA, size=D)
-    phi = rng.dirichlet(np.full(V, BETA), size=K)
-    z = _categorical(rng, theta[TOKEN_DOC]).astype(np.int32)
-    w = _categorical(rng, phi[z]).astype(np.int32)
-    eta = rng.normal(0.0, np.sqrt(NU2), size=K)
-    ndk = np.zeros((D, K), np.int32)
-    np.add.at(ndk, (TOKEN_DOC, z), 1)
-    nk = np.bincount(z, minlength=K).astype(np.int32)
-    lengths = LENGTHS[:, None].astype(np.float64)
-    omega = (ndk / lengths) @ eta
-    y = (rng.random(D) < _sigmoid(omega)).astype(np.float64)
+    algorithm = SupervisedGibbs(K, ALPHA, BETA, loss="logistic", c=C, hinge_cost=1.0,
+                                weight_prior_var=NU2 * prior_var_scale, n_threads=1)
+    state, data = initial_state(rng, algorithm)
+    tokens = data.tokens
+    lengths = tokens.lengths[:, None]
     cs = np.full(D, C)
-    a, b = augment(rng, "logistic", omega, y, cs)
-    state = kernel_state(rng)[0]
-    # the label layout of _fit_binary: one out-pair per document to the virtual node D
-    out_ptr = np.arange(D + 1, dtype=np.int64)
-    out_nbr = np.full(D, D, dtype=np.int64)
-    in_ptr = np.zeros(D + 1, dtype=np.int64)
-    empty_i = np.zeros(0, dtype=np.int64)
-    empty_f = np.zeros(0)
-    Uz = np.zeros((D + 1, K))
-    Vz = np.zeros((D + 1, K))
-    zeros_U = np.zeros((K, K))
-    prior_prec = 1.0 / (NU2 * prior_var_scale)
-    beta_v = np.full(V, BETA)
 
     rec_eta = np.empty((n_iter, K))
     rec_z = np.empty((n_iter, N_TOKENS), np.int32)
     rec_w = np.empty((n_iter, N_TOKENS), np.int32)
     rec_y = np.empty((n_iter, D), np.int8)
-    for t in range(n_iter):
-        # 1. eta | z, y, lambda
-        zbar = ndk / lengths
-        P = zbar.T @ (b[:, None] * zbar)
-        P[np.diag_indices_from(P)] += prior_prec
-        eta = draw_weights(rng, P, zbar.T @ a)
-        # 2. z | w, y, eta, lambda (the word-topic counts of the current words)
-        nwk = np.bincount(w * K + z, minlength=V * K).reshape(V, K).astype(np.int32)
-        Uz[D] = eta
-        b_z = b * b_scale  # b_scale = 1: the estimator's coefficients
-        rtm_kernels.sweep_relational(w, OFFSETS, z, ndk, nwk, nk, ALPHA, BETA, state,
-                                     zeros_U, Uz, Vz, out_ptr, out_nbr, a, b_z,
-                                     in_ptr, empty_i, empty_f, empty_f, False)
-        # 3. lambda | z, eta, y
-        omega = (ndk / lengths) @ eta
-        a, b = augment(rng, "logistic", omega, y, cs)
-        # 4. w | z: phi ~ Dir(beta) afresh, w_n ~ phi_{z_n}
-        phi = rng.dirichlet(beta_v, size=K)
-        cdf = np.cumsum(phi[z], axis=1)
-        w = (rng.random((N_TOKENS, 1)) > cdf[:, :-1]).sum(axis=1).astype(np.int32)
-        # 5. y | z, eta, then lambda | z, eta, y
-        y = (rng.random(D) < _sigmoid(omega)).astype(np.float64)
-        a, b = augment(rng, "logistic", omega, y, cs)
-        rec_eta[t] = eta
-        rec_z[t] = z
-        rec_w[t] = w
-        rec_y[t] = y
+    broken = (z_sweep_with_b_scaled(b_scale) if b_scale != 1.0
+              else contextlib.nullcontext())
+    with broken:
+        for t in range(n_iter):
+            # 1-3. eta | z, y, lambda; z | w, y, eta, lambda; lambda | z, eta, y
+            algorithm.step(state, data)
+            # 4. w | z: phi ~ Dir(beta) afresh, w_n ~ phi_{z_n}; nwk rebuilt
+            redraw_words(rng, state.z[0], tokens.words, state.nwk[0], BETA)
+            # 5. y | z, eta, then lambda | z, eta, y
+            omega = (state.ndk[0] / lengths) @ state.eta[0]
+            data.targets[0] = rng.random(D) < _sigmoid(omega)
+            state.a[0], state.b[0] = augment(rng, "logistic", omega,
+                                             data.targets[0].astype(np.float64), cs)
+            rec_eta[t] = state.eta[0]
+            rec_z[t] = state.z[0]
+            rec_w[t] = tokens.words
+            rec_y[t] = data.targets[0]
     return g_values(rec_eta, rec_z, rec_w, rec_y)
 
 
@@ -219,12 +237,15 @@ def test_gslda_gibbs_sampler_passes_geweke() -> None:
 
 @pytest.mark.slow
 def test_geweke_detects_a_broken_z_step() -> None:
-    """The same test with the Z sweep's quadratic coefficient doubled (b = 2 lambda).
+    """The same test with the production Z sweep's quadratic coefficient doubled
+    (b = 2 lambda).
 
-    Seeds 20130804, 1, 2, 3, 4, 5 at these sample sizes: "sum zbar^2" z = +8.9, +10.3,
-    +6.0, +6.3, +7.9, +6.8 (the broken sweep pulls omega_d towards 0, i.e. zbar_d towards
-    mixed proportions) and "mean y*omega" z = +1.6 to +3.7.  (A broken eta step, prior
-    variance 2 nu^2 via ``prior_var_scale=2``, is caught with far more margin: "eta_0^2"
+    At seed 20130804 and these sample sizes: "sum zbar^2" z = +7.6 (the broken sweep pulls
+    omega_d towards 0, i.e. zbar_d towards mixed proportions), "mean y*omega" z = +2.5.
+    (The hand-built copy of the iteration that this test used before it called the
+    production step gave "sum zbar^2" z = +8.9, +10.3, +6.0, +6.3, +7.9, +6.8 at seeds
+    20130804, 1, 2, 3, 4, 5 and "mean y*omega" z = +1.6 to +3.7; a broken eta step, prior
+    variance 2 nu^2 via ``prior_var_scale=2``, was caught with far more margin: "eta_0^2"
     z = -75, -74 at seeds 20130804, 1.)
     """
     t0 = time.perf_counter()

@@ -332,3 +332,22 @@ def test_slda_determinism_and_errors() -> None:
     np.testing.assert_array_equal(t3.eta, [0.0, 1.0, 2.0])
     with pytest.raises(ValueError, match="eta"):
         make_slda_data(eta=np.ones(3))
+
+
+def test_package_layout_and_reexports():
+    """synthetic is a package of one module per family; the old import paths still work."""
+    import topiclink.datasets as datasets
+    import topiclink.datasets.synthetic as synthetic
+    from topiclink.datasets.synthetic import lda, rtm, slda
+
+    assert synthetic.make_lda_data is lda.make_lda_data is datasets.make_lda_data
+    assert synthetic.make_rtm_data is rtm.make_rtm_data is datasets.make_rtm_data
+    assert synthetic.make_slda_data is slda.make_slda_data is datasets.make_slda_data
+    assert synthetic.planted_rtm_weights is rtm.planted_rtm_weights
+    assert (synthetic.LDATruth, synthetic.RTMTruth, synthetic.SLDATruth) == \
+        (lda.LDATruth, rtm.RTMTruth, slda.SLDATruth)
+    assert (synthetic.RTM_DIAGONAL, synthetic.RTM_NEXT_TOPIC, synthetic.RTM_BACKGROUND) == \
+        (-0.5, -2.0, -6.0)
+    assert set(synthetic.__all__) >= {"LDATruth", "RTMTruth", "SLDATruth", "make_lda_data",
+                                      "make_rtm_data", "make_slda_data",
+                                      "planted_rtm_weights"}

@@ -2,8 +2,10 @@
 
 Ladder: digamma kernel vs SciPy; E-step kernel vs a per-token NumPy twin; the E-step
 fixed point is a local maximum of the bound; the closed-form (eta, nu) maximises the
-regularised link objective; the EM objective is monotone; held-out links on planted data;
-API contract; the bundled Cora (measured, sanity-checked only).
+regularised link objective; the EM objective is monotone; the engine algorithm's step is
+the estimator's iteration and resuming (also after save/load) continues EM exactly;
+held-out links on planted data; API contract; the bundled Cora (measured, sanity-checked
+only).
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from topiclink.data import Corpus, DataError
 from topiclink.data.links import Links
 from topiclink.data.splits import train_test_split_documents
 from topiclink.datasets import load_bundled_cora, make_rtm_data
-from topiclink.kernels import var_rtm as kernels
-from topiclink.metrics import link_auc, link_rank, word_rank
-from topiclink.models.var_rtm import (
-    VariationalRTM,
+from topiclink.inference.var_rtm import (
+    VariationalRTMEM,
+    VarRTMData,
+    VarRTMState,
     link_m_step,
     link_objective,
-    undirected_pairs,
 )
+from topiclink.kernels import var_rtm as kernels
+from topiclink.metrics import link_auc, link_rank, word_rank
+from topiclink.models.var_rtm import VariationalRTM
 
 # ---------------------------------------------------------------------- tiny problem
 
@@ -58,7 +62,7 @@ def tiny():
 
 def _run_kernel(t, gamma, phibar, n_iter, tol=0.0):
     X = t["X"]
-    _, adj = undirected_pairs(t["links"])
+    _, adj = t["links"].undirected_pairs()
     V, K = X.shape[1], t["K"]
     stats = np.zeros((V, K))
     terms = np.zeros(X.shape[0])
@@ -145,7 +149,7 @@ def test_e_step_fixed_point_is_a_local_maximum(tiny):
     for _ in range(300):
         _run_kernel(tiny, gamma, phibar, n_iter=20)
     toks = _tokens(tiny["X"])
-    nbr = undirected_pairs(tiny["links"])[1]
+    nbr = tiny["links"].undirected_pairs()[1]
     phis = []
     for d, w in enumerate(toks):
         link = tiny["eta"] * (nbr[d] @ phibar) / w.size
@@ -216,7 +220,7 @@ def planted():
 def fitted(request, planted):
     return VariationalRTM(n_topics=4, max_iter=40, tol=0.0, random_state=0,
                           topic_inference=request.param).fit(planted.train_corpus,
-                                                             planted.train_links)
+                                                             links=planted.train_links)
 
 
 def test_objective_is_monotone(fitted):
@@ -247,6 +251,27 @@ def test_words_from_links_beat_no_links(planted, fitted):
     assert word_rank(probs, counts) < word_rank(none, counts)
 
 
+def test_words_from_links_use_the_union_of_both_directions(planted, fitted):
+    """Undirected model: links out, links in, or both split between the two arguments
+    give the same words; n_tokens (one or one per document) sets N."""
+    links = sp.csr_matrix(planted.test_links)
+    ref = fitted.predict_words_from_links(links)
+    np.testing.assert_array_equal(fitted.predict_words_from_links(
+        sp.csr_matrix(links.shape), links), ref)
+    upper = sp.triu(links, k=1).tocsr()
+    np.testing.assert_array_equal(
+        fitted.predict_words_from_links(upper, links - upper), ref)
+    np.testing.assert_array_equal(
+        fitted.predict_words_from_links(links, n_tokens=fitted.mean_doc_length_), ref)
+    per_doc = np.full(links.shape[0], fitted.mean_doc_length_)
+    np.testing.assert_array_equal(fitted.predict_words_from_links(links, n_tokens=per_doc),
+                                  ref)
+    short = fitted.predict_words_from_links(links, n_tokens=2.0)
+    assert not np.allclose(short, ref)
+    with pytest.raises(ValueError, match="n_tokens"):
+        fitted.predict_words_from_links(links, n_tokens=0.0)
+
+
 def test_fitted_attributes(planted, fitted):
     D, V, K = planted.n_train, planted.train_corpus.n_words, 4
     assert fitted.components_.shape == (K, V)
@@ -258,6 +283,17 @@ def test_fitted_attributes(planted, fitted):
     assert fitted.n_links_ == planted.train_links.n_links
     assert fitted.n_pseudo_negatives_ == fitted.n_links_
     assert fitted.n_iter_ == 40
+    np.testing.assert_array_equal(fitted.train_zbar_, fitted.zbar_)
+    # doc_topic_ = E_q[theta] = gamma / sum gamma, gamma = alpha + N_d phibar_d
+    lengths = planted.train_corpus.doc_lengths[:, None]
+    np.testing.assert_allclose(
+        fitted.doc_topic_, (fitted.alpha_ + lengths * fitted.zbar_)
+        / (fitted.alpha_.sum() + lengths), rtol=1e-12)
+    assert isinstance(fitted.state_, VarRTMState) and fitted.state_.iteration == 40
+    np.testing.assert_array_equal(fitted.zbar_, fitted.state_.phibar)
+    assert fitted.trace_["log_likelihood"][-1] == fitted.state_.J / fitted.n_tokens_
+    assert VariationalRTM.fit_requires == ("X", "links")
+    assert VariationalRTM.paper_names == {"Var-RTM": {}}
     text = fitted.summary()
     assert "topic" in text and "eta" in text
 
@@ -267,9 +303,28 @@ def test_prediction_api(planted, fitted):
     theta = fitted.transform(test)
     assert theta.shape == (planted.n_test, 4)
     np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    # transform = E_q[theta]; topic_features = E_q[zbar] = phibar, what the links use
+    zbar = fitted.topic_features(test)
+    assert zbar.shape == (planted.n_test, 4)
+    np.testing.assert_allclose(zbar.sum(axis=1), 1.0)
+    lengths = test.doc_lengths[:, None]
+    np.testing.assert_allclose(theta, (fitted.alpha_ + lengths * zbar)
+                               / (fitted.alpha_.sum() + lengths), rtol=1e-12)
+    assert not np.allclose(theta, zbar)
+    np.testing.assert_allclose(
+        fitted.link_scores(test, targets=[0, 5]),
+        (zbar * fitted.weights_) @ fitted.zbar_[[0, 5]].T + fitted.intercept_, rtol=1e-12)
     proba = fitted.predict_link_proba(test, targets=np.arange(10))
     assert proba.shape == (planted.n_test, 10)
     assert np.all((proba > 0) & (proba <= 1))
+    np.testing.assert_allclose(
+        proba, np.exp(fitted.link_scores(test, targets=np.arange(10))), rtol=1e-12)
+    # empty documents: the prior mean
+    blank = sp.csr_matrix((2, test.n_words))
+    np.testing.assert_allclose(fitted.transform(blank),
+                               np.tile(fitted.alpha_ / fitted.alpha_.sum(), (2, 1)))
+    np.testing.assert_allclose(fitted.topic_features(blank),
+                               np.tile(fitted.alpha_ / fitted.alpha_.sum(), (2, 1)))
     own = fitted.link_scores(targets=[0, 1, 2])
     assert own.shape == (planted.n_train, 3)
     np.testing.assert_allclose(own[:, 1], fitted.link_scores(targets=[1])[:, 0])
@@ -285,8 +340,13 @@ def test_prediction_api(planted, fitted):
     assert np.all(np.diff(picked, axis=1) <= 0)
     np.testing.assert_allclose(picked[:, 0], scores.max(axis=1))
     np.testing.assert_allclose(fitted.link_scores(test, direction="out"), scores)
+    np.testing.assert_allclose(fitted.link_scores(test, direction="in"), scores)
+    with pytest.raises(ValueError, match="direction"):
+        fitted.link_scores(test, direction="sideways")
     with pytest.raises(ValueError, match="columns"):
         fitted.transform(test.counts[:, :10])
+    with pytest.raises(ValueError, match="columns"):
+        fitted.topic_features(test.counts[:, :10])
     with pytest.raises(ValueError, match="shape"):
         fitted.predict_words_from_links(planted.test_links[:, :5])
 
@@ -306,14 +366,18 @@ def test_save_load_gives_equal_predictions(tmp_path, planted, fitted):
 
 def test_same_seed_same_result(planted):
     kw = dict(n_topics=4, max_iter=5, random_state=3)
-    a = VariationalRTM(**kw).fit(planted.train_corpus, planted.train_links)
-    b = VariationalRTM(**kw).fit(planted.train_corpus, planted.train_links)
+    a = VariationalRTM(**kw).fit(planted.train_corpus, links=planted.train_links)
+    b = VariationalRTM(**kw).fit(planted.train_corpus, links=planted.train_links)
     c = VariationalRTM(**{**kw, "random_state": 4}).fit(planted.train_corpus,
-                                                        planted.train_links)
+                                                        links=planted.train_links)
     np.testing.assert_array_equal(a.components_, b.components_)
     np.testing.assert_array_equal(a.weights_, b.weights_)
     np.testing.assert_array_equal(a.zbar_, b.zbar_)
     assert not np.array_equal(a.components_, c.components_)
+    # fit_transform returns the training documents' E_q[theta]
+    np.testing.assert_array_equal(
+        VariationalRTM(**kw).fit_transform(planted.train_corpus, links=planted.train_links),
+        a.doc_topic_)
 
 
 def test_directed_links_are_symmetrised(planted):
@@ -322,8 +386,8 @@ def test_directed_links_are_symmetrised(planted):
     pairs = und.pairs
     both = Links.from_pairs(np.vstack([pairs, pairs[:, ::-1]]), und.n_docs, directed=True)
     kw = dict(n_topics=4, max_iter=5, random_state=1)
-    a = VariationalRTM(**kw).fit(planted.train_corpus, und)
-    b = VariationalRTM(**kw).fit(planted.train_corpus, both)
+    a = VariationalRTM(**kw).fit(planted.train_corpus, links=und)
+    b = VariationalRTM(**kw).fit(planted.train_corpus, links=both)
     assert a.n_links_ == b.n_links_ == und.n_links
     np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-12)
     np.testing.assert_allclose(a.zbar_, b.zbar_, rtol=1e-12)
@@ -332,25 +396,39 @@ def test_directed_links_are_symmetrised(planted):
 def test_bad_input(tiny):
     X, links = tiny["X"], tiny["links"]
     with pytest.raises(ValueError, match="n_topics"):
-        VariationalRTM(n_topics=1).fit(X, links)
+        VariationalRTM(n_topics=1).fit(X, links=links)
     with pytest.raises(ValueError, match="topic_inference"):
-        VariationalRTM(topic_inference="gibbs").fit(X, links)
+        VariationalRTM(topic_inference="gibbs").fit(X, links=links)
     with pytest.raises(ValueError, match="n_pseudo_negatives"):
-        VariationalRTM(n_pseudo_negatives=0).fit(X, links)
+        VariationalRTM(n_pseudo_negatives=0).fit(X, links=links)
     with pytest.raises(ValueError, match="max_iter"):
-        VariationalRTM(max_iter=0).fit(X, links)
+        VariationalRTM(max_iter=0).fit(X, links=links)
     empty = X.toarray()
     empty[2] = 0
     with pytest.raises(DataError, match="document 2"):
-        VariationalRTM(n_topics=2).fit(empty, links)
+        VariationalRTM(n_topics=2).fit(empty, links=links)
     with pytest.raises(DataError, match="not in"):
-        VariationalRTM(n_topics=2).fit(X, np.array([[0, 1], [2, 6]]))
+        VariationalRTM(n_topics=2).fit(X, links=np.array([[0, 1], [2, 6]]))
     with pytest.raises(DataError, match="links"):
         VariationalRTM(n_topics=2).fit(X)
     with pytest.raises(DataError, match="no links"):
-        VariationalRTM(n_topics=2).fit(X, np.zeros((0, 2), dtype=int))
+        VariationalRTM(n_topics=2).fit(X, links=np.zeros((0, 2), dtype=int))
     with pytest.raises(Exception, match="not fitted"):
         VariationalRTM().transform(X)
+    with pytest.raises(Exception, match="not fitted"):
+        VariationalRTM().topic_features(X)
+    with pytest.raises(TypeError, match="links as a keyword"):
+        VariationalRTM(n_topics=2).fit(X, links)
+    with pytest.raises(TypeError):
+        VariationalRTM(2, 0.1)  # keyword-only after n_topics
+    with pytest.raises(ValueError, match="tol"):
+        VariationalRTM(tol=-1.0).fit(X, links=links)
+    with pytest.raises(ValueError, match="e_step_iter"):
+        VariationalRTM(e_step_iter=0).fit(X, links=links)
+    with pytest.raises(ValueError, match="doc_topic_prior"):
+        VariationalRTM(n_topics=3, doc_topic_prior=[0.1, 0.2]).fit(X, links=links)
+    with pytest.raises(ValueError, match="nothing to resume"):
+        VariationalRTM(n_topics=2).fit(X, links=links, resume=True)
 
 
 def test_transform_maps_vocabulary(planted, fitted):
@@ -360,6 +438,86 @@ def test_transform_maps_vocabulary(planted, fitted):
     extra = sp.hstack([test.counts[:, perm], sp.csr_matrix(np.ones((test.n_docs, 1)))])
     other = Corpus(extra.tocsr(), vocabulary=[*test.vocabulary[perm], "zzz-unknown"])
     np.testing.assert_allclose(fitted.transform(other), fitted.transform(test), rtol=1e-12)
+    np.testing.assert_allclose(fitted.topic_features(other), fitted.topic_features(test),
+                               rtol=1e-12)
+
+
+# ---------------------------------------------------------------------- engine and resume
+
+
+def _same_fit(a, b):
+    for name in ("components_", "log_topics_", "doc_topic_", "zbar_", "weights_",
+                 "topic_weights_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.intercept_ == b.intercept_
+    assert a.n_iter_ == b.n_iter_
+    for key in ("log_likelihood", "link_log_likelihood"):
+        np.testing.assert_array_equal(a.trace_[key], b.trace_[key], err_msg=key)
+    for name in ("gamma", "phibar", "stats", "components", "log_topics", "eta"):
+        np.testing.assert_array_equal(getattr(a.state_, name), getattr(b.state_, name),
+                                      err_msg=f"state_.{name}")
+    assert a.state_.nu == b.state_.nu and a.state_.J == b.state_.J
+    assert a.state_.iteration == b.state_.iteration
+
+
+@pytest.mark.parametrize("topic_inference", ["map", "variational"])
+def test_resume_continues_em_exactly(planted, topic_inference, tmp_path):
+    """10 + 10 EM iterations (also through save(full=True) + load) = 20 in one go."""
+    kw = dict(n_topics=4, tol=0.0, random_state=2, topic_inference=topic_inference)
+    corpus, links = planted.train_corpus, planted.train_links
+    whole = VariationalRTM(max_iter=20, **kw).fit(corpus, links=links)
+    split = VariationalRTM(max_iter=10, **kw).fit(corpus, links=links)
+    path = split.save(tmp_path / "half.npz", full=True)
+    split.fit(corpus, links=links, resume=True)
+    _same_fit(split, whole)
+    np.testing.assert_array_equal(split.link_scores(planted.test_corpus),
+                                  whole.link_scores(planted.test_corpus))
+    loaded = topiclink.load(path)
+    assert isinstance(loaded.state_, VarRTMState) and loaded.n_iter_ == 10
+    loaded.fit(corpus, links=links, resume=True)
+    _same_fit(loaded, whole)
+    with pytest.raises(ValueError, match="resume needs the data"):
+        loaded.fit(planted.test_corpus.subset(range(5)), links=np.array([[0, 1]]),
+                   resume=True)
+
+
+def test_resume_keeps_the_tolerance_rule(planted):
+    """With tol > 0 a resumed fit stops at the iteration where one long fit stops."""
+    kw = dict(n_topics=4, tol=1e-3, random_state=2)
+    corpus, links = planted.train_corpus, planted.train_links
+    whole = VariationalRTM(max_iter=100, **kw).fit(corpus, links=links)
+    assert whole.stopped_early_ and 4 < whole.n_iter_ < 100
+    half = VariationalRTM(max_iter=whole.n_iter_ // 2, **kw).fit(corpus, links=links)
+    half.set_params(max_iter=100).fit(corpus, links=links, resume=True)
+    assert half.n_iter_ == whole.n_iter_ and half.stopped_early_
+    np.testing.assert_array_equal(half.components_, whole.components_)
+    np.testing.assert_array_equal(half.trace_["log_likelihood"],
+                                  whole.trace_["log_likelihood"])
+
+
+def test_engine_algorithm_is_the_estimator(planted):
+    """init + step of VariationalRTMEM, driven by hand, give the estimator's fit; step
+    never decreases J; the (eta, nu) of a step are the closed form of its phibar."""
+    corpus, links = planted.train_corpus, planted.train_links
+    model = VariationalRTM(n_topics=4, max_iter=6, tol=0.0, random_state=7).fit(
+        corpus, links=links)
+    data = VarRTMData.from_corpus(corpus, links)
+    algorithm = model._algorithm()
+    assert isinstance(algorithm, VariationalRTMEM)
+    state = algorithm.init(data, np.random.default_rng(7))
+    Js = []
+    for _ in range(6):
+        info = algorithm.step(state, data)
+        Js.append(algorithm.objective(state, data))
+        assert set(info) == {"link_log_likelihood"}
+    np.testing.assert_array_equal(Js, model.trace_["log_likelihood"])
+    np.testing.assert_array_equal(state.phibar, model.zbar_)
+    np.testing.assert_array_equal(state.components, model.components_)
+    pairs = data.pairs
+    pibar = (state.phibar[pairs[:, 0]] * state.phibar[pairs[:, 1]]).sum(axis=0)
+    eta_next, _ = link_m_step(pibar, data.n_links, algorithm.rho(data))
+    np.testing.assert_array_equal(eta_next, state.eta)
+    assert np.all(np.diff(Js) >= -1e-6 * np.abs(Js[:-1]))
 
 
 # ---------------------------------------------------------------------- bundled Cora
@@ -371,7 +529,7 @@ def test_bundled_cora_heldout_links():
     fold = train_test_split_documents(ds.corpus, ds.links, test_size=0.1, random_state=0)
     t0 = time.perf_counter()
     model = VariationalRTM(n_topics=10, random_state=0).fit(fold.train_corpus,
-                                                           fold.train_links)
+                                                           links=fold.train_links)
     seconds = time.perf_counter() - t0
     scores = model.link_scores(fold.test_corpus)
     auc = link_auc(scores, fold.test_links)["roc_auc"]

@@ -2,8 +2,9 @@
 
 Ladder: the E[zbar zbar^T] formula against enumeration; the per-token update (1) is the
 exact maximiser of the per-document bound; the Numba E-step equals a NumPy twin; the
-closed-form eta maximises the bounded label objective; EM never decreases J; planted
-recovery; determinism, persistence and bad input.
+closed-form eta maximises the bounded label objective; EM never decreases J; the engine
+algorithm's step is the estimator's iteration and resuming (also after save/load)
+continues EM exactly; planted recovery; determinism, persistence and bad input.
 """
 
 from __future__ import annotations
@@ -19,14 +20,17 @@ from scipy.special import digamma, gammaln, log_expit
 import topiclink
 from topiclink.data import Corpus, DataError
 from topiclink.datasets import make_lda_data, make_slda_data
-from topiclink.kernels import var_slda as kernels
-from topiclink.models.var_slda import (
-    VariationalSLDA,
+from topiclink.inference.var_slda import (
+    VariationalSLDAEM,
+    VarSLDAData,
+    VarSLDAState,
     jj_lambda,
     label_m_step,
     label_objective,
     label_statistics,
 )
+from topiclink.kernels import var_slda as kernels
+from topiclink.models.var_slda import VariationalSLDA
 
 # ---------------------------------------------------------------------- NumPy twin
 
@@ -260,6 +264,10 @@ def test_recovers_classifier_direction(planted):
     proba = m.predict_proba(held)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(proba[:, 1] > 0.5, m.decision_function(held) > 0)
+    np.testing.assert_allclose(proba[:, 1], 1.0 / (1.0 + np.exp(-m.decision_function(held))),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(
+        m.predict(held), m.classes_[(m.decision_function(held) > 0).astype(int)])
     assert m.converged_ and m.n_iter_ < 100
 
 
@@ -288,7 +296,22 @@ def test_determinism_persistence_and_labels(planted, tmp_path):
                    np.full((tok.words.size, K), 1.0 / K),
                    a.alpha_ + new.doc_lengths[:, None] / K, phibar, np.zeros(10),
                    np.zeros((new.n_words, K)), np.zeros(10), 500, 1e-10)
-    np.testing.assert_allclose(a.transform(new), phibar, atol=1e-5)
+    np.testing.assert_allclose(a.topic_features(new), phibar, atol=1e-5)
+    np.testing.assert_array_equal(a.decision_function(new),
+                                  a.topic_features(new) @ a.coef_[0])
+    # transform = E_q[theta] = gamma / sum gamma, gamma = alpha + N_d phibar_d
+    theta = a.transform(new)
+    lengths = new.doc_lengths[:, None]
+    np.testing.assert_allclose(theta, (a.alpha_ + lengths * a.topic_features(new))
+                               / (a.alpha_.sum() + lengths), rtol=1e-12)
+    assert not np.allclose(theta, a.topic_features(new))
+    np.testing.assert_allclose(a.fit_transform(small, labels), a.doc_topic_)
+    blank = sp.csr_matrix((2, new.n_words))
+    np.testing.assert_allclose(a.transform(blank), np.tile(a.alpha_ / a.alpha_.sum(), (2, 1)))
+    np.testing.assert_allclose(a.topic_features(blank),
+                               np.tile(a.alpha_ / a.alpha_.sum(), (2, 1)))
+    assert VariationalSLDA.fit_requires == ("X", "y")
+    assert VariationalSLDA.paper_names == {"vSLDA": {}}
     assert topiclink.VariationalSLDA is VariationalSLDA
     X = sp.csr_matrix(small.counts)
     c = VariationalSLDA(4, c=2.0, max_iter=8, random_state=3).fit(X, labels)
@@ -301,12 +324,22 @@ def test_bad_input(planted):
         VariationalSLDA(3).fit(corpus, np.zeros(corpus.n_docs))
     with pytest.raises(DataError, match="labels for"):
         VariationalSLDA(3).fit(corpus, y[:-1])
-    with pytest.raises(ValueError, match="n_topics must be >= 2"):
+    with pytest.raises(ValueError, match="n_topics must be an integer >= 2"):
         VariationalSLDA(1).fit(corpus, y)
-    with pytest.raises(ValueError, match="c must be finite"):
+    with pytest.raises(ValueError, match="c must be a finite number > 0"):
         VariationalSLDA(3, c=-1.0).fit(corpus, y)
-    with pytest.raises(ValueError, match="e_step_iter must be an integer"):
+    with pytest.raises(ValueError, match="e_step_iter must be an integer >= 1"):
         VariationalSLDA(3, e_step_iter=0).fit(corpus, y)
+    with pytest.raises(ValueError, match="tol must be a finite number >= 0"):
+        VariationalSLDA(3, tol=-1e-3).fit(corpus, y)
+    with pytest.raises(ValueError, match="weight_prior_var"):
+        VariationalSLDA(3, weight_prior_var=0.0).fit(corpus, y)
+    with pytest.raises(TypeError):
+        VariationalSLDA(3, 2.0)  # keyword-only after n_topics
+    with pytest.raises(ValueError, match="nothing to resume"):
+        VariationalSLDA(3).fit(corpus, y, resume=True)
+    with pytest.raises(Exception, match="not fitted"):
+        VariationalSLDA(3).topic_features(corpus)
     counts = corpus.counts.toarray()
     counts[4] = 0
     with pytest.raises(DataError, match="document 4 .* is empty"):
@@ -336,3 +369,79 @@ def test_slda_experiment_runs_vslda_as_a_baseline(planted, caplog):
     with caplog.at_level("WARNING", logger="topiclink.experiments.slda"):
         table = run_slda_experiment(multi, ["vSLDA"], topics=(3,), max_iter=2)
     assert table.empty and "vSLDA is binary only" in caplog.text
+
+
+# ---------------------------------------------------------------------- engine and resume
+
+
+def _same_fit(a, b):
+    for name in ("components_", "coef_", "doc_topic_", "zbar_", "topic_weights_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.n_iter_ == b.n_iter_
+    for key in ("log_likelihood", "elbo", "label_bound", "train_accuracy", "e_step_sweeps"):
+        np.testing.assert_array_equal(a.trace_[key], b.trace_[key], err_msg=key)
+    for name in ("phi", "gamma", "phibar", "xi", "stats", "components", "log_topics", "eta"):
+        np.testing.assert_array_equal(getattr(a.state_, name), getattr(b.state_, name),
+                                      err_msg=f"state_.{name}")
+    assert a.state_.J == b.state_.J and a.state_.iteration == b.state_.iteration
+
+
+def test_resume_continues_em_exactly(planted, tmp_path):
+    """10 + 10 EM iterations (also through save(full=True) + load) = 20 in one go."""
+    (corpus, y), _ = planted
+    small, labels = corpus.subset(range(150)), np.where(y[:150] == 1, "pos", "neg")
+    kw = dict(c=4.0, tol=0.0, random_state=5)
+    whole = VariationalSLDA(4, max_iter=20, **kw).fit(small, labels)
+    split = VariationalSLDA(4, max_iter=10, **kw).fit(small, labels)
+    path = split.save(tmp_path / "half.npz", full=True)
+    split.fit(small, labels, resume=True)
+    _same_fit(split, whole)
+    held = corpus.subset(range(300, 320))
+    np.testing.assert_array_equal(split.decision_function(held),
+                                  whole.decision_function(held))
+    loaded = topiclink.load(path)
+    assert isinstance(loaded.state_, VarSLDAState) and loaded.n_iter_ == 10
+    loaded.fit(small, labels, resume=True)
+    _same_fit(loaded, whole)
+    assert list(loaded.classes_) == ["neg", "pos"]
+    with pytest.raises(ValueError, match="resume needs the data"):
+        loaded.fit(small, labels[::-1], resume=True)
+
+
+def test_resume_keeps_the_tolerance_rule(planted):
+    """With tol > 0 a resumed fit stops at the iteration where one long fit stops."""
+    (corpus, y), _ = planted
+    small = corpus.subset(range(200))
+    whole = VariationalSLDA(4, max_iter=100, random_state=1).fit(small, y[:200])
+    assert whole.converged_ and 4 < whole.n_iter_ < 100
+    half = VariationalSLDA(4, max_iter=whole.n_iter_ // 2, random_state=1).fit(small,
+                                                                                y[:200])
+    assert not half.converged_
+    half.set_params(max_iter=100).fit(small, y[:200], resume=True)
+    assert half.converged_ and half.n_iter_ == whole.n_iter_
+    np.testing.assert_array_equal(half.coef_, whole.coef_)
+    np.testing.assert_array_equal(half.trace_["log_likelihood"],
+                                  whole.trace_["log_likelihood"])
+
+
+def test_engine_algorithm_is_the_estimator(planted):
+    """init + step of VariationalSLDAEM, driven by hand, give the estimator's fit; the
+    eta of a step is the closed form (4) of its E-step's statistics."""
+    (corpus, y), _ = planted
+    small = corpus.subset(range(100))
+    model = VariationalSLDA(3, c=4.0, max_iter=5, tol=0.0, random_state=4).fit(small,
+                                                                               y[:100])
+    data = VarSLDAData.from_corpus(small, y[:100])
+    algorithm = model._algorithm()
+    assert isinstance(algorithm, VariationalSLDAEM)
+    state = algorithm.init(data, np.random.default_rng(4))
+    Js = []
+    for _ in range(5):
+        info = algorithm.step(state, data)
+        Js.append(algorithm.objective(state, data))
+        assert info["elbo"] == state.J
+    np.testing.assert_array_equal(Js, model.trace_["log_likelihood"])
+    np.testing.assert_array_equal(state.eta, model.coef_[0])
+    np.testing.assert_array_equal(state.components, model.components_)
+    A, b = label_statistics(state.phi, data.offsets, state.phibar, state.xi, data.ytil)
+    np.testing.assert_array_equal(label_m_step(A, b, 4.0, 1.0), state.eta)

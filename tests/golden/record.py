@@ -87,8 +87,14 @@ def fit_one(name: str, data: dict[str, Any]) -> dict[str, np.ndarray]:
         y = data["y"] if kind == "labels" else data["y3"]
         est.fit(data["scorpus"], y)
         new = data["scorpus"].subset([0, 1, 2])
+    if cls_name in ("VariationalRTM", "VariationalSLDA"):
+        # transform was phibar = E_q[zbar] for the variational models before issue 9; it is
+        # now E_q[theta] (the TopicsMixin contract) and the same phibar is topic_features
+        transformed = est.topic_features(new)
+    else:
+        transformed = est.transform(new)
     out = {"components_": est.components_, "doc_topic_": est.doc_topic_,
-           "transform": est.transform(new),
+           "transform": transformed,
            "log_likelihood": np.asarray(est.trace_["log_likelihood"])}
     for attr in ("weights_", "coef_", "train_zbar_", "zbar_", "intercept_"):
         if hasattr(est, attr):

@@ -29,8 +29,11 @@ the relational topic models that holds for the logistic loss with ``c = 1`` only
 :math:`\\psi(y \\mid \\omega)` (regularised Bayes), and the joint the Gibbs sampler targets
 has a :math:`(U, z)` marginal equal to the prior tilted by
 :math:`\\prod_{ij} \\sum_y \\psi(y \\mid \\omega_{ij})`, which the marginal-conditional
-simulator cannot draw from directly.  ``tests/test_rtm_geweke.py`` applies the test to the
-Gibbs-gRTM sampler.
+simulator cannot draw from directly.  ``tests/test_rtm_geweke.py`` and
+``tests/test_slda_geweke.py`` apply the test to the Gibbs-gRTM and gSLDA samplers: their
+successive-conditional simulators call the production ``step`` (the one ``fit`` runs) and
+make only the model-external moves themselves (new words with :func:`redraw_words`, new
+labels).
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["batch_means_se", "iid_se", "geweke_zscores", "format_zscores"]
+__all__ = ["batch_means_se", "iid_se", "geweke_zscores", "format_zscores",
+           "categorical_draws", "empirical_topic_proportions", "redraw_words"]
 
 
 def _as_series(x: ArrayLike, name: str) -> np.ndarray:
@@ -156,3 +160,21 @@ def empirical_topic_proportions(z: np.ndarray, offsets: np.ndarray,
     counts = np.stack([np.add.reduceat((z == k).astype(np.float64), offsets[:-1], axis=1)
                        for k in range(n_topics)], axis=-1)
     return counts / lengths[None, :, None]
+
+
+def redraw_words(rng: np.random.Generator, z: np.ndarray, words: np.ndarray,
+                 nwk: np.ndarray, beta: float) -> None:
+    """The words' move of a collapsed topic model's successive-conditional simulator.
+
+    An exact draw from p(w | z) with the topics integrated out: phi_k ~ Dir(beta) afresh
+    for each of the K = ``nwk.shape[1]`` topics, then w_n ~ phi_{z_n} over the V =
+    ``nwk.shape[0]`` words.  (w enters the joint only through p(w | z), so the move leaves
+    the joint invariant.)  ``words`` (N,) is overwritten and the word-topic counts ``nwk``
+    (V, K) are rebuilt from (w, z), both **in place**: a sampler's data and state keep
+    references to these arrays.
+    """
+    n_words, n_topics = nwk.shape
+    phi = rng.dirichlet(np.full(n_words, float(beta)), size=n_topics)
+    words[:] = categorical_draws(rng, phi[z])
+    nwk[:] = np.bincount(words * n_topics + z, minlength=n_words * n_topics
+                         ).reshape(n_words, n_topics)

@@ -15,7 +15,7 @@ import importlib
 import logging
 import os
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -137,14 +137,15 @@ class Estimator(BaseEstimator):
     # ------------------------------------------------------------------ running the engine
     def _run_engine(self, algorithm: Algorithm, data: Any, *, resume: bool,
                     n_average: int = 0, evaluate_every: int = 1,
-                    publish: Callable[[State, dict[str, np.ndarray] | None], None]
-                    ) -> RunResult:
+                    publish: Callable[[State, dict[str, np.ndarray] | None], None],
+                    extra_callbacks: Sequence[Any] = ()) -> RunResult:
         """init (or resume) -> run ``max_iter`` iterations -> publish the estimates.
 
         ``publish(state, averaged)`` sets the fitted attributes; it also runs before
         callbacks that declare ``needs_estimates``.  With ``resume=True`` the chain
         continues from ``state_`` (after :meth:`fit`, or a ``save(full=True)`` + load);
-        the trace and ``n_iter_`` then extend the previous ones.
+        the trace and ``n_iter_`` then extend the previous ones.  ``extra_callbacks`` (the
+        estimator's own, e.g. a stopping rule) run after the user's ``callbacks``.
         """
         if resume:
             state = self._state_to_resume(algorithm, data)
@@ -155,7 +156,8 @@ class Estimator(BaseEstimator):
             previous_trace, previous_iter = {}, 0
         self.state_ = state
         result = run(algorithm, state, data, int(self.max_iter), model=self,
-                     callbacks=getattr(self, "callbacks", None),
+                     callbacks=[*(getattr(self, "callbacks", None) or []),
+                                *extra_callbacks],
                      verbose=getattr(self, "verbose", False),
                      evaluate_every=evaluate_every, n_average=n_average, publish=publish)
         publish(state, result.averaged)

@@ -4,6 +4,8 @@
 (TAB-separated in the LINQS releases; whitespace-separated files are accepted too).
 ``<name>.cites`` holds one link per line, ``<cited id> <citing id>`` separated by a TAB
 (Cora) or a space (WebKB); the link goes from the second column to the first.
+Links naming an id missing from ``.content`` (17 ids in the real CiteSeer) are dropped with
+one logged warning unless ``unknown_ids="error"``; a leading UTF-8 BOM is ignored.
 """
 
 from __future__ import annotations
