@@ -28,7 +28,7 @@ def per_step(model_kwargs, fold, iterations):
 
     m = RelationalTopicModel(max_iter=iterations, evaluate_every=0, random_state=0,
                              **model_kwargs)
-    m.fit(fold.train_corpus, fold.train_links)
+    m.fit(fold.train_corpus, links=fold.train_links)
     skip = min(3, iterations - 1)      # compilation and start-up
     return {k.replace("seconds_", ""): float(np.median(v[skip:]))
             for k, v in m.trace_.items() if k.startswith("seconds")}, m.n_pairs_
@@ -97,7 +97,7 @@ def main() -> None:
         t0 = time.perf_counter()
         RelationalTopicModel(n_topics=10, c=4.0, max_iter=args.full_iterations,
                              evaluate_every=0, random_state=0, n_jobs=n_jobs).fit(
-            fold.train_corpus, fold.train_links)
+            fold.train_corpus, links=fold.train_links)
         totals[n_jobs] = time.perf_counter() - t0
         print(f"Gibbs-gRTM, K=10, {args.full_iterations} iterations, one fold, n_jobs="
               f"{n_jobs}: {totals[n_jobs]:.1f} s")

@@ -3,6 +3,9 @@
 Both samplers train on the same synthetic corpus (drawn from an LDA model with Zipf-shaped
 topics) for the same number of warm-up sweeps, then the next sweeps are timed; tokens per
 second = tokens x sweeps / seconds.  Results go to JSON with the ratio ours / tomotopy.
+With more than one thread ours is the sweep of ``LDA(parallel="adlda", n_shards=t,
+n_jobs=t)`` (AD-LDA over t document shards on t threads; ``n_jobs`` alone never changes
+the chain): the same ChunkedSweeper that estimator runs, timed here sweep by sweep.
 
     python benchmarks/lda_throughput.py                 # K = 10, 50, 100; ~1.5 M tokens
     python benchmarks/lda_throughput.py --tokens 4e6 --topics 50 --out results/x.json
@@ -97,7 +100,9 @@ def main() -> None:
     ap.add_argument("--timed", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=str, default="1,2",
-                    help="thread counts (ours: AD-LDA chunks; tomotopy: workers)")
+                    help="thread counts (ours: 1 = the exact sweep, t > 1 = AD-LDA "
+                         "over t shards on t threads, as LDA(parallel='adlda', "
+                         "n_shards=t, n_jobs=t); tomotopy: workers)")
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "lda_throughput.json")
     args = ap.parse_args()

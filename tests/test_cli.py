@@ -40,7 +40,7 @@ def test_fit_unknown_dataset_is_one_line_error(tmp_path):
 
 def test_fit_bad_topics_is_one_line_error(tmp_path):
     result = runner.invoke(app, ["fit", "lda", "-k", "1", "--out", str(tmp_path / "m.npz")])
-    assert result.exit_code == 1 and "n_topics must be >= 2" in result.output
+    assert result.exit_code == 1 and "n_topics must be an integer >= 2" in result.output
 
 
 def test_info_on_missing_or_bad_file(tmp_path):

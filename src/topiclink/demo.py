@@ -25,8 +25,7 @@ def run_demo(topics: int = 15, iterations: int = 150, c: float = 4.0, seed: int 
     from topiclink.data.splits import train_test_split_documents
     from topiclink.datasets import load_bundled_cora
     from topiclink.metrics import link_auc, link_rank
-    from topiclink.models.rtm import RelationalTopicModel
-    from topiclink.models.var_rtm import VariationalRTM
+    from topiclink.models.base import make_paper_model
 
     t_start = time.perf_counter()
     ds = load_bundled_cora()
@@ -36,16 +35,15 @@ def run_demo(topics: int = 15, iterations: int = 150, c: float = 4.0, seed: int 
     echo(f"training on {fold.n_train} papers and {fold.train_links.n_links} links; "
          f"{fold.n_test} held-out papers have {fold.n_test_links} links to training papers\n")
 
-    grtm = RelationalTopicModel(n_topics=topics, loss="logistic", weights="full", c=c,
-                                doc_topic_prior=0.5, negative_ratio=0.01,
-                                max_iter=iterations, n_average=10, evaluate_every=0,
-                                n_jobs=-1, random_state=seed, verbose=verbose)
+    grtm = make_paper_model("Gibbs-gRTM", n_topics=topics, c=c, doc_topic_prior=0.5,
+                            negative_ratio=0.01, max_iter=iterations, n_average=10,
+                            evaluate_every=0, n_jobs=-1, random_state=seed, verbose=verbose)
     t0 = time.perf_counter()
-    grtm.fit(fold.train_corpus, fold.train_links)
+    grtm.fit(fold.train_corpus, links=fold.train_links)
     grtm_s = time.perf_counter() - t0
-    var = VariationalRTM(n_topics=topics, random_state=seed)
+    var = make_paper_model("Var-RTM", n_topics=topics, random_state=seed)
     t0 = time.perf_counter()
-    var.fit(fold.train_corpus, fold.train_links)
+    var.fit(fold.train_corpus, links=fold.train_links)
     var_s = time.perf_counter() - t0
 
     rng = np.random.default_rng(seed)

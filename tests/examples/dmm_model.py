@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from tests.examples.dmm_inference import CollapsedGibbsDMM, DMMState
 from topiclink.data.checks import (
     CALLBACKS,
     N_TOPICS,
@@ -20,7 +21,6 @@ from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
-from tests.examples.dmm_inference import CollapsedGibbsDMM, DMMState
 
 
 class DirichletMultinomialMixture(TopicsMixin, Estimator):

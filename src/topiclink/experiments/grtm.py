@@ -6,7 +6,8 @@ models add a fixed random subsample of unobserved training pairs as negatives; V
 uses positive links only), then for every test document rank all training documents by
 link score (link rank), rank the vocabulary by the words predicted from its links alone
 (word rank) and compute the link ROC/PR AUC over all (test, training) pairs.  The result
-is a tidy table, one row per (model, K, c, fold).
+is a tidy table, one row per (model, K, c, fold), run by
+:func:`topiclink.experiments.runner.run_grid` (seeds from the fold and K).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,30 +24,71 @@ import pandas as pd
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.data.splits import Fold, kfold_documents
+from topiclink.experiments.runner import (
+    Cell,
+    build_model,
+    fit_model,
+    grid,
+    model_fit_requires,
+    model_names,
+    model_params,
+    run_grid,
+)
 from topiclink.metrics import link_auc, link_rank, word_rank
-from topiclink.models.rtm import PAPER_VARIANTS, RelationalTopicModel
-from topiclink.models.var_rtm import VariationalRTM
 
-__all__ = ["GRTMSettings", "MODEL_NAMES", "run_grtm_experiment", "evaluate_fold",
-           "summarise", "paper_findings"]
+__all__ = ["GRTMSettings", "MODEL_NAMES", "DEFAULT_C", "run_grtm_experiment",
+           "evaluate_fold", "summarise", "paper_findings", "link_model_names",
+           "default_c"]
 
 logger = logging.getLogger(__name__)
 
-MODEL_NAMES = (*PAPER_VARIANTS, "Var-RTM")
+#: the paper's models (the protocol also runs any other link model by its paper name)
+MODEL_NAMES = ("Gibbs-gRTM", "Gibbs-RTM", "Approx-gRTM", "Gibbs-gMMRTM", "Gibbs-MMRTM",
+               "Approx-gMMRTM", "Var-RTM")
+
+#: Default regularisation constant c of positive pairs per model (c_neg = 1), used when
+#: no ``c_values`` are given.  The paper tunes c per model: 2..10 for the full-U models,
+#: up to 36 for the diagonal ones.  Full U: 4 (our alpha = 0.5 grid on Cora-LINQS,
+#: benchmarks/results/experiments/grtm_cora-linqs_alpha0.5_*: c = 4 beats c = 1 in mean
+#: AUC at every K for Gibbs-gRTM and Gibbs-gMMRTM).  Diagonal U, measured with this
+#: protocol on Cora-LINQS (5 folds, K = 10, alpha = 0.5, 150 iterations, seed 0), link
+#: AUC / link rank:
+#:
+#:   Gibbs-RTM    fold 0: c=1 0.601/785, c=9 0.640/770, c=16 0.673/699, c=25 0.693/677,
+#:                        c=36 0.690/604, c=49 0.703/552
+#:                fold 1: c=9 0.636/756, c=16 0.647/728, c=25 0.662/651, c=36 0.693/601
+#:   Gibbs-MMRTM  fold 0: c=1 0.486/1141, c=9 0.650/653, c=16 0.734/594, c=25 0.661/750,
+#:                        c=36 0.616/848
+#:                fold 1: c=9 0.784/490, c=16 0.727/616, c=25 0.687/690, c=36 0.607/852
+#:
+#: so 36 (the top of the paper's range) for the logistic diagonal model, whose AUC still
+#: rises with c, and 16 for the hinge one, which peaks at 9-16 and falls beyond.
+DEFAULT_C: dict[str, float] = {
+    "Gibbs-gRTM": 4.0, "Approx-gRTM": 4.0, "Gibbs-gMMRTM": 4.0, "Approx-gMMRTM": 4.0,
+    "Gibbs-RTM": 36.0, "Gibbs-MMRTM": 16.0,
+}
+#: c of a link model with a ``c`` that has no entry in :data:`DEFAULT_C`
+FALLBACK_C = 4.0
 
 
 @dataclass
 class GRTMSettings:
-    """Hyper-parameters of the protocol (defaults: the paper's, see ``grtm.md``).
+    """Hyper-parameters of the protocol.
 
-    ``beta`` is not stated in the paper; 0.01 is the common choice.  ``c`` is the
-    regularisation constant of positive pairs (c_neg = 1); the paper tunes it per model.
-    Var-RTM gets its own ``var_rtm_alpha``: with alpha = 5 on the short binary LINQS
-    documents its variational topic proportions stay at the prior and EM stops after two
-    iterations (AUC 0.52 on a Cora fold against 0.74 with alpha = 0.1).
+    ``alpha`` = 0.5 reproduces the paper's findings on the LINQS data (full U beats
+    diagonal, c > 1 beats c = 1, the Gibbs models beat Var-RTM); the paper's alpha = 5
+    leaves the diagonal models near random on these short binary documents (AUC
+    0.49-0.54 at c = 1; see ``benchmarks/results/experiments/grtm_*_alpha5_*``).
+    ``beta`` is not stated in the paper; 0.01 is the common choice.  ``c`` (the
+    regularisation constant of positive pairs, c_neg = 1) is a grid axis; without one,
+    each model gets :data:`DEFAULT_C`.  Var-RTM gets its own ``var_rtm_alpha``: with a
+    large alpha on the short binary LINQS documents its variational topic proportions
+    stay at the prior and EM stops after two iterations (AUC 0.52 on a Cora fold at
+    alpha = 5 against 0.74 with alpha = 0.1).  ``model_params`` adds or overrides
+    constructor parameters per model name.
     """
 
-    alpha: float = 5.0
+    alpha: float = 0.5
     beta: float = 0.01
     negative_ratio: float = 0.01
     max_iter: int = 400
@@ -54,32 +96,41 @@ class GRTMSettings:
     hinge_cost: float = 1.0
     var_rtm_iter: int = 100
     var_rtm_alpha: float = 0.1
+    model_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def params(self, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(required, optional) constructor parameters of model ``name``."""
+        optional: dict[str, Any] = {
+            "doc_topic_prior": self.alpha, "topic_word_prior": self.beta,
+            "max_iter": self.max_iter, "negative_ratio": self.negative_ratio,
+            "weight_prior_var": self.weight_prior_var, "hinge_cost": self.hinge_cost,
+            "evaluate_every": 0}
+        if name == "Var-RTM":
+            optional.update(doc_topic_prior=self.var_rtm_alpha, max_iter=self.var_rtm_iter)
+        return dict(self.model_params.get(name, {})), optional
 
 
-def _make_model(name: str, K: int, c: float, settings: GRTMSettings, seed: int) -> Any:
-    if name == "Var-RTM":
-        return VariationalRTM(n_topics=K, doc_topic_prior=settings.var_rtm_alpha,
-                              topic_word_prior=settings.beta, max_iter=settings.var_rtm_iter,
-                              random_state=seed)
-    if name not in PAPER_VARIANTS:
-        raise ValueError(f"unknown model {name!r}; known: {', '.join(MODEL_NAMES)}")
-    return RelationalTopicModel.from_paper(
-        name, n_topics=K, c=c, doc_topic_prior=settings.alpha,
-        topic_word_prior=settings.beta, negative_ratio=settings.negative_ratio,
-        max_iter=settings.max_iter, weight_prior_var=settings.weight_prior_var,
-        hinge_cost=settings.hinge_cost, evaluate_every=0, random_state=seed)
+def link_model_names() -> list[str]:
+    """Every model name the protocol can run: those whose ``fit`` needs links."""
+    return [n for n in model_names() if "links" in model_fit_requires(n)]
+
+
+def _has_c(name: str) -> bool:
+    accepted = model_params(name)
+    return accepted is None or "c" in accepted
+
+
+def default_c(name: str) -> float:
+    """The default c of a model (NaN for a model without c)."""
+    return DEFAULT_C.get(name, FALLBACK_C) if _has_c(name) else float("nan")
 
 
 def evaluate_fold(model: Any, fold: Fold, seed: int = 0) -> dict[str, float]:
     """Link rank, word rank and link AUC of a fitted model on a fold's test documents."""
     t0 = time.perf_counter()
-    if isinstance(model, VariationalRTM):
-        scores = model.link_scores(fold.test_corpus)
-        words = model.predict_words_from_links(fold.test_links)
-    else:
-        scores = model.link_scores(fold.test_corpus, direction="either")
-        out = fold.test_out if fold.test_out is not None else fold.test_links
-        words = model.predict_words_from_links(out, fold.test_in, random_state=seed)
+    scores = model.link_scores(fold.test_corpus, direction="either")
+    out = fold.test_out if fold.test_out is not None else fold.test_links
+    words = model.predict_words_from_links(out, fold.test_in, random_state=seed)
     test_seconds = time.perf_counter() - t0
     has_links = np.asarray(fold.test_links.sum(axis=1)).ravel() > 0
     auc = link_auc(scores, fold.test_links)
@@ -93,22 +144,26 @@ def evaluate_fold(model: Any, fold: Fold, seed: int = 0) -> dict[str, float]:
     }
 
 
-def _run_one(fold: Fold, name: str, K: int, c: float, settings: GRTMSettings,
-             random_state: int) -> dict[str, Any]:
+def _run_cell(cell: Cell, context: tuple[Fold, GRTMSettings]) -> dict[str, Any]:
     """Fit one (model, K, c) on one fold and evaluate it (a row of the protocol table)."""
-    seed = random_state + 1000 * fold.fold + K
-    model = _make_model(name, int(K), float(c), settings, seed)
+    fold, settings = context
+    name, K, c = cell["model"], int(cell["K"]), float(cell["c"])
+    params, optional = settings.params(name)
+    params = {"n_topics": K, "random_state": cell.seed, **params}
+    if not np.isnan(c):
+        params["c"] = c
+    model = build_model(name, params, optional)
     t0 = time.perf_counter()
-    model.fit(fold.train_corpus, fold.train_links)
+    fit_model(model, fold.train_corpus, links=fold.train_links)
     train_seconds = time.perf_counter() - t0
-    trace = model.trace_
+    trace = getattr(model, "trace_", None) or {}
 
     def total(key: str) -> float:
         return float(np.nansum(trace.get(key, np.nan)))
 
     row: dict[str, Any] = {
-        "model": name, "K": int(K), "c": float(c), "fold": fold.fold,
-        **evaluate_fold(model, fold, seed),
+        "model": name, "K": K, "c": c, "fold": fold.fold,
+        **evaluate_fold(model, fold, cell.seed),
         "train_seconds": train_seconds, "z_seconds": total("seconds_z"),
         "lambda_seconds": total("seconds_lambda"), "weights_seconds": total("seconds_weights"),
         "n_pairs": int(getattr(model, "n_pairs_", getattr(model, "n_links_", 0))),
@@ -120,45 +175,58 @@ def _run_one(fold: Fold, name: str, K: int, c: float, settings: GRTMSettings,
 
 def run_grtm_experiment(corpus: Corpus, links: Links, models: Sequence[str],
                         topics: Iterable[int] = (5, 10, 15, 20, 25),
-                        c_values: Iterable[float] = (1.0,), n_folds: int = 5,
+                        c_values: Iterable[float] | None = None, n_folds: int = 5,
                         settings: GRTMSettings | None = None, random_state: int = 0,
                         folds: Sequence[int] | None = None,
                         on_row: Callable[[dict[str, Any]], None] | None = None,
-                        workers: int = 1) -> pd.DataFrame:
+                        workers: int = 1, csv_path: Any = None) -> pd.DataFrame:
     """Run the protocol; returns one row per (model, K, c, fold).
 
     Columns: model, K, c (NaN for Var-RTM, which has none), fold, link_rank, word_rank,
-    auc, pr_auc, random_link_rank, train_seconds, z_seconds, lambda_seconds (pair
-    discriminants and augmentation draws), weights_seconds, test_seconds, n_pairs.
-    ``folds`` restricts the run to some fold indices; ``on_row`` is called after each row
-    (e.g. to append it to a CSV so that a long run can be resumed).  ``workers`` fits that
-    many configurations at once in separate processes; each configuration's seed depends
-    only on its fold and K, so the rows (in the sequential order) do not depend on it.
+    auc, pr_auc, random_link_rank, test_seconds, train_seconds, z_seconds, lambda_seconds
+    (pair discriminants and augmentation draws), weights_seconds, n_pairs.
+
+    ``c_values`` None gives each model its default c (:data:`DEFAULT_C`); a list runs
+    every value for every model that has a c.  ``folds`` restricts the run to some fold
+    indices; ``on_row`` is called after each row; ``csv_path`` is rewritten (atomically)
+    after each row.  ``workers`` fits that many configurations at once in separate
+    processes.  The folds come from ``random_state``; each configuration's seed from
+    ``random_state``, its fold and its K (:func:`~topiclink.experiments.runner.cell_seed`),
+    so the rows do not depend on ``workers`` or on which folds run, and the models and
+    values of c of one (fold, K) share their seed.
     """
     settings = settings or GRTMSettings()
+    known = link_model_names()
     for name in models:
-        if name not in MODEL_NAMES:
-            raise ValueError(f"unknown model {name!r}; known: {', '.join(MODEL_NAMES)}")
-    if workers < 1:
+        if name not in known:
+            raise ValueError(f"unknown model {name!r}; known: {', '.join(known)}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     all_folds = kfold_documents(corpus, links, n_folds=n_folds, random_state=random_state)
-    chosen = all_folds if folds is None else [all_folds[i] for i in folds]
-    c_values = [float(c) for c in c_values]
-    configs = [(fold, name, int(K), c) for fold in chosen for K in topics for name in models
-               for c in (c_values if name != "Var-RTM" else (float("nan"),))]
-    if workers == 1:
-        results = (_run_one(*cfg, settings, random_state) for cfg in configs)
-    else:
-        from joblib import Parallel, delayed
+    chosen = list(range(len(all_folds))) if folds is None else [int(f) for f in folds]
+    for f in chosen:
+        if not 0 <= f < len(all_folds):
+            raise ValueError(f"fold {f} is not in [0, {len(all_folds)})")
+    cs = None if c_values is None else [float(c) for c in c_values]
 
-        results = Parallel(n_jobs=workers, return_as="generator")(
-            delayed(_run_one)(*cfg, settings, random_state) for cfg in configs)
-    rows: list[dict[str, Any]] = []
-    for row in results:
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
-    return pd.DataFrame(rows)
+    def c_axis(cell: dict[str, Any]) -> list[float]:
+        name = cell["model"]
+        if not _has_c(name):
+            return [float("nan")]
+        return [default_c(name)] if cs is None else cs
+
+    cells = grid({"fold": chosen, "K": [int(k) for k in topics], "model": list(models),
+                  "c": c_axis})
+    return run_grid(cells, _run_cell, (all_folds, settings), base_seed=random_state,
+                    seed_axes=("fold", "K"), workers=workers, on_row=on_row,
+                    csv_path=csv_path, context_of=_fold_of)
+
+
+def _fold_of(cell: Cell, context: tuple[list[Fold], GRTMSettings]
+             ) -> tuple[Fold, GRTMSettings]:
+    """What a cell needs: its fold (a worker is sent that fold only) and the settings."""
+    folds, settings = context
+    return folds[cell["fold"]], settings
 
 
 def summarise(table: pd.DataFrame,
@@ -175,9 +243,9 @@ def paper_findings(table: pd.DataFrame) -> pd.DataFrame:
 
     Each claim compares two configurations over every (K, fold) cell where both ran:
     the share of cells where the first has the better AUC and the better link rank, and
-    the mean differences.  Claims: full U beats diagonal (per loss, per c); c > 1 beats
-    c = 1 (per model); each Gibbs model beats Var-RTM (its best c); hinge is comparable
-    to logistic (full U, same c).
+    the mean differences.  Claims: full U beats diagonal (per loss, per c, and each at its
+    default c); c > 1 beats c = 1 (per model); each Gibbs model beats Var-RTM (its best
+    c); hinge is comparable to logistic (full U, same c).
     """
     def pair(name: str, a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any] | None:
         keys = ["K", "fold"]
@@ -196,10 +264,14 @@ def paper_findings(table: pd.DataFrame) -> pd.DataFrame:
         return t if c is None else t[t.c == c]
 
     rows = []
-    cs = sorted(table.loc[table.model != "Var-RTM", "c"].unique())
+    cs = sorted(table.loc[table.model != "Var-RTM", "c"].dropna().unique())
     for full, diag in (("Gibbs-gRTM", "Gibbs-RTM"), ("Gibbs-gMMRTM", "Gibbs-MMRTM")):
         for c in cs:
             rows.append(pair(f"{full} beats {diag} (c={c:g})", sel(full, c), sel(diag, c)))
+        c_full, c_diag = DEFAULT_C[full], DEFAULT_C[diag]
+        if c_full != c_diag:
+            rows.append(pair(f"{full} (c={c_full:g}) beats {diag} (c={c_diag:g})",
+                             sel(full, c_full), sel(diag, c_diag)))
     for model in ("Gibbs-gRTM", "Gibbs-RTM", "Gibbs-gMMRTM", "Gibbs-MMRTM"):
         for c in cs:
             if c != 1.0 and 1.0 in cs:

@@ -3,11 +3,14 @@
 Binary task: 20 Newsgroups alt.atheism vs talk.religion.misc (bydate split); multiclass:
 all 20 groups.  For every K, c and run: fit on the training split, predict the test split,
 report accuracy, training time, time per iteration and test time.  Baselines in the same
-run: LDA + a linear SVM on the topic proportions ("gLDA+SVM"), tomotopy's SLDAModel
-with a binary response where tomotopy is installed, and variational logistic sLDA
-("vSLDA", :class:`~topiclink.models.var_slda.VariationalSLDA`, binary task only) for the
-paper's claim that the Gibbs samplers train an order of magnitude faster than
-variational sLDA.
+run: LDA + a linear SVM on the topic proportions ("LDA+SVM"), tomotopy's SLDAModel with
+a binary response where tomotopy is installed ("tomotopy-SLDA"), and variational
+logistic sLDA ("vSLDA", :class:`~topiclink.models.var_slda.VariationalSLDA`, binary task
+only) for the paper's claim that the Gibbs samplers train an order of magnitude faster
+than variational sLDA.  The cells run through
+:func:`topiclink.experiments.runner.run_grid` (seeds from the run and K); the models are
+built by paper name, the two baselines that are not topiclink estimators by the
+factories this module registers in the runner's model table.
 """
 
 from __future__ import annotations
@@ -16,24 +19,32 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from topiclink.data.corpus import Corpus
 from topiclink.datasets.base import Dataset
-from topiclink.models.lda import LDA
-from topiclink.models.slda import SupervisedTopicModel
-from topiclink.models.var_slda import VariationalSLDA
+from topiclink.experiments.runner import (
+    Cell,
+    build_model,
+    fit_model,
+    grid,
+    register_model,
+    run_grid,
+)
 
-__all__ = ["SLDATask", "C_MODELS", "MODEL_NAMES", "prepare_task", "run_slda_experiment"]
+__all__ = ["SLDATask", "C_MODELS", "MODEL_NAMES", "prepare_task", "run_slda_experiment",
+           "LDAThenSVM", "TomotopySLDA"]
 
 logger = logging.getLogger(__name__)
 
 MODEL_NAMES = ("gSLDA", "gMedLDA", "LDA+SVM", "tomotopy-SLDA", "vSLDA")
 #: models with a regularisation constant c (one row per value of ``c_values``)
 C_MODELS = ("gSLDA", "gMedLDA", "vSLDA")
+#: models that only run on a two-class task (skipped otherwise)
+BINARY_ONLY = ("vSLDA", "tomotopy-SLDA")
 BINARY_GROUPS = ("alt.atheism", "talk.religion.misc")
 
 
@@ -52,6 +63,7 @@ class SLDATask:
 def _restrict_vocabulary(train: Corpus, test: Corpus) -> tuple[Corpus, Corpus]:
     """Keep the words that occur in the training documents (others cannot be learned)."""
     used = np.flatnonzero(np.asarray(train.counts.sum(axis=0)).ravel() > 0)
+
     def cut(c: Corpus) -> Corpus:
         return Corpus(c.counts[:, used], vocabulary=c.vocabulary[used], doc_ids=c.doc_ids,
                       titles=c.titles, metadata=c.metadata, name=c.name)
@@ -108,81 +120,119 @@ def prepare_task(ds: Dataset, task: str = "binary", test_size: float = 0.2,
     return SLDATask(f"{ds.name}-{task}", train, y_train, test, y_test, names)
 
 
-def _tomotopy_slda(task: SLDATask, K: int, n_iter: int, alpha: float, beta: float,
-                   seed: int) -> tuple[np.ndarray, float, float]:
-    import tomotopy as tp
+# ---------------------------------------------------------------------- baselines
+class LDAThenSVM:
+    """The "LDA+SVM" baseline: LDA topic proportions, then a linear SVM (C = 1) on them.
 
-    vocab = task.train.vocabulary
+    The SVM learns from the training documents' ``doc_topic_``; new documents get
+    :meth:`~topiclink.models.lda.LDA.transform`.
+    """
 
-    def words(corpus: Corpus, d: int) -> list[str]:
+    fit_requires: ClassVar[tuple[str, ...]] = ("X", "y")
+
+    def __init__(self, n_topics: int = 10, **lda_params: Any) -> None:
+        from topiclink.models.lda import LDA
+
+        self.lda = LDA(n_topics, **lda_params)
+
+    def fit(self, X: Any, y: Any) -> LDAThenSVM:
+        from sklearn.svm import LinearSVC
+
+        self.lda.fit(X)
+        self.svm = LinearSVC(C=1.0).fit(self.lda.doc_topic_, y)
+        self.n_iter_ = self.lda.n_iter_
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.svm.predict(self.lda.transform(X))
+
+
+class TomotopySLDA:
+    """tomotopy's ``SLDAModel`` with one binary response, as a fit/predict model.
+
+    ``fit_seconds_`` is the time of ``train`` alone (adding the documents excluded).
+    """
+
+    fit_requires: ClassVar[tuple[str, ...]] = ("X", "y")
+
+    def __init__(self, n_topics: int = 10, max_iter: int = 200, doc_topic_prior: float = 0.1,
+                 topic_word_prior: float = 0.01, random_state: int = 0) -> None:
+        import tomotopy  # noqa: F401  (ImportError here when tomotopy is missing)
+
+        self.n_topics = n_topics
+        self.max_iter = max_iter
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.random_state = random_state
+
+    @staticmethod
+    def _words(corpus: Corpus, d: int) -> list[str]:
         row = corpus.counts[d]
-        return np.repeat(vocab[row.indices], row.data).tolist()
+        return np.repeat(corpus.vocabulary[row.indices], row.data).tolist()
 
-    model = tp.SLDAModel(k=K, vars=["b"], alpha=alpha, eta=beta, seed=seed)
-    for d in range(task.train.n_docs):
-        model.add_doc(words(task.train, d), y=[float(task.y_train[d])])
-    t0 = time.perf_counter()
-    model.train(n_iter, workers=1)
-    train_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    docs = [model.make_doc(words(task.test, d)) for d in range(task.test.n_docs)]
-    model.infer(docs, workers=1)
-    scores = np.asarray([model.estimate(doc)[0] for doc in docs])
-    return (scores > 0.5).astype(int), train_s, time.perf_counter() - t0
+    def fit(self, X: Corpus, y: Any) -> TomotopySLDA:
+        import tomotopy as tp
+
+        y = np.asarray(y)
+        self.model_ = tp.SLDAModel(k=int(self.n_topics), vars=["b"],
+                                   alpha=float(self.doc_topic_prior),
+                                   eta=float(self.topic_word_prior),
+                                   seed=int(self.random_state) % 2**31)
+        for d in range(X.n_docs):
+            self.model_.add_doc(self._words(X, d), y=[float(y[d])])
+        t0 = time.perf_counter()
+        self.model_.train(int(self.max_iter), workers=1)
+        self.fit_seconds_ = time.perf_counter() - t0
+        self.vocabulary_ = X.vocabulary
+        self.n_iter_ = int(self.max_iter)
+        return self
+
+    def predict(self, X: Corpus) -> np.ndarray:
+        docs = [self.model_.make_doc(self._words(X, d)) for d in range(X.n_docs)]
+        self.model_.infer(docs, workers=1)
+        scores = np.asarray([self.model_.estimate(doc)[0] for doc in docs])
+        return (scores > 0.5).astype(int)
 
 
-def _fit_one(task: SLDATask, name: str, K: int, c: float, run: int, max_iter: int,
-             alpha: float, beta: float, n_jobs: int, random_state: int
-             ) -> dict[str, Any] | None:
+register_model("LDA+SVM", LDAThenSVM, params=(
+    "n_topics", "doc_topic_prior", "topic_word_prior", "max_iter", "evaluate_every",
+    "random_state"))
+register_model("tomotopy-SLDA", TomotopySLDA, params=(
+    "n_topics", "max_iter", "doc_topic_prior", "topic_word_prior", "random_state"))
+
+
+# ---------------------------------------------------------------------- the protocol
+def _run_cell(cell: Cell, context: tuple[SLDATask, dict[str, Any]]) -> dict[str, Any] | None:
     """Fit one configuration on the training split and score it on the test split (one row
-    of :func:`run_slda_experiment`; ``None`` where the model cannot run on this task)."""
-    from sklearn.svm import LinearSVC
-
-    n_classes = np.unique(task.y_train).size
-    seed = random_state + 1000 * run + int(K)
+    of :func:`run_slda_experiment`; ``None`` where the model cannot run here)."""
+    task, settings = context
+    name, K, c = cell["model"], int(cell["K"]), float(cell["c"])
+    params: dict[str, Any] = {"n_topics": K, "max_iter": settings["max_iter"],
+                              "random_state": cell.seed}
+    if name in C_MODELS:
+        params["c"] = c
+    optional = {"doc_topic_prior": settings["alpha"], "topic_word_prior": settings["beta"],
+                "evaluate_every": 0, "n_jobs": settings["n_jobs"]}
+    try:
+        model = build_model(name, params, optional)
+    except ImportError as exc:
+        logger.warning("%s needs a package that is not installed (%s); skipping it",
+                       name, exc)
+        return None
     t0 = time.perf_counter()
-    n_iter = max_iter
-    if name in ("gSLDA", "gMedLDA", "vSLDA"):
-        model: SupervisedTopicModel | VariationalSLDA
-        if name == "vSLDA":
-            model = VariationalSLDA(n_topics=int(K), c=float(c), doc_topic_prior=alpha,
-                                    topic_word_prior=beta, max_iter=max_iter,
-                                    random_state=seed)
-        else:
-            model = SupervisedTopicModel(
-                n_topics=int(K), loss="logistic" if name == "gSLDA" else "hinge",
-                c=float(c), doc_topic_prior=alpha, topic_word_prior=beta,
-                max_iter=max_iter, evaluate_every=0, n_jobs=n_jobs, random_state=seed)
-        model.fit(task.train, task.y_train)
-        train_s = time.perf_counter() - t0
-        n_iter = model.n_iter_
-        t1 = time.perf_counter()
-        pred = model.predict(task.test)
-        test_s = time.perf_counter() - t1
-    elif name == "LDA+SVM":
-        lda = LDA(n_topics=int(K), doc_topic_prior=alpha, topic_word_prior=beta,
-                  max_iter=max_iter, evaluate_every=0, random_state=seed)
-        lda.fit(task.train)
-        n_iter = lda.n_iter_
-        svm = LinearSVC(C=1.0).fit(lda.doc_topic_, task.y_train)
-        train_s = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        pred = svm.predict(lda.transform(task.test))
-        test_s = time.perf_counter() - t1
-    else:
-        if n_classes != 2:
-            return None
-        try:
-            pred, train_s, test_s = _tomotopy_slda(task, int(K), max_iter, alpha, beta, seed)
-        except ImportError:
-            logger.warning("tomotopy is not installed; skipping its SLDA")
-            return None
-    row = {"model": name, "K": int(K), "c": float(c), "run": run,
+    fit_model(model, task.train, y=task.y_train)
+    train_s = time.perf_counter() - t0
+    train_s = float(getattr(model, "fit_seconds_", train_s))
+    n_iter = int(getattr(model, "n_iter_", settings["max_iter"]))
+    t1 = time.perf_counter()
+    pred = model.predict(task.test)
+    test_s = time.perf_counter() - t1
+    row = {"model": name, "K": K, "c": c, "run": int(cell["run"]),
            "accuracy": float(np.mean(pred == task.y_test)),
-           "train_seconds": train_s, "n_iter": int(n_iter),
-           "seconds_per_iteration": train_s / max(int(n_iter), 1),
+           "train_seconds": train_s, "n_iter": n_iter,
+           "seconds_per_iteration": train_s / max(n_iter, 1),
            "test_seconds": test_s, "n_train": task.train.n_docs, "n_test": task.test.n_docs}
-    logger.info("%s K=%d c=%g run %d: accuracy %.3f, %.1f s", name, K, c, run,
+    logger.info("%s K=%d c=%g run %d: accuracy %.3f, %.1f s", name, K, c, cell["run"],
                 row["accuracy"], train_s)
     return row
 
@@ -193,49 +243,39 @@ def run_slda_experiment(task: SLDATask, models: Sequence[str],
                         max_iter: int = 200, alpha: float = 0.1, beta: float = 0.01,
                         n_jobs: int = 1, random_state: int = 0,
                         on_row: Callable[[dict[str, Any]], None] | None = None,
-                        workers: int = 1) -> pd.DataFrame:
+                        workers: int = 1, csv_path: Any = None) -> pd.DataFrame:
     """One row per (model, K, c, run): accuracy, train/test seconds, iterations run
     (``n_iter``) and seconds per iteration.
 
     ``max_iter`` is the number of Gibbs iterations (gSLDA, gMedLDA, LDA, tomotopy) and the
     cap on vSLDA's EM iterations, which stop earlier on the relative tolerance of
     :class:`VariationalSLDA` (default 1e-4).  ``seconds_per_iteration`` is
-    ``train_seconds / n_iter`` (for LDA+SVM it includes the SVM).  vSLDA is binary only:
-    on a multiclass task it is skipped with a warning.
+    ``train_seconds / n_iter`` (for LDA+SVM it includes the SVM).  vSLDA and tomotopy-SLDA
+    are binary only: on a multiclass task they are skipped with a warning.
 
     ``n_jobs`` is the number of processes of one multiclass fit (one-vs-all classes);
-    ``workers`` runs that many configurations at once in separate processes (each
-    configuration's seed depends only on K and the run, so the rows are the same for any
-    ``workers``; only the timings feel the shared machine).  Rows come back in the order of
-    the sequential loop.
+    ``workers`` runs that many configurations at once in separate processes.  Each
+    configuration's seed comes from ``random_state``, its run and its K
+    (:func:`~topiclink.experiments.runner.cell_seed`), so the rows are the same for any
+    ``workers``; only the timings feel the shared machine.  Rows come back in the order
+    of the sequential loop; ``csv_path`` is rewritten (atomically) after each.
     """
     for name in models:
         if name not in MODEL_NAMES:
             raise ValueError(f"unknown model {name!r}; known: {', '.join(MODEL_NAMES)}")
-    if workers < 1:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     n_classes = np.unique(task.y_train).size
-    if "vSLDA" in models and n_classes != 2:
-        logger.warning("vSLDA is binary only; skipping it on this %d-class task", n_classes)
-        models = [m for m in models if m != "vSLDA"]
-    c_values = [float(c) for c in c_values]
-    configs = [(name, int(K), c, run) for run in range(n_runs) for K in topics
-               for name in models
-               for c in (c_values if name in C_MODELS else (float("nan"),))]
-    fixed = dict(max_iter=max_iter, alpha=alpha, beta=beta, n_jobs=n_jobs,
-                 random_state=random_state)
-    if workers == 1:
-        results = (_fit_one(task, *cfg, **fixed) for cfg in configs)
-    else:
-        from joblib import Parallel, delayed
-
-        results = Parallel(n_jobs=workers, return_as="generator")(
-            delayed(_fit_one)(task, *cfg, **fixed) for cfg in configs)
-    rows: list[dict[str, Any]] = []
-    for row in results:
-        if row is None:
-            continue
-        rows.append(row)
-        if on_row is not None:
-            on_row(row)
-    return pd.DataFrame(rows)
+    if n_classes != 2:
+        for name in BINARY_ONLY:
+            if name in models:
+                logger.warning("%s is binary only; skipping it on this %d-class task", name,
+                               n_classes)
+        models = [m for m in models if m not in BINARY_ONLY]
+    cs = [float(c) for c in c_values]
+    cells = grid({"run": range(n_runs), "K": [int(k) for k in topics], "model": list(models),
+                  "c": lambda cell: cs if cell["model"] in C_MODELS else [float("nan")]})
+    settings = {"max_iter": max_iter, "alpha": alpha, "beta": beta, "n_jobs": n_jobs}
+    return run_grid(cells, _run_cell, (task, settings), base_seed=random_state,
+                    seed_axes=("run", "K"), workers=workers, on_row=on_row,
+                    csv_path=csv_path)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sklearn.utils.validation import check_is_fitted
-
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from topiclink.plotting.topics import new_axes
 

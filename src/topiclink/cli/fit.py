@@ -1,0 +1,209 @@
+"""``topiclink fit ...``: fit a model and write it to a model file.
+
+``fit model NAME`` fits any registered estimator (by class name or paper name), reading
+its ``fit_requires`` to know whether to pass links or labels; ``fit lda``, ``fit rtm``
+and ``fit slda`` are the same scaffold with each family's options.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from topiclink.cli.common import (
+    DataDirOpt,
+    DatasetOpt,
+    InputOpt,
+    SeedOpt,
+    VerboseOpt,
+    VocabOpt,
+    fail,
+    fit_and_report,
+    load_data,
+    parse_params,
+    setup_logging,
+)
+
+__all__ = ["app", "resolve_model"]
+
+app = typer.Typer(help="Fit a model and write it to a model file.", no_args_is_help=True)
+
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Model file to write.")]
+HoldoutOpt = Annotated[float, typer.Option(
+    help="Fraction of the documents (with their links and labels) kept out of training; "
+         "their held-out metrics are printed (0: train on everything).")]
+
+
+@app.command("lda")
+def fit_lda(
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    input_file: InputOpt = None,
+    vocab: VocabOpt = None,
+    topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 20,
+    iterations: Annotated[int, typer.Option("--iterations", "-n", help="Gibbs sweeps.")] = 200,
+    alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
+    beta: Annotated[float, typer.Option(help="Topic-word prior beta.")] = 0.01,
+    seed: SeedOpt = 0,
+    out: OutOpt = Path("lda.npz"),
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit LDA (collapsed Gibbs) to a dataset (default: the bundled cora) and save it."""
+    from topiclink.models.lda import LDA
+
+    setup_logging(verbose)
+    ds = load_data(dataset, data, input_file, vocab, default="cora")
+    model = LDA(n_topics=topics, doc_topic_prior=alpha, topic_word_prior=beta,
+                max_iter=iterations, random_state=seed, verbose=verbose)
+    fit_and_report(model, ds, out, seed=seed)
+
+
+@app.command("rtm")
+def fit_rtm(
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    model_name: Annotated[str, typer.Option(
+        "--model", "-m", help="Gibbs-gRTM, Gibbs-RTM, Approx-gRTM, Gibbs-gMMRTM, "
+        "Gibbs-MMRTM, Approx-gMMRTM (or any link model's paper name, e.g. Var-RTM, "
+        "which ignores the options it does not have).")] = "Gibbs-gRTM",
+    topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 15,
+    iterations: Annotated[int, typer.Option("--iterations", "-n", help="Gibbs iterations.")]
+    = 300,
+    c: Annotated[float, typer.Option("--c", help="Regularisation constant of links.")] = 4.0,
+    alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.5,
+    negatives: Annotated[float, typer.Option(
+        help="Fraction of unobserved pairs drawn as negatives.")] = 0.01,
+    n_jobs: Annotated[int, typer.Option(help="Threads: the augmentation draws overlap the "
+                                        "Z sweep (-1: all cores; the same chain for any "
+                                        "value).")] = -1,
+    seed: SeedOpt = 0,
+    holdout: HoldoutOpt = 0.0,
+    out: OutOpt = Path("rtm.npz"),
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit a relational topic model (gRTM family) to a linked dataset (default: the
+    bundled cora) and save it."""
+    from topiclink.experiments.runner import build_model, model_fit_requires
+
+    setup_logging(verbose)
+    try:
+        if "links" not in model_fit_requires(model_name):
+            raise fail(f"{model_name!r} is not a link model; see `topiclink models`")
+        model = build_model(model_name, {"n_topics": topics, "max_iter": iterations,
+                                         "random_state": seed},
+                            {"c": c, "doc_topic_prior": alpha, "negative_ratio": negatives,
+                             "n_jobs": n_jobs, "verbose": verbose})
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    ds = load_data(dataset, data, default="cora")
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed)
+
+
+@app.command("slda")
+def fit_slda(
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    loss: Annotated[str, typer.Option(help="logistic (gSLDA) or hinge (Gibbs MedLDA).")]
+    = "logistic",
+    topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 10,
+    iterations: Annotated[int, typer.Option("--iterations", "-n", help="Gibbs iterations.")]
+    = 200,
+    c: Annotated[float, typer.Option("--c", help="Regularisation constant of the labels.")]
+    = 25.0,
+    alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
+    n_jobs: Annotated[int, typer.Option(help="Processes for one-vs-all classes.")] = 1,
+    seed: SeedOpt = 0,
+    out: OutOpt = Path("slda.npz"),
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit a supervised topic model (gSLDA / Gibbs MedLDA) to a labelled dataset's
+    training documents (default: poliblog-rlda) and save it; prints test accuracy where
+    the dataset has a test split."""
+    from topiclink.models.base import make_paper_model
+
+    setup_logging(verbose)
+    ds = load_data(dataset, data, default="poliblog-rlda")
+    model = make_paper_model("gSLDA", n_topics=topics, loss=loss, c=c, doc_topic_prior=alpha,
+                             max_iter=iterations, n_jobs=n_jobs, random_state=seed,
+                             verbose=verbose)
+    fit_and_report(model, ds, out, seed=seed)
+
+
+def resolve_model(name: str) -> tuple[type, dict[str, Any]]:
+    """A registered estimator class name or a paper name -> (class, base keywords)."""
+    from topiclink.models.base import paper_models, registered_estimators
+
+    classes = registered_estimators()
+    if name in classes:
+        return classes[name], {}
+    papers = paper_models()
+    if name in papers:
+        return papers[name]
+    raise fail(f"unknown model {name!r}; known estimators: {', '.join(classes)}; paper "
+               f"names: {', '.join(papers)} (see `topiclink models`)")
+
+
+def _default_dataset(requires: tuple[str, ...]) -> str:
+    if "y" in requires:
+        return "poliblog-rlda"
+    if "tensor" in requires and "X" not in requires:
+        return "nations"
+    return "cora"
+
+
+@app.command("model")
+def fit_model_cmd(
+    name: Annotated[str, typer.Argument(
+        help="A registered estimator (class name, e.g. RelationalTopicModel) or a paper "
+             "name (e.g. Gibbs-gRTM); see `topiclink models`.")],
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    input_file: InputOpt = None,
+    vocab: VocabOpt = None,
+    topics: Annotated[int | None, typer.Option(
+        "--topics", "-k", help="Number of topics K (default: the estimator's).")] = None,
+    max_iter: Annotated[int | None, typer.Option(
+        "--max-iter", "--iterations", "-n",
+        help="Iterations (default: the estimator's).")] = None,
+    seed: SeedOpt = 0,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", "-p", help="Another constructor parameter as key=value (repeatable; "
+        "values parsed as JSON when possible: 4, 0.5, true, null, [1,2], \"text\").")]
+    = None,
+    holdout: HoldoutOpt = 0.0,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Model file to write (default: NAME.npz).")] = None,
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit any registered estimator by name; what its fit needs (links, labels) comes
+    from its fit_requires declaration, so a new estimator class works here as is."""
+    setup_logging(verbose)
+    cls, base = resolve_model(name)
+    accepted = set(cls._get_param_names())
+    params: dict[str, Any] = dict(base)
+    for key, value in (("n_topics", topics), ("max_iter", max_iter)):
+        if value is not None:
+            if key not in accepted:
+                raise fail(f"{cls.__name__} has no parameter {key!r}")
+            params[key] = value
+    for key, value in (("random_state", seed), ("verbose", verbose)):
+        if key in accepted:
+            params[key] = value
+    extra = parse_params(param)
+    unknown = sorted(set(extra) - accepted)
+    if unknown:
+        raise fail(f"{cls.__name__} has no parameter {unknown[0]!r}; its parameters: "
+                   f"{', '.join(sorted(accepted))}")
+    params.update(extra)
+    requires = tuple(cls.fit_requires)
+    try:
+        model = cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    ds = load_data(dataset, data, input_file, vocab, default=_default_dataset(requires))
+    if out is None:
+        out = Path(re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") + ".npz")
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed)

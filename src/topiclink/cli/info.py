@@ -1,0 +1,60 @@
+"""``topiclink info`` (a saved model) and ``topiclink models`` (the estimators)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from topiclink.cli.common import echo_table, reported_errors
+
+__all__ = ["info_cmd", "models_cmd", "models_table"]
+
+
+def info_cmd(model_path: Annotated[Path, typer.Argument(help="A saved model file (.npz).")],
+             words: Annotated[int, typer.Option(help="Top words per topic.")] = 10) -> None:
+    """Describe a saved model: its header, parameters and top words."""
+    from topiclink.models.base import load
+    from topiclink.persistence import read_header
+
+    with reported_errors():
+        header = read_header(model_path)
+        model = load(model_path)
+    typer.echo(f"file: {model_path}  (format {header['format_version']}, saved by topiclink "
+               f"{header['library_version']})")
+    params = ", ".join(f"{k}={v}" for k, v in sorted(header["params"].items()))
+    typer.echo(f"class: {header['class']}({params})")
+    if hasattr(model, "summary"):
+        typer.echo(model.summary(n_words=words))
+
+
+def _capabilities(cls: type) -> str:
+    from topiclink.models import capabilities as cap
+
+    found = [name for name, mixin in (("topics", cap.TopicsMixin),
+                                      ("links", cap.LinkPredictionMixin),
+                                      ("classifier", cap.ClassifierCapability),
+                                      ("entities", cap.EntityFactorsMixin))
+             if issubclass(cls, mixin)]
+    return ",".join(found)
+
+
+def models_table():  # noqa: ANN201 (pandas is imported lazily)
+    """One row per registered estimator: class, paper names, fit inputs, capabilities."""
+    import pandas as pd
+
+    from topiclink.models.base import registered_estimators
+
+    rows = [{"estimator": name, "paper names": ", ".join(cls.paper_names) or "-",
+             "fit requires": ", ".join(cls.fit_requires),
+             "capabilities": _capabilities(cls), "module": cls.__module__}
+            for name, cls in registered_estimators().items()]
+    return pd.DataFrame(rows, columns=["estimator", "paper names", "fit requires",
+                                       "capabilities", "module"])
+
+
+def models_cmd() -> None:
+    """List the registered estimators, the paper names they answer to and what their fit
+    needs (`topiclink fit model NAME` takes either name)."""
+    echo_table(models_table())

@@ -1,0 +1,48 @@
+"""``topiclink suggest``: links from new texts to a relational model's training documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from topiclink.cli.common import echo_table, fail, reported_errors
+
+__all__ = ["suggest_cmd"]
+
+
+def suggest_cmd(
+    model_path: Annotated[Path, typer.Argument(help="A saved relational model (.npz).")],
+    text: Annotated[str | None, typer.Option(help="The query document's text.")] = None,
+    text_file: Annotated[Path | None, typer.Option(
+        "--file", help="A text file with one query document per line.")] = None,
+    top: Annotated[int, typer.Option(help="Suggestions per query.")] = 10,
+    direction: Annotated[str, typer.Option(
+        help="out (query cites), in (cited by the query's targets) or either.")] = "either",
+) -> None:
+    """Suggest links from new documents (raw text) to a relational model's training
+    documents, with their titles where the training data had them."""
+    from topiclink.data.io import corpus_from_texts
+    from topiclink.models.base import load
+
+    if (text is None) == (text_file is None):
+        raise fail("give the query as --text or --file (one of them)")
+    with reported_errors():
+        model = load(model_path)
+    if not hasattr(model, "suggest_links"):
+        raise fail(f"{model_path} holds a {type(model).__name__}, which has no links; "
+                   "fit a relational model (topiclink fit rtm)")
+    if text_file is not None:
+        if not text_file.exists():
+            raise fail(f"query file not found: {text_file}")
+        texts = [t for t in text_file.read_text(errors="replace").splitlines() if t.strip()]
+    else:
+        texts = [text]
+    with reported_errors():
+        queries = corpus_from_texts(texts, vocabulary=list(model.vocabulary_))
+        empty = queries.empty_documents()
+        if empty.size:
+            raise fail(f"query {int(empty[0]) + 1} has no word of the model's vocabulary")
+        table = model.suggest_links(queries, top=top, direction=direction)
+    echo_table(table)

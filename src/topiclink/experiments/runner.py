@@ -1,0 +1,347 @@
+"""One runner for the papers' protocols: a grid of cells, seeds, workers, rows, one CSV.
+
+A protocol is a function ``run_cell(cell, context) -> row | None`` plus a grid of cells
+(e.g. model x K x c x fold).  :func:`run_grid` runs every cell, sequentially or in
+``workers`` joblib processes, and collects the rows into a :class:`pandas.DataFrame` in
+the order of the sequential loop; :func:`write_csv` is the one CSV writer (atomic: a
+temporary file renamed over the target), also used after every row so that an
+interrupted run leaves the rows it finished.
+
+Seeds.  A cell's seed is derived by :func:`cell_seed` through
+:class:`numpy.random.SeedSequence` from one base seed and the cell's coordinates on the
+protocol's ``seed_axes`` (never from its position in the grid), so it does not depend on
+which other cells run (``--only-folds``, another list of K) nor on ``workers``: the rows
+are the same for any number of workers; only the timings feel the shared machine.  A
+protocol that leaves an axis out of ``seed_axes`` gives every value on that axis the same
+seed: the gRTM protocol seeds by (fold, K), so the models and the values of c it compares
+in a cell share their random numbers (a paired comparison).
+
+Models.  :func:`build_model` builds a model by name: a protocol-local factory registered
+with :func:`register_model` (baselines that are not topiclink estimators, e.g. LDA + SVM
+or tomotopy), else the estimator a paper calls that name
+(:func:`topiclink.models.base.make_paper_model`).  :func:`fit_model` calls ``fit`` with
+what the model's ``fit_requires`` declares (documents, links, labels, tensor, features).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import numbers
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Cell", "CSVRows", "build_model", "cell_seed", "fit_model", "grid",
+           "model_class", "model_fit_requires", "model_names", "model_params",
+           "register_model", "run_grid",
+           "unregister_model", "write_csv"]
+
+logger = logging.getLogger(__name__)
+
+#: A protocol-local model factory: keyword parameters -> an object with ``fit``.
+ModelFactory = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class _LocalModel:
+    factory: ModelFactory
+    params: frozenset[str] | None   # accepted keywords (None: any)
+    fit_requires: tuple[str, ...]
+
+
+_LOCAL_MODELS: dict[str, _LocalModel] = {}
+
+
+# ---------------------------------------------------------------------- the model table
+def register_model(name: str, factory: ModelFactory, *, params: Iterable[str] | None = None,
+                   fit_requires: Sequence[str] = ("X", "y"), replace: bool = False) -> None:
+    """Register a protocol-local model (a baseline that is not a topiclink estimator).
+
+    ``factory(**params)`` builds it; ``params`` lists the keywords it accepts (None: any);
+    ``fit_requires`` what its ``fit`` needs, as an estimator's declaration.  A local name
+    is found before the paper names of :func:`~topiclink.models.base.paper_models`.
+    """
+    if name in _LOCAL_MODELS and not replace:
+        known = _LOCAL_MODELS[name]
+        if known.factory is factory:
+            return
+        raise ValueError(f"model {name!r} is already registered (replace=True to replace it)")
+    _LOCAL_MODELS[name] = _LocalModel(factory, None if params is None else frozenset(params),
+                                      tuple(fit_requires))
+
+
+def unregister_model(name: str) -> None:
+    """Remove a protocol-local model (tests)."""
+    _LOCAL_MODELS.pop(name, None)
+
+
+def _paper_table() -> dict[str, tuple[type, dict[str, Any]]]:
+    from topiclink.models.base import paper_models
+
+    return paper_models()
+
+
+def model_names() -> list[str]:
+    """Every name :func:`build_model` knows: local models, then the paper names."""
+    return [*_LOCAL_MODELS, *(n for n in _paper_table() if n not in _LOCAL_MODELS)]
+
+
+def model_class(name: str) -> type | None:
+    """The estimator class behind a paper name (None for a local factory)."""
+    if name in _LOCAL_MODELS:
+        return None
+    table = _paper_table()
+    if name not in table:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(model_names())}")
+    return table[name][0]
+
+
+def model_params(name: str) -> frozenset[str] | None:
+    """The constructor keywords model ``name`` accepts (None: a factory taking any)."""
+    if name in _LOCAL_MODELS:
+        return _LOCAL_MODELS[name].params
+    cls = model_class(name)
+    assert cls is not None
+    return frozenset(cls._get_param_names())
+
+
+def model_fit_requires(name: str) -> tuple[str, ...]:
+    """What ``fit`` of model ``name`` needs (its ``fit_requires``)."""
+    if name in _LOCAL_MODELS:
+        return _LOCAL_MODELS[name].fit_requires
+    cls = model_class(name)
+    return tuple(getattr(cls, "fit_requires", ("X",)))
+
+
+def build_model(name: str, params: Mapping[str, Any] | None = None,
+                optional: Mapping[str, Any] | None = None) -> Any:
+    """Build model ``name`` with ``params`` (all must be accepted) and those of
+    ``optional`` that it accepts (protocol settings shared by models that differ in
+    which of them they have, e.g. ``evaluate_every`` or ``negative_ratio``)."""
+    params = dict(params or {})
+    accepted = model_params(name)
+    if optional:
+        params.update({k: v for k, v in optional.items()
+                       if k not in params and (accepted is None or k in accepted)})
+    if accepted is not None:
+        unknown = sorted(set(params) - accepted)
+        if unknown:
+            raise ValueError(f"model {name!r} has no parameter {unknown[0]!r}; its "
+                             f"parameters: {', '.join(sorted(accepted))}")
+    if name in _LOCAL_MODELS:
+        return _LOCAL_MODELS[name].factory(**params)
+    from topiclink.models.base import make_paper_model
+
+    return make_paper_model(name, **params)
+
+
+def fit_model(model: Any, X: Any = None, *, links: Any = None, y: Any = None,
+              tensor: Any = None, features: Any = None) -> Any:
+    """``model.fit`` with the inputs its ``fit_requires`` declares (default: ``X``).
+
+    Documents go first (positional), labels second; links, tensor and features as
+    keywords (``fit(X, links=...)``, ``fit(X, y)``, ``fit(tensor)``,
+    ``fit(X, features=...)``).  A declared input that is None raises a one-line
+    ValueError.
+    """
+    requires = tuple(getattr(model, "fit_requires", ("X",)))
+    given = {"X": X, "links": links, "y": y, "tensor": tensor, "features": features}
+    missing = [k for k in requires if given[k] is None]
+    if missing:
+        what = {"X": "documents", "links": "links", "y": "labels", "tensor": "a tensor",
+                "features": "document features"}
+        raise ValueError(f"{type(model).__name__} needs {what[missing[0]]} to fit")
+    args: list[Any] = []
+    if "X" in requires:
+        args.append(X)
+    elif "tensor" in requires:
+        args.append(tensor)
+    if "y" in requires:
+        args.append(y)
+    kwargs = {k: given[k] for k in ("links", "features") if k in requires}
+    if "tensor" in requires and "X" in requires:
+        kwargs["tensor"] = tensor
+    return model.fit(*args, **kwargs)
+
+
+# ---------------------------------------------------------------------- grid and seeds
+@dataclass(frozen=True)
+class Cell:
+    """One configuration of a grid: its coordinates (axis -> value) and its seed."""
+
+    coords: dict[str, Any]
+    seed: int = 0
+    index: int = field(default=0, compare=False)
+
+    def __getitem__(self, axis: str) -> Any:
+        return self.coords[axis]
+
+    def get(self, axis: str, default: Any = None) -> Any:
+        return self.coords.get(axis, default)
+
+
+AxisValues = Iterable[Any] | Callable[[dict[str, Any]], Iterable[Any]]
+
+
+def grid(axes: Mapping[str, AxisValues]) -> list[dict[str, Any]]:
+    """The cells of a grid, first axis outermost.
+
+    An axis's values may be a callable of the coordinates chosen so far (the axes before
+    it), e.g. ``"c": lambda cell: c_values if has_c(cell["model"]) else [nan]``.
+    """
+    cells: list[dict[str, Any]] = [{}]
+    for axis, values in axes.items():
+        nxt = []
+        for partial in cells:
+            vals = values(partial) if callable(values) else values
+            nxt.extend({**partial, axis: v} for v in vals)
+        cells = nxt
+    return cells
+
+
+def _key(value: Any) -> int:
+    """A coordinate as a non-negative integer for a SeedSequence spawn key (numbers by
+    value, so 4, 4.0 and numpy's 4 agree; anything else by a hash of its text)."""
+    if isinstance(value, bool | np.bool_):
+        return int(value)
+    if isinstance(value, numbers.Integral):
+        if int(value) >= 0:
+            return int(value)
+        text = f"int:{int(value)}"
+    elif isinstance(value, numbers.Real):
+        f = float(value)
+        if f.is_integer() and f >= 0:
+            return int(f)
+        text = f"float:{f.hex()}"
+    else:
+        text = value if isinstance(value, str) else repr(value)
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def cell_seed(base_seed: int, coords: Mapping[str, Any],
+              axes: Sequence[str] | None = None) -> int:
+    """The seed of a cell: ``SeedSequence(base_seed, spawn_key=coordinates)`` -> 63 bits.
+
+    ``axes`` picks (and orders) the coordinates that enter the seed (default all, in
+    sorted order); each enters as (hash of the axis name, value), so the seed depends on
+    the coordinates only, never on the other cells of a run.
+    """
+    names = sorted(coords) if axes is None else list(axes)
+    missing = [a for a in names if a not in coords]
+    if missing:
+        raise KeyError(f"seed axis {missing[0]!r} is not a coordinate of the cell")
+    key = tuple(itertools.chain.from_iterable((_key(a), _key(coords[a])) for a in names))
+    ss = np.random.SeedSequence(int(base_seed), spawn_key=key)
+    return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+# ---------------------------------------------------------------------- CSV
+def write_csv(table: pd.DataFrame | Sequence[Mapping[str, Any]], path: str | os.PathLike[str]
+              ) -> Path:
+    """Write rows (a DataFrame or a list of dicts) to ``path`` atomically: a temporary
+    file in the same folder, then a rename, so a reader never sees half a table."""
+    path = Path(path)
+    frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(list(table))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            frame.to_csv(fh, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+class CSVRows:
+    """Rows collected one by one and the CSV rewritten (atomically) after each."""
+
+    def __init__(self, path: str | os.PathLike[str] | None) -> None:
+        self.path = None if path is None else Path(path)
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.rows.append(dict(row))
+        if self.path is not None:
+            write_csv(self.rows, self.path)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows)
+
+
+# ---------------------------------------------------------------------- running
+RunCell = Callable[[Cell, Any], Mapping[str, Any] | None]
+
+
+def _call(run_cell: RunCell, cell: Cell, context: Any) -> dict[str, Any] | None:
+    """One cell (in this process or a worker)."""
+    row = run_cell(cell, context)
+    return None if row is None else dict(row)
+
+
+def run_grid(cells: Iterable[Mapping[str, Any]], run_cell: RunCell, context: Any = None, *,
+             base_seed: int = 0, seed_axes: Sequence[str] | None = None, workers: int = 1,
+             context_of: Callable[[Cell, Any], Any] | None = None,
+             on_row: Callable[[dict[str, Any]], None] | None = None,
+             csv_path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """Run ``run_cell(cell, context)`` for every cell; returns the rows as a DataFrame.
+
+    Parameters
+    ----------
+    cells : iterable of dict
+        Coordinates of each cell (see :func:`grid`).
+    run_cell : callable
+        ``(Cell, context) -> dict or None`` (None: the cell has no row, e.g. a baseline
+        that cannot run on this task).  A module-level function when ``workers > 1``
+        (it is sent to other processes).
+    context : object
+        Shared data (folds, a task) passed to every call.
+    base_seed : int
+        The run's seed; each cell's ``seed`` is :func:`cell_seed` of it and the cell's
+        ``seed_axes`` coordinates (default: all coordinates).
+    workers : int
+        Cells run at once in separate processes (joblib); the rows do not depend on it
+        and come back in the order of the sequential loop.
+    context_of : callable, optional
+        ``(Cell, context) -> the part of the context this cell needs`` (e.g. its fold),
+        evaluated here, so that a worker receives only that part.
+    on_row : callable, optional
+        Called with each row as it arrives (progress output).
+    csv_path : path, optional
+        Rewritten (atomically) after every row and at the end.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    todo = [Cell(dict(c), cell_seed(base_seed, c, seed_axes), i)
+            for i, c in enumerate(cells)]
+
+    def ctx(cell: Cell) -> Any:
+        return context if context_of is None else context_of(cell, context)
+
+    if workers == 1 or len(todo) <= 1:
+        results: Iterable[dict[str, Any] | None] = (_call(run_cell, c, ctx(c)) for c in todo)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=int(workers), return_as="generator")(
+            delayed(_call)(run_cell, c, ctx(c)) for c in todo)
+    sink = CSVRows(csv_path)
+    for row in results:
+        if row is None:
+            continue
+        sink.add(row)
+        if on_row is not None:
+            on_row(row)
+    table = sink.frame()
+    if csv_path is not None and not sink.rows:
+        write_csv(table, csv_path)
+    return table
