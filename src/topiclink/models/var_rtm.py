@@ -45,21 +45,20 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.data.links import as_links
-from topiclink.inference.fixed_topics import infer_doc_topics_variational
 from topiclink.inference.var_rtm import VariationalRTMEM, VarRTMData, VarRTMState
 from topiclink.inference.variational import TOPIC_INFERENCE, expected_proportions
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.variational import TRANSFORM_TOL, VariationalTopicsMixin
 from topiclink.random import RandomState
 
 __all__ = ["VariationalRTM"]
 
 logger = logging.getLogger(__name__)
 
-_TRANSFORM_TOL = 1e-6
 
 
-class VariationalRTM(LinkPredictionMixin, TopicsMixin, Estimator):
+class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, Estimator):
     """Relational topic model (exponential link) by variational EM: the Var-RTM baseline.
 
     Chang & Blei, AISTATS 2009: LDA words plus ``p(y_dd'=1) = exp(eta^T (zbar_d o zbar_d')
@@ -256,29 +255,8 @@ class VariationalRTM(LinkPredictionMixin, TopicsMixin, Estimator):
         self.n_iter_ = state.iteration
 
     # ------------------------------------------------------------------ prediction
-    def _infer(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
-        """Variational (gamma, phibar) of documents from their words (topics fixed, no
-        links), as Chang & Blei predict links for a new document."""
-        return infer_doc_topics_variational(corpus, np.asarray(self.log_topics_),
-                                            np.asarray(self.alpha_, dtype=np.float64),
-                                            int(self.transform_iter), _TRANSFORM_TOL)
-
-    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        """``E_q[theta] = gamma / sum gamma`` (a document without words: alpha / sum
-        alpha)."""
-        return expected_proportions(self._infer(corpus)[0])
-
-    def topic_features(self, X: Any) -> np.ndarray:
-        """``E_q[zbar] = phibar`` (n_docs, K) of documents: what the link function uses.
-
-        The same variational inference as :meth:`transform` (words only, topics fixed,
-        no links), summarised by the mean empirical topic proportions instead of
-        ``E_q[theta]``: ``E_q[theta_d] = (alpha + N_d phibar_d) / (sum alpha + N_d)``.
-        Link scores of new documents are ``eta^T (topic_features o zbar_t) + nu``.  A
-        document without known words gets ``alpha / sum(alpha)``.
-        """
-        self._check_fitted()
-        return self._query_topics(self._as_model_corpus(X))
+    def _inference_log_topics(self) -> np.ndarray:
+        return np.asarray(self.log_topics_)
 
     @property
     def train_zbar_(self) -> np.ndarray:
@@ -333,7 +311,7 @@ class VariationalRTM(LinkPredictionMixin, TopicsMixin, Estimator):
             new = alpha + N[:, None] * phi
             change = np.abs(new - gamma).mean()
             gamma = new
-            if change < _TRANSFORM_TOL:
+            if change < TRANSFORM_TOL:
                 break
         return phi @ np.asarray(self.components_)
 

@@ -43,21 +43,21 @@ from topiclink.data.checks import (
     encode_labels,
 )
 from topiclink.data.corpus import Corpus, as_corpus
-from topiclink.inference.fixed_topics import infer_doc_topics_variational
 from topiclink.inference.var_slda import VariationalSLDAEM, VarSLDAData, VarSLDAState
 from topiclink.inference.variational import expected_proportions
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.random import RandomState
 
 __all__ = ["VariationalSLDA"]
 
 logger = logging.getLogger(__name__)
 
-_TRANSFORM_TOL = 1e-6
 
 
-class VariationalSLDA(ClassifierCapability, TopicsMixin, Estimator):
+class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
+                      Estimator):
     """Binary logistic supervised LDA by variational EM (Jaakkola-Jordan bound): vSLDA.
 
     The variational baseline for gSLDA (:class:`SupervisedTopicModel`).  Model, objective
@@ -238,33 +238,8 @@ class VariationalSLDA(ClassifierCapability, TopicsMixin, Estimator):
         self._check_fitted()
         return np.asarray(self.components_)
 
-    def _infer(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
-        """(gamma, phibar) of documents from their words alone (topics fixed, c = 0).
-
-        Without the label term, tokens of the same word share their optimal phi, so this
-        runs LDA's E-step per (document, distinct word) with the word's count
-        (:func:`~topiclink.inference.fixed_topics.infer_doc_topics_variational`), which
-        is update (1) with c = 0 applied to all tokens of a word at once.
-        """
-        return infer_doc_topics_variational(corpus, np.log(np.asarray(self.components_)),
-                                            np.asarray(self.alpha_, dtype=np.float64),
-                                            int(self.transform_iter), _TRANSFORM_TOL)
-
-    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        """``E_q[theta] = gamma / sum gamma`` (a document without words: alpha / sum
-        alpha)."""
-        return expected_proportions(self._infer(corpus)[0])
-
-    def topic_features(self, X: Any) -> np.ndarray:
-        """``E_q[zbar] = phibar`` (n_docs, K) of documents: the classifier's input.
-
-        The same variational inference as :meth:`transform` (words only, topics fixed,
-        no label), summarised by the mean empirical topic proportions instead of
-        ``E_q[theta]``; :meth:`decision_function` is ``topic_features(X) @ coef_[0]``.  A
-        document without known words gets ``alpha / sum(alpha)``.
-        """
-        self._check_fitted()
-        return self._infer(self._as_model_corpus(X))[1]
+    def _inference_log_topics(self) -> np.ndarray:
+        return np.log(np.asarray(self.components_))
 
     def decision_function(self, X: Any) -> np.ndarray:
         """``eta^T phibar`` (n_docs,): positive for ``classes_[1]``."""
