@@ -43,6 +43,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp creates 0600; a saved model gets the mode of any new file (umask)
+        os.chmod(tmp, 0o666 & ~_current_umask())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -51,6 +53,12 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
             pass
         raise
     return path
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def to_jsonable(value: Any) -> Any:
@@ -113,24 +121,52 @@ def _read(path: str | os.PathLike[str], arrays: bool = True
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"model file not found: {path}")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, not a topiclink model file")
     try:
         with np.load(path, allow_pickle=False) as npz:
-            if "__header__" not in npz.files:
-                raise ValueError(f"{path}: not a topiclink model file (no header)")
+            files = list(npz.files)
+            if "__header__" not in files:
+                raise _NotModel("no header")
             header = json.loads(npz["__header__"].tobytes().decode())
-            data = {k: npz[k] for k in npz.files if k != "__header__"} if arrays else {}
-    except (OSError, ValueError, json.JSONDecodeError) as exc:
-        if isinstance(exc, ValueError) and str(exc).startswith(str(path)):
-            raise
-        raise ValueError(f"{path}: not a readable topiclink model file ({exc})") from None
+            data = {k: npz[k] for k in files if k != "__header__"} if arrays else {}
+    except _NotModel as exc:
+        raise ValueError(f"{path}: not a topiclink model file ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - zip, zlib, json, unicode, numpy format errors
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{path}: not a readable topiclink model file "
+                         f"({type(exc).__name__}: {reason})") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: not a topiclink model file (header is not an object)")
     if header.get("format") != FORMAT_NAME:
         raise ValueError(f"{path}: not a topiclink model file (format {header.get('format')!r})")
     version = header.get("format_version")
     if version != FORMAT_VERSION:
-        raise ValueError(f"{path}: model format version {version} is not supported by this "
+        raise ValueError(f"{path}: model format version {version!r} is not supported by this "
                          f"topiclink (which reads version {FORMAT_VERSION}); "
                          f"saved by topiclink {header.get('library_version')}")
+    for key, kind in (("class", str), ("params", dict), ("attributes", dict),
+                      ("arrays", dict)):
+        if not isinstance(header.get(key), kind):
+            raise ValueError(f"{path}: header member {key!r} is missing or not a "
+                             f"{kind.__name__}")
+    if arrays:
+        listed = header["arrays"]
+        for name in sorted(set(listed) ^ set(data)):
+            where = "listed in the header but absent" if name in listed else \
+                "present but not listed in the header"
+            raise ValueError(f"{path}: array {name!r} is {where}")
+        for name, value in data.items():
+            spec = listed[name]
+            if not isinstance(spec, dict) or list(value.shape) != spec.get("shape") or \
+                    str(value.dtype) != spec.get("dtype"):
+                raise ValueError(f"{path}: array {name!r} has shape {list(value.shape)} and "
+                                 f"dtype {value.dtype}, the header says {spec!r}")
     return header, data
+
+
+class _NotModel(Exception):
+    pass
 
 
 def read_model(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -33,6 +33,7 @@ from topiclink.inference.engine import (
     state_to_saved,
 )
 from topiclink.models.param_codecs import ParamCodec
+from topiclink.models.schema import ArraySpec, check_arrays
 from topiclink.persistence import read_model, save_model, to_jsonable
 from topiclink.random import as_generator, resolve_seed
 
@@ -75,6 +76,8 @@ class Estimator(BaseEstimator):
     _saved_optional: ClassVar[tuple[str, ...]] = ()
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {}
     _state_class: ClassVar[type[State] | None] = None
+    #: shapes, dtypes and value ranges of the saved arrays (checked by ``load``)
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -232,32 +235,73 @@ class Estimator(BaseEstimator):
         return params
 
     @classmethod
-    def _from_saved(cls, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> Estimator:
+    def _from_saved(cls, header: dict[str, Any], arrays: dict[str, np.ndarray],
+                    where: str = "model file") -> Estimator:
+        """Rebuild a saved model after checking the file against the class's schema:
+        known parameters that pass their constraints, known attributes, every required
+        array with consistent shapes and valid values, no unknown member."""
         params = dict(header.get("params", {}))
         schemas = header.get("param_schemas", {}) or {}
+        if not isinstance(schemas, dict):
+            raise ValueError(f"{where}: header member 'param_schemas' is not an object")
         for name, schema in schemas.items():
             codec = cls._param_codecs.get(name)
-            if codec is None or codec.schema != schema:
-                raise ValueError(f"{cls.__name__}: cannot decode parameter {name!r} "
+            if codec is None or codec.schema != schema or name not in params:
+                raise ValueError(f"{where}: cannot decode parameter {name!r} "
                                  f"(schema {schema!r})")
-            params[name] = codec.decode(params[name])
+            try:
+                params[name] = codec.decode(params[name])
+            except Exception as exc:  # noqa: BLE001 - any malformed description
+                raise ValueError(f"{where}: parameter {name!r} cannot be rebuilt "
+                                 f"({type(exc).__name__}: {exc})") from None
         valid = cls._get_param_names()
-        model = cls(**{k: v for k, v in params.items() if k in valid})
-        trace: dict[str, np.ndarray] = {}
-        state_arrays: dict[str, np.ndarray] = {}
-        for name, value in arrays.items():
-            if name.startswith("trace_/"):
-                trace[name.split("/", 1)[1]] = value
-            elif name.startswith("state_/"):
-                state_arrays[name.split("/", 1)[1]] = value
-            else:
-                setattr(model, name, value)
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ValueError(f"{where}: unknown parameter {unknown[0]!r} for {cls.__name__}")
+        model = cls(**params)
+        try:
+            model._validate_params()
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        plain = {k: v for k, v in arrays.items() if "/" not in k}
+        trace = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("trace_/")}
+        state_arrays = {k.split("/", 1)[1]: v for k, v in arrays.items()
+                        if k.startswith("state_/")}
+        others = sorted(set(arrays) - set(plain) - {f"trace_/{k}" for k in trace}
+                        - {f"state_/{k}" for k in state_arrays})
+        allowed = set(cls._saved_arrays) | set(cls._saved_optional)
+        unknown = sorted(set(plain) - allowed) + others
+        if unknown:
+            raise ValueError(f"{where}: unknown member {unknown[0]!r} for {cls.__name__}")
+        missing = [name for name in cls._saved_arrays if name not in plain]
+        if missing:
+            raise ValueError(f"{where}: required array {missing[0]!r} is missing")
+        sizes = {}
+        if "n_topics" in params:
+            sizes["K"] = int(params["n_topics"])
+        check_arrays(where, plain, cls._array_specs, sizes)
+        # traces hold NaN where the objective was not evaluated
+        check_arrays(where, trace, {k: ArraySpec(("*",), "f", None) for k in trace})
+        attributes = header.get("attributes", {})
+        allowed_attributes = set(cls._saved_scalars) | {"random_state_"}
+        for name, value in attributes.items():
+            if name not in allowed_attributes:
+                raise ValueError(f"{where}: unknown attribute {name!r} for {cls.__name__}")
+            if value is not None and not isinstance(value, bool | int | float | str):
+                raise ValueError(f"{where}: attribute {name!r} must be a number or text")
+        for name, value in plain.items():
+            setattr(model, name, value)
         model.trace_ = trace
-        for name, value in header.get("attributes", {}).items():
+        for name, value in attributes.items():
             setattr(model, name, value)
         if "state" in header:
-            state_class = cls._state_class_for(model)
-            model.state_ = state_from_saved(state_class, state_arrays, header["state"])
+            try:
+                state_class = cls._state_class_for(model)
+                model.state_ = state_from_saved(state_class, state_arrays, header["state"])
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                raise ValueError(f"{where}: saved sampler state is invalid ({exc})") from None
+        elif state_arrays:
+            raise ValueError(f"{where}: state arrays without a state description")
         model._after_load()
         return model
 
@@ -331,4 +375,4 @@ def load(path: str | os.PathLike[str]) -> Estimator:
     if cls is None:
         raise ValueError(f"{path}: unknown model class {name!r} (import the module that "
                          "defines it first)")
-    return cls._from_saved(header, arrays)
+    return cls._from_saved(header, arrays, where=str(path))

@@ -29,6 +29,7 @@ from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
+from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
 
@@ -100,6 +101,7 @@ class LDA(TopicsMixin, Estimator):
     }
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "topic_weights_", "vocabulary_", "alpha_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {**TOPIC_ARRAYS}
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_tokens_")
     _state_class = LDAState
 

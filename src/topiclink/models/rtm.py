@@ -51,6 +51,7 @@ from topiclink.inference.rtm import RelationalData, RelationalGibbs, RelationalS
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState, kernel_state
 
@@ -153,6 +154,11 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "train_zbar_", "weights_", "topic_weights_",
         "vocabulary_", "alpha_", "train_doc_ids_", "train_titles_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {
+        **TOPIC_ARRAYS,
+        **LINK_ARRAYS,
+        "weights_": ArraySpec(("K", "K")),
+    }
     _saved_scalars: ClassVar[tuple[str, ...]] = (
         "n_iter_", "n_pairs_", "n_negatives_", "directed_", "mean_doc_length_")
     _state_class = RelationalState

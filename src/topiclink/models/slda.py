@@ -39,6 +39,7 @@ from topiclink.inference.lda import TokenData
 from topiclink.inference.slda import SupervisedData, SupervisedGibbs, SupervisedState
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState, spawn
 
@@ -99,6 +100,12 @@ class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "all_components_", "coef_", "classes_", "vocabulary_", "alpha_",
         "doc_topic_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {
+        **TOPIC_ARRAYS,
+        "all_components_": ArraySpec(("M", "K", "V"), "f", "simplex"),
+        "coef_": ArraySpec(("M", "K")),
+        "classes_": ArraySpec(("C",), "*", None),
+    }
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_",)
     _state_class = SupervisedState
 

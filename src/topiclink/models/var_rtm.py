@@ -49,6 +49,7 @@ from topiclink.inference.var_rtm import VariationalRTMEM, VarRTMData, VarRTMStat
 from topiclink.inference.variational import TOPIC_INFERENCE, expected_proportions
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import TRANSFORM_TOL, VariationalTopicsMixin
 from topiclink.random import RandomState
 
@@ -152,6 +153,13 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "log_topics_", "doc_topic_", "zbar_", "weights_", "alpha_",
         "topic_weights_", "vocabulary_", "train_doc_ids_", "train_titles_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {
+        **TOPIC_ARRAYS,
+        **LINK_ARRAYS,
+        "zbar_": ArraySpec(("D", "K"), "f", "simplex"),
+        "log_topics_": ArraySpec(("K", "V")),
+        "weights_": ArraySpec(("K",)),
+    }
     _saved_scalars: ClassVar[tuple[str, ...]] = (
         "intercept_", "n_iter_", "n_links_", "n_pseudo_negatives_", "mean_doc_length_",
         "n_tokens_")

@@ -47,6 +47,7 @@ from topiclink.inference.var_slda import VariationalSLDAEM, VarSLDAData, VarSLDA
 from topiclink.inference.variational import expected_proportions
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.random import RandomState
 
@@ -142,6 +143,12 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "coef_", "classes_", "doc_topic_", "zbar_", "alpha_",
         "topic_weights_", "vocabulary_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {
+        **TOPIC_ARRAYS,
+        "zbar_": ArraySpec(("D", "K"), "f", "simplex"),
+        "coef_": ArraySpec(("M", "K")),
+        "classes_": ArraySpec(("C",), "*", None),
+    }
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "converged_", "n_tokens_")
     _state_class = VarSLDAState
 

@@ -1,0 +1,167 @@
+"""Model files are validated on load: every corrupt, truncated or edited file is one line
+naming the file and the member, never a traceback, a segfault or a replaced method."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+
+import numpy as np
+import pytest
+
+import topiclink
+from topiclink.datasets import make_rtm_data
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    (corpus, links), _ = make_rtm_data(n_docs=40, n_words=30, n_topics=3, doc_length=20,
+                                       random_state=1)
+    folder = tmp_path_factory.mktemp("models")
+    y = np.arange(corpus.n_docs) % 2
+    models = {
+        "lda": topiclink.LDA(3, max_iter=3, random_state=0).fit(corpus),
+        "rtm": topiclink.RelationalTopicModel(3, max_iter=3, negative_ratio=0.1,
+                                              random_state=0).fit(corpus, links=links),
+        "slda": topiclink.SupervisedTopicModel(3, max_iter=3, random_state=0).fit(corpus, y),
+        "varrtm": topiclink.VariationalRTM(3, max_iter=3, random_state=0).fit(
+            corpus, links=links),
+    }
+    return {name: m.save(folder / f"{name}.npz", full=True) for name, m in models.items()}
+
+
+def _members(path):
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files if k != "__header__"}
+        header = json.loads(npz["__header__"].tobytes().decode())
+    return header, arrays
+
+
+def _write(path, header, arrays, list_arrays=True):
+    if list_arrays:
+        header = {**header, "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)}
+                                       for k, v in arrays.items()}}
+    buf = io.BytesIO()
+    np.savez(buf, __header__=np.frombuffer(json.dumps(header).encode(), np.uint8), **arrays)
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def _edits(header, arrays):
+    """(description, expected message fragment, header, arrays) for edited files."""
+    comps = arrays["components_"]
+    yield "fewer topic columns than words", "components_", header, {
+        **arrays, "components_": comps[:, :-3] / comps[:, :-3].sum(axis=1, keepdims=True)}
+    yield "missing components_", "required array 'components_'", header, {
+        k: v for k, v in arrays.items() if k != "components_"}
+    yield "NaN topic", "NaN", header, {**arrays, "components_": np.where(
+        np.arange(comps.size).reshape(comps.shape) == 0, np.nan, comps)}
+    yield "negative topic", ">= 0", header, {**arrays, "components_": comps - 1.0}
+    yield "rows not summing to one", "sum to 1", header, {**arrays, "components_": comps * 2}
+    yield "a member named transform", "unknown member 'transform'", header, {
+        **arrays, "transform": np.zeros(3)}
+    yield "object-free text topics", "dtype", header, {
+        **arrays, "components_": comps.astype(str)}
+    yield "more topics than n_topics", "K", header, {
+        **arrays, "components_": np.vstack([comps, comps[:1]])}
+    yield "vocabulary of numbers", "dtype", header, {
+        **arrays, "vocabulary_": np.arange(comps.shape[1])}
+    yield "3-D topics", "dimensions", header, {**arrays, "components_": comps[None]}
+    yield "unknown parameter", "unknown parameter 'bogus'", {
+        **header, "params": {**header["params"], "bogus": 1}}, arrays
+    yield "invalid parameter", "n_topics must be", {
+        **header, "params": {**header["params"], "n_topics": -1}}, arrays
+    yield "parameter of the wrong type", "max_iter must be", {
+        **header, "params": {**header["params"], "max_iter": "many"}}, arrays
+    yield "params not an object", "'params'", {**header, "params": [1, 2]}, arrays
+    yield "no class", "'class'", {k: v for k, v in header.items() if k != "class"}, arrays
+    yield "unknown class", "unknown model class", {**header, "class": "NoSuchModel"}, arrays
+    yield "unknown attribute", "unknown attribute 'fit'", {
+        **header, "attributes": {**header["attributes"], "fit": 3}}, arrays
+    yield "attribute that is a list", "number or text", {
+        **header, "attributes": {**header["attributes"], "n_iter_": [1, 2]}}, arrays
+    yield "future format version", "format version", {**header, "format_version": 99}, arrays
+    yield "other format", "not a topiclink model file", {**header, "format": "x"}, arrays
+    if "state" in header:
+        yield "state without fields", "saved sampler state is invalid", {
+            **header, "state": {"class": header["state"]["class"]}}, arrays
+        yield "state of another class", "saved sampler state is invalid", {
+            **header, "state": {**header["state"], "class": "Other"}}, arrays
+    yield "trace of text", "dtype", header, {
+        **arrays, "trace_/log_likelihood": np.array(["a", "b"])}
+
+
+@pytest.mark.parametrize("model", ["lda", "rtm", "slda", "varrtm"])
+def test_edited_files_are_one_line_errors(model, saved, tmp_path):
+    header, arrays = _members(saved[model])
+    n_cases = 0
+    for i, (what, fragment, h, a) in enumerate(_edits(header, arrays)):
+        if what == "more topics than n_topics" and model == "slda":
+            continue                         # slda's components_ is the first chain's
+        path = _write(tmp_path / f"case{i}.npz", h, a)
+        with pytest.raises(ValueError) as info:
+            topiclink.load(path)
+        message = str(info.value)
+        assert "\n" not in message, what
+        assert fragment in message and str(path) in message, f"{what}: {message}"
+        n_cases += 1
+    assert n_cases >= 20
+
+
+def test_header_and_members_must_agree(saved, tmp_path):
+    header, arrays = _members(saved["lda"])
+    path = _write(tmp_path / "x.npz", header, arrays, list_arrays=False)   # header as saved
+    assert topiclink.load(path).components_.shape == arrays["components_"].shape
+    listed = {**header, "arrays": {**header["arrays"],
+                                   "ghost": {"shape": [1], "dtype": "float64"}}}
+    with pytest.raises(ValueError, match="'ghost' is listed in the header but absent"):
+        topiclink.load(_write(tmp_path / "y.npz", listed, arrays, list_arrays=False))
+    wrong = {**header, "arrays": {**header["arrays"],
+                                  "alpha_": {"shape": [7], "dtype": "float64"}}}
+    with pytest.raises(ValueError, match="'alpha_' has shape"):
+        topiclink.load(_write(tmp_path / "z.npz", wrong, arrays, list_arrays=False))
+
+
+@pytest.mark.parametrize("kind", ["truncated", "empty", "random", "text", "directory",
+                                  "npy", "header not json", "header not an object"])
+def test_unreadable_files_are_one_line_errors(kind, saved, tmp_path):
+    good = saved["lda"].read_bytes()
+    path = tmp_path / "bad.npz"
+    if kind == "truncated":
+        path.write_bytes(good[: len(good) // 2])
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "random":
+        path.write_bytes(np.random.default_rng(0).bytes(4096))
+    elif kind == "text":
+        path.write_text("this is not a model\n")
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "npy":
+        np.save(path.with_suffix(".npy"), np.ones(3))
+        path = path.with_suffix(".npy")
+    else:
+        raw = b"{not json" if kind == "header not json" else b"[1, 2]"
+        buf = io.BytesIO()
+        np.savez(buf, __header__=np.frombuffer(raw, np.uint8))
+        path.write_bytes(buf.getvalue())
+    with pytest.raises(ValueError) as info:
+        topiclink.load(path)
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+
+
+def test_a_valid_file_still_loads_and_resumes(saved):
+    model = topiclink.load(saved["rtm"])
+    assert model.state_.iteration == 3
+
+
+def test_saved_models_follow_the_umask(saved, tmp_path):
+    model = topiclink.load(saved["lda"])
+    old = os.umask(0o022)
+    try:
+        path = model.save(tmp_path / "mode.npz")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
