@@ -190,8 +190,19 @@ def test_n_jobs_never_changes_the_result(name, data):
 def test_bad_input_is_a_one_line_error(name, data):
     counts = data["X"].counts.toarray()
     counts[4] = 0
-    with pytest.raises(DataError, match="document 4 .* is empty"):
-        fit(make(name), data, X=Corpus(sp.csr_matrix(counts)))
+    if ESTIMATORS[name].allows_empty_documents:
+        est = fit(make(name), data, X=Corpus(sp.csr_matrix(counts)))
+        np.testing.assert_allclose(est.doc_topic_[4], est.alpha_ / est.alpha_.sum())
+    else:
+        with pytest.raises(DataError, match="document 4 .* is empty"):
+            fit(make(name), data, X=Corpus(sp.csr_matrix(counts)))
+    V = data["X"].n_words
+    with pytest.raises(DataError, match="no documents"):
+        fit(make(name), data, X=Corpus(sp.csr_matrix((0, V))))
+    with pytest.raises(DataError, match="no words"):
+        fit(make(name), data, X=Corpus(sp.csr_matrix((data["X"].n_docs, V))))
+    with pytest.raises(ValueError, match="more than this machine"):
+        fit(make(name, n_topics=10**9), data)
     for bad in ({"n_topics": 1}, {"max_iter": True}, {"max_iter": 0}, {"n_topics": 2.5}):
         with pytest.raises(ValueError, match=f"{name}: {next(iter(bad))} must be") as info:
             fit(make(name, **bad), data)
@@ -292,3 +303,38 @@ def test_the_seed_actually_used_is_recorded(seed, data, tmp_path):
     assert again.random_state == est.random_state_
     refit = clone(again).fit(data["X"])
     np.testing.assert_array_equal(refit.components_, est.components_)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if issubclass(ESTIMATORS[n], TopicsMixin)])
+def test_dataframe_columns_are_matched_by_name(name, data):
+    import pandas as pd
+
+    X = data["X"]
+    frame = pd.DataFrame(X.counts.toarray(), columns=[str(w) for w in X.vocabulary],
+                         index=X.doc_ids)
+    est = fit(make(name), data, X=frame)
+    new = frame.iloc[:4]
+    np.testing.assert_array_equal(est.transform(new), est.transform(new[new.columns[::-1]]))
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        est.top_words(-1)
+
+
+def test_pipeline_with_texts_the_vectorizer_leaves_empty():
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    texts = ["graph citation network", "topic model words", "a", "citation papers words",
+             "topics of text", "the of"] * 3
+    pipe = make_pipeline(CountVectorizer(), topiclink.LDA(2, max_iter=10, random_state=0))
+    theta = pipe.fit_transform(texts)
+    np.testing.assert_allclose(theta[2], 0.5)          # "a" has no token the vectorizer keeps
+
+
+def test_relational_model_in_a_pipeline(data):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    pipe = make_pipeline(FunctionTransformer(lambda X: X.counts, accept_sparse=True),
+                         make("RelationalTopicModel"))
+    pipe.fit(data["X"], relationaltopicmodel__links=data["links"])
+    assert pipe[-1].weights_.shape == (3, 3)

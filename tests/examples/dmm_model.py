@@ -17,7 +17,7 @@ from topiclink.data.checks import (
     VERBOSE,
     Integer,
 )
-from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.corpus import Corpus
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
@@ -51,8 +51,7 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
     def fit(self, X: Any, y: None = None, *, resume: bool = False
             ) -> DirichletMultinomialMixture:
         self._validate_params()
-        corpus = as_corpus(X)
-        corpus.check_no_empty("fit")
+        corpus = self._training_corpus(X)
         algorithm = CollapsedGibbsDMM(int(self.n_topics), self.doc_topic_prior,
                                       self.topic_word_prior)
         data = TokenData.from_corpus(corpus)

@@ -23,7 +23,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from topiclink.data.checks import Constraint, validate_params
+from topiclink.data.checks import Constraint, DataError, validate_params
+from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.inference.engine import (
     Algorithm,
     RunResult,
@@ -71,6 +72,8 @@ class Estimator(BaseEstimator):
     fit_requires: ClassVar[tuple[str, ...]] = ("X",)
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {}
     n_jobs_invariant: ClassVar[bool] = True
+    #: documents without words may be fitted (their topic proportions stay the prior's)
+    allows_empty_documents: ClassVar[bool] = False
     _saved_arrays: ClassVar[tuple[str, ...]] = ()
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_",)
     _saved_optional: ClassVar[tuple[str, ...]] = ()
@@ -110,6 +113,28 @@ class Estimator(BaseEstimator):
 
     def _check_params(self) -> None:
         """Checks that involve several parameters (override; one-line ValueError)."""
+
+    # ------------------------------------------------------------------ training data
+    def _training_corpus(self, X: Any) -> Corpus:
+        """The training documents, checked before any allocation: at least one document
+        and one word; empty documents refused (or, where the model allows them, counted
+        in the log); the model's arrays must fit in memory."""
+        corpus = as_corpus(X)
+        if corpus.n_docs == 0:
+            raise DataError("fit: X has no documents")
+        if corpus.n_words == 0 or corpus.n_tokens == 0:
+            raise DataError("fit: X has no words (every document is empty)")
+        if self.allows_empty_documents:
+            empty = corpus.empty_documents()
+            if empty.size:
+                logger.info("%d of %d training documents are empty; their topic proportions "
+                            "stay at the prior", empty.size, corpus.n_docs)
+        else:
+            corpus.check_no_empty("fit")
+        K = getattr(self, "n_topics", None)
+        if isinstance(K, int | np.integer):
+            _check_memory(int(K), corpus)
+        return corpus
 
     # ------------------------------------------------------------------ randomness
     def _fit_generator(self) -> np.random.Generator:
@@ -312,6 +337,25 @@ class Estimator(BaseEstimator):
 
     def _after_load(self) -> None:
         """Hook: rebuild derived attributes after loading (override)."""
+
+
+def _available_memory() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def _check_memory(n_topics: int, corpus: Corpus) -> None:
+    """Refuse, before allocating, a model whose count arrays cannot fit in memory
+    (K x (D + V) counts, K x V topics, per-token assignments)."""
+    D, V, N = corpus.n_docs, corpus.n_words, corpus.n_tokens
+    need = 8 * n_topics * (D + 2 * V) + 8 * N + 8 * n_topics * n_topics
+    have = _available_memory()
+    if need > have:
+        raise ValueError(f"fit: {n_topics} topics over {D} documents and {V} words need about "
+                         f"{need / 2**30:.3g} GiB, more than this machine's "
+                         f"{have / 2**30:.3g} GiB")
 
 
 def _is_json_int(value: Any) -> bool:

@@ -56,7 +56,8 @@ class TopicsMixin:
         (unknown words dropped, their token count logged); a matrix must have V columns."""
         corpus = as_corpus(X)
         n_words = len(self.vocabulary_)
-        if isinstance(X, Corpus):
+        if isinstance(X, Corpus | pd.DataFrame):
+            # words are matched by name (a DataFrame's columns), whatever their order
             corpus, dropped = corpus.with_vocabulary(self.vocabulary_)
             if dropped:
                 logger.info("dropped %d tokens of words outside the model's vocabulary",
@@ -89,6 +90,8 @@ class TopicsMixin:
     def top_words(self, n: int = 10) -> list[list[str]]:
         """The ``n`` most probable words of every topic, most probable first."""
         self._check_fitted()
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise ValueError(f"top_words: n must be an integer >= 1, got {n!r}")
         order = np.argsort(-np.asarray(self.components_), axis=1, kind="stable")[:, :n]
         return [[str(self.vocabulary_[j]) for j in row] for row in order]
 

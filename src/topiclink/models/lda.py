@@ -24,7 +24,7 @@ from topiclink.data.checks import (
     Options,
     doc_topic_prior_vector,
 )
-from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.corpus import Corpus
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, TokenData
 from topiclink.models.base import Estimator
@@ -91,6 +91,7 @@ class LDA(TopicsMixin, Estimator):
     """
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X",)
+    allows_empty_documents: ClassVar[bool] = True
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"LDA": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "n_topics": N_TOPICS, "doc_topic_prior": PRIOR, "topic_word_prior": POSITIVE,
@@ -139,9 +140,8 @@ class LDA(TopicsMixin, Estimator):
         ``save(path, full=True)``) for ``max_iter`` more iterations on the same ``X``.
         """
         self._validate_params()
+        corpus = self._training_corpus(X)
         algorithm = self._algorithm()
-        corpus = as_corpus(X)
-        corpus.check_no_empty("fit")
         data = TokenData.from_corpus(corpus)
         logger.info("LDA: %d documents, %d words, %d tokens, K=%d", corpus.n_docs,
                     corpus.n_words, data.n_tokens, algorithm.n_topics)

@@ -42,7 +42,7 @@ from topiclink.data.checks import (
     Real,
     doc_topic_prior_vector,
 )
-from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
 from topiclink.inference.augment import LOSSES, augment, initial_coefficients
 from topiclink.inference.fixed_topics import infer_doc_topics
@@ -238,9 +238,8 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
             raise TypeError(f"{type(self).__name__}.fit takes the links as a keyword: "
                             "fit(X, links=...)")
         self._validate_params()
+        corpus = self._training_corpus(X)
         algorithm = self._algorithm()
-        corpus = as_corpus(X)
-        corpus.check_no_empty("fit")
         if links is None:
             raise ValueError("fit needs links: a Links object, an (n, 2) edge array, "
                              "a scipy adjacency matrix or a networkx graph")

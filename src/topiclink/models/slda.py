@@ -32,7 +32,7 @@ from topiclink.data.checks import (
     doc_topic_prior_vector,
     encode_labels,
 )
-from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.corpus import Corpus
 from topiclink.inference.augment import LOSSES
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -157,9 +157,8 @@ class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
         more iterations.
         """
         self._validate_params()
+        corpus = self._training_corpus(X)
         algorithm = self._algorithm()
-        corpus = as_corpus(X)
-        corpus.check_no_empty("fit")
         encoder, codes = encode_labels(y, corpus.n_docs)
         n_classes = encoder.classes_.size
         rows = [codes == 1] if n_classes == 2 else [codes == k for k in range(n_classes)]

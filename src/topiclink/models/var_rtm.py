@@ -43,7 +43,7 @@ from topiclink.data.checks import (
     Real,
     doc_topic_prior_vector,
 )
-from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
 from topiclink.inference.var_rtm import VariationalRTMEM, VarRTMData, VarRTMState
 from topiclink.inference.variational import TOPIC_INFERENCE, expected_proportions
@@ -211,9 +211,8 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
             raise TypeError(f"{type(self).__name__}.fit takes the links as a keyword: "
                             "fit(X, links=...)")
         self._validate_params()
+        corpus = self._training_corpus(X)
         algorithm = self._algorithm()
-        corpus = as_corpus(X)
-        corpus.check_no_empty("fit")
         if links is None:
             raise DataError("VariationalRTM.fit needs links (positive links among the "
                             "documents of X)")

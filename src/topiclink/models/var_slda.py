@@ -42,7 +42,7 @@ from topiclink.data.checks import (
     doc_topic_prior_vector,
     encode_labels,
 )
-from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.corpus import Corpus
 from topiclink.inference.var_slda import VariationalSLDAEM, VarSLDAData, VarSLDAState
 from topiclink.inference.variational import expected_proportions
 from topiclink.models.base import Estimator
@@ -194,9 +194,8 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
             iterations: 10 + 10 iterations equal 20.
         """
         self._validate_params()
+        corpus = self._training_corpus(X)
         algorithm = self._algorithm()
-        corpus = as_corpus(X)
-        corpus.check_no_empty("fit")
         encoder, codes = encode_labels(y, corpus.n_docs)
         if encoder.classes_.size > 2:
             raise DataError(f"VariationalSLDA is binary only, y has {encoder.classes_.size} "
