@@ -305,6 +305,7 @@ class Estimator(BaseEstimator):
         if "n_topics" in params:
             sizes["K"] = int(params["n_topics"])
         check_arrays(where, plain, cls._array_specs, sizes)
+        cls._check_loaded(where, plain)
         # traces hold NaN where the objective was not evaluated
         check_arrays(where, trace, {k: ArraySpec(("*",), "f", None) for k in trace})
         attributes = header.get("attributes", {})
@@ -337,6 +338,11 @@ class Estimator(BaseEstimator):
 
     def _after_load(self) -> None:
         """Hook: rebuild derived attributes after loading (override)."""
+
+    @classmethod
+    def _check_loaded(cls, where: str, arrays: dict[str, np.ndarray]) -> None:
+        """Hook: checks across members that shapes alone do not express (override;
+        one-line ValueError naming ``where``)."""
 
 
 def _available_memory() -> int:

@@ -125,6 +125,10 @@ class TopicsMixin:
         from topiclink.kernels.lda import token_log_likelihood
 
         self._check_fitted()
+        if isinstance(fraction, bool) or not isinstance(fraction, int | float | np.number) \
+                or not 0.0 < float(fraction) < 1.0:
+            raise ValueError(f"fraction (of each document's tokens held out) must be in "
+                             f"(0, 1), got {fraction!r}")
         corpus = self._as_model_corpus(X)
         rng = (self._prediction_generator() if random_state is None
                else as_generator(random_state))
@@ -158,6 +162,14 @@ class LinkPredictionMixin:
     ``_scores_from_topics(zq, targets, direction)``; ``_probabilities(scores)`` (raise
     when the loss has no probabilities); ``_words_from_links(out, into, n_tokens, rng)``.
     """
+
+    @classmethod
+    def _check_loaded(cls, where: str, arrays: dict[str, np.ndarray]) -> None:
+        super()._check_loaded(where, arrays)  # type: ignore[misc]
+        titles, ids = arrays.get("train_titles_"), arrays.get("train_doc_ids_")
+        if titles is not None and ids is not None and titles.size not in (0, ids.size):
+            raise ValueError(f"{where}: {titles.size} training titles for {ids.size} "
+                             "training documents")
 
     def _targets(self, targets: Any) -> np.ndarray:
         n_train = np.shape(self.train_zbar_)[0]
@@ -216,6 +228,8 @@ class LinkPredictionMixin:
         Returns a tidy DataFrame: query, rank (1 = best), target (training position),
         doc_id, title (where the training data had titles) and score.
         """
+        if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
+            raise ValueError(f"suggest_links: top must be an integer >= 1, got {top!r}")
         scores = self.link_scores(X_new, direction=direction)
         top = int(min(top, scores.shape[1]))
         order = np.argsort(-scores, axis=1, kind="stable")[:, :top]
@@ -244,17 +258,36 @@ class LinkPredictionMixin:
         """
         self._check_fitted()
         n_train = np.shape(self.train_zbar_)[0]
-        out = sp.csr_matrix(links_out)
-        if out.ndim != 2 or out.shape[1] != n_train:
-            raise ValueError(f"links_out must have shape (n_new, {n_train}), got {out.shape}")
-        out = (out != 0).tocsr()
-        into = (sp.csr_matrix(links_in) != 0).tocsr() if links_in is not None else \
-            sp.csr_matrix(out.shape, dtype=bool)
+        out = _link_indicator(links_out, "links_out", n_train)
+        into = (_link_indicator(links_in, "links_in", n_train) if links_in is not None
+                else sp.csr_matrix(out.shape, dtype=bool))
         if into.shape != out.shape:
-            raise ValueError("links_in and links_out must have the same shape")
+            raise ValueError(f"links_in has shape {into.shape}, links_out {out.shape}: they "
+                             "must be the same")
         rng = (self._prediction_generator() if random_state is None
                else as_generator(random_state))
         return self._words_from_links(out, into, n_tokens, rng)
+
+
+def _link_indicator(links: Any, name: str, n_train: int) -> sp.csr_matrix:
+    """A (n_new, n_train) 0/1 matrix of links as boolean CSR (one-line errors)."""
+    if sp.issparse(links):
+        M = sp.csr_matrix(links)
+        values = M.data
+    else:
+        try:
+            values = np.asarray(links, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a numeric (n_new, {n_train}) matrix") from None
+        if values.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D (n_new, {n_train}) matrix, got "
+                             f"{values.ndim} dimensions")
+        M = sp.csr_matrix(values)
+    if M.shape[1] != n_train:
+        raise ValueError(f"{name} must have shape (n_new, {n_train}), got {M.shape}")
+    if values.dtype.kind not in "biuf" or not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} must hold finite numbers (nonzero = linked)")
+    return (M != 0).tocsr()
 
 
 class ClassifierCapability(ClassifierMixin):
@@ -264,6 +297,19 @@ class ClassifierCapability(ClassifierMixin):
     Hooks: ``classes_``; ``decision_function(X)`` ((n,) when binary, else (n, n_classes));
     ``_probabilities(scores)`` (raise when the loss has no probabilities).
     """
+
+    @classmethod
+    def _check_loaded(cls, where: str, arrays: dict[str, np.ndarray]) -> None:
+        super()._check_loaded(where, arrays)  # type: ignore[misc]
+        classes, coef = arrays.get("classes_"), arrays.get("coef_")
+        if classes is None or coef is None:
+            return
+        if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
+            raise ValueError(f"{where}: classes_ must list at least 2 distinct labels")
+        expected = 1 if classes.size == 2 else classes.size
+        if coef.shape[0] != expected:
+            raise ValueError(f"{where}: coef_ has {coef.shape[0]} classifiers for "
+                             f"{classes.size} classes (expected {expected})")
 
     def predict(self, X: Any) -> np.ndarray:
         """The label of each document (arg-max decision value; sign when binary)."""
@@ -276,6 +322,15 @@ class ClassifierCapability(ClassifierMixin):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities (n_docs, n_classes), columns in ``classes_`` order."""
         return self._probabilities(self.decision_function(X))
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)``."""
+        predicted = self.predict(X)
+        y = np.asarray(y)
+        if y.shape != predicted.shape:
+            raise ValueError(f"y has shape {y.shape} for {predicted.shape[0]} documents")
+        return super().score(X, y, sample_weight) if sample_weight is not None else \
+            float(np.mean(predicted == y))
 
     def _probabilities(self, scores: np.ndarray) -> np.ndarray:
         p = 0.5 * (1.0 + np.tanh(0.5 * np.asarray(scores)))

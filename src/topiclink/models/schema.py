@@ -5,7 +5,8 @@ or an out-of-bounds read in a kernel).
 Shapes are written with symbols (``("K", "V")``): every symbol must take one value across
 all arrays of a file (``"*"`` is free).  ``kind`` is the NumPy dtype kind class
 (``"f"`` float, ``"i"`` integer, ``"U"`` text, ``"*"`` any); ``check`` is a value
-constraint: ``"finite"``, ``"positive"``, ``"nonnegative"``, ``"simplex"`` (non-negative,
+constraint: ``"finite"``, ``"positive"``, ``"nonnegative"``, ``"nonpositive"``,
+``"simplex"`` (non-negative,
 each slice along the last axis sums to 1).
 """
 
@@ -70,6 +71,8 @@ def _check_values(where: str, name: str, value: np.ndarray, check: str) -> None:
         raise ValueError(f"{where}: array {name!r} holds NaN or infinite values")
     if check in ("positive",) and value.size and np.min(value) <= 0:
         raise ValueError(f"{where}: array {name!r} must be > 0 (min {np.min(value)!r})")
+    if check == "nonpositive" and value.size and np.max(value) > 0:
+        raise ValueError(f"{where}: array {name!r} must be <= 0 (max {np.max(value)!r})")
     if check in ("nonnegative", "simplex") and value.size and np.min(value) < 0:
         raise ValueError(f"{where}: array {name!r} must be >= 0 (min {np.min(value)!r})")
     if check == "simplex" and value.size:

@@ -157,7 +157,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         **TOPIC_ARRAYS,
         **LINK_ARRAYS,
         "zbar_": ArraySpec(("D", "K"), "f", "simplex"),
-        "log_topics_": ArraySpec(("K", "V")),
+        "log_topics_": ArraySpec(("K", "V"), "f", "nonpositive"),
         "weights_": ArraySpec(("K",)),
     }
     _saved_scalars: ClassVar[tuple[str, ...]] = (

@@ -1,0 +1,186 @@
+"""Model-file cases: truncated, corrupted, edited headers, swapped and shaped arrays."""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tests.fuzz.harness import Case
+
+MODELS = ("LDA", "RelationalTopicModel", "SupervisedTopicModel", "VariationalRTM",
+          "VariationalSLDA")
+
+
+@functools.cache
+def folder() -> Path:
+    return Path(tempfile.mkdtemp(prefix="topiclink-fuzz-"))
+
+
+@functools.cache
+def saved(name: str) -> Path:
+    from tests.fuzz.cases_api import fitted
+
+    return fitted(name).save(folder() / f"{name}.npz", full=True)
+
+
+def members(path: Path) -> tuple[dict, dict]:
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files if k != "__header__"}
+        header = json.loads(npz["__header__"].tobytes().decode())
+    return header, arrays
+
+
+def write(path: Path, header: dict, arrays: dict) -> Path:
+    header = {**header, "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)}
+                                   for k, v in arrays.items()}}
+    buf = io.BytesIO()
+    np.savez(buf, __header__=np.frombuffer(json.dumps(header).encode(), np.uint8), **arrays)
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def _load(path: Path) -> Any:
+    import topiclink
+
+    return topiclink.load(path)
+
+
+def _edited(name: str, key: str, edit: Any) -> Any:
+    header, arrays = members(saved(name))
+    header, arrays = edit(header, arrays)
+    return _load(write(folder() / f"{name}-{key}.npz", header, arrays))
+
+
+def _detectable_truncation(cls: Any, member: str, arrays: dict) -> bool:
+    """Dropping the last entry of ``member`` can be seen only if its first axis is tied to
+    another saved array (or to ``n_topics``) through the class's shape schema."""
+    spec = cls._array_specs.get(member)
+    if spec is None or spec.shape is None or not spec.shape or spec.shape[0] == "*":
+        return member == "classes_"
+    symbol = spec.shape[0]
+    if symbol == "K":
+        return True
+    return any(symbol in (other.shape or ()) for name, other in cls._array_specs.items()
+               if name != member and name in arrays)
+
+
+def _array_edits(cls: Any, arrays: dict) -> list[tuple[str, Any, str]]:
+    """(label, edit, expect) for each saved array: every way it can be wrong."""
+    out = []
+    for member, value in sorted(arrays.items()):
+        if member.startswith(("trace_/", "state_/")):
+            continue
+        spec = cls._array_specs.get(member)
+        out.append((f"drop-{member}", lambda h, a, m=member: (
+            h, {k: v for k, v in a.items() if k != m}), "error"))
+        expect = "error" if _detectable_truncation(cls, member, arrays) else "any"
+        out.append((f"truncate-{member}", lambda h, a, m=member: (
+            h, {**a, m: a[m][:-1] if a[m].ndim else a[m]}), expect))
+        out.append((f"transpose-{member}", lambda h, a, m=member: (
+            h, {**a, m: a[m].T[..., :1] if a[m].ndim >= 2 else a[m][None, :]}), "error"))
+        if value.dtype.kind == "f":
+            out.append((f"nan-{member}", lambda h, a, m=member: (
+                h, {**a, m: np.where(np.arange(a[m].size).reshape(a[m].shape) == 0, np.nan,
+                                     a[m])}), "error"))
+            signed = spec is not None and spec.check == "finite"
+            out.append((f"negate-{member}", lambda h, a, m=member: (h, {**a, m: -a[m] - 1}),
+                        "any" if signed else "error"))
+        if value.dtype.kind != "U":
+            out.append((f"as-text-{member}", lambda h, a, m=member: (
+                h, {**a, m: a[m].astype(str)}), "any" if member == "classes_" else "error"))
+    return out
+
+
+def _header_edits() -> list[tuple[str, Any]]:
+    def params(**kw: Any) -> Any:
+        return lambda h, a: ({**h, "params": {**h["params"], **kw}}, a)
+
+    return [
+        ("param-unknown", params(bogus=1)), ("param-ntopics-neg", params(n_topics=-1)),
+        ("param-ntopics-text", params(n_topics="3")), ("param-maxiter-bool", params(
+            max_iter=True)), ("param-prior-neg", params(doc_topic_prior=-1.0)),
+        ("param-seed-neg", params(random_state=-5)), ("param-njobs-zero", params(n_jobs=0)),
+        ("params-list", lambda h, a: ({**h, "params": []}, a)),
+        ("no-class", lambda h, a: ({k: v for k, v in h.items() if k != "class"}, a)),
+        ("class-unknown", lambda h, a: ({**h, "class": "Nope"}, a)),
+        ("class-number", lambda h, a: ({**h, "class": 3}, a)),
+        ("version-2", lambda h, a: ({**h, "format_version": 2}, a)),
+        ("version-text", lambda h, a: ({**h, "format_version": "1"}, a)),
+        ("format-other", lambda h, a: ({**h, "format": "other"}, a)),
+        ("attribute-unknown", lambda h, a: ({**h, "attributes": {**h["attributes"],
+                                                                  "predict": 1}}, a)),
+        ("attribute-list", lambda h, a: ({**h, "attributes": {**h["attributes"],
+                                                               "n_iter_": [1]}}, a)),
+        ("member-transform", lambda h, a: (h, {**a, "transform": np.zeros(2)})),
+        ("member-fit", lambda h, a: (h, {**a, "fit": np.zeros(2)})),
+        ("member-nested", lambda h, a: (h, {**a, "x/y": np.zeros(2)})),
+        ("state-missing-array", lambda h, a: (h, {k: v for k, v in a.items()
+                                                  if not k.startswith("state_/")})),
+        ("state-class", lambda h, a: ({**h, "state": {**h["state"], "class": "X"}}, a)),
+        ("state-fields", lambda h, a: ({**h, "state": {"class": h["state"]["class"],
+                                                       "fields": []}}, a)),
+        ("state-without-header", lambda h, a: ({k: v for k, v in h.items() if k != "state"},
+                                               a)),
+        ("codec-unknown", lambda h, a: ({**h, "param_schemas": {"n_topics": "x/1"}}, a)),
+        ("codec-list", lambda h, a: ({**h, "param_schemas": [1]}, a)),
+        ("trace-2d", lambda h, a: (h, {**a, "trace_/seconds": np.zeros((2, 2))})),
+        ("trace-text", lambda h, a: (h, {**a, "trace_/seconds": np.array(["a"])})),
+    ]
+
+
+def _raw(name: str, kind: str, k: int) -> Any:
+    data = saved(name).read_bytes()
+    path = folder() / f"{name}-raw-{kind}-{k}.npz"
+    if kind == "cut":
+        path.write_bytes(data[: len(data) * k // 20])
+    elif kind == "flip":
+        pos = (len(data) * (2 * k + 1)) // 40
+        path.write_bytes(data[:pos] + bytes([data[pos] ^ 0xFF]) + data[pos + 1:])
+    return _load(path)
+
+
+def _state_resume(name: str, edit: Any) -> Any:
+    """A loaded full model whose state arrays were edited, then resumed."""
+    from tests.fuzz.cases_api import _resume_data
+
+    header, arrays = members(saved(name))
+    header, arrays = edit(header, arrays)
+    model = _load(write(folder() / f"{name}-state.npz", header, arrays))
+    return _resume_data(model)
+
+
+def cases() -> list[Case]:
+    out = []
+    for name in MODELS:
+        header, arrays = members(saved(name))
+        import topiclink
+
+        cls = getattr(topiclink, name)
+        edits = _array_edits(cls, arrays) + [(k, e, "error") for k, e in _header_edits()]
+        for label, edit, expect in edits:
+            out.append(Case(f"file/{name}/{label}", "model-files",
+                            lambda n=name, key=label, e=edit: _edited(n, key, e), expect))
+        for k in range(1, 20):
+            out.append(Case(f"file/{name}/cut-{k}of20", "model-files",
+                            lambda n=name, kk=k: _raw(n, "cut", kk)))
+        for k in range(20):
+            out.append(Case(f"file/{name}/flip-{k}", "model-files",
+                            lambda n=name, kk=k: _raw(n, "flip", kk), "any"))
+        out.append(Case(f"file/{name}/valid", "model-files", lambda n=name: _load(saved(n)),
+                        "accept", lambda m, n=name: type(m).__name__ == n))
+    for kind, content in (("empty", b""), ("text", b"not a model\n"), ("zip", b"PK\x03\x04"),
+                          ("random", bytes(range(256)) * 8)):
+        def make(c: bytes = content, k: str = kind) -> Any:
+            path = folder() / f"raw-{k}.npz"
+            path.write_bytes(c)
+            return _load(path)
+        out.append(Case(f"file/raw/{kind}", "model-files", make))
+    out.append(Case("file/raw/directory", "model-files", lambda: _load(folder())))
+    out.append(Case("file/raw/missing", "model-files", lambda: _load(folder() / "none.npz")))
+    return out
