@@ -85,12 +85,14 @@ def test_fit_lda_from_user_files(tmp_path):
     vocab = tmp_path / "vocab.tiny.txt"
     vocab.write_text("alpha\nbeta\ngamma\ndelta\n")
     result = runner.invoke(app, ["fit", "lda", "--input", str(docword), "--vocab", str(vocab),
-                                 "-k", "2", "-n", "5", "--out", str(out), "--quiet"])
+                                 "-k", "2", "-n", "5", "--out", str(out), "--quiet",
+                                 "--force"])
     assert result.exit_code == 0, result.output
     assert "alpha" in result.output or "gamma" in result.output
     bad = tmp_path / "docword.bad.txt"
     bad.write_text("3\n4\n5\n1 1 2\n1 x 1\n")
-    result = runner.invoke(app, ["fit", "lda", "--input", str(bad), "--out", str(out)])
+    result = runner.invoke(app, ["fit", "lda", "--input", str(bad), "--out", str(out),
+                                 "--force"])
     assert result.exit_code == 1 and "docword.bad.txt:5" in result.output
 
 
@@ -146,8 +148,8 @@ def test_fit_rtm_then_suggest_links(tmp_path):
     """Bundled Cora: fit a small Gibbs-gRTM, then suggest links for a raw-text query; the
     table has the requested number of rows with titles; bad queries are one-line errors."""
     out = tmp_path / "rtm.npz"
-    result = runner.invoke(app, ["fit", "rtm", "-k", "4", "-n", "5", "--quiet", "--out",
-                                 str(out)])
+    result = runner.invoke(app, ["fit", "rtm", "--dataset", "cora", "-k", "4", "-n", "5",
+                                 "--quiet", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "training pairs" in result.output and out.exists()
     result = runner.invoke(app, ["suggest", str(out), "--text",

@@ -87,11 +87,12 @@ def test_fit_model_of_a_new_estimator_class_needs_no_registry(tmp_path):
 
     out = tmp_path / "dmm.npz"
     result = runner.invoke(app, ["fit", "model", "DirichletMultinomialMixture", "-k", "3",
-                                 "-n", "3", "--out", str(out), "--quiet"])
+                                 "-n", "3", "--dataset", "cora", "--out", str(out),
+                                 "--quiet"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["fit", "model", "GSDMM", "-k", "3", "-n", "3",
-                                 "--param", "doc_topic_prior=0.5", "--out", str(out),
-                                 "--quiet"])
+                                 "--param", "doc_topic_prior=0.5", "--dataset", "cora",
+                                 "--out", str(out), "--quiet", "--force"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["evaluate", str(out), "--dataset", "cora"])
     assert result.exit_code == 0, result.output
@@ -151,9 +152,10 @@ def test_data_folder_without_dataset_is_detected(tmp_path):
                                  "-n", "3", "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["fit", "lda", "--data", str(folder), "-k", "2", "-n", "3",
-                                 "--out", str(out), "--quiet"])
+                                 "--out", str(out), "--quiet", "--force"])
     assert result.exit_code == 0, result.output
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = runner.invoke(app, ["fit", "lda", "--data", str(empty), "--out", str(out)])
+    result = runner.invoke(app, ["fit", "lda", "--data", str(empty), "--out", str(out),
+                                 "--force"])
     assert result.exit_code == 1 and "no known data format" in result.output

@@ -182,5 +182,41 @@ def cases() -> list[Case]:
             return _load(path)
         out.append(Case(f"file/raw/{kind}", "model-files", make))
     out.append(Case("file/raw/directory", "model-files", lambda: _load(folder())))
+    out.extend(state_cases())
     out.append(Case("file/raw/missing", "model-files", lambda: _load(folder() / "none.npz")))
+    return out
+
+
+def _state_edits() -> list[tuple[str, Any]]:
+    def arr(name: str, f: Any) -> Any:
+        return lambda h, a: (h, {**a, f"state_/{name}": f(a[f"state_/{name}"])})
+
+    return [
+        ("z-out-of-range", arr("z", lambda z: z + 10**6)),
+        ("z-negative", arr("z", lambda z: z - 1)),
+        ("z-short", arr("z", lambda z: z[..., :-1])),
+        ("counts-off", arr("ndk", lambda c: c + 1)),
+        ("nk-negative", arr("nk", lambda c: c - 10**6)),
+        ("rng-short", arr("kernel_rng", lambda r: r[:0])),
+        ("gamma-negative", arr("gamma", lambda g: -g)),
+        ("phibar-nan", arr("phibar", lambda p: p * np.nan)),
+        ("pairs-out-of-range", arr("pair_source", lambda p: p + 10**6)),
+        ("b-zero", arr("b", lambda b: b * 0)),
+        ("eta-wrong-shape", arr("eta", lambda e: e[..., :1])),
+    ]
+
+
+def state_cases() -> list[Case]:
+    out = []
+    for name in MODELS:
+        _, arrays = members(saved(name))
+        for label, edit in _state_edits():
+            field = label.split("-")[0]
+            key = {"z": "z", "counts": "ndk", "nk": "nk", "rng": "kernel_rng",
+                   "gamma": "gamma", "phibar": "phibar", "pairs": "pair_source",
+                   "b": "b", "eta": "eta"}[field]
+            if f"state_/{key}" not in arrays:
+                continue
+            out.append(Case(f"state/{name}/{label}", "model-files",
+                            lambda n=name, e=edit: _state_resume(n, e)))
     return out

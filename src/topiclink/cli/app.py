@@ -14,14 +14,22 @@ from typing import Annotated
 import typer
 
 from topiclink import __version__
-from topiclink.cli import datasets, demo, evaluate, experiment, fit, info, suggest
+from topiclink.cli import common, datasets, demo, evaluate, experiment, fit, info, suggest
+from topiclink.cli.common import CheckedGroup
 
+# rich_markup_mode=None: the plain help layout (typer's rich one shows every flag as
+# taking a "<bool>" value).  CheckedGroup turns whatever a command raises into one
+# ``error: ...`` line (``--debug`` shows the traceback instead).
 app = typer.Typer(
     name="topiclink",
-    help="Bayesian topic models of linked data: fit, inspect and evaluate from the shell.",
+    help="Bayesian topic models of linked data: fit, inspect and evaluate from the shell. "
+         "Errors are one line `error: ...` (exit 1; 2 for a bad option; 130 when "
+         "interrupted); --debug shows the traceback instead.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    cls=CheckedGroup,
 )
 app.add_typer(fit.app, name="fit")
 app.add_typer(experiment.app, name="experiment")
@@ -35,7 +43,11 @@ app.command("demo")(demo.demo_cmd)
 
 @app.callback(invoke_without_command=True)
 def _main(version: Annotated[bool, typer.Option("--version", help="Print the version.")]
+          = False,
+          debug: Annotated[bool, typer.Option(
+              "--debug", help="Show the traceback of an error instead of one line.")]
           = False) -> None:
+    common.DEBUG = debug
     if version:
         typer.echo(f"topiclink {__version__}")
         raise typer.Exit()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -18,14 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 if TYPE_CHECKING:
     from topiclink.datasets.base import Dataset
 
 __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "WorkersOpt",
-           "SeedOpt", "setup_logging", "fail", "reported_errors", "load_data", "load_input",
-           "int_list", "float_list", "parse_params", "FitData", "prepare_fit_data",
-           "fit_and_report", "echo_table"]
+           "SeedOpt", "ForceOpt", "setup_logging", "fail", "one_line", "exception_message",
+           "reported_errors", "report_unexpected", "CheckedGroup", "check", "memory_bytes",
+           "check_model_size", "check_model", "model_file_path", "check_out_file",
+           "check_out_dir", "check_input_paths", "require_data", "load_model_file",
+           "load_data", "load_input", "int_list", "float_list", "parse_params", "FitData",
+           "prepare_fit_data", "fit_and_report", "echo_table"]
 
 DatasetOpt = Annotated[str | None, typer.Option(
     "--dataset", "-d", help="Dataset name (see `topiclink datasets`); with --data and no "
@@ -43,6 +48,8 @@ WorkersOpt = Annotated[int, typer.Option(
     help="Configurations run at once in separate processes (the results do not depend "
          "on it).")]
 SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
+ForceOpt = Annotated[bool, typer.Option("--force/--no-force", "-f",
+                                        help="Overwrite an existing output file.")]
 
 
 # ---------------------------------------------------------------------- logging, errors
@@ -56,21 +63,262 @@ def setup_logging(verbose: bool) -> None:
     root.setLevel(logging.INFO if verbose else logging.WARNING)
 
 
-def fail(message: str) -> typer.Exit:
-    """Print ``error: message`` (red, stderr) and return the Exit(1) to raise."""
-    typer.secho(f"error: {message}", err=True, fg=typer.colors.RED)
-    return typer.Exit(code=1)
+def one_line(text: str) -> str:
+    """``text`` on one line (its lines joined with ``; ``)."""
+    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
+
+
+def exception_message(exc: BaseException) -> str:
+    """A one-line message for an exception: its text, or its type's name when empty."""
+    text = one_line(str(exc)) if not isinstance(exc, KeyError) else one_line(repr(exc))
+    return text or type(exc).__name__
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``error: message`` (one line, red, stderr) and return the Exit to raise."""
+    typer.secho(f"error: {one_line(message)}", err=True, fg=typer.colors.RED)
+    return typer.Exit(code=code)
+
+
+#: Set by the root command's ``--debug``: errors are raised (with their traceback)
+#: instead of reported on one line.
+DEBUG = False
+
+#: The errors of bad input: reported with their own message.
+KNOWN_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, OSError,
+                                                 TypeError)
+
+
+def _known_errors() -> tuple[type[BaseException], ...]:
+    from sklearn.exceptions import NotFittedError
+
+    return (*KNOWN_ERRORS, NotFittedError)
 
 
 @contextlib.contextmanager
 def reported_errors(*kinds: type[BaseException]) -> Iterator[None]:
-    """Turn bad input (ValueError, FileNotFoundError, and ``kinds``) into a one-line
-    error and exit code 1 instead of a traceback."""
+    """Turn bad input (ValueError, FileNotFoundError, OSError, TypeError, NotFittedError,
+    and ``kinds``) into a one-line error and exit code 1 instead of a traceback."""
     try:
         yield
-    except (FileNotFoundError, ValueError, *kinds) as exc:
-        raise fail(str(exc).strip().splitlines()[0] if str(exc).strip() else
-                   type(exc).__name__) from None
+    except (*_known_errors(), *kinds) as exc:
+        if DEBUG:
+            raise
+        raise fail(exception_message(exc)) from None
+
+
+def report_unexpected(exc: BaseException) -> typer.Exit:
+    """The one-line report of any exception a command let through (see
+    :class:`CheckedGroup`): known kinds with their message, others with their type."""
+    if isinstance(exc, KeyboardInterrupt):
+        return fail("interrupted", code=130)
+    if isinstance(exc, MemoryError):
+        return fail("out of memory" + (f": {one_line(str(exc))}" if str(exc) else "")
+                    + " (try fewer topics or a smaller dataset)")
+    if isinstance(exc, _known_errors()):
+        return fail(exception_message(exc))
+    return fail(f"{type(exc).__name__}: {exception_message(exc)} (run with --debug for the "
+                "traceback)")
+
+
+class CheckedGroup(TyperGroup):
+    """The root command group: whatever a command raises becomes one ``error: ...`` line
+    (exit 1; ``interrupted``, exit 130, on Ctrl-C; usage errors exit 2) instead of a
+    traceback, unless ``--debug`` was given."""
+
+    def invoke(self, ctx: Any) -> Any:
+        from typer._click import exceptions as click_exc
+
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, click_exc.NoArgsIsHelpError):
+            raise
+        except click_exc.UsageError as exc:
+            if ctx.params.get("debug"):
+                raise
+            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            raise fail(f"{exc.format_message().rstrip('.')} (see `{where} --help`)",
+                       code=exc.exit_code) from None
+        except click_exc.ClickException as exc:
+            if ctx.params.get("debug"):
+                raise
+            raise fail(exc.format_message(), code=exc.exit_code) from None
+        except (Exception, KeyboardInterrupt) as exc:
+            if ctx.params.get("debug"):
+                raise
+            raise report_unexpected(exc) from None
+
+
+# ---------------------------------------------------------------------- option checks
+def check(condition: bool, message: str) -> None:
+    """Refuse an option value (one-line error) unless ``condition``."""
+    if not condition:
+        raise fail(message)
+
+
+def memory_bytes() -> int:
+    """The machine's physical memory in bytes (psutil when installed, else sysconf; 0 when
+    unknown)."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except ImportError:
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+def check_model_size(n_topics: int | None, n_docs: int = 1, n_words: int = 1,
+                     what: str = "") -> None:
+    """Refuse ``n_topics`` whose counts alone (K x (D + V) x 4 bytes) exceed the machine's
+    memory, before anything is allocated."""
+    if n_topics is None or not isinstance(n_topics, int) or n_topics < 1:
+        return
+    need = n_topics * (max(n_docs, 0) + max(n_words, 0)) * 4
+    have = memory_bytes()
+    if have and need > have:
+        raise fail(f"{n_topics} topics{what} need at least {need / 2**30:.3g} GiB of counts "
+                   f"(K x (documents + words) x 4 bytes); this machine has "
+                   f"{have / 2**30:.3g} GiB of memory")
+
+
+def check_model(model: Any) -> None:
+    """The estimator's declared parameter checks (one line), and its size against the
+    machine, before any data is read."""
+    validate = getattr(model, "_validate_params", None)
+    if validate is not None:
+        with reported_errors():
+            validate()
+    check_model_size(getattr(model, "n_topics", None))
+
+
+def model_file_path(path: Path) -> Path:
+    """The path the model writer uses for ``path`` (``.npz`` appended when missing)."""
+    return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
+
+def _check_writable_dir(folder: Path, what: Path) -> None:
+    """``folder`` exists as a writable directory, or can be created: checked with the
+    permissions and then for real (a temporary file, or folder, made in it and removed at
+    once), which also catches read-only file systems and running as root."""
+    import tempfile
+
+    folder = folder.absolute()
+    probe = folder
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise fail(f"cannot create {what}: {probe} is not a directory")
+    verb = "write" if probe == folder else "create"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise fail(f"cannot {verb} {what}: directory {probe} is not writable")
+    try:
+        if probe == folder:
+            fd, tmp = tempfile.mkstemp(prefix=".topiclink-probe-", dir=probe)
+            os.close(fd)
+            os.unlink(tmp)
+        else:
+            os.rmdir(tempfile.mkdtemp(prefix=".topiclink-probe-", dir=probe))
+    except OSError as exc:
+        raise fail(f"cannot {verb} {what}: directory {probe} is not writable "
+                   f"({exc.strerror or exception_message(exc)})") from None
+
+
+def check_out_file(out: Path | None, *, force: bool = False, option: str = "--out",
+                   model: bool = True) -> Path | None:
+    """Check an output file before any work: a non-empty name, not a directory, in a
+    directory that is (or can be made) writable, and not an existing file unless
+    ``force``.  Returns the path that will be written (``.npz`` added for a model)."""
+    if out is None:
+        return None
+    if str(out).strip() in ("", "."):
+        raise fail(f"{option} needs a file name, got an empty name")
+    path = model_file_path(out) if model else out
+    for candidate in dict.fromkeys((out, path)):
+        if candidate.is_dir():
+            raise fail(f"{option} {candidate} is a directory; give a file name")
+    if path.exists() or path.is_symlink():
+        if not force:
+            raise fail(f"{path} exists; give --force to overwrite it")
+        if not os.access(path, os.W_OK) and not os.access(path.parent, os.W_OK):
+            raise fail(f"cannot write {path}: not writable")
+    _check_writable_dir(path.parent, path)
+    return path
+
+
+def check_out_dir(out: Path, option: str = "--out") -> Path:
+    """Check an output folder before any work: a name, a directory (or creatable), and
+    writable."""
+    if str(out).strip() == "":
+        raise fail(f"{option} needs a folder name, got ''")
+    if out.exists() and not out.is_dir():
+        raise fail(f"{option} {out} exists and is not a directory")
+    _check_writable_dir(out, out)
+    return out
+
+
+def check_input_paths(data: Path | None = None, input_file: Path | None = None,
+                      vocab: Path | None = None) -> None:
+    """The data paths a user gave exist (one-line error otherwise), before any reading."""
+    if data is not None:
+        if str(data).strip() == "":
+            raise fail("--data needs a folder name, got ''")
+        if not data.exists():
+            raise fail(f"data folder not found: {data}")
+    for option, path in (("--input", input_file), ("--vocab", vocab)):
+        if path is None:
+            continue
+        if str(path).strip() == "":
+            raise fail(f"{option} needs a file name, got ''")
+        if not path.exists():
+            raise fail(f"{option} file not found: {path}")
+        if path.is_dir():
+            raise fail(f"{option} {path} is a directory; give a file")
+
+
+def dataset_choices() -> str:
+    """The registered dataset names, comma-separated."""
+    from topiclink.datasets import dataset_specs
+
+    return ", ".join(dataset_specs())
+
+
+def require_data(dataset: str | None, data: Path | None, input_file: Path | None = None,
+                 *, inputs: bool = True) -> None:
+    """Refuse a command run with no data named (no silent default dataset)."""
+    check_input_paths(data, input_file)
+    if dataset is None and data is None and input_file is None:
+        where = "--dataset NAME, --data DIR" + (" or --input FILE" if inputs else "")
+        raise fail(f"no data given: use {where} (datasets: {dataset_choices()}; "
+                   "`topiclink datasets` lists them)")
+
+
+def load_model_file(path: Path) -> Any:
+    """A saved model, or one line ``<file>: not a readable topiclink model file (...)``."""
+    from topiclink.models.base import load
+
+    if not path.exists():
+        raise fail(f"model file not found: {path}")
+    if path.is_dir():
+        raise fail(f"{path}: not a readable topiclink model file (a directory)")
+    try:
+        return load(path)
+    except FileNotFoundError as exc:
+        raise fail(exception_message(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - any failure to read is the file's fault
+        if DEBUG:
+            raise
+        message = exception_message(exc)
+        if message.startswith(str(path)) or message.startswith(f"{path}:"):
+            raise fail(message) from None
+        if isinstance(exc, EOFError) or path.stat().st_size == 0:
+            message = f"{type(exc).__name__}: empty or truncated file"
+        elif not isinstance(exc, ValueError | OSError):
+            message = f"{type(exc).__name__}: {message}"
+        raise fail(f"{path}: not a readable topiclink model file ({message})") from None
 
 
 # ---------------------------------------------------------------------- data
@@ -88,39 +336,63 @@ def load_input(path: Path, vocab: Path | None) -> Any:
 
 
 def load_data(dataset: str | None, data: Path | None, input_file: Path | None = None,
-              vocab: Path | None = None, default: str = "cora") -> Dataset:
+              vocab: Path | None = None, default: str | None = None) -> Dataset:
     """The data a command works on.
 
     ``--input FILE``: the user's documents; ``--dataset NAME`` (with ``--data DIR``: the
     user's copy); ``--data DIR`` alone: the folder's format is detected; neither: the
-    command's ``default`` dataset.
+    command's ``default`` dataset (an error when it has none).
     """
     from topiclink.datasets import load_dataset
     from topiclink.datasets.base import Dataset
 
+    check_input_paths(data, input_file, vocab)
     if input_file is not None:
         if dataset is not None or data is not None:
             raise fail("give your documents as --input or a dataset as --dataset/--data, "
                        "not both")
         corpus = load_input(input_file, vocab)
         return Dataset(name=input_file.stem, corpus=corpus, path=input_file)
+    if dataset is None and data is None and default is None:
+        require_data(dataset, data, input_file)
     name = dataset if dataset is not None else (None if data is not None else default)
     with reported_errors():
         return load_dataset(name, data_dir=data)
 
 
-def int_list(text: str, name: str) -> list[int]:
+def int_list(text: str, name: str, minimum: int | None = None,
+             maximum: int | None = None) -> list[int]:
+    """A non-empty comma-separated list of integers in [minimum, maximum] (one-line error
+    otherwise)."""
     try:
-        return [int(v) for v in text.split(",") if v.strip()]
+        values = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise fail(f"{name} must be a comma-separated list of integers, got {text!r}") from None
+    if not values:
+        raise fail(f"{name} needs at least one integer, got {text!r}")
+    for v in values:
+        if (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
+            bounds = (f">= {minimum}" if maximum is None else
+                      f"in {minimum}..{maximum}" if minimum is not None else f"<= {maximum}")
+            raise fail(f"{name} values must be {bounds}, got {v}")
+    return values
 
 
-def float_list(text: str, name: str) -> list[float]:
+def float_list(text: str, name: str, positive: bool = False) -> list[float]:
+    """A non-empty comma-separated list of finite numbers (> 0 when ``positive``)."""
+    import math
+
     try:
-        return [float(v) for v in text.split(",") if v.strip()]
+        values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise fail(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
+    if not values:
+        raise fail(f"{name} needs at least one number, got {text!r}")
+    for v in values:
+        if not math.isfinite(v) or (positive and v <= 0):
+            raise fail(f"{name} values must be finite{' and > 0' if positive else ''}, "
+                       f"got {v:g}")
+    return values
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -220,7 +492,7 @@ def _fit_details(model: Any, data: FitData, seconds: float) -> list[str]:
     return details
 
 
-def fit_and_report(model: Any, ds: Dataset, out: Path, *, holdout: float = 0.0,
+def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float = 0.0,
                    seed: int = 0) -> Any:
     """The one scaffold of the fit commands: data -> fit -> report -> save.
 
@@ -234,12 +506,21 @@ def fit_and_report(model: Any, ds: Dataset, out: Path, *, holdout: float = 0.0,
 
     requires = tuple(getattr(model, "fit_requires", ("X",)))
     data = prepare_fit_data(ds, requires, holdout=holdout, seed=seed)
+    if data.corpus is not None:
+        check_model_size(getattr(model, "n_topics", None), data.corpus.n_docs,
+                         data.corpus.n_words, what=f" on {data.corpus.n_docs} documents x "
+                         f"{data.corpus.n_words} words")
     with reported_errors():
         t0 = time.perf_counter()
         fit_model(model, data.corpus, links=data.links, y=data.labels, tensor=data.tensor,
                   features=data.features)
         seconds = time.perf_counter() - t0
-    path = model.save(out)
+    path = None
+    if out is not None:
+        try:
+            path = model.save(out)
+        except OSError as exc:
+            raise fail(f"could not write the model to {out}: {exception_message(exc)}") from None
     if hasattr(model, "summary"):
         typer.echo(model.summary())
     details = _fit_details(model, data, seconds)
@@ -264,5 +545,8 @@ def fit_and_report(model: Any, ds: Dataset, out: Path, *, holdout: float = 0.0,
         if not table.empty:
             typer.echo(f"held-out documents ({holdout:g} of the dataset, not in training):")
             echo_table(table)
-    typer.echo(f"model written to {path}")
+    if path is not None:
+        typer.echo(f"model written to {path}")
+    else:
+        typer.echo("model not saved (no --out FILE given); nothing was written")
     return model

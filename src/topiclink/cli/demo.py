@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from topiclink.cli.common import VerboseOpt, setup_logging
+from topiclink.cli.common import (
+    VerboseOpt,
+    check,
+    check_model_size,
+    check_out_dir,
+    setup_logging,
+)
 
 __all__ = ["demo_cmd"]
 
@@ -24,5 +30,9 @@ def demo_cmd(
     from topiclink.demo import run_demo
 
     setup_logging(verbose)
+    check(topics >= 2, f"--topics must be >= 2, got {topics}")
+    check_model_size(topics)
+    check(iterations >= 1, f"--iterations must be >= 1, got {iterations}")
+    check_out_dir(out)
     run_demo(topics=topics, iterations=iterations, seed=seed, out=out, verbose=verbose,
              echo=typer.echo)

@@ -10,13 +10,18 @@ import typer
 from topiclink.cli.common import (
     DataDirOpt,
     DatasetOpt,
+    ForceOpt,
     InputOpt,
     VerboseOpt,
     VocabOpt,
+    check,
+    check_out_file,
     echo_table,
     fail,
     load_data,
+    load_model_file,
     reported_errors,
+    require_data,
     setup_logging,
 )
 
@@ -37,7 +42,9 @@ def evaluate_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the completion split and of the "
                                       "inference of new documents.")] = 0,
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Also write the table to this CSV file.")] = None,
+        "--out", "-o", help="Also write the table to this CSV file (an existing file is "
+        "refused unless --force).")] = None,
+    force: ForceOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Held-out metrics of a saved model: perplexity by document completion (topic
@@ -47,14 +54,16 @@ def evaluate_cmd(
     truth)."""
     from topiclink.experiments.evaluation import evaluate_model
     from topiclink.experiments.runner import write_csv
-    from topiclink.models.base import load
-
     setup_logging(verbose)
+    check(documents in ("auto", "test", "held-out", "all"),
+          f"--documents must be auto, test, held-out or all, got {documents!r}")
+    check(0 < fraction < 1, f"--fraction must be in (0, 1), got {fraction:g}")
     if dataset is None and data is None and input_file is None:
         raise fail("give the data to evaluate on: --dataset NAME, --data DIR or --input "
                    "FILE")
-    with reported_errors():
-        model = load(model_path)
+    require_data(dataset, data, input_file)
+    out = check_out_file(out, force=force, model=False)
+    model = load_model_file(model_path)
     ds = load_data(dataset, data, input_file, vocab)
     if input_file is not None and documents == "auto":
         documents = "all"      # the user's own documents: no ids to match
@@ -70,5 +79,6 @@ def evaluate_cmd(
         table.insert(0, "dataset", ds.name)
         table.insert(0, "estimator", type(model).__name__)
         table.insert(0, "model_file", str(model_path))
-        write_csv(table, out)
+        with reported_errors():
+            write_csv(table, out)
         typer.echo(f"written {out}")

@@ -10,8 +10,13 @@ import typer
 from topiclink.cli.common import (
     DataDirOpt,
     DatasetOpt,
+    ForceOpt,
     VerboseOpt,
     WorkersOpt,
+    check,
+    check_input_paths,
+    check_model_size,
+    check_out_dir,
     echo_table,
     fail,
     float_list,
@@ -24,15 +29,29 @@ from topiclink.cli.common import (
 __all__ = ["app"]
 
 app = typer.Typer(help="Run a paper's evaluation protocol; writes CSV and figures.",
-                  no_args_is_help=True)
+                  no_args_is_help=True,
+                  rich_markup_mode=None)
 
 
 def _names(models: str, known: list[str] | tuple[str, ...]) -> list[str]:
     names = [m.strip() for m in models.split(",") if m.strip()]
+    if not names:
+        raise fail(f"--models needs at least one model; known: {', '.join(known)}")
     unknown = [m for m in names if m not in known]
     if unknown:
         raise fail(f"unknown model {unknown[0]!r}; known: {', '.join(known)}")
     return names
+
+
+def _check_out(out: Path, prefix: str, force: bool) -> None:
+    """The output folder is writable and holds no earlier results (unless ``force``)."""
+    check_out_dir(out)
+    if out.is_dir() and not force:
+        earlier = sorted(p.name for p in out.glob(f"{prefix}_*") if p.is_file())
+        if earlier:
+            raise fail(f"{out} already holds results ({', '.join(earlier[:3])}"
+                       f"{', ...' if len(earlier) > 3 else ''}); give --force to replace "
+                       "them or another --out")
 
 
 def _figure(table, metric: str, title: str, path: Path) -> None:  # noqa: ANN001
@@ -79,8 +98,11 @@ def experiment_grtm(
                                              "negatives (paper: 0.01).")] = 0.01,
     seed: Annotated[int, typer.Option()] = 0,
     workers: WorkersOpt = 1,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
-    = Path("grtm-experiment"),
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output folder (created when missing) for the grtm_*.csv "
+        "tables and grtm_*.png figures; results already there are refused unless "
+        "--force.")] = Path("grtm-experiment"),
+    force: ForceOpt = False,
     verbose: VerboseOpt = True,
 ) -> None:
     """The gRTM paper's protocol (default data: cora-linqs): link rank, word rank and AUC
@@ -95,12 +117,26 @@ def experiment_grtm(
     from topiclink.experiments.runner import write_csv
 
     setup_logging(verbose)
+    # every option, the data path and the output folder before reading any data
     names = _names(models, link_model_names())
-    c_values = float_list(c, "--c") if c is not None else None
-    chosen = int_list(only_folds, "--only-folds") if only_folds else None
+    k_values = int_list(topics, "--topics", minimum=2)
+    check_model_size(max(k_values))
+    c_values = float_list(c, "--c", positive=True) if c is not None else None
+    check(folds >= 2, f"--folds must be >= 2, got {folds}")
+    chosen = (int_list(only_folds, "--only-folds", 0, folds - 1)
+              if only_folds is not None else None)
+    check(iterations >= 1, f"--iterations must be >= 1, got {iterations}")
+    check(alpha > 0, f"--alpha must be > 0, got {alpha:g}")
+    check(var_rtm_alpha > 0, f"--var-rtm-alpha must be > 0, got {var_rtm_alpha:g}")
+    check(0 < negatives <= 1, f"--negatives must be a fraction in (0, 1], got {negatives:g}")
+    check(workers >= 1, f"--workers must be >= 1, got {workers}")
+    check_input_paths(data)
+    _check_out(out, "grtm", force)
     ds = load_data(dataset, data, default="cora-linqs")
     if ds.corpus is None or ds.links is None:
         raise fail(f"dataset {ds.name!r} has no documents with links")
+    check_model_size(max(k_values), ds.corpus.n_docs, ds.corpus.n_words,
+                     what=f" on {ds.corpus.n_docs} documents x {ds.corpus.n_words} words")
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / "grtm_results.csv"
 
@@ -113,7 +149,7 @@ def experiment_grtm(
                             var_rtm_alpha=var_rtm_alpha)
     with reported_errors():
         table = run_grtm_experiment(
-            ds.corpus, ds.links, names, topics=int_list(topics, "--topics"),
+            ds.corpus, ds.links, names, topics=k_values,
             c_values=c_values, n_folds=folds, settings=settings, random_state=seed,
             folds=chosen, on_row=show, workers=workers, csv_path=csv_path)
     summary = summarise(table)
@@ -150,8 +186,11 @@ def experiment_slda(
     n_jobs: Annotated[int, typer.Option(help="Processes for one-vs-all classes.")] = 1,
     workers: WorkersOpt = 1,
     seed: Annotated[int, typer.Option()] = 0,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
-    = Path("slda-experiment"),
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output folder (created when missing) for the slda_*.csv "
+        "tables and slda_*.png figures; results already there are refused unless "
+        "--force.")] = Path("slda-experiment"),
+    force: ForceOpt = False,
     verbose: VerboseOpt = True,
 ) -> None:
     """The gSLDA / Gibbs MedLDA protocol (default data: 20newsgroups): accuracy and time
@@ -167,7 +206,19 @@ def experiment_slda(
     )
 
     setup_logging(verbose)
+    # every option, the data path and the output folder before reading any data
     names = _names(models, MODEL_NAMES)
+    check(task in ("binary", "multiclass"), f"--task must be binary or multiclass, got "
+          f"{task!r}")
+    k_values = int_list(topics, "--topics", minimum=2)
+    check_model_size(max(k_values))
+    c_values = float_list(c, "--c", positive=True)
+    check(iterations >= 1, f"--iterations must be >= 1, got {iterations}")
+    check(runs >= 1, f"--runs must be >= 1, got {runs}")
+    check(n_jobs != 0, "--n-jobs must be an integer other than 0 (-1: all cores), got 0")
+    check(workers >= 1, f"--workers must be >= 1, got {workers}")
+    check_input_paths(data)
+    _check_out(out, "slda", force)
     ds = load_data(dataset, data, default="20newsgroups")
     with reported_errors():
         prepared = prepare_task(ds, task, random_state=seed)
@@ -182,8 +233,8 @@ def experiment_slda(
                    f"test {row['test_seconds']:.1f} s")
 
     with reported_errors():
-        table = run_slda_experiment(prepared, names, topics=int_list(topics, "--topics"),
-                                    c_values=float_list(c, "--c"), n_runs=runs,
+        table = run_slda_experiment(prepared, names, topics=k_values,
+                                    c_values=c_values, n_runs=runs,
                                     max_iter=iterations, n_jobs=n_jobs, random_state=seed,
                                     on_row=show, workers=workers,
                                     csv_path=out / "slda_results.csv")

@@ -1,5 +1,10 @@
 """``topiclink fit ...``: fit a model and write it to a model file.
 
+Every fit command needs its data named (``--dataset``, ``--data`` or ``--input``: no
+silent default), writes only the file ``--out`` names (no ``--out``: the model is
+reported but not saved; an existing file only with ``--force``), and checks its options,
+its output path and the model's size against the machine before reading any data.
+
 ``fit model NAME`` fits any registered estimator (by class name or paper name), reading
 its ``fit_requires`` to know whether to pass links or labels; ``fit lda``, ``fit rtm``
 and ``fit slda`` are the same scaffold with each family's options.
@@ -7,7 +12,6 @@ and ``fit slda`` are the same scaffold with each family's options.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,25 +20,49 @@ import typer
 from topiclink.cli.common import (
     DataDirOpt,
     DatasetOpt,
+    ForceOpt,
     InputOpt,
     SeedOpt,
     VerboseOpt,
     VocabOpt,
+    check,
+    check_model,
+    check_out_file,
     fail,
     fit_and_report,
     load_data,
     parse_params,
+    require_data,
     setup_logging,
 )
 
 __all__ = ["app", "resolve_model"]
 
-app = typer.Typer(help="Fit a model and write it to a model file.", no_args_is_help=True)
+app = typer.Typer(help="Fit a model and write it to a model file.", no_args_is_help=True,
+                  rich_markup_mode=None)
 
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Model file to write.")]
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", "-o", help="Model file to write (.npz is added when missing); without --out "
+    "the model is fitted and reported but not saved. An existing file is refused unless "
+    "--force.", show_default=False)]
 HoldoutOpt = Annotated[float, typer.Option(
     help="Fraction of the documents (with their links and labels) kept out of training; "
          "their held-out metrics are printed (0: train on everything).")]
+
+
+def _checked(model: Any, out: Path | None, force: bool, dataset: str | None,
+             data: Path | None, input_file: Path | None = None, vocab: Path | None = None,
+             holdout: float = 0.0, inputs: bool = True) -> Path | None:
+    """Everything a fit command checks before reading data: the model's parameters and
+    size, ``--holdout``, that data was named and exists, and the output file."""
+    check_model(model)
+    check(0 <= holdout < 1, f"--holdout must be a fraction in [0, 1), got {holdout:g}")
+    require_data(dataset, data, input_file, inputs=inputs)
+    if vocab is not None:
+        from topiclink.cli.common import check_input_paths
+
+        check_input_paths(vocab=vocab)
+    return check_out_file(out, force=force)
 
 
 @app.command("lda")
@@ -48,16 +76,19 @@ def fit_lda(
     alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
     beta: Annotated[float, typer.Option(help="Topic-word prior beta.")] = 0.01,
     seed: SeedOpt = 0,
-    out: OutOpt = Path("lda.npz"),
+    out: OutOpt = None,
+    force: ForceOpt = False,
     verbose: VerboseOpt = True,
 ) -> None:
-    """Fit LDA (collapsed Gibbs) to a dataset (default: the bundled cora) and save it."""
+    """Fit LDA (collapsed Gibbs) to a dataset (--dataset, --data or --input) and save it
+    to --out."""
     from topiclink.models.lda import LDA
 
     setup_logging(verbose)
-    ds = load_data(dataset, data, input_file, vocab, default="cora")
     model = LDA(n_topics=topics, doc_topic_prior=alpha, topic_word_prior=beta,
                 max_iter=iterations, random_state=seed, verbose=verbose)
+    out = _checked(model, out, force, dataset, data, input_file, vocab)
+    ds = load_data(dataset, data, input_file, vocab)
     fit_and_report(model, ds, out, seed=seed)
 
 
@@ -81,11 +112,12 @@ def fit_rtm(
                                         "value).")] = -1,
     seed: SeedOpt = 0,
     holdout: HoldoutOpt = 0.0,
-    out: OutOpt = Path("rtm.npz"),
+    out: OutOpt = None,
+    force: ForceOpt = False,
     verbose: VerboseOpt = True,
 ) -> None:
-    """Fit a relational topic model (gRTM family) to a linked dataset (default: the
-    bundled cora) and save it."""
+    """Fit a relational topic model (gRTM family) to a linked dataset (--dataset or
+    --data, e.g. --dataset cora) and save it to --out."""
     from topiclink.experiments.runner import build_model, model_fit_requires
 
     setup_logging(verbose)
@@ -96,9 +128,10 @@ def fit_rtm(
                                          "random_state": seed},
                             {"c": c, "doc_topic_prior": alpha, "negative_ratio": negatives,
                              "n_jobs": n_jobs, "verbose": verbose})
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
-    ds = load_data(dataset, data, default="cora")
+    out = _checked(model, out, force, dataset, data, holdout=holdout, inputs=False)
+    ds = load_data(dataset, data)
     fit_and_report(model, ds, out, holdout=holdout, seed=seed)
 
 
@@ -116,19 +149,24 @@ def fit_slda(
     alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
     n_jobs: Annotated[int, typer.Option(help="Processes for one-vs-all classes.")] = 1,
     seed: SeedOpt = 0,
-    out: OutOpt = Path("slda.npz"),
+    out: OutOpt = None,
+    force: ForceOpt = False,
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit a supervised topic model (gSLDA / Gibbs MedLDA) to a labelled dataset's
-    training documents (default: poliblog-rlda) and save it; prints test accuracy where
-    the dataset has a test split."""
+    training documents (--dataset or --data, e.g. --dataset poliblog-rlda) and save it to
+    --out; prints test accuracy where the dataset has a test split."""
     from topiclink.models.base import make_paper_model
 
     setup_logging(verbose)
-    ds = load_data(dataset, data, default="poliblog-rlda")
-    model = make_paper_model("gSLDA", n_topics=topics, loss=loss, c=c, doc_topic_prior=alpha,
-                             max_iter=iterations, n_jobs=n_jobs, random_state=seed,
-                             verbose=verbose)
+    try:
+        model = make_paper_model("gSLDA", n_topics=topics, loss=loss, c=c,
+                                 doc_topic_prior=alpha, max_iter=iterations, n_jobs=n_jobs,
+                                 random_state=seed, verbose=verbose)
+    except (TypeError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    out = _checked(model, out, force, dataset, data, inputs=False)
+    ds = load_data(dataset, data)
     fit_and_report(model, ds, out, seed=seed)
 
 
@@ -144,14 +182,6 @@ def resolve_model(name: str) -> tuple[type, dict[str, Any]]:
         return papers[name]
     raise fail(f"unknown model {name!r}; known estimators: {', '.join(classes)}; paper "
                f"names: {', '.join(papers)} (see `topiclink models`)")
-
-
-def _default_dataset(requires: tuple[str, ...]) -> str:
-    if "y" in requires:
-        return "poliblog-rlda"
-    if "tensor" in requires and "X" not in requires:
-        return "nations"
-    return "cora"
 
 
 @app.command("model")
@@ -174,8 +204,8 @@ def fit_model_cmd(
         "values parsed as JSON when possible: 4, 0.5, true, null, [1,2], \"text\").")]
     = None,
     holdout: HoldoutOpt = 0.0,
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Model file to write (default: NAME.npz).")] = None,
+    out: OutOpt = None,
+    force: ForceOpt = False,
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit any registered estimator by name; what its fit needs (links, labels) comes
@@ -198,12 +228,10 @@ def fit_model_cmd(
         raise fail(f"{cls.__name__} has no parameter {unknown[0]!r}; its parameters: "
                    f"{', '.join(sorted(accepted))}")
     params.update(extra)
-    requires = tuple(cls.fit_requires)
     try:
         model = cls(**params)
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
-    ds = load_data(dataset, data, input_file, vocab, default=_default_dataset(requires))
-    if out is None:
-        out = Path(re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") + ".npz")
+    out = _checked(model, out, force, dataset, data, input_file, vocab, holdout=holdout)
+    ds = load_data(dataset, data, input_file, vocab)
     fit_and_report(model, ds, out, holdout=holdout, seed=seed)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from topiclink.cli.common import echo_table, reported_errors
+from topiclink.cli.common import check, echo_table, load_model_file, reported_errors
 
 __all__ = ["info_cmd", "models_cmd", "models_table"]
 
@@ -15,16 +15,16 @@ __all__ = ["info_cmd", "models_cmd", "models_table"]
 def info_cmd(model_path: Annotated[Path, typer.Argument(help="A saved model file (.npz).")],
              words: Annotated[int, typer.Option(help="Top words per topic.")] = 10) -> None:
     """Describe a saved model: its header, parameters and top words."""
-    from topiclink.models.base import load
     from topiclink.persistence import read_header
 
+    check(words >= 1, f"--words must be >= 1, got {words}")
+    model = load_model_file(model_path)
     with reported_errors():
         header = read_header(model_path)
-        model = load(model_path)
-    typer.echo(f"file: {model_path}  (format {header['format_version']}, saved by topiclink "
-               f"{header['library_version']})")
-    params = ", ".join(f"{k}={v}" for k, v in sorted(header["params"].items()))
-    typer.echo(f"class: {header['class']}({params})")
+    typer.echo(f"file: {model_path}  (format {header.get('format_version')}, saved by "
+               f"topiclink {header.get('library_version')})")
+    params = ", ".join(f"{k}={v}" for k, v in sorted(header.get("params", {}).items()))
+    typer.echo(f"class: {header.get('class', type(model).__name__)}({params})")
     if hasattr(model, "summary"):
         typer.echo(model.summary(n_words=words))
 

@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from topiclink.cli.common import echo_table, fail, reported_errors
+from topiclink.cli.common import (
+    check,
+    check_input_paths,
+    echo_table,
+    fail,
+    load_model_file,
+    reported_errors,
+)
 
 __all__ = ["suggest_cmd"]
 
@@ -24,19 +31,28 @@ def suggest_cmd(
     """Suggest links from new documents (raw text) to a relational model's training
     documents, with their titles where the training data had them."""
     from topiclink.data.io import corpus_from_texts
-    from topiclink.models.base import load
 
     if (text is None) == (text_file is None):
         raise fail("give the query as --text or --file (one of them)")
-    with reported_errors():
-        model = load(model_path)
+    check(top >= 1, f"--top must be >= 1, got {top}")
+    check(direction in ("out", "in", "either"),
+          f"--direction must be out, in or either, got {direction!r}")
+    if text_file is not None:
+        if not text_file.exists():
+            raise fail(f"query file not found: {text_file}")
+        check_input_paths(input_file=text_file)
+    elif not text.strip():
+        raise fail("--text is empty")
+    model = load_model_file(model_path)
     if not hasattr(model, "suggest_links"):
         raise fail(f"{model_path} holds a {type(model).__name__}, which has no links; "
                    "fit a relational model (topiclink fit rtm)")
     if text_file is not None:
-        if not text_file.exists():
-            raise fail(f"query file not found: {text_file}")
-        texts = [t for t in text_file.read_text(errors="replace").splitlines() if t.strip()]
+        with reported_errors():
+            texts = [t for t in text_file.read_text(errors="replace").splitlines()
+                     if t.strip()]
+        if not texts:
+            raise fail(f"query file {text_file} has no text")
     else:
         texts = [text]
     with reported_errors():

@@ -45,7 +45,7 @@ from threadpoolctl import threadpool_limits
 from topiclink.random import generator_state, restore_generator
 
 __all__ = ["Algorithm", "State", "RunResult", "run", "fingerprint", "state_to_saved",
-           "state_from_saved"]
+           "state_from_saved", "check_state", "check_topic_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,10 @@ class Algorithm:
         """A hash of the data a state belongs to (``init`` stores it in the state; a
         resumed run must be given data with the same fingerprint)."""
         return ""
+
+    def check_values(self, state: Any, data: Any) -> None:
+        """Hook: value checks of a state about to be resumed (counts consistent with the
+        assignments, ids in range); one-line ValueError."""
 
     def attach(self, state: Any, data: Any) -> None:
         """Build what ``step`` needs from the state beyond its arrays (e.g. pair indexes);
@@ -266,3 +270,43 @@ def state_from_saved(state_class: type[State], arrays: dict[str, np.ndarray],
         else:
             raise ValueError(f"saved state field {f.name!r} has unknown kind {kind!r}")
     return state_class(**values)
+
+
+def check_state(algorithm: Algorithm, state: State, data: Any) -> None:
+    """Refuse a state that does not belong to ``algorithm`` on ``data`` before any kernel
+    reads it (a saved state may have been edited): every field must have the kind, shape
+    and dtype of a fresh ``init`` on the same data, floats must be finite, and
+    ``algorithm.check_values`` must pass.  One-line ValueError."""
+    reference = algorithm.init(data, np.random.default_rng(0))
+    for f in dataclasses.fields(reference):
+        mine, ref = getattr(state, f.name, None), getattr(reference, f.name)
+        if isinstance(ref, np.ndarray):
+            if not isinstance(mine, np.ndarray) or mine.shape != ref.shape or \
+                    mine.dtype != ref.dtype:
+                got = (f"{mine.shape} {mine.dtype}" if isinstance(mine, np.ndarray)
+                       else type(mine).__name__)
+                raise ValueError(f"state field {f.name!r} is {got}, expected {ref.shape} "
+                                 f"{ref.dtype}")
+            if mine.dtype.kind == "f" and not np.all(np.isfinite(mine)):
+                raise ValueError(f"state field {f.name!r} holds NaN or infinite values")
+        elif isinstance(ref, list):
+            if not isinstance(mine, list) or len(mine) != len(ref):
+                raise ValueError(f"state field {f.name!r} must hold {len(ref)} streams")
+        elif isinstance(ref, float | int) and not isinstance(ref, bool):
+            if isinstance(mine, bool) or not isinstance(mine, int | float | np.number):
+                raise ValueError(f"state field {f.name!r} must be a number")
+    algorithm.check_values(state, data)
+
+
+def check_topic_counts(z: np.ndarray, ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray,
+                       docs: np.ndarray, words: np.ndarray) -> None:
+    """Topic assignments in [0, K) and counts equal to the ones they imply."""
+    K = nk.shape[0]
+    if z.size and (z.min() < 0 or z.max() >= K):
+        raise ValueError(f"state: topic assignments outside [0, {K})")
+    if not (np.array_equal(np.bincount(z, minlength=K), nk)
+            and np.array_equal(np.bincount(docs * K + z, minlength=ndk.size).reshape(
+                ndk.shape), ndk)
+            and np.array_equal(np.bincount(words.astype(np.int64) * K + z,
+                                           minlength=nwk.size).reshape(nwk.shape), nwk)):
+        raise ValueError("state: the topic counts do not match the topic assignments")

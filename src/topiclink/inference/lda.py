@@ -21,7 +21,7 @@ import numpy as np
 
 from topiclink.data.corpus import Corpus
 from topiclink.inference.chunked import ChunkedSweeper
-from topiclink.inference.engine import Algorithm, State, fingerprint
+from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.kernels import lda as kernels
 from topiclink.random import kernel_state, spawn
 
@@ -112,6 +112,9 @@ class CollapsedGibbsLDA(Algorithm):
         return LDAState(z=z, ndk=ndk, nwk=nwk, nk=nk,
                         kernel_rng=kernel_state(chain_rng, self.n_shards),
                         data_fingerprint=self.fingerprint(data))
+
+    def check_values(self, state: LDAState, data: TokenData) -> None:
+        check_topic_counts(state.z, state.ndk, state.nwk, state.nk, data.docs, data.words)
 
     @contextlib.contextmanager
     def session(self, state: LDAState, data: TokenData) -> Iterator[None]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from topiclink.data.links import Links
 from topiclink.inference.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
-from topiclink.inference.engine import Algorithm, State, fingerprint
+from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
 from topiclink.inference.pairs import PairSet
 from topiclink.inference.pipeline import BlockPipeline, pipeline_layout
@@ -165,6 +165,22 @@ class RelationalGibbs(Algorithm):
         lengths = data.tokens.lengths
         visits = np.bincount(src, minlength=D) + np.bincount(dst, minlength=D)
         return pipeline_layout(lengths + visits * np.minimum(lengths, self.n_topics), src, dst)
+
+    def check_values(self, state: RelationalState, data: RelationalData) -> None:
+        tok = data.tokens
+        check_topic_counts(state.z, state.ndk, state.nwk, state.nk, tok.docs, tok.words)
+        P, D = state.pair_source.size, tok.n_docs
+        for name in ("pair_target", "pair_y", "pair_c", "a", "b", "omega"):
+            if getattr(state, name).shape != (P,):
+                raise ValueError(f"state: {name} has {getattr(state, name).size} entries "
+                                 f"for {P} pairs")
+        for ids in (state.pair_source, state.pair_target):
+            if P and (ids.min() < 0 or ids.max() >= D):
+                raise ValueError(f"state: pair documents outside [0, {D})")
+        if np.any((state.pair_y != 0) & (state.pair_y != 1)) or np.any(state.pair_c <= 0):
+            raise ValueError("state: pair labels must be 0/1 and their constants > 0")
+        if np.any(state.b <= 0):
+            raise ValueError("state: augmentation coefficients b must be > 0")
 
     def attach(self, state: RelationalState, data: RelationalData) -> None:
         if self._attached is not None and self._attached[0] == id(state):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from topiclink.inference.augment import augment, initial_coefficients, pseudo_loglik
-from topiclink.inference.engine import Algorithm, State, fingerprint
+from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
 from topiclink.inference.weights import draw_weights
 from topiclink.kernels import lda as lda_kernels
@@ -106,6 +106,14 @@ class SupervisedGibbs(Algorithm):
             a=np.stack([p[7] for p in parts]), b=np.stack([p[8] for p in parts]),
             eta_rngs=[p[5] for p in parts], aug_rngs=[p[6] for p in parts],
             data_fingerprint=self.fingerprint(data))
+
+    def check_values(self, state: SupervisedState, data: SupervisedData) -> None:
+        tok = data.tokens
+        for m in range(state.z.shape[0]):
+            check_topic_counts(state.z[m], state.ndk[m], state.nwk[m], state.nk[m], tok.docs,
+                               tok.words)
+        if np.any(state.b <= 0):
+            raise ValueError("state: augmentation coefficients b must be > 0")
 
     def step(self, state: SupervisedState, data: SupervisedData) -> dict[str, float]:
         M = state.z.shape[0]

@@ -242,6 +242,10 @@ class VariationalRTMEM(Algorithm):
                            nu=math.log(M / (M + self.rho(data))),
                            data_fingerprint=self.fingerprint(data))
 
+    def check_values(self, state, data) -> None:  # noqa: ANN001
+        if np.any(state.gamma <= 0) or np.any(state.phibar < 0):
+            raise ValueError("state: gamma must be > 0 and phibar >= 0")
+
     def step(self, state: VarRTMState, data: VarRTMData) -> dict[str, float]:
         """One E-step (documents in turn, warm-started) and the M-step."""
         M, rho = data.n_links, self.rho(data)

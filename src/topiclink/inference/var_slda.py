@@ -216,6 +216,10 @@ class VariationalSLDAEM(Algorithm):
                             log_topics=log_topics, eta=np.zeros(K),
                             data_fingerprint=self.fingerprint(data))
 
+    def check_values(self, state, data) -> None:  # noqa: ANN001
+        if np.any(state.gamma <= 0) or np.any(state.phibar < 0):
+            raise ValueError("state: gamma must be > 0 and phibar >= 0")
+
     def step(self, state: VarSLDAState, data: VarSLDAData) -> dict[str, float]:
         """One E-step (every document, warm-started) and the M-step (topics, eta)."""
         c, nu2, D = self.c, self.weight_prior_var, data.n_docs

@@ -29,6 +29,7 @@ from topiclink.inference.engine import (
     Algorithm,
     RunResult,
     State,
+    check_state,
     run,
     state_from_saved,
     state_to_saved,
@@ -206,6 +207,10 @@ class Estimator(BaseEstimator):
         if state.data_fingerprint != algorithm.fingerprint(data):
             raise ValueError(f"{type(self).__name__}: resume needs the data of the first "
                              "fit (these documents/links differ)")
+        try:
+            check_state(algorithm, state, data)
+        except ValueError as exc:
+            raise ValueError(f"{type(self).__name__}: cannot resume: {exc}") from None
         return state
 
     # ------------------------------------------------------------------ persistence
