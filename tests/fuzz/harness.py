@@ -60,6 +60,12 @@ def _is_clean(exc: BaseException) -> bool:
 
 
 def classify(case: Case) -> tuple[str, str]:
+    judge = getattr(case, "judge", None)
+    if judge is not None:                 # the CLI: judged from exit code and output
+        try:
+            return judge()
+        except Exception as exc:  # noqa: BLE001
+            return "traceback", f"judge raised {type(exc).__name__}: {exc}"[:300]
     try:
         result = case.run()
     except MemoryError as exc:

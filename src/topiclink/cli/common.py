@@ -268,6 +268,8 @@ def check_input_paths(data: Path | None = None, input_file: Path | None = None,
             raise fail("--data needs a folder name, got ''")
         if not data.exists():
             raise fail(f"data folder not found: {data}")
+        if not data.is_dir():
+            raise fail(f"--data must be a folder, got the file {data}")
     for option, path in (("--input", input_file), ("--vocab", vocab)):
         if path is None:
             continue
@@ -331,8 +333,17 @@ def load_input(path: Path, vocab: Path | None) -> Any:
             return read_uci_bow(path, vocab)
         if not path.exists():
             raise FileNotFoundError(f"input file not found: {path}")
-        lines = list(path.read_text(errors="replace").splitlines())
-        return corpus_from_texts(lines, name=path.stem)
+        raw = path.read_bytes()
+        if b"\x00" in raw:
+            raise ValueError(f"{path}: not a text file (it holds NUL bytes); give one "
+                             "document per line, or a UCI docword file with --vocab")
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise ValueError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); "
+                             "convert the file to UTF-8") from None
+        return corpus_from_texts(text.splitlines(), name=path.stem)
 
 
 def load_data(dataset: str | None, data: Path | None, input_file: Path | None = None,
@@ -365,7 +376,10 @@ def int_list(text: str, name: str, minimum: int | None = None,
     """A non-empty comma-separated list of integers in [minimum, maximum] (one-line error
     otherwise)."""
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        items = text.split(",")
+        if len(items) > 1 and any(not v.strip() for v in items):
+            raise ValueError
+        values = [int(v) for v in items if v.strip()]
     except ValueError:
         raise fail(f"{name} must be a comma-separated list of integers, got {text!r}") from None
     if not values:
@@ -383,7 +397,10 @@ def float_list(text: str, name: str, positive: bool = False) -> list[float]:
     import math
 
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        items = text.split(",")
+        if len(items) > 1 and any(not v.strip() for v in items):
+            raise ValueError
+        values = [float(v) for v in items if v.strip()]
     except ValueError:
         raise fail(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
     if not values:
