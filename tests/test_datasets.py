@@ -89,7 +89,7 @@ def test_cora_linqs(need, caplog):
     counts = dict(zip(ds.label_names, np.bincount(ds.labels), strict=True))
     assert counts["Neural_Networks"] == 818 and counts["Rule_Learning"] == 180
     assert c.doc_ids[0] == "31336"
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     und = load_dataset("cora-linqs", directed=False)
     assert und.links.n_links == 5278
     assert "dropped 151 duplicate pairs" in caplog.text
@@ -97,7 +97,7 @@ def test_cora_linqs(need, caplog):
 
 def test_webkb(need, caplog):
     need("webkb-linqs")
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     ds = load_webkb()
     c = ds.corpus
     assert (c.n_docs, c.n_words) == (877, 1703)
@@ -121,7 +121,7 @@ def test_cora_rlda(need, caplog):
     assert c.vocabulary[:3].tolist() == ["computer", "algorithms", "discovering"]
     assert c.titles.shape == (2410,)
     assert ds.links.directed and ds.links.n_links == 4356
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     und = load_cora_rlda()
     assert not und.links.directed and und.links.n_links == 4231
     assert "dropped 125 duplicate pairs" in caplog.text

@@ -79,7 +79,7 @@ def test_linqs_space_separated_cites_and_content(tmp_path):
 def test_linqs_self_link_and_duplicate_dropped_with_log(tmp_path, caplog):
     c = _content(tmp_path / "x.content")
     k = _cites(tmp_path / "x.cites", [("p1", "p2"), ("p3", "p3"), ("p1", "p2"), ("p2", "p1")])
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     _, links, _ = read_linqs(c, k)
     assert links.pairs.tolist() == [[1, 0], [0, 1]]
     assert "dropped 1 self-links" in caplog.text
@@ -218,7 +218,7 @@ def test_linqs_dir_stacks_universities(tmp_path, caplog):
     _content(tmp_path / "b.content", rows=[("v1", "1 1 1", "Y"), ("v2", "0 0 1", "X"),
                                            ("v3", "1 0 0", "X")])
     _cites(tmp_path / "b.cites", [("v3", "v1")], sep=" ")
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     corpus, links, labels = read_linqs_dir(tmp_path)
     assert corpus.doc_ids.tolist() == ["u1", "u2", "v1", "v2", "v3"]
     assert corpus.metadata["university"].tolist() == ["a", "a", "b", "b", "b"]
@@ -340,7 +340,7 @@ def test_read_rda_object_names_and_errors(tmp_path):
 
 def test_read_lda_documents(tmp_path, caplog):
     p = _lda_rda(tmp_path / "toy.rda")
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     corpus = read_lda_documents(read_rda_object(p, "toy.documents"),
                                 vocabulary=read_rda_object(p, "toy.vocab"))
     np.testing.assert_array_equal(corpus.counts.toarray(), [[3, 0, 1], [0, 5, 0], [0, 0, 0]])
@@ -400,7 +400,7 @@ def test_read_triples_errors_and_duplicates(tmp_path, caplog):
     dup = _write(tmp_path / "train.txt", "a\tr\tb\nb\tr\ta\na\tr\tb\n")
     with pytest.raises(DataError, match=r"train\.txt:3: repeats the triple of line 1"):
         read_triples([dup])
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     out = read_triples([dup], duplicates="drop")
     assert out["train"].n_entries == 2
     assert "train.txt: dropped 1 duplicate triples" in caplog.text
@@ -433,7 +433,7 @@ def test_corpus_from_texts_defaults():
 def test_corpus_from_texts_shared_vectorizer(caplog):
     vec = default_vectorizer(len(TEXTS), min_df=1)
     train = corpus_from_texts(TEXTS, vectorizer=vec)
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     test = corpus_from_texts(["cat cat unicorn", "unicorn"], vectorizer=vec)
     assert test.vocabulary.tolist() == train.vocabulary.tolist()
     assert test.counts[0].sum() == 2
@@ -500,7 +500,7 @@ def test_read_uci_bow(tmp_path):
 
 def test_read_uci_bow_empty_document_logged(tmp_path, caplog):
     dw = _write(tmp_path / "docword.toy.txt", "3\n2\n2\n1 1 2\n3 2 1\n")
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.INFO, logger="topiclink")
     assert read_uci_bow(dw).n_docs == 3
     assert "1 of 3 documents have no entries" in caplog.text
 
@@ -508,8 +508,8 @@ def test_read_uci_bow_empty_document_logged(tmp_path, caplog):
 @pytest.mark.parametrize(("text", "pattern"), [
     ("3\nfour\n5\n", r"docword\.toy\.txt:2: header line 2 must be the integer W"),
     ("3\n4\n", r"ends inside the 3-line header"),
-    ("3\n4\n2\n1 1 2\n1 3\n", r"docword\.toy\.txt:5: expected 3 columns"),
-    ("3\n4\n2\n1 1 2\n1 3 1 7\n", r"docword\.toy\.txt:5: expected 3 columns"),
+    ("3\n4\n2\n1 1 2\n1 3\n", r"docword\.toy\.txt:5: expected 3 numbers"),
+    ("3\n4\n2\n1 1 2\n1 3 1 7\n", r"docword\.toy\.txt:5: expected 3 numbers"),
     ("3\n4\n2\n1 1 2\n4 3 1\n", r"docword\.toy\.txt:5: docID 4 outside \[1, 3\]"),
     ("3\n4\n2\n1 1 2\n1 0 1\n", r"docword\.toy\.txt:5: wordID 0 outside \[1, 4\]"),
     ("3\n4\n2\n1 1 2\n1 2 0\n", r"docword\.toy\.txt:5: count 0 must be a positive"),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DataError", "check_n_topics", "check_counts_matrix", "check_positive", "where"]
+__all__ = ["DataError", "available_memory", "check_counts_matrix", "check_index",
+           "check_memory", "check_n_topics", "check_positive", "as_1d", "where"]
 
 
 class DataError(ValueError):
@@ -50,6 +52,116 @@ def check_positive(value: object, name: str, allow_zero: bool = False) -> float:
     return v
 
 
+def available_memory() -> int:
+    """Bytes this process may still allocate: the smaller of the memory the system reports
+    available (``MemAvailable``, else free physical pages) and the address-space limit
+    (``ulimit -v``) less what the process already maps.  ``2**62`` when unknown."""
+    limit = 2 ** 62
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    limit = min(limit, int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        try:
+            limit = min(limit, os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            used = 0
+            try:
+                with open("/proc/self/statm") as f:
+                    used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, ValueError, IndexError):
+                pass
+            limit = min(limit, max(soft - used, 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    return int(limit)
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2 ** 30:.3g} GiB"
+
+
+def check_memory(n_bytes: float, what: str) -> None:
+    """Refuse, before allocating, a request of ``n_bytes`` that cannot fit in memory.
+
+    One-line :class:`DataError` ``"<what>: needs about X GiB, but only Y GiB of memory is
+    available"``.  Call it with an estimate of the arrays about to be built (``what``
+    names the cause, e.g. ``"docword.x.txt:2: W = 1000000000"``).
+    """
+    avail = available_memory()
+    if n_bytes > avail:
+        raise DataError(f"{what}: needs about {_gib(n_bytes)}, but only {_gib(avail)} of "
+                        f"memory is available")
+
+
+def as_1d(values: object, name: str, n: int, what: str = "documents",
+          dtype: type | None = None) -> np.ndarray:
+    """``values`` as a 1-D array of ``n`` entries (``dtype`` str for names); one-line
+    :class:`DataError` for a ragged, sparse, scalar or wrongly sized input."""
+    if sp.issparse(values) or isinstance(values, str | bytes | dict | set):
+        raise DataError(f"{name} must be a 1-D sequence, got {type(values).__name__}")
+    try:
+        arr = np.asarray(values) if dtype is None else np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be a 1-D sequence of {n} entries, got "
+                        f"{type(values).__name__} of uneven or mixed items") from None
+    if arr.shape != (n,):
+        raise DataError(f"{name} has {arr.size} entries (shape {arr.shape}) for {n} {what}")
+    return arr
+
+
+def check_index(index: object, n: int, name: str = "index",
+                what: str = "documents") -> np.ndarray:
+    """Validate positions into ``n`` items; return them as an int64 array.
+
+    A boolean array of length ``n`` is a mask (its true positions); otherwise a 1-D array of
+    integers (or whole floats) in ``[0, n)`` (negative positions are refused).
+    One-line :class:`DataError` naming the first bad entry.
+    """
+    expected = f"{name}: expected a 1-D array of {what[:-1]} positions or a boolean mask"
+    if sp.issparse(index) or isinstance(index, str | bytes | dict | set):
+        raise DataError(f"{expected}, got {type(index).__name__}")
+    try:
+        idx = np.asarray(index)
+    except (TypeError, ValueError):
+        raise DataError(expected) from None
+    if idx.ndim == 0:
+        shown = (repr(index).splitlines() or [""])[0][:40]
+        raise DataError(f"{expected}, got {type(index).__name__} {shown}")
+    if idx.ndim != 1:
+        raise DataError(f"{name}: expected a 1-D array of positions, got shape {idx.shape}")
+    if idx.dtype == bool:
+        if idx.size != n:
+            raise DataError(f"{name}: boolean mask has {idx.size} entries for {n} {what}")
+        return np.flatnonzero(idx).astype(np.int64)
+    if idx.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if idx.dtype.kind == "f":
+        bad = ~np.isfinite(idx) | (idx != np.round(idx))
+        if bad.any():
+            p = _first_bad(bad)
+            raise DataError(f"{name}: {what[:-1]} positions must be integers, entry {p} is "
+                            f"{idx[p]!r}")
+    elif idx.dtype.kind not in "iu":
+        raise DataError(f"{name}: {what[:-1]} positions must be integers, got dtype "
+                        f"{idx.dtype}")
+    out = idx.astype(np.int64)
+    bad = (out < 0) | (out >= n)
+    if bad.any():
+        p = _first_bad(bad)
+        raise DataError(f"{name}: entry {p}: index {int(out[p])} is outside [0, {n}) "
+                        f"({n} {what})")
+    return out
+
+
 def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
@@ -63,13 +175,21 @@ def check_counts_matrix(X: object, n_words: int | None = None,
     document (row) and word (column).  Duplicate entries are summed.
     """
     if sp.issparse(X):
+        if X.dtype.kind not in "biuf":
+            raise DataError(f"{name} must be numeric, got dtype {X.dtype}")
         M = sp.csr_matrix(X)
     else:
-        arr = np.asarray(X)
+        if hasattr(X, "to_numpy"):  # pandas
+            X = X.to_numpy()
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError):
+            raise DataError(f"{name} must be a 2-D document-term matrix of numbers "
+                            f"(got {type(X).__name__} of uneven rows or mixed items)") from None
         if arr.ndim != 2:
             raise DataError(f"{name} must be a 2-D document-term matrix, got shape {arr.shape}")
-        if arr.dtype == object:
-            raise DataError(f"{name} must be numeric, got dtype object")
+        if arr.dtype.kind not in "biuf":
+            raise DataError(f"{name} must be numeric, got dtype {arr.dtype}")
         M = sp.csr_matrix(arr)
     if n_words is not None and M.shape[1] != n_words:
         raise DataError(f"{name} has {M.shape[1]} columns but the vocabulary has {n_words} words")

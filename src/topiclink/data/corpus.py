@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError, check_counts_matrix
+from topiclink.data.checks import DataError, as_1d, check_counts_matrix, check_index
 
 __all__ = ["Corpus", "TokenArrays", "as_corpus"]
 
@@ -60,13 +60,19 @@ class Corpus:
     _tokens: TokenArrays | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not sp.issparse(self.counts):
+            self.counts = check_counts_matrix(self.counts, name="counts")
         n_docs = self.counts.shape[0]
         if self.doc_ids is None:
             self.doc_ids = np.arange(n_docs)
         else:
-            self.doc_ids = np.asarray(self.doc_ids)
-            if self.doc_ids.shape != (n_docs,):
-                raise DataError(f"doc_ids has {self.doc_ids.size} entries for {n_docs} documents")
+            self.doc_ids = as_1d(self.doc_ids, "doc_ids", n_docs)
+            if self.doc_ids.dtype.kind in "fc":
+                bad = ~np.isfinite(self.doc_ids)
+                if bad.any():
+                    d = int(np.flatnonzero(bad)[0])
+                    raise DataError(f"doc_ids: document {d} has id {self.doc_ids[d]!r}; "
+                                    f"ids must be finite")
             uniq, first, cnt = np.unique(self.doc_ids, return_index=True, return_counts=True)
             if (cnt > 1).any():
                 dup = uniq[cnt > 1][0]
@@ -77,15 +83,16 @@ class Corpus:
         if self.vocabulary is None:
             self.vocabulary = np.array([f"w{i}" for i in range(n_words)])
         else:
-            self.vocabulary = np.asarray(self.vocabulary, dtype=str)
-            if self.vocabulary.shape != (n_words,):
+            try:
+                self.vocabulary = np.asarray(self.vocabulary, dtype=str)
+            except (TypeError, ValueError):
+                raise DataError("vocabulary must be a 1-D sequence of words") from None
+            if sp.issparse(self.vocabulary) or self.vocabulary.shape != (n_words,):
                 raise DataError(
                     f"vocabulary has {self.vocabulary.size} words but counts has {n_words} columns"
                 )
         if self.titles is not None:
-            self.titles = np.asarray(self.titles, dtype=str)
-            if self.titles.shape != (n_docs,):
-                raise DataError(f"titles has {self.titles.size} entries for {n_docs} documents")
+            self.titles = as_1d(self.titles, "titles", n_docs, dtype=str)
         if self.metadata is not None and len(self.metadata) != n_docs:
             raise DataError(f"metadata has {len(self.metadata)} rows for {n_docs} documents")
 
@@ -163,10 +170,12 @@ class Corpus:
 
     # ------------------------------------------------------------------ selection
     def subset(self, index: Sequence[int] | np.ndarray) -> Corpus:
-        """The documents at positions ``index`` (same vocabulary), in that order."""
-        idx = np.asarray(index)
-        if idx.dtype == bool:
-            idx = np.flatnonzero(idx)
+        """The documents at positions ``index`` (same vocabulary), in that order.
+
+        ``index`` is a 1-D array of positions in ``[0, n_docs)`` or a boolean mask of
+        length ``n_docs``; anything else raises a one-line :class:`DataError`.
+        """
+        idx = check_index(index, self.n_docs, name="subset")
         return Corpus(
             self.counts[idx],
             vocabulary=self.vocabulary,
@@ -181,8 +190,25 @@ class Corpus:
         """Positions of documents with no tokens."""
         return np.flatnonzero(self.doc_lengths == 0)
 
+    def check_has_documents(self, what: str = "corpus") -> None:
+        """Raise a one-line :class:`DataError` when there is nothing to learn from.
+
+        ``"<what>: the corpus has no documents"`` (0 rows), ``"... has no words"`` (0
+        columns) or ``"... has no tokens"`` (every document empty).  Estimators call it
+        (through :meth:`check_no_empty`) before any work.
+        """
+        if self.n_docs == 0:
+            raise DataError(f"{what}: the corpus has no documents")
+        if self.n_words == 0:
+            raise DataError(f"{what}: the corpus has no words (its vocabulary is empty)")
+        if self.counts.nnz == 0:
+            raise DataError(f"{what}: the corpus has no tokens (all {self.n_docs} documents "
+                            f"are empty)")
+
     def check_no_empty(self, what: str = "corpus") -> None:
-        """Raise naming the first empty document (models cannot learn from it)."""
+        """Raise naming the first empty document (models cannot learn from it); first
+        :meth:`check_has_documents` (a corpus without documents is refused too)."""
+        self.check_has_documents(what)
         empty = self.empty_documents()
         if empty.size:
             d = int(empty[0])
@@ -209,7 +235,14 @@ class Corpus:
         Words absent from ``vocabulary`` are dropped; returns the new corpus and the
         number of tokens dropped (log it).
         """
-        vocabulary = np.asarray(vocabulary, dtype=str)
+        if sp.issparse(vocabulary):
+            raise DataError("vocabulary must be a 1-D sequence of words, got a sparse matrix")
+        try:
+            vocabulary = np.asarray(vocabulary, dtype=str)
+        except (TypeError, ValueError):
+            raise DataError("vocabulary must be a 1-D sequence of words") from None
+        if vocabulary.ndim != 1:
+            raise DataError(f"vocabulary must be 1-D, got shape {vocabulary.shape}")
         if self.vocabulary.shape == vocabulary.shape and np.array_equal(self.vocabulary,
                                                                         vocabulary):
             return self, 0
@@ -249,12 +282,12 @@ def as_corpus(X: object, name: str = "X") -> Corpus:
     if isinstance(X, Corpus):
         return X
     if isinstance(X, pd.DataFrame):
-        return Corpus(sp.csr_matrix(X.to_numpy()), vocabulary=X.columns.astype(str),
-                      doc_ids=X.index.to_numpy())
+        return Corpus(check_counts_matrix(X.to_numpy(), name=name),
+                      vocabulary=X.columns.astype(str), doc_ids=X.index.to_numpy())
     if sp.issparse(X) or isinstance(X, np.ndarray):
         return Corpus(check_counts_matrix(X, name=name))
     if isinstance(X, list | tuple):
-        return Corpus(check_counts_matrix(np.asarray(X), name=name))
+        return Corpus(check_counts_matrix(X, name=name))
     raise TypeError(
         f"{name} must be a Corpus, a scipy.sparse matrix, a numpy array or a pandas DataFrame, "
         f"got {type(X).__name__}"

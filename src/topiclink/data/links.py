@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError
+from topiclink.data.checks import DataError, check_index
 from topiclink.random import RandomState, as_generator
 
 __all__ = ["Links", "as_links"]
@@ -53,7 +53,11 @@ class Links:
             What to do with a pair ``(i, i)`` / a repeated pair (for undirected links,
             ``(i, j)`` and ``(j, i)`` are the same pair).  ``"drop"`` logs the count.
         """
-        arr = np.asarray(pairs)
+        n_docs = _check_n_docs(n_docs, source_name)
+        try:
+            arr = np.asarray(pairs)
+        except (TypeError, ValueError):
+            raise DataError(f"{source_name}: expected an (n, 2) array of pairs") from None
         if arr.size == 0:
             arr = arr.reshape(0, 2)
         if arr.ndim != 2 or arr.shape[1] != 2:
@@ -65,8 +69,17 @@ class Links:
                 r = int(np.flatnonzero(bad)[0])
                 raise DataError(f"{source_name}: row {r} is not a pair of integer "
                                 f"document positions: {arr[r].tolist()}")
+            out = (arr < 0) | (arr >= n_docs)  # before the cast: 1e30 does not fit int64
+            if out.any():
+                r, c = map(int, np.argwhere(out)[0])
+                raise DataError(f"{source_name}: row {r} refers to document {arr[r, c]:g}, "
+                                f"which is not in [0, {n_docs})")
         elif arr.dtype.kind not in "iu":
             raise DataError(f"{source_name}: pairs must be integers, got dtype {arr.dtype}")
+        if arr.dtype.kind == "u" and arr.size and arr.max() >= n_docs:
+            r, c = map(int, np.argwhere(arr >= n_docs)[0])
+            raise DataError(f"{source_name}: row {r} refers to document {arr[r, c]}, "
+                            f"which is not in [0, {n_docs})")
         arr = arr.astype(np.int64)
         out = (arr < 0) | (arr >= n_docs)
         if out.any():
@@ -107,9 +120,25 @@ class Links:
 
         ``directed=None`` infers undirected when the matrix is symmetric.
         """
-        M = sp.coo_matrix(A)
+        if sp.issparse(A):
+            if A.dtype.kind not in "biuf":
+                raise DataError(f"adjacency must hold numbers, got dtype {A.dtype}")
+            M = sp.coo_matrix(A)
+        else:
+            try:
+                dense = np.asarray(A)
+            except (TypeError, ValueError):
+                raise DataError("adjacency must be a square matrix of numbers") from None
+            if dense.ndim != 2 or dense.dtype.kind not in "biuf":
+                raise DataError(f"adjacency must be a square 2-D matrix of numbers, got shape "
+                                f"{dense.shape} and dtype {dense.dtype}")
+            if dense.dtype.kind == "f" and not np.isfinite(dense).all():
+                raise DataError("adjacency holds NaN or infinite values")
+            M = sp.coo_matrix(dense)
         if M.shape[0] != M.shape[1]:
             raise DataError(f"adjacency must be square, got shape {M.shape}")
+        if M.dtype.kind == "f" and not np.isfinite(M.data).all():
+            raise DataError("adjacency holds NaN or infinite values")
         M.sum_duplicates()
         M.eliminate_zeros()
         if directed is None:
@@ -208,8 +237,15 @@ class Links:
 
     # ------------------------------------------------------------------ operations
     def subgraph(self, keep: np.ndarray) -> Links:
-        """Links among the documents at positions ``keep``, re-indexed to ``0..len(keep)-1``."""
-        keep = np.asarray(keep, dtype=np.int64)
+        """Links among the documents at positions ``keep``, re-indexed to ``0..len(keep)-1``.
+
+        ``keep``: distinct positions in ``[0, n_docs)`` or a boolean mask of length
+        ``n_docs``.
+        """
+        keep = check_index(keep, self.n_docs, name="subgraph")
+        uniq, cnt = np.unique(keep, return_counts=True)
+        if (cnt > 1).any():
+            raise DataError(f"subgraph: keep repeats document {int(uniq[cnt > 1][0])}")
         new = np.full(self.n_docs, -1, dtype=np.int64)
         new[keep] = np.arange(keep.size)
         s, t = new[self.source], new[self.target]
@@ -223,7 +259,9 @@ class Links:
 
         For undirected links both orientations count.
         """
-        return self.adjacency()[np.asarray(rows)][:, np.asarray(cols)].tocsr()
+        r = check_index(rows, self.n_docs, name="rows")
+        c = check_index(cols, self.n_docs, name="cols")
+        return self.adjacency()[r][:, c].tocsr()
 
     def sample_negatives(self, n: int | None = None, ratio: float | None = None,
                          random_state: RandomState = None, max_tries: int = 50) -> np.ndarray:
@@ -242,7 +280,14 @@ class Links:
         n_unobserved = total - self.n_links
         if (n is None) == (ratio is None):
             raise ValueError("give exactly one of n and ratio")
+        if n is not None and (isinstance(n, bool | np.bool_)
+                              or not isinstance(n, int | np.integer)):
+            raise ValueError(f"n must be an integer >= 0, got {type(n).__name__}")
         if ratio is not None:
+            if isinstance(ratio, bool | np.bool_) or not isinstance(
+                    ratio, int | float | np.integer | np.floating):
+                raise ValueError(f"ratio must be a number in [0, 1], got "
+                                 f"{type(ratio).__name__}")
             if not 0 <= ratio <= 1:
                 raise ValueError(f"ratio must be in [0, 1], got {ratio}")
             n = int(round(ratio * n_unobserved))
@@ -307,4 +352,15 @@ def as_links(links: object, n_docs: int, doc_ids: np.ndarray | None = None,
             return out
     except ImportError:  # pragma: no cover
         pass
+    if links is None or isinstance(links, str | bytes | dict | set):
+        raise DataError(f"links must be Links, an (n, 2) array of document positions, a "
+                        f"scipy.sparse adjacency or a networkx graph, got "
+                        f"{type(links).__name__}")
     return Links.from_pairs(links, n_docs, directed=True if directed is None else directed)
+
+
+def _check_n_docs(n_docs: object, source_name: str) -> int:
+    if (isinstance(n_docs, bool | np.bool_) or not isinstance(n_docs, int | np.integer)
+            or n_docs < 0):
+        raise DataError(f"{source_name}: n_docs must be an integer >= 0, got {n_docs!r}")
+    return int(n_docs)

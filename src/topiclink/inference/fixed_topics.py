@@ -13,7 +13,6 @@ import scipy.sparse as sp
 from topiclink.data.corpus import Corpus
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import var_rtm as var_kernels
-from topiclink.random import kernel_state
 
 __all__ = ["infer_doc_topics", "infer_doc_topics_variational", "completion_split"]
 
@@ -29,6 +28,11 @@ def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
     With ``smooth=False`` the empirical proportions ``zbar_dk = Cbar_dk / N_d`` are returned
     instead (what the relational models' link scores use; empty documents get 1/K).
 
+    Randomness: one 64-bit seed is drawn from ``rng``; each document's chain runs on its
+    own stream, seeded from that seed and the document's own words
+    (:func:`topiclink.kernels.lda.document_keys`), so a document gets the same result
+    whichever other documents share its batch, and in any order.
+
     Returns
     -------
     theta : ndarray (n_docs, K)
@@ -38,25 +42,11 @@ def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
     burn = n_iter // 2 if burn_in is None else burn_in
     if not 0 <= burn < n_iter:
         raise ValueError(f"burn_in must be in [0, n_iter), got {burn}")
-    K = phi_wk.shape[1]
     tok = corpus.tokens()
-    n_tokens = tok.words.size
-    state = kernel_state(rng)[0]
-    z = rng.integers(0, K, size=n_tokens).astype(np.int32)
-    ndk = np.zeros((corpus.n_docs, K), dtype=np.int32)
-    np.add.at(ndk, (tok.docs, z), 1)
-    acc = np.zeros((corpus.n_docs, K))
-    for it in range(n_iter):
-        lda_kernels.sweep_fixed_topics(tok.words, tok.offsets, z, ndk, phi_wk, alpha, state)
-        if it >= burn:
-            acc += ndk
-    acc /= n_iter - burn
-    if smooth:
-        acc += alpha
-    else:
-        acc[acc.sum(axis=1) == 0] = 1.0
-    acc /= acc.sum(axis=1, keepdims=True)
-    return acc
+    seed = np.uint64(rng.integers(0, 2**63 - 1))
+    keys = lda_kernels.document_keys(tok.words, tok.offsets, seed)
+    return lda_kernels.infer_documents(tok.words, tok.offsets, phi_wk, alpha, keys,
+                                       int(n_iter), int(burn), bool(smooth))
 
 
 def infer_doc_topics_variational(corpus: Corpus, log_topics: np.ndarray, alpha: np.ndarray,

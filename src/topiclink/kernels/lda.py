@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-from topiclink.kernels.rng import uniform
+from topiclink.kernels.rng import seed_state, splitmix64, uniform
 from topiclink.kernels.sampling import (  # noqa: F401
     BLOCK,
     check_prior,
@@ -207,3 +207,76 @@ def token_log_likelihood(words: np.ndarray, offsets: np.ndarray, theta: np.ndarr
                 s += td[k] * pw[k]
             ll += math.log(s)
     return ll
+
+
+@njit(cache=True, nogil=True)
+def document_keys(words: np.ndarray, offsets: np.ndarray, seed: np.uint64) -> np.ndarray:
+    """A 64-bit key per document from ``seed`` and the document's own tokens only (their
+    word ids in corpus order), so the key -- and the random stream seeded from it -- does
+    not depend on the other documents of a batch."""
+    n_docs = offsets.shape[0] - 1
+    keys = np.empty(n_docs, dtype=np.uint64)
+    for d in range(n_docs):
+        h = splitmix64(seed)
+        for i in range(offsets[d], offsets[d + 1]):
+            h = splitmix64(h ^ np.uint64(words[i]))
+        keys[d] = splitmix64(h ^ np.uint64(offsets[d + 1] - offsets[d]))
+    return keys
+
+
+@njit(cache=True, nogil=True)
+def infer_documents(words: np.ndarray, offsets: np.ndarray, phi_wk: np.ndarray,
+                    alpha: np.ndarray, keys: np.ndarray, n_iter: int, burn_in: int,
+                    smooth: bool) -> np.ndarray:
+    """Topic proportions of each document with the topics fixed, each from its own stream.
+
+    Document d's stream is seeded from ``keys[d]``; its topics start uniformly at random
+    and are swept ``n_iter`` times with p(z_n = k) ∝ (C_dk^-n + alpha_dk) phi_{k w_n};
+    the counts after ``burn_in`` sweeps are averaged: theta_dk = (Cbar_dk + alpha_dk) /
+    (N_d + sum_k alpha_dk) (``smooth``) or Cbar_dk / N_d (empty documents: 1/K).
+    """
+    n_docs = offsets.shape[0] - 1
+    n_topics = phi_wk.shape[1]
+    kp = ((n_topics + BLOCK - 1) // BLOCK) * BLOCK
+    n_blocks = kp // BLOCK
+    p = np.zeros(kp)
+    block_sums = np.zeros(n_blocks)
+    state = np.empty(4, dtype=np.uint64)
+    theta = np.zeros((n_docs, n_topics))
+    cd = np.zeros(n_topics, dtype=np.int64)
+    for d in range(n_docs):
+        seed_state(keys[d], state)
+        lo, hi = offsets[d], offsets[d + 1]
+        z = np.empty(hi - lo, dtype=np.int64)
+        cd[:] = 0
+        for i in range(hi - lo):
+            k = min(int(uniform(state) * n_topics), n_topics - 1)
+            z[i] = k
+            cd[k] += 1
+        ad = prior_row(alpha, d)
+        acc = theta[d]
+        for it in range(n_iter):
+            for i in range(hi - lo):
+                pw = phi_wk[words[lo + i]]
+                cd[z[i]] -= 1
+                for k in range(n_topics):
+                    p[k] = (cd[k] + ad[k]) * pw[k]
+                new = draw_blocked(p, block_sums, n_blocks, uniform(state))
+                z[i] = new
+                cd[new] += 1
+            if it >= burn_in:
+                for k in range(n_topics):
+                    acc[k] += cd[k]
+        total = 0.0
+        for k in range(n_topics):
+            acc[k] /= n_iter - burn_in
+            if smooth:
+                acc[k] += ad[k]
+            total += acc[k]
+        if total > 0.0:
+            for k in range(n_topics):
+                acc[k] /= total
+        else:
+            for k in range(n_topics):
+                acc[k] = 1.0 / n_topics
+    return theta

@@ -60,3 +60,32 @@ def uniforms(state: np.ndarray, n: int) -> np.ndarray:
     for i in range(n):
         out[i] = uniform(state)
     return out
+
+
+_SM_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_SM_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_SM_M2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+
+
+@njit(inline="always")
+def splitmix64(x: np.uint64) -> np.uint64:
+    """One step of SplitMix64 (Steele, Lea & Flood 2014): a well-mixed function of ``x``."""
+    z = x + _SM_GAMMA
+    z = (z ^ (z >> _S30)) * _SM_M1
+    z = (z ^ (z >> _S27)) * _SM_M2
+    return z ^ (z >> _S31)
+
+
+@njit(inline="always")
+def seed_state(seed: np.uint64, state: np.ndarray) -> None:
+    """Fill a xoshiro256** ``state`` from one 64-bit seed by SplitMix64 (the seeding its
+    authors recommend); never the all-zero state."""
+    x = seed
+    for i in range(4):
+        x = splitmix64(x)
+        state[i] = x
+    if state[0] == 0 and state[1] == 0 and state[2] == 0 and state[3] == 0:
+        state[0] = _SM_GAMMA

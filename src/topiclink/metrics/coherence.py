@@ -8,6 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from topiclink.metrics._validate import refuse_complex
+
 __all__ = ["npmi_coherence"]
 
 # Topics are processed in chunks whose union of top words has at most this many entries,
@@ -65,6 +67,8 @@ def npmi_coherence(topic_word: ArrayLike, counts: ArrayLike | sp.sparray | sp.sp
         :math:`C_k` for each topic.
     """
     func = "npmi_coherence"
+    refuse_complex(func, "topic_word", topic_word)
+    refuse_complex(func, "counts", counts)
     try:
         phi = np.asarray(topic_word, dtype=np.float64)
     except (TypeError, ValueError):

@@ -8,11 +8,14 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.stats import rankdata
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from topiclink.metrics._validate import refuse_complex
+
 __all__ = ["link_rank", "link_rank_per_query", "predictive_rank", "link_auc"]
 
 
 def _check_scores(func: str, scores: ArrayLike) -> NDArray[np.float64]:
     """Return ``scores`` as a non-empty 2-D float array without NaN (infinities allowed)."""
+    refuse_complex(func, "scores", scores)
     try:
         arr = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
@@ -30,6 +33,7 @@ def _check_scores(func: str, scores: ArrayLike) -> NDArray[np.float64]:
 def _positive_pairs(func: str, true_links: ArrayLike | sp.sparray | sp.spmatrix,
                     shape: tuple[int, int]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Row and column indices of the non-zero entries of ``true_links`` (dense or sparse)."""
+    refuse_complex(func, "true_links", true_links)
     if sp.issparse(true_links):
         if true_links.shape != shape:
             raise ValueError(f"{func}: scores has shape {shape} but true_links has shape "

@@ -9,6 +9,8 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import rankdata
 
+from topiclink.metrics._validate import refuse_complex
+
 __all__ = ["word_rank", "word_rank_per_doc"]
 
 
@@ -16,6 +18,8 @@ def _word_rank_per_doc(func: str, word_probs: ArrayLike, counts: ArrayLike | sp.
                        | sp.spmatrix, weighting: str) -> NDArray[np.float64]:
     if weighting not in ("token", "type"):
         raise ValueError(f"{func}: weighting must be 'token' or 'type', got {weighting!r}")
+    refuse_complex(func, "word_probs", word_probs)
+    refuse_complex(func, "counts", counts)
     try:
         probs = np.asarray(word_probs, dtype=np.float64)
     except (TypeError, ValueError):
@@ -45,6 +49,9 @@ def _word_rank_per_doc(func: str, word_probs: ArrayLike, counts: ArrayLike | sp.
     rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
     cols = csr.indices
     weights = csr.data if weighting == "token" else np.ones_like(csr.data)
+    if weights.size:
+        # a weighted mean is scale-free: scaling by the largest count avoids overflow
+        weights = weights / weights.max()
     n_docs = csr.shape[0]
     total = np.bincount(rows, weights=weights, minlength=n_docs)
     rank_sum = np.bincount(rows, weights=weights * ranks[rows, cols], minlength=n_docs)

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from topiclink.data.checks import DataError, where
 from topiclink.data.corpus import Corpus
-from topiclink.data.io.rda import check_file, read_bytes
+from topiclink.data.io.rda import check_file, check_text, read_bytes
 from topiclink.data.links import Links
 
 __all__ = ["read_linqs", "read_linqs_content", "read_linqs_cites", "read_linqs_dir"]
@@ -42,10 +42,12 @@ _SHOW_IDS = 5
 
 
 def _read_lines(path: Path) -> list[bytes]:
-    """The lines of a (possibly gzip-compressed) file, without a leading UTF-8 BOM."""
+    """The lines of a (possibly gzip-compressed) file, without a leading UTF-8 BOM; a file
+    that is not UTF-8 text (or holds a NUL byte) raises naming the line."""
     raw = read_bytes(path)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM):]
+    check_text(raw, path)
     return raw.split(b"\n")
 
 

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from topiclink.data.checks import DataError
 from topiclink.data.corpus import Corpus
 
-__all__ = ["DataFileNotFoundError", "check_file", "lda_link_pairs", "read_bytes",
+__all__ = ["DataFileNotFoundError", "check_file", "check_text", "lda_link_pairs", "read_bytes",
            "read_lda_documents", "read_rda_object"]
 
 logger = logging.getLogger(__name__)
@@ -79,6 +79,21 @@ def read_bytes(path: PathLike) -> bytes:
         except (OSError, EOFError, zlib.error) as exc:
             raise DataError(f"{p}: corrupt gzip data: {exc}") from None
     return raw
+
+
+def check_text(raw: bytes, path: PathLike) -> None:
+    """Refuse bytes that are not UTF-8 text, or that hold a NUL byte (a binary file), with a
+    one-line :class:`DataError` naming ``path`` and the line."""
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line = raw[:nul].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: NUL byte (a binary file, or not text)")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: not valid UTF-8 text (byte "
+                        f"0x{raw[exc.start]:02x})") from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -275,7 +290,8 @@ def _fast_read_rda(path: Path) -> dict[str, Any] | None:
         if any(isinstance(v, _Symbol | _Pairlist) for v in top.items.values()):
             return None
         return top.items
-    except (_Unsupported, struct.error, ValueError, OSError, EOFError, lzma.LZMAError):
+    except (_Unsupported, struct.error, ValueError, OSError, EOFError, lzma.LZMAError,
+            zlib.error, MemoryError, OverflowError, IndexError):
         return None
 
 

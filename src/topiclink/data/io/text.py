@@ -15,13 +15,14 @@ import logging
 import os
 import re
 import tarfile
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from topiclink.data.checks import DataError
+from topiclink.data.checks import DataError, check_memory
 from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file
 
@@ -164,15 +165,14 @@ def read_newsgroups_tar(path: PathLike, splits: Sequence[str] = ("train", "test"
                 groups.add(group)
                 if split not in rows:
                     continue
-                f = tar.extractfile(member)
-                assert f is not None
-                text = f.read().decode("latin-1")
+                check_memory(member.size, f"{p}: member {member.name} ({member.size} bytes)")
+                text = _read_member(tar, member).decode("latin-1")
                 if strip_headers:
                     head, sep, body = text.partition("\n\n")
                     text = body if sep else text
                 rows[split].append((f"{group}/{msg}", group, text))
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        raise DataError(f"{p}: not a readable tar archive: {exc}") from None
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        raise DataError(f"{p}: not a readable tar archive: {_one_line(exc)}") from None
     if not groups:
         raise DataError(f"{p}: no members named 20news-bydate-train|test/<group>/<number>")
     names = sorted(groups)
@@ -189,6 +189,31 @@ def read_newsgroups_tar(path: PathLike, splits: Sequence[str] = ("train", "test"
         df.insert(2, "label", np.array([code[g] for g in df["group"]], dtype=np.int64))
         out[split] = df
     return out, np.array(names)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of an exception's message (tarfile lists one line per method)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = lines[0].rstrip(":") if lines else type(exc).__name__
+    detail = [ln.lstrip("- ") for ln in lines[1:]]
+    return text + (f" ({'; '.join(detail)})" if detail else "")
+
+
+def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
+    """A member's bytes, read in chunks so that a header declaring a size larger than the
+    archive's data fails on the missing data instead of allocating that size."""
+    f = tar.extractfile(member)
+    if f is None:  # pragma: no cover - regular files always have a file object
+        return b""
+    chunks: list[bytes] = []
+    left = member.size
+    while left > 0:
+        chunk = f.read(min(left, 1 << 20))
+        if not chunk:
+            raise tarfile.ReadError(f"member {member.name}: unexpected end of data")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def corpus_from_newsgroups_tar(path: PathLike, split: str = "train", vectorizer: Any = None,

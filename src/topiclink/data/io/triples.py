@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from topiclink.data.checks import DataError, where
-from topiclink.data.io.rda import check_file, read_bytes
+from topiclink.data.io.rda import check_file, check_text, read_bytes
 from topiclink.data.tensor import RelationalTensor
 
 __all__ = ["read_triples"]
@@ -27,11 +27,8 @@ PathLike = str | os.PathLike[str]
 
 def _read_split(path: Path, sep: str) -> tuple[list[tuple[str, str, str]], list[int]]:
     raw = read_bytes(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise DataError(f"{where(path, line)}: not valid UTF-8 text") from None
+    check_text(raw, path)
+    text = raw.decode("utf-8")
     text = text.removeprefix("\ufeff")  # a UTF-8 byte order mark is not part of the head
     triples: list[tuple[str, str, str]] = []
     lines: list[int] = []
@@ -49,6 +46,8 @@ def _read_split(path: Path, sep: str) -> tuple[list[tuple[str, str, str]], list[
                 raise DataError(f"{where(path, k)}: empty {name}")
         triples.append((parts[0], parts[1], parts[2]))
         lines.append(k)
+    if not triples:
+        raise DataError(f"{path}: no triples (the file is empty)")
     return triples, lines
 
 

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError, where
+from topiclink.data.checks import DataError, check_memory, where
 from topiclink.data.corpus import Corpus
-from topiclink.data.io.rda import check_file
+from topiclink.data.io.rda import check_file, check_text, read_bytes
 
 __all__ = ["read_uci_bow"]
 
@@ -50,7 +50,7 @@ def _read_header(path: Path) -> tuple[int, int, int]:
     values: list[int] = []
     names = ("D (number of documents)", "W (vocabulary size)", "NNZ (number of entries)")
     for k, line in _numbered_lines(path):
-        text = line.strip()
+        text = line.removeprefix("\ufeff").strip() if k == 1 else line.strip()
         try:
             v = int(text)
         except ValueError:
@@ -74,7 +74,7 @@ def _scan_body(path: Path, D: int, W: int) -> None:
             continue
         parts = line.split()
         if len(parts) != 3:
-            raise DataError(f"{where(path, k)}: expected 3 columns (docID wordID count), "
+            raise DataError(f"{where(path, k)}: expected 3 numbers (doc word count), "
                             f"found {len(parts)}")
         try:
             d, w, c = (int(x) for x in parts)
@@ -115,9 +115,12 @@ def read_uci_bow(docword_path: PathLike, vocab_path: PathLike | None = None,
     Raises
     ------
     DataError
-        ``file:line`` of a bad header value, a line without three integers, an id out of
-        range, a non-positive count, a repeated (docID, wordID), or a vocabulary file
-        without exactly W words; or NNZ not matching the number of entries.
+        ``file:line`` of a bad header value, a line without exactly three integers, an id
+        out of range, a non-positive count, a repeated (docID, wordID), a vocabulary file
+        without exactly W words (checked before the body is read) or not UTF-8; NNZ not
+        matching the number of entry lines (the header must be exact: no entry is
+        skipped); no entry at all ("no non-empty documents"); or header sizes D, W that
+        exceed 2**31 - 1 or the memory available (checked before anything is allocated).
     """
     p = check_file(docword_path)
     try:
@@ -128,17 +131,67 @@ def read_uci_bow(docword_path: PathLike, vocab_path: PathLike | None = None,
         raise DataError(f"{p}: cannot read: {exc}") from None
 
 
+#: Largest D or W: CSR indices are int32.
+_MAX_SIZE = 2 ** 31 - 1
+#: Bytes per document of the arrays built for it (CSR indptr, doc ids, lengths, tokens index).
+_BYTES_PER_DOC = 40
+
+
+def _check_sizes(p: Path, D: int, W: int, default_vocab: bool) -> None:
+    """Refuse header sizes the machine cannot hold, before allocating anything."""
+    for k, label, v in ((1, "D", D), (2, "W", W)):
+        if v > _MAX_SIZE:
+            raise DataError(f"{where(p, k)}: {label} = {v} exceeds the largest supported "
+                            f"size {_MAX_SIZE}")
+    # default vocabulary "w0".."w<W-1>": a fixed-width str array, 4 bytes per character
+    per_word = 8 + (4 * (len(str(max(W - 1, 0))) + 1) if default_vocab else 0)
+    check_memory(W * per_word, f"{where(p, 2)}: W = {W} words")
+    check_memory(D * _BYTES_PER_DOC, f"{where(p, 1)}: D = {D} documents")
+    check_memory(W * per_word + D * _BYTES_PER_DOC, f"{p}: D = {D} and W = {W}")
+
+
+def _read_vocab(vp: Path) -> list[str]:
+    raw = read_bytes(vp)
+    check_text(raw, vp)
+    words = [line.rstrip("\r") for line in raw.decode("utf-8").removeprefix("\ufeff")
+             .split("\n")]
+    while words and not words[-1].strip():
+        words.pop()
+    for k, wd in enumerate(words, start=1):
+        if not wd.strip():
+            raise DataError(f"{where(vp, k)}: empty word")
+    return words
+
+
+def _read_body(p: Path, D: int, W: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    try:
+        df = pd.read_csv(p, sep=r"\s+", header=None, skiprows=3, dtype=np.int64, engine="c",
+                         compression="gzip" if _is_gzip(p) else None)
+    except pd.errors.EmptyDataError:
+        return (np.zeros(0, np.int64),) * 3  # type: ignore[return-value]
+    except (ValueError, OverflowError, pd.errors.ParserError):
+        _scan_body(p, D, W)
+        raise DataError(f"{p}: malformed body (lines after the 3-line header must be "
+                        f"'doc word count')") from None
+    if df.shape[1] != 3:
+        _scan_body(p, D, W)
+        raise DataError(f"{p}: expected 3 numbers (doc word count) per line, found "
+                        f"{df.shape[1]}")  # pragma: no cover - _scan_body names the line
+    d, w, c = (df[k].to_numpy() for k in df.columns)
+    return d, w, c
+
+
 def _read_uci_bow(p: Path, vocab_path: PathLike | None, name: str | None) -> Corpus:
     D, W, NNZ = _read_header(p)
-    try:
-        df = pd.read_csv(p, sep=r"\s+", header=None, skiprows=3, names=["d", "w", "c"],
-                         dtype=np.int64, engine="c", compression="gzip" if _is_gzip(p) else None)
-    except pd.errors.EmptyDataError:
-        df = pd.DataFrame({"d": [], "w": [], "c": []}, dtype=np.int64)
-    except (ValueError, pd.errors.ParserError):
-        _scan_body(p, D, W)
-        raise DataError(f"{p}: malformed body (see pandas)") from None  # pragma: no cover
-    d, w, c = (df[k].to_numpy() for k in ("d", "w", "c"))
+    vocab = None
+    if vocab_path is not None:
+        vp = check_file(vocab_path)
+        words = _read_vocab(vp)
+        if len(words) != W:
+            raise DataError(f"{vp}: {len(words)} words, but {p.name} has W = {W}")
+        vocab = np.array([wd.strip() for wd in words], dtype=str)
+    _check_sizes(p, D, W, default_vocab=vocab is None)
+    d, w, c = _read_body(p, D, W)
     bad = (d < 1) | (d > D) | (w < 1) | (w > W) | (c <= 0)
     key = (d - 1) * W + (w - 1)
     if bad.any() or np.unique(key).size != key.size:
@@ -146,19 +199,9 @@ def _read_uci_bow(p: Path, vocab_path: PathLike | None, name: str | None) -> Cor
     if d.size != NNZ:
         raise DataError(f"{where(p, 3)}: the header says NNZ = {NNZ} but the file has "
                         f"{d.size} entries")
+    if d.size == 0:
+        raise DataError(f"no non-empty documents in {p} (D = {D}, NNZ = 0)")
     counts = sp.csr_matrix((c, (d - 1, w - 1)), shape=(D, W))
-    vocab = None
-    if vocab_path is not None:
-        vp = check_file(vocab_path)
-        words = [line.rstrip("\r\n") for _, line in _numbered_lines(vp)]
-        while words and not words[-1].strip():
-            words.pop()
-        for k, wd in enumerate(words, start=1):
-            if not wd.strip():
-                raise DataError(f"{where(vp, k)}: empty word")
-        if len(words) != W:
-            raise DataError(f"{vp}: {len(words)} words, but {p.name} has W = {W}")
-        vocab = np.array([wd.strip() for wd in words])
     if name is None:
         parts = p.name.split(".")
         name = parts[1] if len(parts) > 2 and parts[0] == "docword" else parts[0]
