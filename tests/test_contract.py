@@ -338,3 +338,19 @@ def test_relational_model_in_a_pipeline(data):
                          make("RelationalTopicModel"))
     pipe.fit(data["X"], relationaltopicmodel__links=data["links"])
     assert pipe[-1].weights_.shape == (3, 3)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if issubclass(ESTIMATORS[n], TopicsMixin)])
+def test_a_document_gets_the_same_topics_in_any_batch(name, data):
+    est = fit(make(name), data)
+    X = data["X"]
+    whole = est.transform(X.subset(np.arange(10)))
+    for i in (0, 7):
+        np.testing.assert_array_equal(est.transform(X.subset([i])), whole[[i]])
+    np.testing.assert_array_equal(est.transform(X.subset([7, 0]))[::-1], whole[[0, 7]])
+
+
+def test_evaluate_every_zero_records_the_last_iteration_only(data):
+    est = topiclink.LDA(3, max_iter=5, evaluate_every=0, random_state=0).fit(data["X"])
+    ll = est.trace_["log_likelihood"]
+    assert np.all(np.isnan(ll[:-1])) and np.isfinite(ll[-1])

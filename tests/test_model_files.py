@@ -165,3 +165,43 @@ def test_saved_models_follow_the_umask(saved, tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_a_failed_save_leaves_the_old_file_and_no_temporary(saved, tmp_path, monkeypatch):
+    import topiclink.persistence as persistence
+
+    model = topiclink.load(saved["lda"])
+    path = model.save(tmp_path / "keep.npz")
+    before = path.read_bytes()
+
+    def broken(*args, **kwargs):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(persistence.os, "replace", broken)
+    with pytest.raises(OSError, match="No space"):
+        model.save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.npz"]
+
+
+def test_killing_a_save_never_corrupts_the_model_file(saved, tmp_path):
+    """A child re-saves a model in a loop; it is killed at 8 random moments, and the file
+    must load every time (write to a temporary file, then an atomic rename)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    target = tmp_path / "m.npz"
+    target.write_bytes(saved["rtm"].read_bytes())
+    script = (f"import topiclink\nm = topiclink.load({str(saved['rtm'])!r})\n"
+              f"while True:\n    m.save({str(target)!r}, full=True)\n")
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        child = subprocess.Popen([sys.executable, "-c", script])
+        time.sleep(1.5 + float(rng.random()))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        assert topiclink.load(target).state_ is not None
+    leftovers = [p for p in tmp_path.iterdir() if p.name != "m.npz"]
+    assert all(p.name.startswith(".m.npz.") for p in leftovers)   # only orphaned temps
