@@ -4,7 +4,6 @@ naming the file and the member, never a traceback, a segfault or a replaced meth
 from __future__ import annotations
 
 import io
-import json
 import os
 import stat
 
@@ -12,6 +11,8 @@ import numpy as np
 import pytest
 
 import topiclink
+from tests.fuzz.cases_files import members as _members
+from tests.fuzz.cases_files import write as _write
 from topiclink.datasets import make_rtm_data
 
 
@@ -30,23 +31,6 @@ def saved(tmp_path_factory):
             corpus, links=links),
     }
     return {name: m.save(folder / f"{name}.npz", full=True) for name, m in models.items()}
-
-
-def _members(path):
-    with np.load(path, allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files if k != "__header__"}
-        header = json.loads(npz["__header__"].tobytes().decode())
-    return header, arrays
-
-
-def _write(path, header, arrays, list_arrays=True):
-    if list_arrays:
-        header = {**header, "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)}
-                                       for k, v in arrays.items()}}
-    buf = io.BytesIO()
-    np.savez(buf, __header__=np.frombuffer(json.dumps(header).encode(), np.uint8), **arrays)
-    path.write_bytes(buf.getvalue())
-    return path
 
 
 def _edits(header, arrays):

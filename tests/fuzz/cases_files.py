@@ -36,9 +36,12 @@ def members(path: Path) -> tuple[dict, dict]:
     return header, arrays
 
 
-def write(path: Path, header: dict, arrays: dict) -> Path:
-    header = {**header, "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)}
-                                   for k, v in arrays.items()}}
+def write(path: Path, header: dict, arrays: dict, list_arrays: bool = True) -> Path:
+    """A model file with this header and these members (the header's array listing
+    rewritten to match, unless ``list_arrays`` is False)."""
+    if list_arrays:
+        header = {**header, "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)}
+                                       for k, v in arrays.items()}}
     buf = io.BytesIO()
     np.savez(buf, __header__=np.frombuffer(json.dumps(header).encode(), np.uint8), **arrays)
     path.write_bytes(buf.getvalue())
