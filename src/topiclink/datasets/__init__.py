@@ -30,7 +30,12 @@ from topiclink.datasets.registry import (
     register_dataset,
     unregister_dataset,
 )
-from topiclink.datasets.synthetic import make_lda_data, make_rtm_data, make_slda_data
+from topiclink.datasets.synthetic import (
+    make_lda_data,
+    make_lmv_data,
+    make_rtm_data,
+    make_slda_data,
+)
 
 __all__ = [
     "DATA_HOME_ENV",
@@ -56,6 +61,7 @@ __all__ = [
     "load_umls",
     "load_webkb",
     "make_lda_data",
+    "make_lmv_data",
     "make_rtm_data",
     "make_slda_data",
     "register_dataset",

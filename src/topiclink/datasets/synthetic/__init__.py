@@ -24,11 +24,13 @@ topics, so a few hundred Gibbs sweeps recover them.
 
 Modules: :mod:`~topiclink.datasets.synthetic.lda` (the word model and LDA),
 :mod:`~topiclink.datasets.synthetic.rtm` (gRTM links), :mod:`~topiclink.datasets.synthetic.slda`
-(sLDA labels); :mod:`~topiclink.datasets.synthetic._common` holds the shared checks.
+(sLDA labels), :mod:`~topiclink.datasets.synthetic.lmv` (LMV citations with visibility);
+:mod:`~topiclink.datasets.synthetic._common` holds the shared checks.
 """
 
 from topiclink.datasets.synthetic._common import DocLength
 from topiclink.datasets.synthetic.lda import LDATruth, make_lda_data
+from topiclink.datasets.synthetic.lmv import LMVTruth, make_lmv_data, paper_blockmodel
 from topiclink.datasets.synthetic.rtm import (
     RTM_BACKGROUND,
     RTM_DIAGONAL,
@@ -45,10 +47,13 @@ __all__ = [
     "RTM_NEXT_TOPIC",
     "DocLength",
     "LDATruth",
+    "LMVTruth",
     "RTMTruth",
     "SLDATruth",
     "make_lda_data",
+    "make_lmv_data",
     "make_rtm_data",
     "make_slda_data",
+    "paper_blockmodel",
     "planted_rtm_weights",
 ]
