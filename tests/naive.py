@@ -108,3 +108,61 @@ def rtm_sweep(words, offsets, z, ndk, nwk, nk, alpha, beta, uniforms, U, source,
             ndk[d, new] += 1
             nwk[w, new] += 1
             nk[new] += 1
+
+
+def lmv_pair_statistics(elog_theta, links, vs_link, elog_tau, taubar, Bbar, time=None,
+                        tol=1e-6, max_inner=100):
+    """Plain-NumPy twin of ``topiclink.kernels.lmv.pair_statistics`` over ALL pairs.
+
+    ``links``: (L, 2) array of (citing, cited) pairs.  Builds the D x D link matrix and the
+    per-pair term explicitly and keeps every pair's (kappa, nu) (NaN for skipped pairs):
+    the returned dict has the streamed statistics plus ``kappa``, ``nu`` (D, D, K).
+    """
+    D, K = elog_theta.shape
+    y = np.zeros((D, D), bool)
+    for d, c in links:
+        y[d, c] = True
+    if time is None:
+        time = np.full(D, np.nan)
+    out = {"gamma_out": np.zeros((D, K)), "gamma_in": np.zeros((D, K)),
+           "S1": np.zeros((K, K)), "T": np.zeros((D, K, K)), "bound": 0.0, "rounds": 0,
+           "n_pairs": 0, "kappa": np.full((D, D, K), np.nan), "nu": np.full((D, D, K), np.nan),
+           "topics": {}}
+    for d in range(D):
+        for c in range(D):
+            if d == c:
+                continue
+            if not y[d, c] and time[c] > time[d]:
+                continue
+            if y[d, c]:
+                vs = vs_link + elog_tau[c]
+            else:
+                vs = np.log(1.0 - taubar[c] * Bbar)
+            nu = np.exp(elog_theta[c] - elog_theta[c].max())
+            nu /= nu.sum()
+            r = 0
+            while True:
+                r += 1
+                x = elog_theta[d] + vs @ nu
+                kappa = np.exp(x - x.max())
+                kappa /= kappa.sum()
+                z = elog_theta[c] + kappa @ vs
+                new = np.exp(z - z.max())
+                new /= new.sum()
+                change = np.abs(new - nu).max()
+                nu = new
+                if change < tol or r >= max_inner:
+                    break
+            out["rounds"] += r
+            out["n_pairs"] += 1
+            out["bound"] += (kappa @ vs @ nu + kappa @ (elog_theta[d] - np.log(kappa))
+                             + nu @ (elog_theta[c] - np.log(nu)))
+            out["kappa"][d, c], out["nu"][d, c] = kappa, nu
+            out["gamma_out"][d] += kappa
+            out["gamma_in"][c] += nu
+            if y[d, c]:
+                out["S1"] += np.outer(kappa, nu)
+                out["topics"][(d, c)] = (int(np.argmax(kappa)), int(np.argmax(nu)))
+            else:
+                out["T"][c] += np.outer(kappa, nu)
+    return out

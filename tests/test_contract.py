@@ -65,6 +65,11 @@ def fit(est, data, X=None, **kwargs):
     X = data["X"] if X is None else X
     if "links" in needs:
         kwargs["links"] = data["links"]
+        if getattr(type(est), "directed_links", False):
+            from topiclink.data import Links
+
+            lk = data["links"]
+            kwargs["links"] = Links.from_pairs(lk.pairs, lk.n_docs, directed=True)
     if "y" in needs:
         return est.fit(X, data["y"], **kwargs)
     return est.fit(X, **kwargs)

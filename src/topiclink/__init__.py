@@ -17,6 +17,7 @@ _LAZY = {
     "VariationalRTM": "topiclink.models.var_rtm",
     "SupervisedTopicModel": "topiclink.models.slda",
     "VariationalSLDA": "topiclink.models.var_slda",
+    "VisibilityTopicModel": "topiclink.models.lmv",
     "load": "topiclink.models.base",
     "registered_estimators": "topiclink.models.base",
     "make_paper_model": "topiclink.models.base",

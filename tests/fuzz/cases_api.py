@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from tests.fuzz.harness import Case
 
 MODELS = ("LDA", "RelationalTopicModel", "SupervisedTopicModel", "VariationalRTM",
-          "VariationalSLDA")
+          "VariationalSLDA", "VisibilityTopicModel")
 BAD_VALUES: list[tuple[str, Any]] = [
     ("true", True), ("minus1", -1), ("zero", 0), ("half", 0.5), ("text", "x"),
     ("none", None), ("nan", float("nan")), ("inf", float("inf")), ("list", [1, 2]),
@@ -49,7 +49,13 @@ def fit(est: Any, X: Any = DEFAULT, links: Any = DEFAULT, y: Any = DEFAULT) -> A
     X = d["X"] if X is DEFAULT else X
     needs = type(est).fit_requires
     if "links" in needs:
-        return est.fit(X, links=d["links"] if links is DEFAULT else links)
+        if links is DEFAULT:
+            links = d["links"]
+            if getattr(type(est), "directed_links", False):
+                from topiclink.data import Links
+
+                links = Links.from_pairs(links.pairs, links.n_docs, directed=True)
+        return est.fit(X, links=links)
     if "y" in needs:
         return est.fit(X, d["y"] if y is DEFAULT else y)
     return est.fit(X)
@@ -144,7 +150,7 @@ def link_cases() -> list[Case]:
         ("duplicates", np.array([[0, 1], [0, 1], [2, 3]]), "error"),
     ]
     out = []
-    for name in ("RelationalTopicModel", "VariationalRTM"):
+    for name in ("RelationalTopicModel", "VariationalRTM", "VisibilityTopicModel"):
         for label, links, expect in bad:
             out.append(Case(f"fit-links/{name}/{label}", "api",
                             lambda n=name, lk=links: fit(estimator(n), links=lk), expect))
@@ -202,7 +208,7 @@ def prediction_cases() -> list[Case]:
                             lambda n=name, f=frac: fitted(n).perplexity(data()["X"], f)))
     D = data()["X"].n_docs
     new = data()["X"].subset([0, 1])
-    for name in ("RelationalTopicModel", "VariationalRTM"):
+    for name in ("RelationalTopicModel", "VariationalRTM", "VisibilityTopicModel"):
         targets = [("out_of_range", [D]), ("negative", [-1]), ("float", [0.5]),
                    ("mask_short", np.ones(D - 1, bool)), ("text", ["a"]), ("2d", [[0, 1]])]
         for label, t in targets:

@@ -14,7 +14,7 @@ import numpy as np
 from tests.fuzz.harness import Case
 
 MODELS = ("LDA", "RelationalTopicModel", "SupervisedTopicModel", "VariationalRTM",
-          "VariationalSLDA")
+          "VariationalSLDA", "VisibilityTopicModel")
 
 
 @functools.cache

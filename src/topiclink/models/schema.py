@@ -24,7 +24,7 @@ _KIND_NAMES = {"f": "floats", "i": "integers", "U": "text", "b": "booleans", "*"
 
 @dataclass(frozen=True)
 class ArraySpec:
-    shape: tuple[str, ...] | None
+    shape: tuple[str | int, ...] | None
     kind: str = "f"
     check: str | None = "finite"
 
@@ -54,6 +54,11 @@ def check_arrays(where: str, arrays: dict[str, np.ndarray], specs: dict[str, Arr
                                  f"expected {len(spec.shape)} {spec.shape}")
             for axis, symbol in enumerate(spec.shape):
                 if symbol == "*":
+                    continue
+                if isinstance(symbol, int):
+                    if value.shape[axis] != symbol:
+                        raise ValueError(f"{where}: array {name!r} has {value.shape[axis]} "
+                                         f"entries along axis {axis}, expected {symbol}")
                     continue
                 n = int(value.shape[axis])
                 if symbol not in bound:

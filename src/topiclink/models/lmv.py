@@ -1,0 +1,307 @@
+"""Topic-adjusted visibility (LMV) and Pairwise-Link-LDA: the estimator.
+
+Tan, Chan & Zheng, "Topic-adjusted visibility metric for scientific articles", Annals of
+Applied Statistics 2016 (``design/models/lmv.md``).  LDA for the words; for every ordered
+pair of documents a citing topic s ~ theta_d, a cited topic r ~ theta_d' and
+y_dd' ~ Bernoulli(tau_d' B_sr): B is a K x K blockmodel of topic-to-topic citation rates
+and tau_d' the *visibility* of the cited document, how likely it is to be cited given the
+topics.  ``visibility=False`` fixes tau = 1: Pairwise-Link-LDA.  Batch variational Bayes
+(the paper's Algorithm 1) is :class:`topiclink.inference.lmv.BatchLMV`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from topiclink.data.checks import (
+    CALLBACKS,
+    N_JOBS,
+    N_TOPICS,
+    POSITIVE,
+    RANDOM_STATE,
+    VERBOSE,
+    Boolean,
+    DataError,
+    Integer,
+    NoneValue,
+    Options,
+    Real,
+)
+from topiclink.data.corpus import Corpus
+from topiclink.data.links import as_links
+from topiclink.inference.fixed_topics import infer_doc_topics_variational
+from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
+from topiclink.models.base import Estimator
+from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.random import RandomState
+
+__all__ = ["VisibilityTopicModel"]
+
+logger = logging.getLogger(__name__)
+
+_PAIR = [NoneValue(), Real(0, low_open=True)]
+
+
+class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
+    """LMV: LDA + a mixed-membership blockmodel of citations + document visibility.
+
+    Parameters
+    ----------
+    n_topics : int, default 10
+        K.
+    visibility : bool, default True
+        Fit a visibility tau_d per document (LMV); False: tau = 1 (Pairwise-Link-LDA).
+    inference : {"batch"}
+        Batch variational Bayes (Algorithm 1).
+    doc_topic_prior : float, optional
+        alpha (default 1/K).
+    topic_word_prior : float, default 0.1
+        eta of the topics' Dirichlet prior.
+    blockmodel_prior : (a0, b0), default (1, 1)
+        Beta prior of every blockmodel entry B_ij.
+    visibility_prior : (g0, h0), default (1, 1)
+        Beta prior of every visibility tau_d.
+    max_iter : int, default 100
+        Outer iterations (each: pairs, words, topics, the nested (a, b)/(g, h) loop).
+    tol : float, default 1e-5
+        Stop when L* changes by less than ``tol`` relative to its previous value.
+    transform_iter : int, default 100
+        E-step rounds per new document.
+    n_jobs : int, optional
+        Threads streaming the pairs (fixed blocks: never changes the result).
+    random_state, verbose, callbacks
+        As for :class:`~topiclink.models.lda.LDA` (only the topic initialisation is random).
+
+    Attributes
+    ----------
+    components_ : (K, V) topics (the mean of q(beta))
+    doc_topic_ : (D, K) E[theta_d] of the training documents
+    blockmodel_ : (K, K) Bbar, E[B_ij] (topic i citing topic j)
+    visibility_ : (D,) taubar_d, E[tau_d] (ones when ``visibility=False``)
+    citation_topics_ : (L, 2) the most probable (citing, cited) topic pair of every link
+    trace_ : ``log_likelihood`` is L* per token (non-decreasing)
+    """
+
+    fit_requires: ClassVar[tuple[str, ...]] = ("X", "links")
+    directed_links: ClassVar[bool] = True
+    paper_names: ClassVar[dict[str, dict[str, Any]]] = {
+        "LMV": {"visibility": True}, "PLLDA": {"visibility": False},
+        "Pairwise-Link-LDA": {"visibility": False}}
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "n_topics": N_TOPICS, "visibility": [Boolean()], "inference": [Options("batch")],
+        "doc_topic_prior": _PAIR, "topic_word_prior": POSITIVE, "max_iter": [Integer(1)],
+        "tol": [Real(0)], "transform_iter": [Integer(1)],
+        "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE,
+        "callbacks": CALLBACKS,
+    }
+    _saved_arrays: ClassVar[tuple[str, ...]] = (
+        "components_", "doc_topic_", "blockmodel_", "visibility_", "citation_topics_",
+        "vocabulary_", "alpha_", "train_zbar_", "train_doc_ids_", "train_titles_",
+        "topic_weights_", "log_topics_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {
+        **TOPIC_ARRAYS,
+        **LINK_ARRAYS,
+        "blockmodel_": ArraySpec(("K", "K"), "f", "nonnegative"),
+        "visibility_": ArraySpec(("D",), "f", "nonnegative"),
+        "log_topics_": ArraySpec(("K", "V"), "f", "nonpositive"),
+        "citation_topics_": ArraySpec(("L", 2), "i", None),
+    }
+    _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_links_")
+    _state_class = LMVState
+
+    def __init__(self, n_topics: int = 10, *, visibility: bool = True,
+                 inference: str = "batch", doc_topic_prior: float | None = None,
+                 topic_word_prior: float = 0.1,
+                 blockmodel_prior: tuple[float, float] | None = None,
+                 visibility_prior: tuple[float, float] | None = None, max_iter: int = 100,
+                 tol: float = 1e-5, transform_iter: int = 100, n_jobs: int | None = None,
+                 random_state: RandomState = None, verbose: bool = False,
+                 callbacks: list[Any] | None = None) -> None:
+        self.n_topics = n_topics
+        self.visibility = visibility
+        self.inference = inference
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.blockmodel_prior = blockmodel_prior
+        self.visibility_prior = visibility_prior
+        self.max_iter = max_iter
+        self.tol = tol
+        self.transform_iter = transform_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+
+    @staticmethod
+    def _pair(value: Any, name: str) -> tuple[float, float]:
+        if value is None:
+            return 1.0, 1.0
+        try:
+            x, y = (float(v) for v in value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a pair of numbers > 0, got {value!r}") from None
+        if not (np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0):
+            raise ValueError(f"{name} must be a pair of numbers > 0, got {value!r}")
+        return x, y
+
+    def _check_params(self) -> None:
+        self._pair(self.blockmodel_prior, "blockmodel_prior")
+        self._pair(self.visibility_prior, "visibility_prior")
+
+    def _algorithm(self) -> BatchLMV:
+        K = int(self.n_topics)
+        alpha = 1.0 / K if self.doc_topic_prior is None else float(self.doc_topic_prior)
+        return BatchLMV(K, alpha=alpha, eta=float(self.topic_word_prior),
+                        blockmodel_prior=self._pair(self.blockmodel_prior, "blockmodel_prior"),
+                        visibility_prior=self._pair(self.visibility_prior, "visibility_prior"),
+                        visibility=bool(self.visibility),
+                        n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: None = None, *, links: Any = None,
+            publication_time: Any = None, resume: bool = False) -> VisibilityTopicModel:
+        """Fit to documents ``X`` and their directed citations ``links`` (d cites d').
+
+        ``publication_time``: one number per document (LMV(t)): a pair whose cited
+        document is newer than the citing one carries no likelihood term, and a link to a
+        newer document is an error naming the pair.
+        """
+        if y is not None:
+            raise TypeError(f"{type(self).__name__}.fit takes the links as a keyword: "
+                            "fit(X, links=...)")
+        self._validate_params()
+        corpus = self._training_corpus(X)
+        if links is None:
+            raise ValueError("fit needs the directed citations: links=...")
+        lk = as_links(links, corpus.n_docs, doc_ids=corpus.doc_ids)
+        if not lk.directed:
+            raise DataError("VisibilityTopicModel needs directed citations (d cites d'); "
+                            "these links are undirected")
+        pairs = np.asarray(lk.pairs, dtype=np.int64)
+        time = self._times(publication_time, corpus.n_docs, pairs)
+        algorithm = self._algorithm()
+        data = LMVData.build(corpus.counts, pairs, time)
+
+        def publish(state: LMVState, averaged: dict[str, np.ndarray] | None) -> None:
+            self._publish(state, algorithm, corpus, data)
+
+        self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         extra_callbacks=[_RelativeChange(float(self.tol))])
+        return self
+
+    @staticmethod
+    def _times(publication_time: Any, n_docs: int, pairs: np.ndarray) -> np.ndarray | None:
+        if publication_time is None:
+            return None
+        t = np.asarray(publication_time, dtype=np.float64)
+        if t.shape != (n_docs,):
+            raise DataError(f"publication_time has {t.size} values for {n_docs} documents")
+        if not np.all(np.isfinite(t)):
+            bad = int(np.flatnonzero(~np.isfinite(t))[0])
+            raise DataError(f"publication_time of document {bad} is {t[bad]}")
+        newer = t[pairs[:, 1]] > t[pairs[:, 0]]
+        if newer.any():
+            i = int(np.flatnonzero(newer)[0])
+            raise DataError(f"link {i}: document {pairs[i, 0]} cites document {pairs[i, 1]}, "
+                            f"which is newer ({t[pairs[i, 1]]:g} > {t[pairs[i, 0]]:g})")
+        return t
+
+    def _publish(self, state: LMVState, algorithm: BatchLMV, corpus: Corpus,
+                 data: LMVData) -> None:
+        lam = state.lam
+        self.components_ = lam / lam.sum(axis=1, keepdims=True)
+        self.log_topics_ = expected_log_dirichlet(lam)
+        self.doc_topic_ = state.gamma / state.gamma.sum(axis=1, keepdims=True)
+        self.train_zbar_ = self.doc_topic_
+        self.blockmodel_ = state.a / (state.a + state.b)
+        self.visibility_ = algorithm._tau(state)[0]
+        self.citation_topics_ = state.citation_topics
+        self.alpha_ = np.full(algorithm.n_topics, algorithm.alpha)
+        self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
+        self.train_doc_ids_ = np.asarray(corpus.doc_ids).astype(str)
+        self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
+                              else np.zeros(0, dtype=str))
+        topic_mass = state.word_stats.sum(axis=0)
+        total = topic_mass.sum()
+        self.topic_weights_ = topic_mass / total if total > 0 else np.full(
+            algorithm.n_topics, 1.0 / algorithm.n_topics)
+        self.n_links_ = int(data.cites.nnz)
+        self.n_iter_ = state.iteration
+
+    # ------------------------------------------------------------------ prediction
+    def _infer(self, corpus: Corpus) -> np.ndarray:
+        gamma, _ = infer_doc_topics_variational(
+            corpus, np.asarray(self.log_topics_),
+            np.asarray(self.alpha_, dtype=np.float64), int(self.transform_iter), 1e-6)
+        return gamma
+
+    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
+        gamma = self._infer(corpus)
+        return gamma / gamma.sum(axis=1, keepdims=True)
+
+    def _query_topics(self, corpus: Corpus) -> np.ndarray:
+        return self._doc_topics(corpus, self._prediction_generator())
+
+    def _scores_from_topics(self, zq: np.ndarray, targets: np.ndarray, direction: str
+                            ) -> np.ndarray:
+        """p(query cites target) = taubar_t gammabar_q^T Bbar gammabar_t (paper eq. 6.1);
+        "in" uses the prior mean visibility for the query; "either" combines both."""
+        zt = np.asarray(self.train_zbar_)[targets]
+        B = np.asarray(self.blockmodel_)
+        out = (zq @ B @ zt.T) * np.asarray(self.visibility_)[targets]
+        if direction == "out":
+            return out
+        prior_tau = float(np.mean(self.visibility_)) if self.visibility else 1.0
+        into = (zt @ B @ zq.T).T * prior_tau
+        if direction == "in":
+            return into
+        return 1.0 - (1.0 - out) * (1.0 - into)
+
+    def _probabilities(self, scores: np.ndarray) -> np.ndarray:
+        return np.clip(scores, 0.0, 1.0)
+
+    def _words_from_links(self, out: sp.csr_matrix, into: sp.csr_matrix, n_tokens: Any,
+                          rng: np.random.Generator) -> np.ndarray:
+        """Word distributions of new documents known by their citations: theta from the
+        prior plus the topic proportions of the documents they cite and are cited by."""
+        linked = (out + into).astype(np.float64)
+        theta = np.asarray(linked @ np.asarray(self.train_zbar_)) + np.asarray(self.alpha_)
+        theta /= theta.sum(axis=1, keepdims=True)
+        return theta @ np.asarray(self.components_)
+
+    def summary(self, n_words: int = 8) -> str:
+        text = super().summary(n_words)
+        B = np.asarray(self.blockmodel_)
+        strongest = np.dstack(np.unravel_index(np.argsort(-B, axis=None)[:5], B.shape))[0]
+        blocks = ", ".join(f"B[{i},{j}]={B[i, j]:.3f}" for i, j in strongest)
+        lines = [f"{'LMV' if self.visibility else 'Pairwise-Link-LDA'}: {self.n_links_} "
+                 f"citations", text, f"strongest blocks (topic i cites topic j): {blocks}"]
+        if self.visibility:
+            order = np.argsort(-np.asarray(self.visibility_))
+            titles = getattr(self, "train_titles_", np.zeros(0))
+            names = titles if len(titles) else self.train_doc_ids_
+            lines.append("most visible: " + "; ".join(
+                f"{names[d]} ({self.visibility_[d]:.2f})" for d in order[:3]))
+            lines.append("least visible: " + "; ".join(
+                f"{names[d]} ({self.visibility_[d]:.2f})" for d in order[-3:]))
+        return "\n".join(lines)
+
+
+class _RelativeChange:
+    """Stop when L* per token changes by less than ``tol`` (relative)."""
+
+    def __init__(self, tol: float) -> None:
+        self.tol = tol
+        self.last: float | None = None
+
+    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool:
+        value = info.get("log_likelihood", float("nan"))
+        last, self.last = self.last, value
+        return (self.tol > 0 and last is not None and np.isfinite(value)
+                and abs(value - last) <= self.tol * abs(last))
