@@ -157,18 +157,11 @@ def check(condition: bool, message: str) -> None:
 
 
 def memory_bytes() -> int:
-    """The machine's physical memory in bytes (psutil when installed, else sysconf; 0 when
-    unknown)."""
-    try:
-        import psutil
+    """The memory this process may still allocate (:func:`topiclink.data.checks.
+    available_memory`)."""
+    from topiclink.data.checks import available_memory
 
-        return int(psutil.virtual_memory().total)
-    except ImportError:
-        pass
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return 0
+    return available_memory()
 
 
 def check_model_size(n_topics: int | None, n_docs: int = 1, n_words: int = 1,
@@ -371,15 +364,21 @@ def load_data(dataset: str | None, data: Path | None, input_file: Path | None = 
         return load_dataset(name, data_dir=data)
 
 
+def _list_items(text: str) -> list[str]:
+    """The items of a comma-separated option; an empty item between commas is an error
+    (ValueError), an empty option gives no items."""
+    items = text.split(",")
+    if len(items) > 1 and any(not v.strip() for v in items):
+        raise ValueError(f"empty item in {text!r}")
+    return [v for v in items if v.strip()]
+
+
 def int_list(text: str, name: str, minimum: int | None = None,
              maximum: int | None = None) -> list[int]:
     """A non-empty comma-separated list of integers in [minimum, maximum] (one-line error
     otherwise)."""
     try:
-        items = text.split(",")
-        if len(items) > 1 and any(not v.strip() for v in items):
-            raise ValueError
-        values = [int(v) for v in items if v.strip()]
+        values = [int(v) for v in _list_items(text)]
     except ValueError:
         raise fail(f"{name} must be a comma-separated list of integers, got {text!r}") from None
     if not values:
@@ -397,10 +396,7 @@ def float_list(text: str, name: str, positive: bool = False) -> list[float]:
     import math
 
     try:
-        items = text.split(",")
-        if len(items) > 1 and any(not v.strip() for v in items):
-            raise ValueError
-        values = [float(v) for v in items if v.strip()]
+        values = [float(v) for v in _list_items(text)]
     except ValueError:
         raise fail(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
     if not values:

@@ -34,6 +34,22 @@ from numba import njit
 __all__ = ["pair_fixed_point", "pair_statistics"]
 
 
+@njit(inline="always")
+def _exp_sum(x: np.ndarray, out: np.ndarray) -> tuple[float, float]:
+    """out = exp(x - max x) (``out`` may be ``x``); returns (max x, sum of out), the sum
+    taken in index order."""
+    K = x.shape[0]
+    m = x[0]
+    for j in range(1, K):
+        if x[j] > m:
+            m = x[j]
+    s = 0.0
+    for j in range(K):
+        out[j] = math.exp(x[j] - m)
+        s += out[j]
+    return m, s
+
+
 @njit(cache=True, nogil=True)
 def _converge(et_d: np.ndarray, et_c: np.ndarray, vs: np.ndarray, vsT: np.ndarray,
               nu0: np.ndarray, vs_nu0: np.ndarray, exp_d: np.ndarray, exp_w: np.ndarray,
@@ -74,14 +90,7 @@ def _converge(et_d: np.ndarray, et_c: np.ndarray, vs: np.ndarray, vsT: np.ndarra
                 for i in range(K):
                     kappa[i] += nj * vsT[j, i]
         if rounds > 1 or not s > 1e-250:
-            m = kappa[0]
-            for i in range(1, K):
-                if kappa[i] > m:
-                    m = kappa[i]
-            s = 0.0
-            for i in range(K):
-                work[i] = math.exp(kappa[i] - m)
-                s += work[i]
+            m, s = _exp_sum(kappa, work)
             log_zk = m + math.log(s)
             inv = 1.0 / s
             kappa_part = 0.0
@@ -97,14 +106,7 @@ def _converge(et_d: np.ndarray, et_c: np.ndarray, vs: np.ndarray, vsT: np.ndarra
             ki = kappa[i]
             for j in range(K):
                 work[j] += ki * vs[i, j]
-        m = work[0]
-        for j in range(1, K):
-            if work[j] > m:
-                m = work[j]
-        s = 0.0
-        for j in range(K):
-            work[j] = math.exp(work[j] - m)
-            s += work[j]
+        m, s = _exp_sum(work, work)
         log_znu = m + math.log(s)
         inv = 1.0 / s
         change = 0.0
@@ -157,29 +159,15 @@ def pair_fixed_point(et_d: np.ndarray, et_c: np.ndarray, vs: np.ndarray, tol: fl
 
 @njit(cache=True, nogil=True)
 def _softmax(x: np.ndarray, out: np.ndarray) -> None:
-    K = x.shape[0]
-    m = x[0]
-    for j in range(1, K):
-        if x[j] > m:
-            m = x[j]
-    s = 0.0
-    for j in range(K):
-        out[j] = math.exp(x[j] - m)
-        s += out[j]
-    for j in range(K):
+    _, s = _exp_sum(x, out)
+    for j in range(x.shape[0]):
         out[j] /= s
 
 
 @njit(cache=True, nogil=True)
 def _shifted_exp(x: np.ndarray, out: np.ndarray) -> float:
     """out = exp(x - max x); returns max x."""
-    K = x.shape[0]
-    m = x[0]
-    for j in range(1, K):
-        if x[j] > m:
-            m = x[j]
-    for j in range(K):
-        out[j] = math.exp(x[j] - m)
+    m, _ = _exp_sum(x, out)
     return m
 
 

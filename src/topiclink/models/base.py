@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from topiclink.data.checks import Constraint, DataError, validate_params
+from topiclink.data.checks import Constraint, DataError, available_memory, validate_params
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.inference.engine import (
     Algorithm,
@@ -350,19 +350,12 @@ class Estimator(BaseEstimator):
         one-line ValueError naming ``where``)."""
 
 
-def _available_memory() -> int:
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 1 << 40
-
-
 def _check_memory(n_topics: int, corpus: Corpus) -> None:
     """Refuse, before allocating, a model whose count arrays cannot fit in memory
     (K x (D + V) counts, K x V topics, per-token assignments)."""
     D, V, N = corpus.n_docs, corpus.n_words, corpus.n_tokens
     need = 8 * n_topics * (D + 2 * V) + 8 * N + 8 * n_topics * n_topics
-    have = _available_memory()
+    have = available_memory()
     if need > have:
         raise ValueError(f"fit: {n_topics} topics over {D} documents and {V} words need about "
                          f"{need / 2**30:.3g} GiB, more than this machine's "

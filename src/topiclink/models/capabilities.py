@@ -163,6 +163,16 @@ class LinkPredictionMixin:
     when the loss has no probabilities); ``_words_from_links(out, into, n_tokens, rng)``.
     """
 
+    def _check_fit_links(self, y: Any, links: Any) -> None:
+        """``fit(X, links=...)``: the links are keyword-only (a Pipeline passes ``y``
+        positionally) and required."""
+        if y is not None:
+            raise TypeError(f"{type(self).__name__}.fit takes the links as a keyword: "
+                            "fit(X, links=...)")
+        if links is None:
+            raise DataError(f"{type(self).__name__}.fit needs links: a Links object, an "
+                            "(n, 2) edge array, a scipy adjacency matrix or a networkx graph")
+
     @classmethod
     def _check_loaded(cls, where: str, arrays: dict[str, np.ndarray]) -> None:
         super()._check_loaded(where, arrays)  # type: ignore[misc]

@@ -172,13 +172,9 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         document is newer than the citing one carries no likelihood term, and a link to a
         newer document is an error naming the pair.
         """
-        if y is not None:
-            raise TypeError(f"{type(self).__name__}.fit takes the links as a keyword: "
-                            "fit(X, links=...)")
+        self._check_fit_links(y, links)
         self._validate_params()
         corpus = self._training_corpus(X)
-        if links is None:
-            raise ValueError("fit needs the directed citations: links=...")
         lk = as_links(links, corpus.n_docs, doc_ids=corpus.doc_ids)
         if not lk.directed:
             raise DataError("VisibilityTopicModel needs directed citations (d cites d'); "

@@ -234,15 +234,10 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         ``resume=True`` continues the chain (same documents and links) for ``max_iter``
         more iterations.
         """
-        if y is not None:
-            raise TypeError(f"{type(self).__name__}.fit takes the links as a keyword: "
-                            "fit(X, links=...)")
+        self._check_fit_links(y, links)
         self._validate_params()
         corpus = self._training_corpus(X)
         algorithm = self._algorithm()
-        if links is None:
-            raise ValueError("fit needs links: a Links object, an (n, 2) edge array, "
-                             "a scipy adjacency matrix or a networkx graph")
         links = as_links(links, corpus.n_docs, doc_ids=corpus.doc_ids, directed=self.directed)
         if self.directed is not None and links.directed != self.directed:
             links = Links.from_pairs(links.pairs, links.n_docs, directed=bool(self.directed),

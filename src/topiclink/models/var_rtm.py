@@ -207,15 +207,10 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
             Continue EM from ``state_`` (same documents and links) for ``max_iter`` more
             iterations: 10 + 10 iterations equal 20.
         """
-        if y is not None:
-            raise TypeError(f"{type(self).__name__}.fit takes the links as a keyword: "
-                            "fit(X, links=...)")
+        self._check_fit_links(y, links)
         self._validate_params()
         corpus = self._training_corpus(X)
         algorithm = self._algorithm()
-        if links is None:
-            raise DataError("VariationalRTM.fit needs links (positive links among the "
-                            "documents of X)")
         data = VarRTMData.from_corpus(corpus, as_links(links, corpus.n_docs,
                                                        doc_ids=corpus.doc_ids))
         if data.n_links == 0:
