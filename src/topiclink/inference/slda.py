@@ -17,7 +17,9 @@ threads never changes them.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -80,6 +82,8 @@ class SupervisedGibbs(Algorithm):
         self.seeds = seeds
         self.n_threads = max(1, int(n_threads))
         self.name = name
+        self._pool: ThreadPoolExecutor | None = None
+        self._ws: tuple[SupervisedData, dict[str, np.ndarray]] | None = None
 
     def fingerprint(self, data: SupervisedData) -> str:
         return data.fingerprint()
@@ -115,12 +119,39 @@ class SupervisedGibbs(Algorithm):
         if np.any(state.b <= 0):
             raise ValueError("state: augmentation coefficients b must be > 0")
 
+    @contextlib.contextmanager
+    def session(self, state: SupervisedState, data: SupervisedData) -> Iterator[None]:
+        """A thread pool over the chains for the whole run (one-vs-all only)."""
+        M = state.z.shape[0]
+        if self.n_threads <= 1 or M <= 1:
+            yield
+            return
+        self._pool = ThreadPoolExecutor(min(self.n_threads, M),
+                                        thread_name_prefix="topiclink-slda")
+        try:
+            yield
+        finally:
+            self._pool.shutdown()
+            self._pool = None
+
+    def _workspace(self, data: SupervisedData) -> dict[str, np.ndarray]:
+        """The fixed arrays of the label "pairs" (every document has one out-pair to the
+        virtual node D, whose vector is eta), built once per data."""
+        if self._ws is None or self._ws[0] is not data:
+            D, K = data.tokens.n_docs, self.n_topics
+            self._ws = (data, {
+                "zeros_U": np.zeros((K, K)), "Vz": np.zeros((D + 1, K)),
+                "out_ptr": np.arange(D + 1, dtype=np.int64),
+                "out_nbr": np.full(D, D, dtype=np.int64),
+                "in_ptr": np.zeros(D + 1, dtype=np.int64), "in_nbr": np.zeros(0, np.int64),
+                "in_ab": np.zeros(0), "cs": np.full(D, self.c)})
+        return self._ws[1]
+
     def step(self, state: SupervisedState, data: SupervisedData) -> dict[str, float]:
         M = state.z.shape[0]
-        if self.n_threads > 1 and M > 1:
-            with ThreadPoolExecutor(min(self.n_threads, M),
-                                    thread_name_prefix="topiclink-slda") as pool:
-                infos = list(pool.map(lambda m: self.step_chain(state, data, m), range(M)))
+        self._workspace(data)
+        if self._pool is not None:
+            infos = list(self._pool.map(lambda m: self.step_chain(state, data, m), range(M)))
         else:
             infos = [self.step_chain(state, data, m) for m in range(M)]
         return infos[0]
@@ -133,7 +164,8 @@ class SupervisedGibbs(Algorithm):
         lengths = tok.lengths
         ndk, a, b = state.ndk[m], state.a[m], state.b[m]
         yf = data.targets[m].astype(np.float64)
-        cs = np.full(D, self.c)
+        ws = self._workspace(data)
+        cs = ws["cs"]
         t0 = time.perf_counter()
         zbar = ndk / lengths[:, None]
         P = zbar.T @ (b[:, None] * zbar)
@@ -141,15 +173,14 @@ class SupervisedGibbs(Algorithm):
         eta = draw_weights(state.eta_rngs[m], P, zbar.T @ a)
         state.eta[m] = eta
         t1 = time.perf_counter()
-        # every document has one out-pair to the virtual node D, whose vector is eta
+        # every document has one out-pair to the virtual node D, whose vector is eta (the
+        # other rows of Uz stay zero; each chain has its own Uz)
         Uz = np.zeros((D + 1, K))
         Uz[D] = eta
         rtm_kernels.sweep_relational(
             tok.words, tok.offsets, state.z[m], ndk, state.nwk[m], state.nk[m], self.alpha,
-            self.beta, state.kernel_rng[m], np.zeros((K, K)), Uz, np.zeros((D + 1, K)),
-            np.arange(D + 1, dtype=np.int64), np.full(D, D, dtype=np.int64), a, b,
-            np.zeros(D + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
-            np.zeros(0), False)
+            self.beta, state.kernel_rng[m], ws["zeros_U"], Uz, ws["Vz"], ws["out_ptr"],
+            ws["out_nbr"], a, b, ws["in_ptr"], ws["in_nbr"], ws["in_ab"], ws["in_ab"], False)
         t2 = time.perf_counter()
         omega = (ndk / lengths[:, None]) @ eta
         state.a[m], state.b[m] = augment(state.aug_rngs[m], self.loss, omega, yf, cs,
