@@ -60,10 +60,16 @@ def cora_rlda_dataset(corpus: Corpus, pairs: np.ndarray, directed: bool = False,
                       path: Path | None = None, name: str = "cora-rlda") -> Dataset:
     """The Cora (R ``lda``) :class:`Dataset` from its corpus and raw ``(i, j)`` link pairs.
 
-    ``(i, j)`` means "``j`` is listed in ``cora.cites[[i]]``" and is read as ``i -> j``.
-    Undirected (the ``lda`` package's RTM reading): the 125 reciprocal pairs become
-    duplicates, which are dropped with a logged count (4356 -> 4231 links).
+    ``(i, j)`` means "``j`` is listed in ``cora.cites[[i]]``": ``cora.cites[[i]]`` lists
+    the documents that CITE ``i`` (Goldberg's 1989 genetic-algorithms book has 140 entries
+    and is listed in at most 5 lists; read the other way it would cite 140 Cora papers),
+    so the directed reading is ``j -> i`` (``j`` cites ``i``).  Undirected (the ``lda``
+    package's RTM reading): the 125 reciprocal pairs become duplicates, which are dropped
+    with a logged count (4356 -> 4231 links).
     """
+    pairs = np.asarray(pairs)
+    if directed and pairs.size:
+        pairs = pairs[:, ::-1]
     links = Links.from_pairs(pairs, corpus.n_docs, directed=directed, self_links="drop",
                              duplicates="drop", source_name=f"{name} cora.cites")
     return Dataset(name=name, corpus=corpus, links=links, source=CORA_RLDA_SOURCE, path=path)
@@ -78,7 +84,8 @@ def load_bundled_cora(directed: bool = False) -> Dataset:
     Parameters
     ----------
     directed : bool
-        Read ``cora.cites[[i]]`` as links ``i -> j`` (4356 links), or as undirected pairs
+        Read ``cora.cites[[i]]`` (the documents citing ``i``) as links ``j -> i``
+        (4356 links), or as undirected pairs
         (default, as the ``lda`` package's RTM does: 4231 links).
 
     Returns

@@ -205,7 +205,7 @@ def load_cora_rlda(data_dir: PathLike | None = None, directed: bool = False) -> 
     Parameters
     ----------
     directed : bool
-        ``cora.cites[[i]]`` lists the documents linked from ``i``: read as ``i -> j``
+        ``cora.cites[[i]]`` lists the documents that cite ``i``: read as ``j -> i``
         (4356 links) or, by default, undirected as in the package's RTM (the 125
         reciprocal pairs are dropped as duplicates with a logged count: 4231 links).
 
