@@ -111,17 +111,21 @@ def rtm_sweep(words, offsets, z, ndk, nwk, nk, alpha, beta, uniforms, U, source,
 
 
 def lmv_pair_statistics(elog_theta, links, vs_link, elog_tau, taubar, Bbar, time=None,
-                        tol=1e-6, max_inner=100):
+                        tol=1e-6, max_inner=100, link_nu=None):
     """Plain-NumPy twin of ``topiclink.kernels.lmv.pair_statistics`` over ALL pairs.
 
     ``links``: (L, 2) array of (citing, cited) pairs.  Builds the D x D link matrix and the
     per-pair term explicitly and keeps every pair's (kappa, nu) (NaN for skipped pairs):
     the returned dict has the streamed statistics plus ``kappa``, ``nu`` (D, D, K).
+    ``link_nu`` (L, K), rows aligned with ``links``: a link starts from its row when the row
+    is nonzero, and the converged nu is written back.
     """
     D, K = elog_theta.shape
     y = np.zeros((D, D), bool)
-    for d, c in links:
+    row_of = {}
+    for e, (d, c) in enumerate(links):
         y[d, c] = True
+        row_of[(int(d), int(c))] = e
     if time is None:
         time = np.full(D, np.nan)
     out = {"gamma_out": np.zeros((D, K)), "gamma_in": np.zeros((D, K)),
@@ -140,6 +144,9 @@ def lmv_pair_statistics(elog_theta, links, vs_link, elog_tau, taubar, Bbar, time
                 vs = np.log(1.0 - taubar[c] * Bbar)
             nu = np.exp(elog_theta[c] - elog_theta[c].max())
             nu /= nu.sum()
+            e = row_of.get((d, c))
+            if e is not None and link_nu is not None and link_nu[e].sum() > 0:
+                nu = link_nu[e].copy()
             r = 0
             while True:
                 r += 1
@@ -163,6 +170,8 @@ def lmv_pair_statistics(elog_theta, links, vs_link, elog_tau, taubar, Bbar, time
             if y[d, c]:
                 out["S1"] += np.outer(kappa, nu)
                 out["topics"][(d, c)] = (int(np.argmax(kappa)), int(np.argmax(nu)))
+                if link_nu is not None:
+                    link_nu[e] = nu
             else:
                 out["T"][c] += np.outer(kappa, nu)
     return out

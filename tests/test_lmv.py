@@ -85,10 +85,11 @@ def test_the_streamed_step_equals_the_naive_twin(planted):
             from topiclink.inference.lmv import expected_log_dirichlet
 
             taubar, elog_tau = self._tau(state)
+            coo = data.cites.tocoo()  # CSR order: the rows of state.link_nu
             out = naive.lmv_pair_statistics(
-                expected_log_dirichlet(state.gamma), np.asarray(lk.pairs),
+                expected_log_dirichlet(state.gamma), np.column_stack([coo.row, coo.col]),
                 digamma(state.a) - digamma(state.a + state.b), elog_tau, taubar,
-                state.a / (state.a + state.b))
+                state.a / (state.a + state.b), link_nu=state.link_nu)
             return {"gamma_out": out["gamma_out"], "gamma_in": out["gamma_in"],
                     "S1": out["S1"], "T": out["T"], "bound": out["bound"],
                     "citation_topics": np.asarray(out.get("citation_topics",
@@ -103,7 +104,7 @@ def test_the_streamed_step_equals_the_naive_twin(planted):
     for _ in range(3):
         fast.step(a, data)
         slow.step(b, data)
-    for name in ("gamma", "lam", "a", "b", "g", "h", "S1", "T"):
+    for name in ("gamma", "lam", "a", "b", "g", "h", "S1", "T", "link_nu"):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-8,
                                    atol=1e-10, err_msg=name)
     assert a.bound == pytest.approx(b.bound, rel=1e-9)

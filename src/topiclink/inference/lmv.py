@@ -19,10 +19,11 @@ same code path.  Memory O(D K^2 + links); no D x D array.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import betaln, digamma, gammaln
+from scipy.special import betaln, digamma
 
 from topiclink.inference.engine import Algorithm, State, fingerprint
 from topiclink.inference.lmv_updates import (
@@ -33,7 +34,6 @@ from topiclink.inference.lmv_updates import (
     visibility_objective,
     visibility_target,
 )
-from topiclink.inference.variational import seeded_topic_stats
 from topiclink.kernels.lmv_words import word_e_step
 
 __all__ = ["LMVData", "LMVState", "BatchLMV", "expected_log_dirichlet"]
@@ -65,6 +65,13 @@ class LMVData:
         counts.sort_indices()
         return cls(counts, cites, in_degree, time)
 
+    @cached_property
+    def cited_by(self) -> sp.csr_matrix:
+        """The links by cited document: row d' lists the documents citing d' (sorted)."""
+        rev = sp.csr_matrix(self.cites.T)
+        rev.sort_indices()
+        return rev
+
     @property
     def n_docs(self) -> int:
         return int(self.counts.shape[0])
@@ -95,6 +102,7 @@ class LMVState(State):
     word_stats: np.ndarray       # (V, K) sum c phi
     word_terms: np.ndarray       # (D,) sum c phi (E log theta - log phi)
     citation_topics: np.ndarray  # (L, 2) int32 hard topic pair of each citation
+    link_nu: np.ndarray          # (L, K) each citation's q(r) (zeros before the first step)
     bound: float = float("nan")
 
 
@@ -112,7 +120,8 @@ class BatchLMV(Algorithm):
                  blockmodel_prior: tuple[float, float],
                  visibility_prior: tuple[float, float], visibility: bool = True,
                  n_threads: int = 1, e_step_iter: int = 50, e_step_tol: float = 1e-6,
-                 nested_iter: int = 20, nested_tol: float = 1e-6) -> None:
+                 nested_iter: int = 20, nested_tol: float = 1e-6,
+                 init_lda_iter: int = 20) -> None:
         self.n_topics = n_topics
         self.alpha = float(alpha)
         self.eta = float(eta)
@@ -122,6 +131,7 @@ class BatchLMV(Algorithm):
         self.n_threads = int(n_threads)
         self.e_step_iter, self.e_step_tol = int(e_step_iter), float(e_step_tol)
         self.nested_iter, self.nested_tol = int(nested_iter), float(nested_tol)
+        self.init_lda_iter = int(init_lda_iter)
         self.name = "LMV" if visibility else "PLLDA"
 
     def fingerprint(self, data: LMVData) -> str:
@@ -130,23 +140,46 @@ class BatchLMV(Algorithm):
     # ------------------------------------------------------------------ set-up
     def init(self, data: LMVData, rng: np.random.Generator) -> LMVState:
         K, (D, V) = self.n_topics, data.counts.shape
-        seeded = seeded_topic_stats(data.counts, K, rng)
-        doc_len = np.asarray(data.counts.sum(axis=1)).ravel()
+        gamma, lam = self.initial_topics(data, rng)
+        a, b = self.initial_blockmodel(data)
         state = LMVState(
-            gamma=np.full((D, K), self.alpha) + doc_len[:, None] / K,
-            lam=self.eta + seeded + 1.0, a=np.full((K, K), self.a0),
-            b=np.full((K, K), self.b0), g=np.full(D, self.g0), h=np.full(D, self.h0),
+            gamma=gamma, lam=lam, a=a, b=b, g=np.full(D, self.g0), h=np.full(D, self.h0),
             pair_sums=np.zeros((D, K)), S1=np.zeros((K, K)), T=np.zeros((D, K, K)),
             word_stats=np.zeros((V, K)), word_terms=np.zeros(D),
             citation_topics=np.zeros((data.cites.nnz, 2), np.int32),
-            data_fingerprint=self.fingerprint(data))
+            link_nu=np.zeros((data.cites.nnz, K)), data_fingerprint=self.fingerprint(data))
         return state
+
+    def initial_topics(self, data: LMVData, rng: np.random.Generator
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """(gamma, lambda) of ``init_lda_iter`` iterations of variational LDA on the words
+        from LDA-C's seeded topics (the paper initialises LMV from a fitted LDA)."""
+        from topiclink.inference.var_lda import BatchVarLDA, LDAData
+
+        lda = BatchVarLDA(self.n_topics, alpha=self.alpha, eta=self.eta,
+                          e_step_iter=self.e_step_iter, e_step_tol=self.e_step_tol)
+        lda_data = LDAData.build(data.counts)
+        state = lda.init(lda_data, rng)
+        for _ in range(self.init_lda_iter):
+            lda.step(state, lda_data)
+        return state.gamma, state.lam
+
+    def initial_blockmodel(self, data: LMVData) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) with mean = the network's link density / the prior mean visibility
+        (capped at 0.5) and the prior's total a0 + b0: the blockmodel starts where the
+        links say, not at the prior mean (typically 0.5, thousands of times too dense)."""
+        D, K = data.n_docs, self.n_topics
+        density = data.cites.nnz / max(D * (D - 1), 1)
+        tau0 = self.g0 / (self.g0 + self.h0) if self.visibility else 1.0
+        mean = float(np.clip(density / tau0, 1e-6, 0.5))
+        total = self.a0 + self.b0
+        return np.full((K, K), mean * total), np.full((K, K), (1 - mean) * total)
 
     def check_values(self, state: LMVState, data: LMVData) -> None:
         for name in ("gamma", "lam", "a", "b", "g", "h"):
             if np.any(getattr(state, name) <= 0):
                 raise ValueError(f"state: {name} must be > 0")
-        for name in ("pair_sums", "S1", "T", "word_stats"):
+        for name in ("pair_sums", "S1", "T", "word_stats", "link_nu"):
             if np.any(getattr(state, name) < 0):
                 raise ValueError(f"state: {name} must be >= 0")
         topics = state.citation_topics
@@ -169,7 +202,8 @@ class BatchLMV(Algorithm):
             expected_log_dirichlet(state.gamma), data.cites.indptr.astype(np.int64),
             data.cites.indices.astype(np.int64),
             digamma(state.a) - digamma(state.a + state.b), elog_tau, taubar,
-            state.a / (state.a + state.b), time=data.time, n_threads=self.n_threads)
+            state.a / (state.a + state.b), time=data.time, n_threads=self.n_threads,
+            link_nu=state.link_nu)
 
     # ------------------------------------------------------------------ one iteration
     def step(self, state: LMVState, data: LMVData) -> dict[str, float]:
@@ -232,21 +266,17 @@ class BatchLMV(Algorithm):
     # ------------------------------------------------------------------ the bound
     def bound(self, state: LMVState, data: LMVData) -> float:
         """L* at the current state (the pairs at their last q)."""
-        K = self.n_topics
-        V = state.lam.shape[1]
+        # var_lda imports this module (expected_log_dirichlet): import its helper here
+        from topiclink.inference.var_lda import lda_bound
+
         elog_theta = expected_log_dirichlet(state.gamma)
         elog_beta = expected_log_dirichlet(state.lam)
         taubar, elog_tau = self._tau(state)
         elog_B = digamma(state.a) - digamma(state.a + state.b)
         elog_1mB = digamma(state.b) - digamma(state.a + state.b)
         Bbar = state.a / (state.a + state.b)
-        words = state.word_terms.sum() + np.sum(state.word_stats.T * elog_beta)
-        theta = np.sum(gammaln(K * self.alpha) - K * gammaln(self.alpha)
-                       + ((self.alpha - state.gamma) * elog_theta).sum(axis=1)
-                       - gammaln(state.gamma.sum(axis=1)) + gammaln(state.gamma).sum(axis=1))
-        topics = np.sum(gammaln(V * self.eta) - V * gammaln(self.eta)
-                        + ((self.eta - state.lam) * elog_beta).sum(axis=1)
-                        - gammaln(state.lam.sum(axis=1)) + gammaln(state.lam).sum(axis=1))
+        lda = lda_bound(state.gamma, state.lam, state.word_stats, state.word_terms,
+                        self.alpha, self.eta, elog_theta, elog_beta)
         pairs = (np.sum(state.pair_sums * elog_theta) + state.pair_entropy
                  + np.sum(state.S1 * elog_B) + np.dot(data.in_degree, elog_tau)
                  + np.sum(state.T * np.log1p(-taubar[:, None, None] * Bbar)))
@@ -257,7 +287,7 @@ class BatchLMV(Algorithm):
             elog_1mt = digamma(state.h) - digamma(state.g + state.h)
             vis = np.sum((self.g0 - 1) * elog_tau + (self.h0 - 1) * elog_1mt
                          - betaln(self.g0, self.h0) + beta_entropy(state.g, state.h))
-        return float(words + theta + topics + pairs + blocks + vis)
+        return float(lda + pairs + blocks + vis)
 
     def objective(self, state: LMVState, data: LMVData) -> float:
         """L* per token."""

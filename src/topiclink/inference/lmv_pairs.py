@@ -31,7 +31,8 @@ def stream_pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray,
                            time: np.ndarray | None = None, tol: float = 1e-6,
                            max_inner: int = 100, n_threads: int = 1,
                            n_blocks: int | None = None,
-                           citation_topics: bool = True) -> dict:
+                           citation_topics: bool = True,
+                           link_nu: np.ndarray | None = None) -> dict:
     """Every ordered pair's (kappa, nu) to convergence; their sufficient statistics.
 
     Parameters
@@ -49,6 +50,10 @@ def stream_pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray,
     n_threads : worker threads (results do not depend on it).
     n_blocks : blocks of cited documents (default :func:`default_n_blocks`).
     citation_topics : also return the hard topic pair of every link.
+    link_nu : (L, K) or None  every link's nu from the previous iteration (rows of zeros:
+        not yet known), updated in place: the links' fixed points start there, so the
+        step cannot land on a worse one of their several fixed points (L* stays monotone).
+        None: cold starts from softmax(E log theta) for every pair.
 
     Returns
     -------
@@ -80,6 +85,11 @@ def stream_pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray,
     gamma_in = np.zeros((D, K))
     T = np.zeros((D, K, K))
     topics = np.full((L if citation_topics else 0, 2), -1, np.int32)
+    if link_nu is None:
+        link_nu = np.zeros((0, K))
+    elif link_nu.shape != (L, K) or link_nu.dtype != np.float64 \
+            or not link_nu.flags.c_contiguous:
+        raise ValueError(f"link_nu must be a C-contiguous float64 ({L}, {K}) array")
 
     def run_block(b: int):
         g_out = np.zeros((D, K))
@@ -87,7 +97,7 @@ def stream_pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray,
         bound, rounds, n_pairs = pair_statistics(
             elog_theta, link_ptr, link_dst, vs_link, elog_tau, taubar, Bbar, time,
             int(edges[b]), int(edges[b + 1]), float(tol), int(max_inner), g_out, gamma_in,
-            s1, T, topics)
+            s1, T, topics, link_nu)
         return g_out, s1, bound, rounds, n_pairs
 
     gamma_out = np.zeros((D, K))

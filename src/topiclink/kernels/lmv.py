@@ -31,7 +31,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["pair_fixed_point", "pair_statistics"]
+__all__ = ["pair_fixed_point", "pair_statistics", "converge_pair", "matvec", "shifted_exp",
+           "softmax"]
 
 
 @njit(inline="always")
@@ -51,7 +52,7 @@ def _exp_sum(x: np.ndarray, out: np.ndarray) -> tuple[float, float]:
 
 
 @njit(cache=True, nogil=True)
-def _converge(et_d: np.ndarray, et_c: np.ndarray, vs: np.ndarray, vsT: np.ndarray,
+def converge_pair(et_d: np.ndarray, et_c: np.ndarray, vs: np.ndarray, vsT: np.ndarray,
               nu0: np.ndarray, vs_nu0: np.ndarray, exp_d: np.ndarray, exp_w: np.ndarray,
               shift: float, kappa: np.ndarray, nu: np.ndarray, work: np.ndarray,
               tol: float, max_inner: int) -> tuple[int, float]:
@@ -141,38 +142,38 @@ def pair_fixed_point(et_d: np.ndarray, et_c: np.ndarray, vs: np.ndarray, tol: fl
     """
     K = et_d.shape[0]
     nu0 = np.empty(K)
-    _softmax(et_c, nu0)
+    softmax(et_c, nu0)
     vs = np.ascontiguousarray(vs)
     vsT = np.ascontiguousarray(vs.T)
     vs_nu0 = np.empty(K)
-    _matvec(vs, nu0, vs_nu0)
+    matvec(vs, nu0, vs_nu0)
     kappa = np.empty(K)
     nu = np.empty(K)
     work = np.empty(K)
     exp_d = np.empty(K)
     exp_w = np.empty(K)
-    shift = _shifted_exp(et_d, exp_d) + _shifted_exp(vs_nu0, exp_w)
-    rounds, bound = _converge(et_d, et_c, vs, vsT, nu0, vs_nu0, exp_d, exp_w, shift, kappa,
+    shift = shifted_exp(et_d, exp_d) + shifted_exp(vs_nu0, exp_w)
+    rounds, bound = converge_pair(et_d, et_c, vs, vsT, nu0, vs_nu0, exp_d, exp_w, shift, kappa,
                               nu, work, tol, max_inner)
     return kappa, nu, rounds, bound
 
 
 @njit(cache=True, nogil=True)
-def _softmax(x: np.ndarray, out: np.ndarray) -> None:
+def softmax(x: np.ndarray, out: np.ndarray) -> None:
     _, s = _exp_sum(x, out)
     for j in range(x.shape[0]):
         out[j] /= s
 
 
 @njit(cache=True, nogil=True)
-def _shifted_exp(x: np.ndarray, out: np.ndarray) -> float:
+def shifted_exp(x: np.ndarray, out: np.ndarray) -> float:
     """out = exp(x - max x); returns max x."""
     m, _ = _exp_sum(x, out)
     return m
 
 
 @njit(cache=True, nogil=True)
-def _matvec(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+def matvec(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """out = A @ x with a fixed summation order (j ascending)."""
     n, K = A.shape
     for i in range(n):
@@ -188,7 +189,7 @@ def pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray, link_dst: np.n
                     bbar: np.ndarray, time: np.ndarray, c_start: int, c_end: int,
                     tol: float, max_inner: int, gamma_out: np.ndarray,
                     gamma_in: np.ndarray, S1: np.ndarray, T: np.ndarray,
-                    topics: np.ndarray) -> tuple[float, int, int]:
+                    topics: np.ndarray, link_nu: np.ndarray) -> tuple[float, int, int]:
     """Pairs (d, d') for every citing d and every cited d' in [c_start, c_end), d != d'.
 
     Parameters
@@ -209,11 +210,21 @@ def pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray, link_dst: np.n
     T : float64 (D, K, K), accumulated       += kappa nu^T over non-links at row d'.
     topics : int32 (L, 2), written  (argmax kappa, argmax nu) of each link into the range
         (a self-link d -> d gets (-1, -1)); pass a (0, 2) array to skip.
+    link_nu : float64 (L, K), read and written  each link's nu from the previous call: a
+        link's fixed point starts from it (when its row sums to > 0) and the converged nu
+        is written back.  A link's pair term E log B + E log tau is strong enough to give
+        several fixed points; starting from the previous q makes the step an ascent from
+        it, so L* cannot drop by jumping to a worse one (the non-links' weak term
+        log(1 - tau B) has one).  Pass a (0, K) array for cold starts everywhere.
 
     Returns (pairs' part of L*, total inner rounds, number of pairs visited).
     """
     D, K = elog_theta.shape
     want_topics = topics.shape[0] == link_dst.shape[0] and topics.shape[0] > 0
+    warm = link_nu.shape[0] == link_dst.shape[0] and link_nu.shape[0] > 0
+    warm_nu = np.empty(K)
+    warm_vs_nu = np.empty(K)
+    warm_exp = np.empty(K)
     pos = np.empty(D, np.int64)
     for d in range(D):
         # first link of d with target >= c_start (targets sorted)
@@ -229,7 +240,7 @@ def pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray, link_dst: np.n
     exp_theta = np.empty((D, K))
     max_theta = np.empty(D)
     for d in range(D):
-        max_theta[d] = _shifted_exp(elog_theta[d], exp_theta[d])
+        max_theta[d] = shifted_exp(elog_theta[d], exp_theta[d])
     exp_non = np.empty(K)
     exp_lnk = np.empty(K)
     vs_non = np.empty((K, K))
@@ -247,7 +258,7 @@ def pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray, link_dst: np.n
     n_pairs = 0
     for c in range(c_start, c_end):
         et_c = elog_theta[c]
-        _softmax(et_c, nu0)
+        softmax(et_c, nu0)
         tb = taubar[c]
         etau = elog_tau[c]
         for i in range(K):
@@ -256,10 +267,10 @@ def pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray, link_dst: np.n
                 vs_lnk[i, j] = vs_link[i, j] + etau
                 vs_nonT[j, i] = vs_non[i, j]
                 vs_lnkT[j, i] = vs_lnk[i, j]
-        _matvec(vs_non, nu0, non_nu0)
-        _matvec(vs_lnk, nu0, lnk_nu0)
-        shift_non = _shifted_exp(non_nu0, exp_non)
-        shift_lnk = _shifted_exp(lnk_nu0, exp_lnk)
+        matvec(vs_non, nu0, non_nu0)
+        matvec(vs_lnk, nu0, lnk_nu0)
+        shift_non = shifted_exp(non_nu0, exp_non)
+        shift_lnk = shifted_exp(lnk_nu0, exp_lnk)
         t_c = time[c]
         Tc = T[c]
         for d in range(D):
@@ -279,12 +290,20 @@ def pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray, link_dst: np.n
             if not is_link and t_c > time[d]:  # False when either time is NaN
                 pos[d] = p
                 continue
-            if is_link:
-                r, b = _converge(elog_theta[d], et_c, vs_lnk, vs_lnkT, nu0, lnk_nu0,
+            if is_link and warm and link_nu[p].sum() > 0.0:
+                for j in range(K):
+                    warm_nu[j] = link_nu[p, j]
+                matvec(vs_lnk, warm_nu, warm_vs_nu)
+                shift = shifted_exp(warm_vs_nu, warm_exp)
+                r, b = converge_pair(elog_theta[d], et_c, vs_lnk, vs_lnkT, warm_nu,
+                                     warm_vs_nu, exp_theta[d], warm_exp,
+                                     max_theta[d] + shift, kappa, nu, work, tol, max_inner)
+            elif is_link:
+                r, b = converge_pair(elog_theta[d], et_c, vs_lnk, vs_lnkT, nu0, lnk_nu0,
                                  exp_theta[d], exp_lnk, max_theta[d] + shift_lnk, kappa,
                                  nu, work, tol, max_inner)
             else:
-                r, b = _converge(elog_theta[d], et_c, vs_non, vs_nonT, nu0, non_nu0,
+                r, b = converge_pair(elog_theta[d], et_c, vs_non, vs_nonT, nu0, non_nu0,
                                  exp_theta[d], exp_non, max_theta[d] + shift_non, kappa,
                                  nu, work, tol, max_inner)
             rounds += r
@@ -311,6 +330,9 @@ def pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray, link_dst: np.n
                     if want_topics:
                         topics[p, 0] = bi
                         topics[p, 1] = bj
+                    if warm:
+                        for j in range(K):
+                            link_nu[p, j] = nu[j]
                     p += 1
             else:
                 for i in range(K):
