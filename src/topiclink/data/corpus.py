@@ -186,6 +186,37 @@ class Corpus:
             name=self.name,
         )
 
+    def append(self, other: Corpus) -> Corpus:
+        """This corpus's documents followed by ``other``'s (same number of words; the
+        vocabulary, name and metadata columns are this corpus's).  Ids that would clash
+        (e.g. both default ``0..n-1``) become positions in the result for ``other``."""
+        if other.n_words != self.n_words:
+            raise DataError(f"append: the corpora have {self.n_words} and {other.n_words} "
+                            "words")
+        D0 = self.n_docs
+        new_ids = other.doc_ids
+        if self.doc_ids.dtype.kind != new_ids.dtype.kind or np.intersect1d(
+                self.doc_ids, new_ids).size:
+            new_ids = np.arange(D0, D0 + other.n_docs)
+            ids = (np.arange(D0 + other.n_docs) if self.doc_ids.dtype.kind in "iu"
+                   else np.concatenate([self.doc_ids.astype(str), new_ids.astype(str)]))
+            if self.doc_ids.dtype.kind in "iu":
+                ids[:D0] = self.doc_ids
+        else:
+            ids = np.concatenate([self.doc_ids, new_ids])
+        titles = None
+        if self.titles is not None or other.titles is not None:
+            titles = np.concatenate([
+                self.titles if self.titles is not None else np.full(D0, "", dtype=object),
+                other.titles if other.titles is not None
+                else np.full(other.n_docs, "", dtype=object)]).astype(str)
+        metadata = None
+        if self.metadata is not None and other.metadata is not None:
+            metadata = pd.concat([self.metadata, other.metadata], ignore_index=True)
+        return Corpus(sp.vstack([self.counts, other.counts], format="csr"),
+                      vocabulary=self.vocabulary, doc_ids=ids, titles=titles,
+                      metadata=metadata, name=self.name)
+
     def empty_documents(self) -> np.ndarray:
         """Positions of documents with no tokens."""
         return np.flatnonzero(self.doc_lengths == 0)

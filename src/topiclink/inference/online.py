@@ -38,7 +38,8 @@ class RobbinsMonro:
         if not 0.5 < self.v <= 1.0:
             raise ValueError(f"step_v must be in (0.5, 1], got {self.v!r}")
 
-    def __call__(self, t: int) -> float:
+    def __call__(self, t: float) -> float:
+        """rho at update ``t`` (a count, or a fraction of sweeps as in LMVS)."""
         if t < 0:
             raise ValueError(f"update counter must be >= 0, got {t}")
         return float(self.a1 / (t + self.a2) ** self.v)

@@ -33,8 +33,11 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
+from topiclink.inference.engine import State
 from topiclink.inference.fixed_topics import infer_doc_topics_variational
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
+from topiclink.inference.lmv_stochastic import LMVSState, StochasticLMV
+from topiclink.inference.online import RobbinsMonro
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
@@ -57,8 +60,10 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         K.
     visibility : bool, default True
         Fit a visibility tau_d per document (LMV); False: tau = 1 (Pairwise-Link-LDA).
-    inference : {"batch"}
-        Batch variational Bayes (Algorithm 1).
+    inference : {"batch", "stochastic"}
+        "batch": variational Bayes over every pair (Algorithm 1, cost O(D^2 K^2) per
+        iteration); "stochastic" (LMVS): stochastic VI on minibatches of documents with
+        case-control pairs (Algorithm 2; see ``batch_size``, ``n0``, ``step_*``).
     doc_topic_prior : float, optional
         alpha (default 1/K).
     topic_word_prior : float, default 0.1
@@ -68,9 +73,21 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
     visibility_prior : (g0, h0), default (1, 1)
         Beta prior of every visibility tau_d.
     max_iter : int, default 100
-        Outer iterations (each: pairs, words, topics, the nested (a, b)/(g, h) loop).
-    tol : float, default 1e-5
-        Stop when L* changes by less than ``tol`` relative to its previous value.
+        Outer iterations (batch: pairs, words, topics, the nested (a, b)/(g, h) loop;
+        stochastic: one sweep over the documents in minibatches).
+    tol : float, optional
+        Batch: stop when L* changes by less than ``tol`` relative to its previous value
+        (default 1e-5).  Stochastic: stop when ``||diag(B_sweep - B_previous)|| < tol
+        ||diag(B_previous)||`` (default 0.05, the paper's value for Cora).
+    batch_size : int, default 200
+        Stochastic: documents per minibatch |S| (the paper: 200 on Cora).
+    n0 : int, default 100
+        Stochastic: a non-link whose citing document reaches the cited one by a shortest
+        path of length l < n0 is sampled with probability 1/l, all others with 1/n0;
+        links always.  Smaller n0: more pairs per minibatch.
+    step_a1, step_a2, step_v : float, default 1, 5, 0.501
+        Stochastic: step size A1 / (sweep + m/M + A2)^v (m: minibatch within the sweep,
+        M: minibatches per sweep); 0.5 < v <= 1.
     transform_iter : int, default 100
         E-step rounds per new document.
     n_jobs : int, optional
@@ -92,11 +109,16 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
     directed_links: ClassVar[bool] = True
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {
         "LMV": {"visibility": True}, "PLLDA": {"visibility": False},
-        "Pairwise-Link-LDA": {"visibility": False}}
+        "Pairwise-Link-LDA": {"visibility": False},
+        "LMVS": {"visibility": True, "inference": "stochastic"},
+        "PLLDAS": {"visibility": False, "inference": "stochastic"}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "visibility": [Boolean()], "inference": [Options("batch")],
+        "n_topics": N_TOPICS, "visibility": [Boolean()],
+        "inference": [Options("batch", "stochastic")],
         "doc_topic_prior": _PAIR, "topic_word_prior": POSITIVE, "max_iter": [Integer(1)],
-        "tol": [Real(0)], "transform_iter": [Integer(1)],
+        "tol": [NoneValue(), Real(0)], "transform_iter": [Integer(1)],
+        "batch_size": [Integer(1)], "n0": [Integer(1)], "step_a1": POSITIVE,
+        "step_a2": POSITIVE, "step_v": [Real(0.5, 1.0, low_open=True)],
         "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE,
         "callbacks": CALLBACKS,
     }
@@ -120,7 +142,9 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
                  topic_word_prior: float = 0.1,
                  blockmodel_prior: tuple[float, float] | None = None,
                  visibility_prior: tuple[float, float] | None = None, max_iter: int = 100,
-                 tol: float = 1e-5, transform_iter: int = 100, n_jobs: int | None = None,
+                 tol: float | None = None, batch_size: int = 200, n0: int = 100,
+                 step_a1: float = 1.0, step_a2: float = 5.0, step_v: float = 0.501,
+                 transform_iter: int = 100, n_jobs: int | None = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -132,6 +156,11 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         self.visibility_prior = visibility_prior
         self.max_iter = max_iter
         self.tol = tol
+        self.batch_size = batch_size
+        self.n0 = n0
+        self.step_a1 = step_a1
+        self.step_a2 = step_a2
+        self.step_v = step_v
         self.transform_iter = transform_iter
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -154,14 +183,32 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         self._pair(self.blockmodel_prior, "blockmodel_prior")
         self._pair(self.visibility_prior, "visibility_prior")
 
-    def _algorithm(self) -> BatchLMV:
+    @property
+    def _stochastic(self) -> bool:
+        return self.inference == "stochastic"
+
+    def _algorithm(self) -> BatchLMV | StochasticLMV:
         K = int(self.n_topics)
         alpha = 1.0 / K if self.doc_topic_prior is None else float(self.doc_topic_prior)
-        return BatchLMV(K, alpha=alpha, eta=float(self.topic_word_prior),
-                        blockmodel_prior=self._pair(self.blockmodel_prior, "blockmodel_prior"),
-                        visibility_prior=self._pair(self.visibility_prior, "visibility_prior"),
-                        visibility=bool(self.visibility),
-                        n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+        common = dict(alpha=alpha, eta=float(self.topic_word_prior),
+                      blockmodel_prior=self._pair(self.blockmodel_prior, "blockmodel_prior"),
+                      visibility_prior=self._pair(self.visibility_prior, "visibility_prior"),
+                      visibility=bool(self.visibility),
+                      n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+        if self._stochastic:
+            return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
+                                 schedule=RobbinsMonro(float(self.step_a1),
+                                                       float(self.step_a2),
+                                                       float(self.step_v)), **common)
+        return BatchLMV(K, **common)
+
+    def _stopping_rule(self) -> Any:
+        if self._stochastic:
+            return _DiagonalChange(0.05 if self.tol is None else float(self.tol))
+        return _RelativeChange(1e-5 if self.tol is None else float(self.tol))
+
+    def _state_class_for(self) -> type[State]:
+        return LMVSState if self._stochastic else LMVState
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: None = None, *, links: Any = None,
@@ -188,7 +235,101 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
             self._publish(state, algorithm, corpus, data)
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
-                         extra_callbacks=[_RelativeChange(float(self.tol))])
+                         extra_callbacks=[self._stopping_rule()])
+        self._stream_data_ = data
+        return self
+
+    def partial_fit(self, X: Any, y: None = None, *, links: Any = None,
+                    publication_time: Any = None) -> VisibilityTopicModel:
+        """Add a chunk of new documents to the training set and update the fit (LMVS).
+
+        ``X``: the new documents (the fitted vocabulary: words are matched by name when
+        ``X`` carries names; a first call fixes the vocabulary).  ``links``: new citations
+        as (citing, cited) index pairs in the numbering of all documents so far (the
+        earlier ones first, then ``X``'s), or as document ids when both corpora have ids;
+        links already known are ignored.  ``publication_time``: one number per new
+        document (needed when the fit has publication times).
+
+        The new documents get fresh variational parameters and are swept once in
+        minibatches of ``batch_size`` with the continuing step-size schedule; earlier
+        documents are revisited as the cited or citing ends of sampled pairs (and with
+        later ``fit(..., resume=True)`` sweeps).  The training documents are held in
+        memory by the model for this (a loaded model cannot continue with partial_fit).
+        """
+        if not self._stochastic:
+            raise ValueError("partial_fit needs inference='stochastic' (LMVS)")
+        self._validate_params()
+        previous: LMVData | None = getattr(self, "_stream_data_", None)
+        if previous is None or not hasattr(self, "state_"):
+            if hasattr(self, "n_iter_"):
+                raise ValueError("partial_fit continues a fit made in this session; this "
+                                 "model was loaded from a file (refit, or use fit)")
+            return self._first_partial_fit(X, links, publication_time)
+        return self._next_partial_fit(previous, X, links, publication_time)
+
+    def _first_partial_fit(self, X: Any, links: Any, publication_time: Any
+                           ) -> VisibilityTopicModel:
+        corpus = self._training_corpus(X)
+        lk = as_links(links if links is not None else np.zeros((0, 2), np.int64),
+                      corpus.n_docs, doc_ids=corpus.doc_ids, directed=True)
+        pairs = np.asarray(lk.pairs, dtype=np.int64).reshape(-1, 2)
+        time = self._times(publication_time, corpus.n_docs, pairs)
+        algorithm = self._algorithm()
+        data = LMVData.build(corpus.counts, pairs, time)
+        state = algorithm.init(data, self._fit_generator())
+        self._partial_corpus_ = corpus
+        return self._partial_update(algorithm, state, data, np.arange(corpus.n_docs))
+
+    def _next_partial_fit(self, previous: LMVData, X: Any, links: Any,
+                          publication_time: Any) -> VisibilityTopicModel:
+        old = self._partial_corpus_
+        new = self._as_model_corpus(X)
+        new.check_no_empty("partial_fit")
+        corpus = old.append(new)
+        D0, D = old.n_docs, corpus.n_docs
+        lk = as_links(links if links is not None else np.zeros((0, 2), np.int64), D,
+                      doc_ids=corpus.doc_ids, directed=True)
+        coo = previous.cites.tocoo()
+        pairs = np.unique(np.vstack([np.column_stack([coo.row, coo.col]),
+                                     np.asarray(lk.pairs, np.int64).reshape(-1, 2)]),
+                          axis=0)
+        if previous.time is None and publication_time is not None:
+            raise DataError("partial_fit: publication_time given, but the fit has none")
+        time = None
+        if previous.time is not None:
+            if publication_time is None:
+                raise DataError("partial_fit: the fit has publication times; give "
+                                "publication_time for the new documents")
+            time = self._times(np.concatenate([previous.time,
+                                               np.asarray(publication_time, float)]),
+                               D, pairs)
+        algorithm = self._algorithm()
+        data = LMVData.build(corpus.counts, pairs, time)
+        state: LMVSState = self.state_
+        grown = algorithm.init(data, np.random.default_rng(0))
+        grown.gamma[:D0], grown.g[:D0], grown.h[:D0] = state.gamma, state.g, state.h
+        state.gamma, state.g, state.h = grown.gamma, grown.g, grown.h
+        state.citation_topics = grown.citation_topics
+        state.data_fingerprint = grown.data_fingerprint
+        self._partial_corpus_ = corpus
+        return self._partial_update(algorithm, state, data, np.arange(D0, D))
+
+    def _partial_update(self, algorithm: StochasticLMV, state: LMVSState, data: LMVData,
+                        documents: np.ndarray) -> VisibilityTopicModel:
+        info = algorithm.partial_step(state, data, documents)
+        state.iteration += 1
+        self.state_ = state
+        self._stream_data_ = data
+        self._publish(state, algorithm, self._partial_corpus_, data)
+        trace = dict(getattr(self, "trace_", {}) or {})
+        row = {**info, "log_likelihood": float("nan")}
+        n_old = len(next(iter(trace.values()))) if trace else 0
+        for key in set(trace) | set(row):
+            old = trace.get(key, np.full(n_old, np.nan))
+            trace[key] = np.append(old, row.get(key, np.nan))
+        self.trace_ = trace
+        self.n_iter_ = state.iteration
+        self.stopped_early_ = False
         return self
 
     @staticmethod
@@ -208,7 +349,8 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
                             f"which is newer ({t[pairs[i, 1]]:g} > {t[pairs[i, 0]]:g})")
         return t
 
-    def _publish(self, state: LMVState, algorithm: BatchLMV, corpus: Corpus,
+    def _publish(self, state: LMVState | LMVSState,
+                 algorithm: BatchLMV | StochasticLMV, corpus: Corpus,
                  data: LMVData) -> None:
         lam = state.lam
         self.components_ = lam / lam.sum(axis=1, keepdims=True)
@@ -223,7 +365,7 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         self.train_doc_ids_ = np.asarray(corpus.doc_ids).astype(str)
         self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
                               else np.zeros(0, dtype=str))
-        topic_mass = state.word_stats.sum(axis=0)
+        topic_mass = (lam - float(self.topic_word_prior)).sum(axis=1)
         total = topic_mass.sum()
         self.topic_weights_ = topic_mass / total if total > 0 else np.full(
             algorithm.n_topics, 1.0 / algorithm.n_topics)
@@ -287,6 +429,18 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
             lines.append("least visible: " + "; ".join(
                 f"{names[d]} ({self.visibility_[d]:.2f})" for d in order[-3:]))
         return "\n".join(lines)
+
+
+class _DiagonalChange:
+    """LMVS's stopping rule: ``||diag(B_sweep - B_previous)|| < eps ||diag(B_previous)||``
+    (``blockmodel_change`` of the sweep; supplement S4)."""
+
+    def __init__(self, eps: float) -> None:
+        self.eps = eps
+
+    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool:
+        change = info.get("blockmodel_change", float("nan"))
+        return self.eps > 0 and np.isfinite(change) and change < self.eps
 
 
 class _RelativeChange:

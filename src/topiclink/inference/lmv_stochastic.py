@@ -1,0 +1,301 @@
+"""Stochastic variational inference for LMV ("LMVS"): Tan, Chan & Zheng (2016), Algorithm 2
+and supplement S4 (``design/models/lmv.md``).
+
+One engine iteration is one sweep: the documents in minibatches S drawn without replacement
+from the state's stream.  For each minibatch (step size s_t):
+
+1-3. case-control pairs (d in S or d' in S, inclusion probability pi = 1/l by shortest path
+     length, links always) with converged (kappa, nu) and Horvitz-Thompson sums
+     (:mod:`topiclink.kernels.lmv_sampled`);
+4.   phi and gamma-hat of d in S (words plus the weighted pair sums), then
+     gamma_d <- (1 - s) gamma_d + s gamma-hat_d;
+5.   lambda <- (1 - s) lambda + s (eta + D/|S| sum_{d in S} word statistics);
+6.   (a, b) <- (1 - s)(a, b) + s (a^, b^) with the batch NCVMP target evaluated at
+     S1 and T scaled by D/|S| (the two-stage cluster estimator, paper eq. 4.3);
+7.   (g_d', h_d') for d' in S with the full in-degree and the weighted non-link sum, no
+     D/|S| factor;
+     s halved for (a, b) and for (g, h) until all parameters are positive.  No nested
+     (a, b) <-> (g, h) loop (it would break the step-size conditions; supplement S4).
+
+Step size s = A1 / (sweep + m/M + A2)^v with m the minibatch within the sweep and M the
+minibatches per sweep.  The stopping rule (checked by the estimator after each sweep):
+||diag(Bbar_sweep - Bbar_previous)|| < eps ||diag(Bbar_previous)||.  The bound L* would
+cost a full O(D^2) pass, so ``objective`` is NaN; the trace records ``blockmodel_change``.
+
+Every random choice comes from the state: the minibatch order from ``batch_rng`` and, per
+minibatch, one 64-bit seed from which each minibatch document's Bernoulli trials get their
+own stream, so ``n_threads`` never changes the result.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import digamma
+
+from topiclink.inference.lmv import BatchLMV, LMVData, expected_log_dirichlet
+from topiclink.inference.lmv_updates import blockmodel_target, visibility_target
+from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro, minibatches
+from topiclink.kernels.lmv_sampled import link_topic_pairs, sampled_pair_statistics
+from topiclink.kernels.lmv_words import word_e_step
+
+__all__ = ["LMVSState", "StochasticLMV", "sampled_statistics", "positive_step"]
+
+#: minibatch documents per thread task (fixed, so the split never depends on n_threads)
+_SOURCES_PER_BLOCK = 16
+
+
+@dataclass(kw_only=True)
+class LMVSState(OnlineState):
+    """Everything LMVS needs to continue a run."""
+
+    gamma: np.ndarray            # (D, K)
+    lam: np.ndarray              # (K, V)
+    a: np.ndarray                # (K, K)
+    b: np.ndarray
+    g: np.ndarray                # (D,)
+    h: np.ndarray
+    previous_diagonal: np.ndarray  # (K,) diag(Bbar) at the end of the previous sweep
+    citation_topics: np.ndarray  # (L, 2) int32
+
+
+def sampled_statistics(batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
+                       vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
+                       Bbar: np.ndarray, *, n0: int, seed: int, tol: float = 1e-6,
+                       max_inner: int = 100, n_threads: int = 1) -> dict:
+    """The case-control pair statistics of minibatch ``batch`` (sorted, distinct).
+
+    Returns ``gamma_pairs`` (|S|, K) the Horvitz-Thompson estimate of
+    sum_d' kappa_dd' + sum_d nu_dd' for d in S, ``S1`` (K, K) the links' kappa nu^T of the
+    columns in S, ``T`` (|S|, K, K) the weighted non-link kappa nu^T per cited document in S,
+    ``rounds`` and ``n_pairs``.
+    """
+    D, K = elog_theta.shape
+    batch = np.ascontiguousarray(batch, dtype=np.int64)
+    n = batch.size
+    pos = np.full(D, -1, np.int64)
+    pos[batch] = np.arange(n)
+    out_ptr, out_dst = data.cites.indptr.astype(np.int64), data.cites.indices.astype(np.int64)
+    cited_by = data.cited_by
+    in_ptr, in_src = cited_by.indptr.astype(np.int64), cited_by.indices.astype(np.int64)
+    time = np.full(D, np.nan) if data.time is None else np.asarray(data.time, np.float64)
+    gout_rows = np.zeros((n, K))
+    gin = np.zeros((n, K))
+    T = np.zeros((n, K, K))
+    args = (elog_theta, out_ptr, out_dst, in_ptr, in_src,
+            np.ascontiguousarray(vs_link), np.ascontiguousarray(elog_tau),
+            np.ascontiguousarray(taubar), np.ascontiguousarray(Bbar), time, int(n0),
+            np.uint64(seed), float(tol), int(max_inner))
+    edges = list(range(0, n, _SOURCES_PER_BLOCK)) + [n]
+
+    def run_block(i: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+        g_cols = np.zeros((n, K))
+        s1 = np.zeros((K, K))
+        rounds, n_pairs = sampled_pair_statistics(
+            batch, pos, edges[i], edges[i + 1], *args, g_cols, gout_rows, gin, s1, T)
+        return g_cols, s1, rounds, n_pairs
+
+    gout_cols = np.zeros((n, K))
+    S1 = np.zeros((K, K))
+    total = [0, 0]
+
+    def merge(result: tuple[np.ndarray, np.ndarray, int, int]) -> None:
+        g_cols, s1, rounds, n_pairs = result
+        gout_cols[...] += g_cols
+        S1[...] += s1
+        total[0] += rounds
+        total[1] += n_pairs
+
+    n_blocks = len(edges) - 1
+    if n_threads <= 1 or n_blocks == 1:
+        for i in range(n_blocks):
+            merge(run_block(i))
+    else:
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            pending: deque = deque()
+            nxt = 0
+            while nxt < n_blocks or pending:
+                while nxt < n_blocks and len(pending) < 2 * n_threads:
+                    pending.append(pool.submit(run_block, nxt))
+                    nxt += 1
+                merge(pending.popleft().result())
+    return {"gamma_pairs": gout_cols + gout_rows + gin, "S1": S1, "T": T,
+            "rounds": total[0], "n_pairs": total[1]}
+
+
+def positive_step(x: np.ndarray, y: np.ndarray, target: tuple[np.ndarray, np.ndarray],
+                  s: float, max_halvings: int = 40) -> tuple[np.ndarray, np.ndarray, float]:
+    """(1 - s)(x, y) + s target with s halved until every parameter is positive
+    (Algorithm 2 steps 7-8); s = 0 (no move) if that never happens."""
+    x_hat, y_hat = target
+    for _ in range(max_halvings):
+        nx, ny = (1 - s) * x + s * x_hat, (1 - s) * y + s * y_hat
+        if np.all(nx > 0) and np.all(ny > 0):
+            return nx, ny, s
+        s *= 0.5
+    return x, y, 0.0
+
+
+class StochasticLMV(OnlineAlgorithm):
+    """LMVS / Pairwise-Link-LDA with subsampling; see the module docstring."""
+
+    state_class = LMVSState
+
+    def __init__(self, n_topics: int, *, alpha: float, eta: float,
+                 blockmodel_prior: tuple[float, float],
+                 visibility_prior: tuple[float, float], visibility: bool = True,
+                 batch_size: int = 200, n0: int = 100,
+                 schedule: RobbinsMonro | None = None,
+                 n_threads: int = 1, e_step_iter: int = 50,
+                 e_step_tol: float = 1e-6) -> None:
+        # the batch algorithm supplies the shared pieces (init, tau, the bound's terms)
+        self.batch = BatchLMV(n_topics, alpha=alpha, eta=eta,
+                              blockmodel_prior=blockmodel_prior,
+                              visibility_prior=visibility_prior, visibility=visibility,
+                              n_threads=n_threads, e_step_iter=e_step_iter,
+                              e_step_tol=e_step_tol)
+        self.n_topics = n_topics
+        self.alpha = self.batch.alpha
+        self.visibility = bool(visibility)
+        self.batch_size = int(batch_size)
+        self.n0 = int(n0)
+        self.schedule = RobbinsMonro(1.0, 5.0, 0.501) if schedule is None else schedule
+        self.n_threads = int(n_threads)
+        self.name = "LMVS" if visibility else "PLLDAS"
+
+    def fingerprint(self, data: LMVData) -> str:
+        return data.fingerprint()
+
+    def n_items(self, data: LMVData) -> int:
+        return data.n_docs
+
+    def n_minibatches(self, data: LMVData) -> int:
+        return -(-data.n_docs // self.batch_size)
+
+    def step_size(self, state: LMVSState, data: LMVData) -> float:
+        """A1 / (sweep + m/M + A2)^v (supplement S4): the update counter over M."""
+        return self.schedule(state.updates / self.n_minibatches(data))
+
+    def init(self, data: LMVData, rng: np.random.Generator) -> LMVSState:
+        b = self.batch.init(data, rng)
+        return LMVSState(gamma=b.gamma, lam=b.lam, a=b.a, b=b.b, g=b.g, h=b.h,
+                         previous_diagonal=np.diag(b.a / (b.a + b.b)).copy(),
+                         citation_topics=np.full((data.cites.nnz, 2), -1, np.int32),
+                         batch_rng=np.random.default_rng(int(rng.integers(2**63))),
+                         data_fingerprint=self.fingerprint(data))
+
+    def check_values(self, state: LMVSState, data: LMVData) -> None:
+        for name in ("gamma", "lam", "a", "b", "g", "h"):
+            if np.any(getattr(state, name) <= 0):
+                raise ValueError(f"state: {name} must be > 0")
+        topics = state.citation_topics
+        if topics.size and (topics.min() < -1 or topics.max() >= self.n_topics):
+            raise ValueError(f"state: citation topics outside [0, {self.n_topics})")
+
+    def _tau(self, state: LMVSState) -> tuple[np.ndarray, np.ndarray]:
+        return self.batch._tau(state)
+
+    # ------------------------------------------------------------------ one minibatch
+    def minibatch_step(self, state: LMVSState, data: LMVData, batch: np.ndarray,
+                       rho: float) -> dict[str, float]:
+        K, D = self.n_topics, data.n_docs
+        S = np.sort(np.asarray(batch, dtype=np.int64))
+        seed = int(state.batch_rng.integers(0, 2**63))
+        taubar, elog_tau = self._tau(state)
+        Bbar = state.a / (state.a + state.b)
+        stats = sampled_statistics(
+            S, expected_log_dirichlet(state.gamma), data,
+            digamma(state.a) - digamma(state.a + state.b), elog_tau, taubar, Bbar,
+            n0=self.n0, seed=seed, n_threads=self.n_threads)
+        # steps 4-5: words of S, gamma, lambda
+        counts = data.counts[S]
+        gamma_hat = state.gamma[S].copy()
+        word_stats = np.zeros((counts.shape[1], K))
+        word_e_step(counts.indptr.astype(np.int64), counts.indices.astype(np.int32),
+                    counts.data, np.ascontiguousarray(expected_log_dirichlet(state.lam).T),
+                    np.full(K, self.batch.alpha), stats["gamma_pairs"], gamma_hat,
+                    word_stats, np.zeros(S.size), self.batch.e_step_iter,
+                    self.batch.e_step_tol)
+        state.gamma[S] = (1 - rho) * state.gamma[S] + rho * gamma_hat
+        scale = D / S.size
+        state.lam = (1 - rho) * state.lam + rho * (self.batch.eta + scale * word_stats.T)
+        # step 6: the blockmodel (global; the D/|S| cluster estimator)
+        b0 = self.batch
+        state.a, state.b, s_ab = positive_step(state.a, state.b, blockmodel_target(
+            state.a, state.b, b0.a0, b0.b0, scale * stats["S1"], scale * stats["T"],
+            taubar[S]), rho)
+        # step 7: the visibilities of the minibatch (local; full in-degree, no D/|S|)
+        s_gh = rho
+        if self.visibility:
+            Bbar = state.a / (state.a + state.b)
+            g, h, s_gh = positive_step(state.g[S], state.h[S], visibility_target(
+                state.g[S], state.h[S], b0.g0, b0.h0, data.in_degree[S], stats["T"], Bbar),
+                rho)
+            state.g[S], state.h[S] = g, h
+        return {"pairs": float(stats["n_pairs"]),
+                "pair_rounds": stats["rounds"] / max(stats["n_pairs"], 1),
+                "step_size": rho, "blockmodel_step": s_ab, "visibility_step": s_gh}
+
+    # ------------------------------------------------------------------ one sweep
+    def step(self, state: LMVSState, data: LMVData) -> dict[str, float]:
+        info: dict[str, float] = {}
+        pairs = 0.0
+        batches = self._sweep(state, data)
+        for batch in batches:
+            info = self.minibatch_step(state, data, batch, self.step_size(state, data))
+            pairs += info["pairs"]
+            state.updates += 1
+        info["pairs"] = pairs
+        info["minibatches"] = float(len(batches))
+        info["blockmodel_change"] = self._diagonal_change(state)
+        self.refresh_citation_topics(state, data)
+        return info
+
+    def _sweep(self, state: LMVSState, data: LMVData) -> list[np.ndarray]:
+        if state.batch_rng is None:
+            raise ValueError("online state has no minibatch stream (batch_rng)")
+        return minibatches(data.n_docs, self.batch_size, state.batch_rng)
+
+    def partial_step(self, state: LMVSState, data: LMVData,
+                     documents: np.ndarray | None = None) -> dict[str, float]:
+        """Minibatches over ``documents`` (default: all), e.g. the newly appended ones of a
+        stream (``partial_fit``); the step-size counter continues."""
+        docs = np.arange(data.n_docs) if documents is None else np.asarray(documents)
+        pairs = 0.0
+        info: dict[str, float] = {}
+        for i in range(0, docs.size, self.batch_size):
+            info = self.minibatch_step(state, data, docs[i:i + self.batch_size],
+                                       self.step_size(state, data))
+            pairs += info["pairs"]
+            state.updates += 1
+        info["pairs"] = pairs
+        info["blockmodel_change"] = self._diagonal_change(state)
+        self.refresh_citation_topics(state, data)
+        return info
+
+    def _diagonal_change(self, state: LMVSState) -> float:
+        """||diag(Bbar) - previous|| / ||previous|| (the stopping rule); then remember it."""
+        diagonal = np.diag(state.a / (state.a + state.b)).copy()
+        previous = state.previous_diagonal
+        norm = float(np.linalg.norm(previous))
+        change = float(np.linalg.norm(diagonal - previous)) / norm if norm > 0 else np.inf
+        state.previous_diagonal = diagonal
+        return change
+
+    def refresh_citation_topics(self, state: LMVSState, data: LMVData) -> None:
+        """The hard topic pair of every link at the current globals."""
+        coo = data.cites.tocoo()
+        order = np.lexsort((coo.col, coo.row))
+        topics = np.full((coo.nnz, 2), -1, np.int32)
+        link_topic_pairs(expected_log_dirichlet(state.gamma),
+                         coo.row[order].astype(np.int64), coo.col[order].astype(np.int64),
+                         digamma(state.a) - digamma(state.a + state.b), self._tau(state)[1],
+                         1e-6, 100, topics)
+        state.citation_topics = topics
+
+    def objective(self, state: LMVSState, data: LMVData) -> float:
+        """NaN: L* needs every pair (use the batch algorithm's ``bound`` to evaluate it)."""
+        return float("nan")
