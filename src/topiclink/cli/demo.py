@@ -26,7 +26,8 @@ def demo_cmd(
     verbose: VerboseOpt = False,
 ) -> None:
     """Relational topic models on the bundled Cora: held-out link prediction against
-    Var-RTM and random, link suggestions with titles, and the weight-matrix figure."""
+    Var-RTM and random, link suggestions with titles, and the weight-matrix figure; then
+    topic-adjusted visibility (LMV) on 400 papers' citations with its two figures."""
     from topiclink.demo import run_demo
 
     setup_logging(verbose)

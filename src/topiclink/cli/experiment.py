@@ -264,3 +264,169 @@ def experiment_slda(
     write_csv(summary.reset_index(), out / "slda_summary.csv")
     typer.echo(summary.to_string(float_format=lambda v: f"{v:.3f}"))
     typer.echo(f"results: {out / 'slda_results.csv'}, summary and figures in {out}/")
+
+
+def _load_directed(dataset: str | None, data: Path | None, default: str):  # noqa: ANN202
+    """The dataset with its links read as directed citations (i -> j: i cites j)."""
+    from topiclink.datasets import load_dataset
+
+    check_input_paths(data)
+    name = dataset if dataset is not None else (None if data is not None else default)
+    try:
+        with reported_errors():
+            ds = load_dataset(name, data_dir=data, directed=True)
+    except TypeError:  # a loader without a `directed` option
+        ds = load_data(dataset, data, default=default)
+    if ds.corpus is None or ds.links is None:
+        raise fail(f"dataset {ds.name!r} has no documents with links")
+    if not ds.links.directed:
+        raise fail(f"dataset {ds.name!r} has undirected links; the LMV protocol needs "
+                   "directed citations")
+    return ds
+
+
+def _write_lines(lines: list[str]) -> None:
+    for line in lines:
+        typer.echo(f"  {line}")
+
+
+@app.command("lmv")
+def experiment_lmv(
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    folds: Annotated[int, typer.Option(help="Number of folds over documents.")] = 5,
+    topics: Annotated[str, typer.Option(help="Values of K, comma-separated.")]
+    = "5,7,9,11,13",
+    eta: Annotated[str, typer.Option("--eta", help="Topic-word priors eta, comma-separated.")]
+    = "0.1,0.5",
+    models: Annotated[str, typer.Option(help="Comma-separated paper names: LMV, LMVS, PLLDA, "
+                                        "RTM (= Var-RTM), LDA+Reg, Gibbs-gRTM (or any link "
+                                        "model's paper name).")]
+    = "LMV,LMVS,PLLDA,RTM,LDA+Reg,Gibbs-gRTM",
+    max_iter: Annotated[int | None, typer.Option(
+        "--max-iter", help="Iteration limit of every model (default: each model's own).")]
+    = None,
+    seed: Annotated[int, typer.Option()] = 0,
+    workers: WorkersOpt = 1,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder (created when missing) for lmv_results.csv, "
+        "lmv_summary.csv, lmv_findings.md and lmv_*.png; without it the summary and "
+        "findings are only printed.")] = None,
+    force: ForceOpt = False,
+    verbose: VerboseOpt = True,
+) -> None:
+    """The LMV paper's Cora protocol (default data: cora-rlda, directed citations):
+    predictive rank and CPU time against K, per eta, over folds."""
+    from topiclink.experiments.lmv import (
+        available_models,
+        paper_findings,
+        run_lmv_experiment,
+        summarise,
+    )
+
+    setup_logging(verbose)
+    names = _names(models, available_models())
+    k_values = int_list(topics, "--topics", minimum=2)
+    check_model_size(max(k_values))
+    etas = float_list(eta, "--eta", positive=True)
+    check(folds >= 2, f"--folds must be >= 2, got {folds}")
+    check(max_iter is None or max_iter >= 1, f"--max-iter must be >= 1, got {max_iter}")
+    check(workers >= 1, f"--workers must be >= 1, got {workers}")
+    if out is not None:
+        _check_out(out, "lmv", force)
+    ds = _load_directed(dataset, data, "cora-rlda")
+    check_model_size(max(k_values), ds.corpus.n_docs, ds.corpus.n_words,
+                     what=f" on {ds.corpus.n_docs} documents x {ds.corpus.n_words} words")
+    typer.echo(f"{ds.name}: {ds.corpus.n_docs} documents, {ds.links.n_links} directed links")
+
+    def show(row: dict) -> None:
+        typer.echo(f"{row['model']:>10s} K={row['K']:<3d} eta={row['eta']:<4g} fold "
+                   f"{row['fold']}: predictive rank {row['predictive_rank']:7.1f} (random "
+                   f"{row['random_rank']:.1f})  CPU {row['cpu_seconds']:.1f} s")
+
+    with reported_errors():
+        table = run_lmv_experiment(ds, folds=folds, topics=k_values, etas=etas,
+                                   models=names, workers=workers, seed=seed,
+                                   max_iter=max_iter, out=out, on_row=show)
+    summary = summarise(table)
+    echo_table(summary)
+    typer.echo("\nthe paper's claims:")
+    _write_lines(paper_findings(summary))
+    if out is not None:
+        typer.echo(f"results: {out / 'lmv_results.csv'}, summary, findings and figures in "
+                   f"{out}/")
+
+
+@app.command("lmv-simulation")
+def experiment_lmv_simulation(
+    replicates: Annotated[int, typer.Option(help="Simulated data sets (paper: 20).")] = 20,
+    models: Annotated[str, typer.Option(help="Comma-separated paper names: LMV, LMVS, "
+                                        "PLLDA, RTM (= Var-RTM), LDA+Reg.")]
+    = "LMV,LMVS,PLLDA,RTM,LDA+Reg",
+    n_docs: Annotated[int, typer.Option("--n-docs", help="Documents per data set (paper: "
+                                        "3000).")] = 3000,
+    n_train: Annotated[int, typer.Option("--n-train", help="The first N documents train, "
+                                         "the rest test (paper: 2000).")] = 2000,
+    doc_length: Annotated[int, typer.Option("--doc-length", help="Words per document "
+                                            "(paper: 100).")] = 100,
+    max_iter: Annotated[int | None, typer.Option(
+        "--max-iter", help="Iteration limit of every model (default: each model's own).")]
+    = None,
+    seed: Annotated[int, typer.Option()] = 0,
+    workers: WorkersOpt = 1,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Output folder (created when missing) for lmv_sim_*.csv, "
+        "lmv_sim_*.png and findings.md; without it Table S1 and the checks are only "
+        "printed.")] = None,
+    force: ForceOpt = False,
+    verbose: VerboseOpt = True,
+) -> None:
+    """The LMV paper's simulation study (supplement S7): Table S1 (blockmodel recovery)
+    beside the paper's, visibility recovery, predictive rank and CPU time (Figure S4)."""
+    from topiclink.experiments.lmv import available_models
+    from topiclink.experiments.lmv_simulation import (
+        findings,
+        format_table_s1,
+        model_summary,
+        run_lmv_simulation,
+        table_s1,
+        zero_entries,
+    )
+
+    setup_logging(verbose)
+    names = _names(models, available_models())
+    check(replicates >= 1, f"--replicates must be >= 1, got {replicates}")
+    check(n_docs >= 3, f"--n-docs must be >= 3, got {n_docs}")
+    check(2 <= n_train < n_docs, f"--n-train must be in [2, --n-docs), got {n_train}")
+    check(doc_length >= 1, f"--doc-length must be >= 1, got {doc_length}")
+    check(max_iter is None or max_iter >= 1, f"--max-iter must be >= 1, got {max_iter}")
+    check(workers >= 1, f"--workers must be >= 1, got {workers}")
+    if out is not None:
+        _check_out(out, "lmv_sim", force)
+        if (out / "findings.md").is_file() and not force:
+            raise fail(f"{out} already holds findings.md; give --force to replace it or "
+                       "another --out")
+
+    def show(row: dict) -> None:
+        typer.echo(f"replicate {row['replicate']:<3d} {row['model']:>8s}: predictive rank "
+                   f"{row['predictive_rank']:7.1f} (random {row['random_rank']:.1f})  CPU "
+                   f"{row['cpu_seconds']:.1f} s")
+
+    with reported_errors():
+        result = run_lmv_simulation(replicates, workers=workers, seed=seed, models=names,
+                                    n_docs=n_docs, n_train=n_train, doc_length=doc_length,
+                                    max_iter=max_iter, out=out, on_row=show)
+    table = result.table
+    typer.echo("\nTable S1 (paper = published; ours = this run):")
+    typer.echo(format_table_s1(table_s1(table)))
+    z = zero_entries(table, result.truth_blockmodel)
+    if not z.empty:
+        typer.echo("\nlargest estimate of a zero entry of B:")
+        echo_table(z)
+    typer.echo("\nper model (Figure S4), mean and sd over replicates:")
+    echo_table(model_summary(table))
+    typer.echo("\nthe paper's checks:")
+    _write_lines(findings(result))
+    if out is not None:
+        typer.echo(f"results: {out / 'lmv_sim_results.csv'}, Table S1, findings.md and "
+                   f"figures in {out}/")

@@ -3,5 +3,15 @@
 from topiclink.plotting.experiments import plot_metric_vs_topics
 from topiclink.plotting.relational import plot_weight_matrix
 from topiclink.plotting.topics import plot_top_words, plot_trace
+from topiclink.plotting.visibility import (
+    plot_blockmodel,
+    plot_visibility_by_topic,
+    plot_visibility_vs_citations,
+    recommendation_table,
+    term_scores,
+    top_words_by_term_score,
+)
 
-__all__ = ["plot_metric_vs_topics", "plot_top_words", "plot_trace", "plot_weight_matrix"]
+__all__ = ["plot_blockmodel", "plot_metric_vs_topics", "plot_top_words", "plot_trace",
+           "plot_visibility_by_topic", "plot_visibility_vs_citations", "plot_weight_matrix",
+           "recommendation_table", "term_scores", "top_words_by_term_score"]

@@ -1,0 +1,411 @@
+"""The LMV paper's Cora protocol (Tan, Chan & Zheng 2016, Sec. 6.1-6.2) as a function.
+
+For every fold of a k-fold split over documents (test documents removed with all their
+links), every K, every eta and every model: fit on the training documents and the
+*directed* citations among them, then rank all training documents for every test
+document by the score of "the test document cites it" (``link_scores(..., direction=
+"out")``) and take the predictive rank of the training documents it truly cites
+(:func:`topiclink.metrics.link_rank`; random guessing gives ``(n_train + 1) / 2``).
+CPU time of the fit (``time.process_time`` of the process that fits) and its wall time
+are recorded.  Rows: one per (model, K, eta, fold), run by
+:func:`topiclink.experiments.runner.run_grid` with seeds from (fold, K), so the models and
+the two values of eta of one (fold, K) share their seed.
+
+Models are the paper's names: LMV, LMVS (stochastic LMV, Algorithm 2), PLLDA, RTM (our
+Var-RTM: :data:`ALIASES`, in this protocol only), LDA+Reg, plus any link model the runner
+knows (e.g. Gibbs-gRTM, not in the paper).  The same priors for all models as in the
+paper (S5): alpha = 1/K, a symmetric Dirichlet(eta) on the topics, every Beta prior (1, 1).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from topiclink.data.corpus import Corpus
+from topiclink.data.links import Links
+from topiclink.data.splits import Fold, kfold_documents
+from topiclink.experiments.runner import (
+    Cell,
+    build_model,
+    fit_model,
+    grid,
+    model_fit_requires,
+    model_names,
+    model_params,
+    run_grid,
+    write_csv,
+)
+from topiclink.metrics import link_rank
+
+__all__ = ["ALIASES", "MODEL_NAMES", "LMVSettings", "resolve_model", "available_models",
+           "check_models", "fit_and_rank", "run_lmv_experiment", "summarise",
+           "paper_findings", "write_lmv_outputs"]
+
+logger = logging.getLogger(__name__)
+
+#: the paper's models (and Gibbs-gRTM, which the paper does not run)
+MODEL_NAMES = ("LMV", "LMVS", "PLLDA", "RTM", "LDA+Reg", "Gibbs-gRTM")
+
+#: paper name -> the runner's name, in this protocol only ("RTM" is Chang & Blei's
+#: variational RTM, our Var-RTM; not a global registry change)
+ALIASES: dict[str, str] = {"RTM": "Var-RTM"}
+
+#: the paper's Cora claims (Sec. 6.2), and the tolerances fixed here, before any run
+PAPER_IMPROVEMENT = (0.60, 0.76)    # LMV over random at eta = 0.5, over K
+PAPER_OVER_BASELINES = 0.30         # LMV over RTM, PLLDA, LDA+Reg at eta = 0.5
+LMVS_CLOSE = 0.10                   # "close": |rank LMVS - rank LMV| <= 10 % of LMV's
+PLATEAU = 0.05                      # "stabilises": every K >= 9 within 5 % of the best
+
+
+def resolve_model(name: str) -> str:
+    """The runner's name of a paper name (``"RTM"`` -> ``"Var-RTM"``; others unchanged)."""
+    return ALIASES.get(name, name)
+
+
+def available_models() -> list[str]:
+    """Every name this protocol can run now: link models of the runner and the aliases."""
+    known = [n for n in model_names() if "links" in model_fit_requires(n)]
+    return [*(a for a, n in ALIASES.items() if n in known), *known]
+
+
+def check_models(models: Sequence[str]) -> list[str]:
+    """The names, checked (ValueError naming the known ones for an unknown name, e.g. a
+    model whose estimator is not written yet)."""
+    names = [str(m) for m in models]
+    if not names:
+        raise ValueError("no model given")
+    known = available_models()
+    for name in names:
+        if name not in known:
+            raise ValueError(f"model {name!r} is not available; known link models: "
+                             f"{', '.join(known)}")
+    return names
+
+
+def _accepts(name: str, param: str) -> bool:
+    accepted = model_params(name)
+    return accepted is None or param in accepted
+
+
+@dataclass
+class LMVSettings:
+    """Hyper-parameters of the protocol (paper S4-S5).
+
+    ``doc_topic_prior`` None is the paper's 1/K.  ``max_iter`` None keeps every model's
+    own default (LMV: 100 outer iterations with the paper's relative-bound stop 1e-5).
+    ``lmvs`` are the stochastic LMV's settings on Cora (minibatch 200, step size
+    A1 / (sweeps + A2)^v with A1 = 1, A2 = 5, v = 0.501, stop when the relative change of
+    diag(B) over a sweep is below eps = 0.05), passed to model "LMVS" only.  ``n_jobs``
+    (threads of one fit) is 1 so that CPU times compare models, not thread counts.
+    ``model_params`` adds or overrides constructor parameters per (paper) model name.
+    """
+
+    doc_topic_prior: float | None = None
+    max_iter: int | None = None
+    n_jobs: int = 1
+    lmvs: dict[str, Any] = field(default_factory=lambda: {
+        "batch_size": 200, "step_a1": 1.0, "step_a2": 5.0, "step_v": 0.501, "tol": 0.05})
+    model_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def params(self, name: str, K: int, eta: float, seed: int
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(required, optional) constructor parameters of paper model ``name``."""
+        est = resolve_model(name)
+        required: dict[str, Any] = {"n_topics": int(K), "topic_word_prior": float(eta),
+                                    "random_state": int(seed)}
+        if name == "LMVS":
+            required.update(self.lmvs)
+        required.update(self.model_params.get(name, {}))
+        optional: dict[str, Any] = {
+            "doc_topic_prior": (1.0 / K if self.doc_topic_prior is None
+                                else float(self.doc_topic_prior)),
+            "n_jobs": self.n_jobs, "evaluate_every": 0}
+        if self.max_iter is not None:
+            optional["max_iter"] = int(self.max_iter)
+        if _accepts(est, "c") and model_params(est) is not None:
+            from topiclink.experiments.grtm import default_c
+
+            optional["c"] = default_c(est)
+        return required, optional
+
+
+def fit_and_rank(name: str, required: dict[str, Any], optional: dict[str, Any],
+                 train_corpus: Corpus, train_links: Links, test_corpus: Corpus,
+                 test_out: Any) -> tuple[Any, dict[str, Any]]:
+    """Fit paper model ``name`` and rank the training documents the test documents cite.
+
+    Returns the fitted model and: predictive_rank, random_rank ((n_train + 1) / 2),
+    improvement (1 - rank / random), cpu_seconds (``time.process_time`` of the fit, all
+    threads of this process), wall_seconds, test_seconds, n_iter, n_queries (test
+    documents citing at least one training document).
+    """
+    model = build_model(resolve_model(name), required, optional)
+    c0, w0 = time.process_time(), time.perf_counter()
+    fit_model(model, train_corpus, links=train_links)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    t0 = time.perf_counter()
+    scores = model.link_scores(test_corpus, direction="out")
+    rank = link_rank(scores, test_out)
+    n_train = train_corpus.n_docs
+    random_rank = (n_train + 1) / 2
+    n_iter = getattr(model, "n_iter_", None)
+    return model, {
+        "predictive_rank": rank, "random_rank": random_rank,
+        "improvement": 1.0 - rank / random_rank,
+        "cpu_seconds": cpu, "wall_seconds": wall,
+        "test_seconds": time.perf_counter() - t0,
+        "n_iter": np.nan if n_iter is None else int(n_iter),
+        "n_train": n_train,
+        "n_queries": int((np.asarray(test_out.sum(axis=1)).ravel() > 0).sum()),
+    }
+
+
+def _run_cell(cell: Cell, context: tuple[Fold, LMVSettings]) -> dict[str, Any]:
+    fold, settings = context
+    name, K, eta = cell["model"], int(cell["K"]), float(cell["eta"])
+    required, optional = settings.params(name, K, eta, cell.seed)
+    _, row = fit_and_rank(name, required, optional, fold.train_corpus, fold.train_links,
+                          fold.test_corpus, fold.test_out)
+    logger.info("%s K=%d eta=%g fold %d: predictive rank %.1f (random %.1f), CPU %.1f s",
+                name, K, eta, fold.fold, row["predictive_rank"], row["random_rank"],
+                row["cpu_seconds"])
+    return {"model": name, "estimator": resolve_model(name), "K": K, "eta": eta,
+            "fold": fold.fold, **row}
+
+
+def _fold_of(cell: Cell, context: tuple[list[Fold], LMVSettings]
+             ) -> tuple[Fold, LMVSettings]:
+    folds, settings = context
+    return folds[cell["fold"]], settings
+
+
+def _as_data(dataset: Any) -> tuple[str, Corpus, Links]:
+    """(name, corpus, directed links) of a Dataset, a registered name or (corpus, links)."""
+    if isinstance(dataset, str):
+        from topiclink.datasets import load_dataset
+
+        dataset = load_dataset(dataset, directed=True)
+    if isinstance(dataset, tuple):
+        corpus, links = dataset
+        name = getattr(corpus, "name", "data")
+    else:
+        corpus, links, name = dataset.corpus, dataset.links, dataset.name
+    if corpus is None or links is None:
+        raise ValueError(f"dataset {name!r} has no documents with links")
+    if not links.directed:
+        raise ValueError(f"dataset {name!r} has undirected links; the LMV protocol needs "
+                         "directed citations (load it with directed=True)")
+    return str(name), corpus, links
+
+
+def run_lmv_experiment(dataset: Any, *, folds: int = 5,
+                       topics: Iterable[int] = (5, 7, 9, 11, 13),
+                       etas: Iterable[float] = (0.1, 0.5),
+                       models: Sequence[str] = MODEL_NAMES, workers: int = 1,
+                       seed: int = 0, max_iter: int | None = None,
+                       out: str | Path | None = None,
+                       settings: LMVSettings | None = None,
+                       only_folds: Sequence[int] | None = None,
+                       on_row: Callable[[dict[str, Any]], None] | None = None
+                       ) -> pd.DataFrame:
+    """Run the protocol; one row per (model, K, eta, fold).
+
+    Parameters
+    ----------
+    dataset : Dataset, registered name (loaded with ``directed=True``) or (corpus, links)
+        Directed citations (``i -> j``: i cites j).
+    folds : int
+        k of the k-fold split over documents (from ``seed``).
+    topics, etas : values of K and of the topic-word prior eta.
+    models : paper names (:data:`MODEL_NAMES`; any link model the runner knows).
+    workers : fits run at once in separate processes (rows do not depend on it).
+    seed : the run's seed (folds, and every cell's seed from its fold and K).
+    max_iter : overrides every model's iteration limit (None: their defaults).
+    out : folder; when given, ``lmv_results.csv`` is rewritten after every row and the
+        summary, findings and figures are written at the end (:func:`write_lmv_outputs`).
+    settings : :class:`LMVSettings` (``max_iter`` given here wins).
+    only_folds : run only these fold indices.
+
+    Columns: model (the paper's name), estimator, K, eta, fold, predictive_rank,
+    random_rank, improvement, cpu_seconds, wall_seconds, test_seconds, n_iter, n_train,
+    n_queries.
+    """
+    names = check_models(models)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    settings = settings or LMVSettings()
+    if max_iter is not None:
+        settings.max_iter = int(max_iter)
+    ds_name, corpus, links = _as_data(dataset)
+    all_folds = kfold_documents(corpus, links, n_folds=folds, random_state=seed)
+    chosen = list(range(len(all_folds))) if only_folds is None else [int(f) for f in only_folds]
+    for f in chosen:
+        if not 0 <= f < len(all_folds):
+            raise ValueError(f"fold {f} is not in [0, {len(all_folds)})")
+    cells = grid({"fold": chosen, "K": [int(k) for k in topics],
+                  "eta": [float(e) for e in etas], "model": names})
+    out_dir = None if out is None else Path(out)
+    table = run_grid(cells, _run_cell, (all_folds, settings), base_seed=seed,
+                     seed_axes=("fold", "K"), workers=workers, on_row=on_row,
+                     csv_path=None if out_dir is None else out_dir / "lmv_results.csv",
+                     context_of=_fold_of)
+    table.attrs["dataset"] = ds_name
+    if out_dir is not None:
+        write_lmv_outputs(table, out_dir, title=ds_name)
+    return table
+
+
+# ---------------------------------------------------------------------- summary
+SUMMARY_METRICS = ("predictive_rank", "improvement", "cpu_seconds", "wall_seconds",
+                   "n_iter")
+
+
+def summarise(table: pd.DataFrame, metrics: Sequence[str] = SUMMARY_METRICS
+              ) -> pd.DataFrame:
+    """Mean and standard deviation over folds for every (model, K, eta), with the random
+    rank and the number of folds."""
+    metrics = [m for m in metrics if m in table.columns]
+    keys = ["model", "K", "eta"]
+    agg = table.groupby(keys, sort=False)[metrics].agg(["mean", "std"])
+    agg.columns = [f"{m}_{s}" for m, s in agg.columns]
+    agg["random_rank"] = table.groupby(keys, sort=False)["random_rank"].mean()
+    agg["folds"] = table.groupby(keys, sort=False)["fold"].nunique()
+    return agg.reset_index().sort_values(["eta", "model", "K"], kind="stable",
+                                         ignore_index=True)
+
+
+def _at(summary: pd.DataFrame, model: str, eta: float) -> pd.DataFrame:
+    s = summary[(summary["model"] == model) & np.isclose(summary["eta"], eta)]
+    return s.sort_values("K")
+
+
+def paper_findings(summary: pd.DataFrame, eta: float = 0.5) -> list[str]:
+    """The paper's Cora claims, each with our numbers and whether they agree.
+
+    Claims (Sec. 6.2, at eta = 0.5 unless said): LMV is 60-76 % better than random;
+    LMV is more than 30 % better than RTM, PLLDA and LDA+Reg (1 - rank_LMV / rank_other,
+    averaged over K); LMVS is close to LMV (within 10 % of its rank, a tolerance fixed
+    here) at less CPU time; LMV's rank stabilises around K = 9-11 (every K >= 9 within
+    5 % of the best K >= 9, and no K < 9 better); except RTM, every model predicts
+    better at eta = 0.5 than at 0.1.  A claim whose models or eta were not run says so.
+    """
+    lines: list[str] = []
+    lmv = _at(summary, "LMV", eta)
+    # 1. improvement over random
+    if lmv.empty:
+        lines.append(f"LMV 60-76 % better than random (eta={eta:g}): NOT CHECKED (LMV at "
+                     f"eta={eta:g} not run)")
+    else:
+        imp = lmv["improvement_mean"].to_numpy()
+        lo, hi = PAPER_IMPROVEMENT
+        per_k = ", ".join(f"K={k}: {v:.1%}" for k, v in zip(lmv["K"], imp, strict=True))
+        if imp.min() >= lo and imp.max() <= hi:
+            verdict = "AGREES"
+        elif imp.max() >= lo and imp.min() <= hi:
+            verdict = "PARTLY (our range overlaps the paper's)"
+        else:
+            verdict = ("DISAGREES (ours higher)" if imp.min() > hi
+                       else "DISAGREES (ours lower)")
+        lines.append(f"LMV 60-76 % better than random (eta={eta:g}): {verdict}; ours "
+                     f"{imp.min():.1%}-{imp.max():.1%} ({per_k})")
+    # 2. > 30 % over the baselines
+    for other in ("RTM", "PLLDA", "LDA+Reg"):
+        b = _at(summary, other, eta)
+        m = lmv.merge(b, on="K", suffixes=("", "_o")) if not lmv.empty else lmv
+        if lmv.empty or b.empty or m.empty:
+            lines.append(f"LMV > 30 % better than {other} (eta={eta:g}): NOT CHECKED "
+                         f"({other if b.empty else 'LMV'} not run)")
+            continue
+        gain = 1.0 - m["predictive_rank_mean"] / m["predictive_rank_mean_o"]
+        verdict = "AGREES" if gain.mean() > PAPER_OVER_BASELINES else "DISAGREES"
+        per_k = ", ".join(f"K={k}: {g:.1%}" for k, g in zip(m["K"], gain, strict=True))
+        lines.append(f"LMV > 30 % better than {other} (eta={eta:g}): {verdict}; ours "
+                     f"{gain.mean():.1%} on average over K ({per_k})")
+    # 3. LMVS close to LMV at less CPU (every eta run)
+    rows = []
+    for e in sorted(summary["eta"].unique()):
+        a, s = _at(summary, "LMV", e), _at(summary, "LMVS", e)
+        if not a.empty and not s.empty:
+            rows.append(a.merge(s, on="K", suffixes=("", "_s")).assign(eta=e))
+    if not rows:
+        lines.append("LMVS close to LMV at less CPU: NOT CHECKED (LMV and LMVS not both run)")
+    else:
+        m = pd.concat(rows)
+        rel = (m["predictive_rank_mean_s"] - m["predictive_rank_mean"]).abs() \
+            / m["predictive_rank_mean"]
+        close = rel <= LMVS_CLOSE
+        faster = m["cpu_seconds_mean_s"] < m["cpu_seconds_mean"]
+        verdict = ("AGREES" if close.all() and faster.all() else
+                   "PARTLY" if (close | faster).any() else "DISAGREES")
+        lines.append(
+            f"LMVS close to LMV (rank within {LMVS_CLOSE:.0%}) at less CPU: {verdict}; "
+            f"close in {int(close.sum())}/{len(m)} (K, eta) cells (largest difference "
+            f"{rel.max():.1%}), less CPU in {int(faster.sum())}/{len(m)} (CPU ratio "
+            f"LMVS/LMV {float((m['cpu_seconds_mean_s'] / m['cpu_seconds_mean']).min()):.2f}-"
+            f"{float((m['cpu_seconds_mean_s'] / m['cpu_seconds_mean']).max()):.2f})")
+    # 4. stabilises around K = 9-11
+    if lmv.empty or not (lmv["K"] >= 9).any():
+        lines.append(f"LMV stabilises around K=9-11 (eta={eta:g}): NOT CHECKED (needs LMV "
+                     f"at K >= 9)")
+    else:
+        ranks = dict(zip(lmv["K"], lmv["predictive_rank_mean"], strict=True))
+        high = {k: r for k, r in ranks.items() if k >= 9}
+        low = {k: r for k, r in ranks.items() if k < 9}
+        best_high = min(high.values())
+        plateau = all(r <= best_high * (1 + PLATEAU) for r in high.values())
+        no_low_better = all(r >= best_high for r in low.values())
+        verdict = "AGREES" if plateau and no_low_better else "DISAGREES"
+        lines.append(
+            f"LMV stabilises around K=9-11 (eta={eta:g}): {verdict}; ranks "
+            + ", ".join(f"K={k}: {r:.1f}" for k, r in ranks.items())
+            + f" (K >= 9 within {PLATEAU:.0%} of their best: {plateau}; no K < 9 better: "
+              f"{no_low_better}; best K {min(ranks, key=ranks.get)})")
+    # 5. eta = 0.5 better than 0.1 except for RTM
+    etas = sorted(summary["eta"].unique())
+    if 0.1 in etas and 0.5 in etas:
+        for model in summary["model"].unique():
+            a, b = _at(summary, model, 0.5), _at(summary, model, 0.1)
+            m = a.merge(b, on="K", suffixes=("", "_01"))
+            if m.empty:
+                continue
+            r5, r1 = m["predictive_rank_mean"].mean(), m["predictive_rank_mean_01"].mean()
+            expect = model == "RTM"
+            said = ("not better at eta=0.5 (paper: RTM is the exception)" if expect
+                    else "better at eta=0.5 than at 0.1")
+            ok = (r5 >= r1) if expect else (r5 < r1)
+            lines.append(f"{model} {said}: {'AGREES' if ok else 'DISAGREES'}; mean rank "
+                         f"{r5:.1f} at eta=0.5, {r1:.1f} at eta=0.1")
+    return lines
+
+
+def write_lmv_outputs(table: pd.DataFrame, out: str | Path, title: str = "") -> dict[str, Path]:
+    """Write lmv_results.csv, lmv_summary.csv, lmv_findings.md and the figures
+    (predictive rank and CPU time against K, one panel per eta) into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"results": write_csv(table, out / "lmv_results.csv")}
+    summary = summarise(table)
+    paths["summary"] = write_csv(summary, out / "lmv_summary.csv")
+    lines = paper_findings(summary)
+    text = "# LMV protocol" + (f" on {title}" if title else "") + ": the paper's claims\n\n"
+    text += "\n".join(f"- {line}" for line in lines) + "\n"
+    path = out / "lmv_findings.md"
+    path.write_text(text)
+    paths["findings"] = path
+    from topiclink.plotting.experiments import plot_metric_panels, save_figure
+
+    for metric in ("predictive_rank", "cpu_seconds"):
+        fig = plot_metric_panels(table, metric, panel="eta", reference="random_rank"
+                                 if metric == "predictive_rank" else None)
+        if title:
+            fig.suptitle(title)
+        paths[metric] = save_figure(fig, out / f"lmv_{metric}.png")
+    return paths
