@@ -23,7 +23,7 @@ def test_every_command_group_is_its_own_module():
                 "demo"):
         assert cmd in result.output
     result = runner.invoke(app, ["fit", "--help"])
-    assert all(c in result.output for c in ("lda", "rtm", "slda", "model"))
+    assert all(c in result.output for c in ("lda", "rtm", "lmv", "slda", "model"))
 
 
 def test_models_lists_estimators_paper_names_and_fit_inputs():
@@ -159,3 +159,28 @@ def test_data_folder_without_dataset_is_detected(tmp_path):
     result = runner.invoke(app, ["fit", "lda", "--data", str(empty), "--out", str(out),
                                  "--force"])
     assert result.exit_code == 1 and "no known data format" in result.output
+
+
+def test_fit_lmv_stochastic_reads_directed_citations_then_suggest(tmp_path):
+    """`fit lmv` loads the citations directed (the model refuses undirected links), fits
+    LMVS, reports held-out link metrics and writes a file `suggest` ranks documents with."""
+    out = tmp_path / "v.npz"
+    result = runner.invoke(app, [
+        "fit", "lmv", "--dataset", "cora", "-k", "4", "--inference", "stochastic",
+        "-n", "3", "--batch-size", "400", "--n-jobs", "1", "--holdout", "0.1",
+        "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "most visible" in result.output and "model written to" in result.output
+    assert "link_rank" in result.output
+    from topiclink import load
+
+    model = load(out)
+    assert (model.inference, model.n_topics, model.visibility) == ("stochastic", 4, True)
+    assert model.visibility_.shape == (2410 - 241,)
+    result = runner.invoke(app, ["suggest", str(out), "--text",
+                                 "genetic algorithms crossover mutation population"])
+    assert result.exit_code == 0, result.output
+    assert "score" in result.output and len(result.output.splitlines()) >= 6
+    result = runner.invoke(app, ["fit", "lmv", "--dataset", "cora", "--inference", "gibbs"])
+    assert result.exit_code != 0 and "inference" in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -340,12 +340,15 @@ def load_input(path: Path, vocab: Path | None) -> Any:
 
 
 def load_data(dataset: str | None, data: Path | None, input_file: Path | None = None,
-              vocab: Path | None = None, default: str | None = None) -> Dataset:
+              vocab: Path | None = None, default: str | None = None, *,
+              directed: bool = False) -> Dataset:
     """The data a command works on.
 
     ``--input FILE``: the user's documents; ``--dataset NAME`` (with ``--data DIR``: the
     user's copy); ``--data DIR`` alone: the folder's format is detected; neither: the
-    command's ``default`` dataset (an error when it has none).
+    command's ``default`` dataset (an error when it has none).  ``directed``: read the
+    links as citing -> cited pairs where the data set's loader can (models of directed
+    citations); other loaders are called as usual.
     """
     from topiclink.datasets import load_dataset
     from topiclink.datasets.base import Dataset
@@ -360,8 +363,27 @@ def load_data(dataset: str | None, data: Path | None, input_file: Path | None = 
     if dataset is None and data is None and default is None:
         require_data(dataset, data, input_file)
     name = dataset if dataset is not None else (None if data is not None else default)
+    options = {"directed": True} if directed and _reads_directed(name, data) else {}
     with reported_errors():
-        return load_dataset(name, data_dir=data)
+        return load_dataset(name, data_dir=data, **options)
+
+
+def _reads_directed(name: str | None, data: Path | None) -> bool:
+    """Whether the loader of data set ``name`` (None: the format detected in ``data``)
+    takes ``directed``; False when there is no such loader (the load reports why)."""
+    import inspect
+
+    from topiclink.datasets import dataset_specs
+
+    if name is None or name == "auto":
+        from topiclink.datasets.detect import detect_format
+
+        try:
+            name = detect_format(data)
+        except (OSError, ValueError):
+            return False
+    spec = dataset_specs().get(name)
+    return spec is not None and "directed" in inspect.signature(spec.loader).parameters
 
 
 def _list_items(text: str) -> list[str]:

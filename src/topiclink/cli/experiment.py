@@ -66,14 +66,17 @@ def _figure(table, metric: str, title: str, path: Path) -> None:  # noqa: ANN001
     plt.close(ax.figure)
 
 
+OnlyFoldsOpt = Annotated[str | None, typer.Option(
+    "--only-folds", help="Run only these fold indices, e.g. 0,1 (the rows of a fold do not "
+    "depend on which other folds run).")]
+
+
 @app.command("grtm")
 def experiment_grtm(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
     folds: Annotated[int, typer.Option(help="Number of folds over documents.")] = 5,
-    only_folds: Annotated[str | None, typer.Option(
-        "--only-folds", help="Run only these fold indices, e.g. 0,1 (the rows of a fold "
-        "do not depend on which other folds run).")] = None,
+    only_folds: OnlyFoldsOpt = None,
     topics: Annotated[str, typer.Option(help="Values of K, comma-separated.")]
     = "5,10,15,20,25",
     models: Annotated[str, typer.Option(help="Comma-separated: Gibbs-gRTM, Gibbs-RTM, "
@@ -295,6 +298,7 @@ def experiment_lmv(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
     folds: Annotated[int, typer.Option(help="Number of folds over documents.")] = 5,
+    only_folds: OnlyFoldsOpt = None,
     topics: Annotated[str, typer.Option(help="Values of K, comma-separated.")]
     = "5,7,9,11,13",
     eta: Annotated[str, typer.Option("--eta", help="Topic-word priors eta, comma-separated.")]
@@ -330,6 +334,8 @@ def experiment_lmv(
     check_model_size(max(k_values))
     etas = float_list(eta, "--eta", positive=True)
     check(folds >= 2, f"--folds must be >= 2, got {folds}")
+    chosen = (int_list(only_folds, "--only-folds", 0, folds - 1)
+              if only_folds is not None else None)
     check(max_iter is None or max_iter >= 1, f"--max-iter must be >= 1, got {max_iter}")
     check(workers >= 1, f"--workers must be >= 1, got {workers}")
     if out is not None:
@@ -347,7 +353,8 @@ def experiment_lmv(
     with reported_errors():
         table = run_lmv_experiment(ds, folds=folds, topics=k_values, etas=etas,
                                    models=names, workers=workers, seed=seed,
-                                   max_iter=max_iter, out=out, on_row=show)
+                                   max_iter=max_iter, out=out, on_row=show,
+                                   only_folds=chosen)
     summary = summarise(table)
     echo_table(summary)
     typer.echo("\nthe paper's claims:")

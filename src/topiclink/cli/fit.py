@@ -6,8 +6,8 @@ reported but not saved; an existing file only with ``--force``), and checks its 
 its output path and the model's size against the machine before reading any data.
 
 ``fit model NAME`` fits any registered estimator (by class name or paper name), reading
-its ``fit_requires`` to know whether to pass links or labels; ``fit lda``, ``fit rtm``
-and ``fit slda`` are the same scaffold with each family's options.
+its ``fit_requires`` to know whether to pass links or labels; ``fit lda``, ``fit rtm``,
+``fit lmv`` and ``fit slda`` are the same scaffold with each family's options.
 """
 
 from __future__ import annotations
@@ -135,6 +135,57 @@ def fit_rtm(
     fit_and_report(model, ds, out, holdout=holdout, seed=seed)
 
 
+@app.command("lmv")
+def fit_lmv(
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 9,
+    inference: Annotated[str, typer.Option(
+        help="batch (Algorithm 1: every pair, L* monotone) or stochastic (LMVS: "
+             "minibatches with case-control pairs).")] = "batch",
+    visibility: Annotated[bool, typer.Option(
+        "--visibility/--no-visibility",
+        help="Fit a visibility per document (LMV); --no-visibility: Pairwise-Link-LDA.")]
+    = True,
+    iterations: Annotated[int, typer.Option(
+        "--iterations", "-n", help="Outer iterations (batch) or sweeps (stochastic).")]
+    = 100,
+    eta: Annotated[float, typer.Option(help="Topic-word prior eta.")] = 0.5,
+    tol: Annotated[float | None, typer.Option(
+        help="Stopping rule: relative L* change (batch, default 1e-5) or relative "
+             "diag(B) change per sweep (stochastic, default 0.05).",
+        show_default=False)] = None,
+    batch_size: Annotated[int, typer.Option(help="Stochastic: documents per minibatch.")]
+    = 200,
+    n0: Annotated[int, typer.Option(
+        help="Stochastic: non-links at path length l < n0 are sampled with probability "
+             "1/l, the rest with 1/n0.")] = 100,
+    n_jobs: Annotated[int, typer.Option(help="Threads streaming the pairs (-1: all cores; "
+                                        "the same fit for any value).")] = -1,
+    seed: SeedOpt = 0,
+    holdout: HoldoutOpt = 0.0,
+    out: OutOpt = None,
+    force: ForceOpt = False,
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit the topic-adjusted visibility model (LMV / LMVS / Pairwise-Link-LDA) to a
+    directed citation dataset (--dataset or --data, e.g. --dataset cora-rlda) and save it
+    to --out; `topiclink suggest FILE --text ...` then ranks documents to cite."""
+    from topiclink.models.lmv import VisibilityTopicModel
+
+    setup_logging(verbose)
+    try:
+        model = VisibilityTopicModel(
+            topics, visibility=visibility, inference=inference, topic_word_prior=eta,
+            max_iter=iterations, tol=tol, batch_size=batch_size, n0=n0, n_jobs=n_jobs,
+            random_state=seed, verbose=verbose)
+    except (TypeError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    out = _checked(model, out, force, dataset, data, holdout=holdout, inputs=False)
+    ds = load_data(dataset, data, directed=True)
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed)
+
+
 @app.command("slda")
 def fit_slda(
     dataset: DatasetOpt = None,
@@ -233,5 +284,6 @@ def fit_model_cmd(
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
     out = _checked(model, out, force, dataset, data, input_file, vocab, holdout=holdout)
-    ds = load_data(dataset, data, input_file, vocab)
+    ds = load_data(dataset, data, input_file, vocab,
+                   directed=bool(getattr(cls, "directed_links", False)))
     fit_and_report(model, ds, out, holdout=holdout, seed=seed)

@@ -81,11 +81,11 @@ def _codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------- bundled
-def _load_bundled(data_dir: PathLike | None = None, **kwargs: Any) -> Dataset:
+def _load_bundled(data_dir: PathLike | None = None, directed: bool = False) -> Dataset:
     if data_dir is not None:
         raise ValueError("the bundled 'cora' data set has no data_dir; "
                          "load 'cora-rlda' to read the .rda files from a folder")
-    return load_bundled_cora(**kwargs)
+    return load_bundled_cora(directed=directed)
 
 
 register_dataset(DatasetSpec(
