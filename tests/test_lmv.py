@@ -146,8 +146,15 @@ def test_bad_input_is_one_line(planted):
     with pytest.raises(TypeError, match="keyword"):
         VisibilityTopicModel(3).fit(small, lk)
     empty = Links.from_pairs(np.zeros((0, 2), int), 20, directed=True)
-    model = VisibilityTopicModel(3, max_iter=3).fit(small, links=empty)   # isolated: fine
-    assert np.all(np.isfinite(model.visibility_))
+    with pytest.raises(DataError, match="the network has none"):
+        VisibilityTopicModel(3, max_iter=3).fit(small, links=empty)
+    with pytest.raises(DataError, match="self-link"):
+        VisibilityTopicModel(3).fit(small, links=np.array([[0, 1], [4, 4]]))
+    with pytest.raises(DataError, match="25"):
+        VisibilityTopicModel(3).fit(small, links=np.array([[0, 1], [3, 25]]))
+    one = Links.from_pairs(np.array([[0, 1]]), 20, directed=True)
+    model = VisibilityTopicModel(3, max_iter=3).fit(small, links=one)   # isolated: fine
+    assert np.all(np.isfinite(model.visibility_)) and model.visibility_.shape == (20,)
 
 
 def test_lmv_t_ignores_pairs_citing_forward_in_time():
@@ -160,3 +167,18 @@ def test_lmv_t_ignores_pairs_citing_forward_in_time():
     untimed = VisibilityTopicModel(6, max_iter=10, tol=0.0, random_state=0).fit(
         corpus, links=links)
     assert not np.allclose(m.visibility_, untimed.visibility_)
+
+
+def test_the_bound_never_decreases_on_cora():
+    """L* is monotone on real citations too (the 400 most connected Cora papers, directed):
+    each block, the links' warm-started fixed points included, is an ascent step."""
+    from topiclink.datasets import load_bundled_cora
+
+    ds = load_bundled_cora(directed=True)
+    keep = np.sort(np.argsort(-ds.links.degrees(), kind="stable")[:400])
+    model = VisibilityTopicModel(5, topic_word_prior=0.5, max_iter=25, tol=0.0,
+                                 random_state=0).fit(ds.corpus.subset(keep),
+                                                     links=ds.links.subgraph(keep))
+    ll = model.trace_["log_likelihood"]
+    assert len(ll) == 25
+    assert np.all(np.diff(ll) >= -1e-9 * np.abs(ll[1:]))

@@ -227,6 +227,10 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
             raise DataError("VisibilityTopicModel needs directed citations (d cites d'); "
                             "these links are undirected")
         pairs = np.asarray(lk.pairs, dtype=np.int64)
+        if pairs.size == 0:
+            raise DataError("VisibilityTopicModel needs citations: the network has none "
+                            "(documents without citations are fine, a network without any "
+                            "is not)")
         time = self._times(publication_time, corpus.n_docs, pairs)
         algorithm = self._algorithm()
         data = LMVData.build(corpus.counts, pairs, time)
@@ -237,6 +241,7 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         self._run_engine(algorithm, data, resume=resume, publish=publish,
                          extra_callbacks=[self._stopping_rule()])
         self._stream_data_ = data
+        self._partial_corpus_ = corpus  # partial_fit continues from this fit
         return self
 
     def partial_fit(self, X: Any, y: None = None, *, links: Any = None,
