@@ -34,6 +34,13 @@ is skipped and the reason recorded.
     python benchmarks/lmv_scale.py            # 1k, 3k, 10k, 30k: ~5 min (30k over budget)
     python benchmarks/lmv_scale.py --quick    # 500, 1000 (< 1 min)
     python benchmarks/lmv_scale.py --sizes 1000,3000 --out /tmp/x.json
+    python benchmarks/lmv_scale.py --time --degree 5 --methods stochastic \
+        --out benchmarks/results/lmv_scale_sparse_dag.json   # citations to older papers only
+
+``--time`` draws publication times and lets a document cite only older ones (a DAG, as
+real citation networks), fitted as LMV(t): the non-links to newer documents carry no
+likelihood term and are never sampled, and a document reaches only its ancestors, so far
+fewer pairs fall within n0 steps than in the dense undirected-in-time default.
 """
 
 from __future__ import annotations
@@ -71,16 +78,19 @@ def _reset_peak() -> bool:
     return _status_kb("VmHWM") is not None
 
 
-def draw(n_docs: int, degree: float, seed: int):
-    """The network of one size: make_lmv_data with the paper's B scaled to ``degree``."""
+def draw(n_docs: int, degree: float, seed: int, times: bool = False):
+    """The network of one size: make_lmv_data with the paper's B scaled to ``degree``;
+    ``times``: publication times, citations only to older documents (half the pairs)."""
     from topiclink.datasets import make_lmv_data
     from topiclink.datasets.synthetic import paper_blockmodel
 
     B = paper_blockmodel()
     base_rate = 0.5 * B.sum() / B.shape[0] ** 2          # E tau = 1/2, E theta = 1/K
+    if times:
+        base_rate *= 0.5                                 # only older documents are cited
     scale = min(1.0 / B.max(), degree / (base_rate * (n_docs - 1)))  # entries stay <= 1
     (corpus, links), truth = make_lmv_data(n_docs=n_docs, blockmodel=B * scale,
-                                           random_state=seed)
+                                           publication_time=times, random_state=seed)
     return corpus, links, truth, scale
 
 
@@ -95,7 +105,9 @@ def child(spec: dict) -> dict:
                                     n_jobs=spec["n_jobs"], random_state=0)
 
     t0 = time.perf_counter()
-    corpus, links, truth, scale = draw(spec["n_docs"], spec["degree"], spec["seed"])
+    times = bool(spec.get("time", False))
+    corpus, links, truth, scale = draw(spec["n_docs"], spec["degree"], spec["seed"], times)
+    when = truth.publication_time if times else None
     gen_s = time.perf_counter() - t0
     # Numba warm-up (compilation or cache load) on a small problem
     wc, wl, _, _ = draw(200, min(spec["degree"], 20.0), spec["seed"] + 1)
@@ -105,7 +117,7 @@ def child(spec: dict) -> dict:
     maxrss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     m = model(spec["iterations"])
     t0 = time.perf_counter()
-    m.fit(corpus, links=links)
+    m.fit(corpus, links=links, publication_time=when)
     fit_s = time.perf_counter() - t0
     if exact:
         peak_kb = _status_kb("VmHWM") - rss0
@@ -170,6 +182,11 @@ def main() -> None:
     ap.add_argument("--batch-budget-s", type=float, default=600.0)
     ap.add_argument("--lmvs-budget-s", type=float, default=600.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--time", action="store_true",
+                    help="publication times: citations only to older documents (a DAG, "
+                         "as real citation networks), fitted as LMV(t)")
+    ap.add_argument("--methods", default="stochastic,batch",
+                    help="comma-separated: stochastic, batch")
     ap.add_argument("--quick", action="store_true", help="sizes 500,1000 (< 1 min)")
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "lmv_scale.json")
@@ -181,6 +198,9 @@ def main() -> None:
     if args.topics != 6:
         ap.error("--topics: only K = 6 (the paper's simulation blockmodel) is supported")
     sizes = [500, 1000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods or set(methods) - {"stochastic", "batch"}:
+        ap.error(f"--methods: stochastic and/or batch, got {args.methods!r}")
 
     import topiclink
 
@@ -189,7 +209,7 @@ def main() -> None:
     rows: dict[str, list[dict]] = {"batch": [], "stochastic": []}
     skipped: list[dict] = []
     for D in sizes:
-        for method in ("stochastic", "batch"):
+        for method in methods:
             done = [r for r in rows[method] if "per_iteration_s" in r]
             if done:
                 prev = done[-1]
@@ -205,7 +225,7 @@ def main() -> None:
             spec = {"n_docs": D, "method": method, "n_topics": args.topics,
                     "degree": args.degree, "iterations": args.iterations,
                     "batch_size": args.batch_size, "n0": args.n0, "n_jobs": args.n_jobs,
-                    "seed": args.seed}
+                    "seed": args.seed, "time": bool(args.time)}
             r = run_child(spec)
             r["dense_d2_mib"] = 8.0 * D * D / 2**20
             if "error" in r:
@@ -234,8 +254,11 @@ def main() -> None:
         "benchmark": "lmv_scale",
         "data": {
             "generator": "topiclink.datasets.make_lmv_data (supplement S7 design: V=100, "
-                         "100 words/doc, alpha=0.05, eta=0.1, tau~Beta(1,1), no "
-                         "publication times)",
+                         "100 words/doc, alpha=0.05, eta=0.1, tau~Beta(1,1)) "
+                         + ("with publication times: citations only to older documents, "
+                            "fitted as LMV(t)" if args.time else "without publication "
+                            "times (any ordered pair may link)"),
+            "publication_times": bool(args.time),
             "n_topics": args.topics,
             "blockmodel": "paper_blockmodel() * degree / (0.025 (D - 1)) (capped at B <= 1) "
                           "so the mean out-degree stays fixed (unscaled, make_lmv_data's "
