@@ -18,6 +18,7 @@ _LAZY = {
     "SupervisedTopicModel": "topiclink.models.slda",
     "VariationalSLDA": "topiclink.models.var_slda",
     "VisibilityTopicModel": "topiclink.models.lmv",
+    "LDARegression": "topiclink.models.lda_regression",
     "load": "topiclink.models.base",
     "registered_estimators": "topiclink.models.base",
     "make_paper_model": "topiclink.models.base",

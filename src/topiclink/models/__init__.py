@@ -13,13 +13,14 @@ from topiclink.models.base import (
     registered_estimators,
 )
 from topiclink.models.lda import LDA
+from topiclink.models.lda_regression import LDARegression
 from topiclink.models.lmv import VisibilityTopicModel
 from topiclink.models.rtm import PAPER_VARIANTS, RelationalTopicModel
 from topiclink.models.slda import SupervisedTopicModel
 from topiclink.models.var_rtm import VariationalRTM
 from topiclink.models.var_slda import VariationalSLDA
 
-__all__ = ["LDA", "PAPER_VARIANTS", "Estimator", "RelationalTopicModel",
+__all__ = ["LDA", "LDARegression", "PAPER_VARIANTS", "Estimator", "RelationalTopicModel",
            "SupervisedTopicModel", "VariationalRTM", "VariationalSLDA",
            "VisibilityTopicModel", "load", "make_paper_model", "paper_models",
            "registered_estimators"]
