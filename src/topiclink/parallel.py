@@ -1,10 +1,14 @@
-"""Thread counts for the chunked (parallel) Gibbs sweeps."""
+"""Thread counts for the chunked (parallel) sweeps, and running fixed blocks in order."""
 
 from __future__ import annotations
 
 import os
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-__all__ = ["resolve_n_jobs", "n_threads"]
+__all__ = ["resolve_n_jobs", "n_threads", "run_blocks_in_order"]
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
@@ -24,3 +28,25 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
 def n_threads(n_jobs: int) -> int:
     """Threads to run ``n_jobs`` chunks: at most one per core."""
     return max(1, min(n_jobs, os.cpu_count() or 1))
+
+
+def run_blocks_in_order(run_block: Callable[[int], Any], n_blocks: int, n_threads: int,
+                        merge: Callable[[Any], None]) -> None:
+    """``merge(run_block(b))`` for b = 0, 1, ..., n_blocks - 1, merged in that order.
+
+    With ``n_threads >= 2`` the blocks run on a thread pool (``run_block`` should release
+    the GIL: a ``nogil`` Numba kernel), at most ``2 n_threads`` in flight so memory stays
+    bounded; the merge order, hence any floating-point sum, never depends on the threads.
+    """
+    if n_threads <= 1 or n_blocks <= 1:
+        for b in range(n_blocks):
+            merge(run_block(b))
+        return
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        pending: deque = deque()
+        nxt = 0
+        while nxt < n_blocks or pending:
+            while nxt < n_blocks and len(pending) < 2 * n_threads:
+                pending.append(pool.submit(run_block, nxt))
+                nxt += 1
+            merge(pending.popleft().result())

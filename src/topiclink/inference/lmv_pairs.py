@@ -10,12 +10,10 @@ flight, so memory stays O(D K^2 + L + n_threads D K).
 
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from topiclink.kernels.lmv import pair_statistics
+from topiclink.parallel import run_blocks_in_order
 
 __all__ = ["default_n_blocks", "stream_pair_statistics"]
 
@@ -112,19 +110,7 @@ def stream_pair_statistics(elog_theta: np.ndarray, link_ptr: np.ndarray,
         total[1] += rounds
         total[2] += n_pairs
 
-    n_threads = max(1, int(n_threads))
-    if n_threads == 1 or n_blocks == 1:
-        for b in range(n_blocks):
-            merge(run_block(b))
-    else:
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            pending: deque = deque()
-            nxt = 0
-            while nxt < n_blocks or pending:
-                while nxt < n_blocks and len(pending) < 2 * n_threads:
-                    pending.append(pool.submit(run_block, nxt))
-                    nxt += 1
-                merge(pending.popleft().result())
+    run_blocks_in_order(run_block, n_blocks, int(n_threads), merge)
     return {"gamma_out": gamma_out, "gamma_in": gamma_in, "S1": S1, "T": T,
             "bound": float(total[0]), "rounds": int(total[1]), "n_pairs": int(total[2]),
             "citation_topics": topics if citation_topics else None}

@@ -29,8 +29,6 @@ own stream, so ``n_threads`` never changes the result.
 
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +39,7 @@ from topiclink.inference.lmv_updates import blockmodel_target, visibility_target
 from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro, minibatches
 from topiclink.kernels.lmv_sampled import link_topic_pairs, sampled_pair_statistics
 from topiclink.kernels.lmv_words import word_e_step
+from topiclink.parallel import run_blocks_in_order
 
 __all__ = ["LMVSState", "StochasticLMV", "sampled_statistics", "positive_step"]
 
@@ -109,19 +108,7 @@ def sampled_statistics(batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
         total[0] += rounds
         total[1] += n_pairs
 
-    n_blocks = len(edges) - 1
-    if n_threads <= 1 or n_blocks == 1:
-        for i in range(n_blocks):
-            merge(run_block(i))
-    else:
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            pending: deque = deque()
-            nxt = 0
-            while nxt < n_blocks or pending:
-                while nxt < n_blocks and len(pending) < 2 * n_threads:
-                    pending.append(pool.submit(run_block, nxt))
-                    nxt += 1
-                merge(pending.popleft().result())
+    run_blocks_in_order(run_block, len(edges) - 1, int(n_threads), merge)
     return {"gamma_pairs": gout_cols + gout_rows + gin, "S1": S1, "T": T,
             "rounds": total[0], "n_pairs": total[1]}
 

@@ -31,8 +31,8 @@ from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.inference.fixed_topics import completion_split
 from topiclink.random import RandomState, as_generator, spawn
 
-__all__ = ["TopicsMixin", "LinkPredictionMixin", "ClassifierCapability",
-           "EntityFactorsMixin", "DIRECTIONS"]
+__all__ = ["TopicsMixin", "LinkPredictionMixin", "ScoresAreProbabilitiesMixin",
+           "ClassifierCapability", "EntityFactorsMixin", "DIRECTIONS"]
 
 logger = logging.getLogger(__name__)
 
@@ -299,6 +299,23 @@ def _link_indicator(links: Any, name: str, n_train: int) -> sp.csr_matrix:
         raise ValueError(f"{name} must hold finite numbers (nonzero = linked)")
     return (M != 0).tocsr()
 
+
+
+class ScoresAreProbabilitiesMixin:
+    """For link models whose scores are already probabilities (LMV's eq. 6.1, a logistic
+    regression): ``_probabilities`` clips to [0, 1], and a document known only by its
+    links gets the word distribution of theta = alpha + the summed topic proportions of
+    the training documents it cites and is cited by."""
+
+    def _probabilities(self, scores: np.ndarray) -> np.ndarray:
+        return np.clip(scores, 0.0, 1.0)
+
+    def _words_from_links(self, out: Any, into: Any, n_tokens: Any,
+                          rng: np.random.Generator) -> np.ndarray:
+        linked = (out + into).astype(np.float64)
+        theta = np.asarray(linked @ np.asarray(self.train_zbar_)) + np.asarray(self.alpha_)
+        theta /= theta.sum(axis=1, keepdims=True)
+        return theta @ np.asarray(self.components_)
 
 class ClassifierCapability(ClassifierMixin):
     """Document classification (scikit-learn classifier tags: ``is_classifier`` is True,

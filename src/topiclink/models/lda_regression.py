@@ -22,7 +22,6 @@ import logging
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
@@ -41,12 +40,16 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
-from topiclink.inference.fixed_topics import infer_doc_topics_variational
 from topiclink.inference.lmv import expected_log_dirichlet
 from topiclink.inference.var_lda import BatchVarLDA, LDAData, VarLDAState
 from topiclink.models.base import Estimator
-from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.capabilities import (
+    LinkPredictionMixin,
+    ScoresAreProbabilitiesMixin,
+    TopicsMixin,
+)
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
 
@@ -101,7 +104,8 @@ def sample_nonlinks(n_docs: int, pairs: np.ndarray, n_sample: int,
     return np.column_stack([keys // D, keys % D])
 
 
-class LDARegression(LinkPredictionMixin, TopicsMixin, Estimator):
+class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
+                    VariationalTopicsMixin, TopicsMixin, Estimator):
     """LDA + Regression: variational LDA, then a logistic regression of the links on
     gammabar_d ∘ gammabar_d'.
 
@@ -274,15 +278,8 @@ class LDARegression(LinkPredictionMixin, TopicsMixin, Estimator):
         self.n_nonlinks_ = int(negatives.shape[0])
 
     # ------------------------------------------------------------------ prediction
-    def _infer(self, corpus: Corpus) -> np.ndarray:
-        gamma, _ = infer_doc_topics_variational(
-            corpus, np.asarray(self.log_topics_),
-            np.asarray(self.alpha_, dtype=np.float64), int(self.transform_iter), 1e-6)
-        return gamma
-
-    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        gamma = self._infer(corpus)
-        return gamma / gamma.sum(axis=1, keepdims=True)
+    def _inference_log_topics(self) -> np.ndarray:
+        return np.asarray(self.log_topics_)
 
     def _query_topics(self, corpus: Corpus) -> np.ndarray:
         return self._doc_topics(corpus, self._prediction_generator())
@@ -301,18 +298,6 @@ class LDARegression(LinkPredictionMixin, TopicsMixin, Estimator):
         if direction == "in":
             return into
         return 1.0 - (1.0 - out) * (1.0 - into)
-
-    def _probabilities(self, scores: np.ndarray) -> np.ndarray:
-        return np.clip(scores, 0.0, 1.0)
-
-    def _words_from_links(self, out: sp.csr_matrix, into: sp.csr_matrix, n_tokens: Any,
-                          rng: np.random.Generator) -> np.ndarray:
-        """Word distributions of new documents known by their links: theta from the prior
-        plus the topic proportions of the documents they cite and are cited by."""
-        linked = (out + into).astype(np.float64)
-        theta = np.asarray(linked @ np.asarray(self.train_zbar_)) + np.asarray(self.alpha_)
-        theta /= theta.sum(axis=1, keepdims=True)
-        return theta @ np.asarray(self.components_)
 
     def summary(self, n_words: int = 8) -> str:
         text = super().summary(n_words)

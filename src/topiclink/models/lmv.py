@@ -15,8 +15,8 @@ import logging
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
+from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
     CALLBACKS,
     N_JOBS,
@@ -34,13 +34,17 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
 from topiclink.inference.engine import State
-from topiclink.inference.fixed_topics import infer_doc_topics_variational
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
 from topiclink.inference.lmv_stochastic import LMVSState, StochasticLMV
 from topiclink.inference.online import RobbinsMonro
 from topiclink.models.base import Estimator
-from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.capabilities import (
+    LinkPredictionMixin,
+    ScoresAreProbabilitiesMixin,
+    TopicsMixin,
+)
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
 
@@ -51,7 +55,8 @@ logger = logging.getLogger(__name__)
 _PAIR = [NoneValue(), Real(0, low_open=True)]
 
 
-class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
+class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
+                           VariationalTopicsMixin, TopicsMixin, Estimator):
     """LMV: LDA + a mixed-membership blockmodel of citations + document visibility.
 
     Parameters
@@ -205,7 +210,8 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
     def _stopping_rule(self) -> Any:
         if self._stochastic:
             return _DiagonalChange(0.05 if self.tol is None else float(self.tol))
-        return _RelativeChange(1e-5 if self.tol is None else float(self.tol))
+        return RelativeTolerance(1e-5 if self.tol is None else float(self.tol),
+                                 "VisibilityTopicModel")
 
     def _state_class_for(self) -> type[State]:
         return LMVSState if self._stochastic else LMVState
@@ -378,15 +384,8 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         self.n_iter_ = state.iteration
 
     # ------------------------------------------------------------------ prediction
-    def _infer(self, corpus: Corpus) -> np.ndarray:
-        gamma, _ = infer_doc_topics_variational(
-            corpus, np.asarray(self.log_topics_),
-            np.asarray(self.alpha_, dtype=np.float64), int(self.transform_iter), 1e-6)
-        return gamma
-
-    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        gamma = self._infer(corpus)
-        return gamma / gamma.sum(axis=1, keepdims=True)
+    def _inference_log_topics(self) -> np.ndarray:
+        return np.asarray(self.log_topics_)
 
     def _query_topics(self, corpus: Corpus) -> np.ndarray:
         return self._doc_topics(corpus, self._prediction_generator())
@@ -405,18 +404,6 @@ class VisibilityTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         if direction == "in":
             return into
         return 1.0 - (1.0 - out) * (1.0 - into)
-
-    def _probabilities(self, scores: np.ndarray) -> np.ndarray:
-        return np.clip(scores, 0.0, 1.0)
-
-    def _words_from_links(self, out: sp.csr_matrix, into: sp.csr_matrix, n_tokens: Any,
-                          rng: np.random.Generator) -> np.ndarray:
-        """Word distributions of new documents known by their citations: theta from the
-        prior plus the topic proportions of the documents they cite and are cited by."""
-        linked = (out + into).astype(np.float64)
-        theta = np.asarray(linked @ np.asarray(self.train_zbar_)) + np.asarray(self.alpha_)
-        theta /= theta.sum(axis=1, keepdims=True)
-        return theta @ np.asarray(self.components_)
 
     def summary(self, n_words: int = 8) -> str:
         text = super().summary(n_words)
@@ -446,17 +433,3 @@ class _DiagonalChange:
     def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool:
         change = info.get("blockmodel_change", float("nan"))
         return self.eps > 0 and np.isfinite(change) and change < self.eps
-
-
-class _RelativeChange:
-    """Stop when L* per token changes by less than ``tol`` (relative)."""
-
-    def __init__(self, tol: float) -> None:
-        self.tol = tol
-        self.last: float | None = None
-
-    def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> bool:
-        value = info.get("log_likelihood", float("nan"))
-        last, self.last = self.last, value
-        return (self.tol > 0 and last is not None and np.isfinite(value)
-                and abs(value - last) <= self.tol * abs(last))
