@@ -446,3 +446,27 @@ def test_diagonal_change_stops_the_sweeps(small):
     assert change[-1] < 0.5 and np.all(change[:-1] >= 0.5)
     never = _lmvs(max_iter=4, tol=0.0).fit(corpus, links=links)
     assert not never.stopped_early_ and never.n_iter_ == 4
+
+
+def test_blockmodel_counts_every_pair_once(small_fit, small):
+    """The blockmodel's Beta factors weigh all D (D - 1) pairs (the D/|S| two-stage
+    estimator, paper eq. 4.3): after the sweeps, sum_ij (a_ij + b_ij) is within 10 % of
+    that of the batch NCVMP target at the same state from every pair (without the D/|S|
+    factor it would be about |S|/D = 0.27 of it)."""
+    from scipy.special import digamma
+
+    from topiclink.inference.lmv import LMVData, expected_log_dirichlet
+    from topiclink.inference.lmv_pairs import stream_pair_statistics
+    from topiclink.inference.lmv_updates import blockmodel_target
+
+    (corpus, links), _ = small
+    st = small_fit.state_
+    data = LMVData.build(corpus.counts, np.asarray(links.pairs, np.int64))
+    taubar = st.g / (st.g + st.h)
+    exact = stream_pair_statistics(
+        expected_log_dirichlet(st.gamma), data.cites.indptr, data.cites.indices,
+        digamma(st.a) - digamma(st.a + st.b), digamma(st.g) - digamma(st.g + st.h), taubar,
+        st.a / (st.a + st.b))
+    a_hat, b_hat = blockmodel_target(st.a, st.b, 1.0, 1.0, exact["S1"], exact["T"], taubar)
+    ratio = float(np.sum(st.a + st.b) / np.sum(a_hat + b_hat))
+    assert abs(ratio - 1.0) < 0.10, ratio
