@@ -136,6 +136,14 @@ def test_bad_input_is_one_line(planted):
     newer = Links.from_pairs(np.array([[0, 5]]), 20, directed=True)
     with pytest.raises(DataError, match="cites document 5, which is newer"):
         VisibilityTopicModel(3).fit(small, links=newer, publication_time=times)
+    both = Links.from_pairs(np.array([[0, 5], [6, 1]]), 20, directed=True)
+    dropped = VisibilityTopicModel(3, max_iter=2).fit(small, links=both,
+                                                      publication_time=times,
+                                                      newer_citations="drop")
+    assert dropped.n_links_ == 1 and dropped.elbo_.shape == (2,)
+    with pytest.raises(ValueError, match="newer_citations must be"):
+        VisibilityTopicModel(3).fit(small, links=both, publication_time=times,
+                                    newer_citations="keep")
     with pytest.raises(DataError, match="publication_time of document 2"):
         VisibilityTopicModel(3).fit(small, links=lk, publication_time=np.where(
             np.arange(20) == 2, np.nan, times))

@@ -218,12 +218,14 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: None = None, *, links: Any = None,
-            publication_time: Any = None, resume: bool = False) -> VisibilityTopicModel:
+            publication_time: Any = None, newer_citations: str = "error",
+            resume: bool = False) -> VisibilityTopicModel:
         """Fit to documents ``X`` and their directed citations ``links`` (d cites d').
 
         ``publication_time``: one number per document (LMV(t)): a pair whose cited
         document is newer than the citing one carries no likelihood term, and a link to a
-        newer document is an error naming the pair.
+        newer document is an error naming the pair (``newer_citations="drop"``: such
+        links are dropped and their count logged).
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -232,12 +234,12 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         if not lk.directed:
             raise DataError("VisibilityTopicModel needs directed citations (d cites d'); "
                             "these links are undirected")
-        pairs = np.asarray(lk.pairs, dtype=np.int64)
+        time, pairs = self._times(publication_time, corpus.n_docs,
+                                  np.asarray(lk.pairs, dtype=np.int64), newer_citations)
         if pairs.size == 0:
             raise DataError("VisibilityTopicModel needs citations: the network has none "
                             "(documents without citations are fine, a network without any "
                             "is not)")
-        time = self._times(publication_time, corpus.n_docs, pairs)
         algorithm = self._algorithm()
         data = LMVData.build(corpus.counts, pairs, time)
 
@@ -284,7 +286,7 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         lk = as_links(links if links is not None else np.zeros((0, 2), np.int64),
                       corpus.n_docs, doc_ids=corpus.doc_ids, directed=True)
         pairs = np.asarray(lk.pairs, dtype=np.int64).reshape(-1, 2)
-        time = self._times(publication_time, corpus.n_docs, pairs)
+        time, pairs = self._times(publication_time, corpus.n_docs, pairs)
         algorithm = self._algorithm()
         data = LMVData.build(corpus.counts, pairs, time)
         state = algorithm.init(data, self._fit_generator())
@@ -311,9 +313,9 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
             if publication_time is None:
                 raise DataError("partial_fit: the fit has publication times; give "
                                 "publication_time for the new documents")
-            time = self._times(np.concatenate([previous.time,
-                                               np.asarray(publication_time, float)]),
-                               D, pairs)
+            time, pairs = self._times(np.concatenate([previous.time,
+                                                      np.asarray(publication_time, float)]),
+                                      D, pairs)
         algorithm = self._algorithm()
         data = LMVData.build(corpus.counts, pairs, time)
         state: LMVSState = self.state_
@@ -344,9 +346,15 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         return self
 
     @staticmethod
-    def _times(publication_time: Any, n_docs: int, pairs: np.ndarray) -> np.ndarray | None:
+    def _times(publication_time: Any, n_docs: int, pairs: np.ndarray,
+               newer_citations: str = "error") -> tuple[np.ndarray | None, np.ndarray]:
+        """(times, pairs): the checked publication times and the citations, without those
+        to a newer document when ``newer_citations="drop"`` (logged with their count)."""
+        if newer_citations not in ("error", "drop"):
+            raise ValueError(f"newer_citations must be 'error' or 'drop', got "
+                             f"{newer_citations!r}")
         if publication_time is None:
-            return None
+            return None, pairs
         t = np.asarray(publication_time, dtype=np.float64)
         if t.shape != (n_docs,):
             raise DataError(f"publication_time has {t.size} values for {n_docs} documents")
@@ -354,11 +362,16 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
             bad = int(np.flatnonzero(~np.isfinite(t))[0])
             raise DataError(f"publication_time of document {bad} is {t[bad]}")
         newer = t[pairs[:, 1]] > t[pairs[:, 0]]
-        if newer.any():
+        if newer.any() and newer_citations == "error":
             i = int(np.flatnonzero(newer)[0])
             raise DataError(f"link {i}: document {pairs[i, 0]} cites document {pairs[i, 1]}, "
-                            f"which is newer ({t[pairs[i, 1]]:g} > {t[pairs[i, 0]]:g})")
-        return t
+                            f"which is newer ({t[pairs[i, 1]]:g} > {t[pairs[i, 0]]:g}); "
+                            "pass newer_citations='drop' to drop such citations")
+        if newer.any():
+            logger.info("dropped %d citations to newer documents (of %d)", int(newer.sum()),
+                        len(pairs))
+            pairs = pairs[~newer]
+        return t, pairs
 
     def _publish(self, state: LMVState | LMVSState,
                  algorithm: BatchLMV | StochasticLMV, corpus: Corpus,
@@ -382,6 +395,13 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
             algorithm.n_topics, 1.0 / algorithm.n_topics)
         self.n_links_ = int(data.cites.nnz)
         self.n_iter_ = state.iteration
+
+    @property
+    def elbo_(self) -> np.ndarray:
+        """L* per token after every iteration (batch: non-decreasing; LMVS sweeps do not
+        evaluate it: NaN)."""
+        self._check_fitted()
+        return np.asarray(self.trace_["log_likelihood"], dtype=np.float64)
 
     # ------------------------------------------------------------------ prediction
     def _inference_log_topics(self) -> np.ndarray:
