@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 from topiclink.data.checks import DataError
 
 __all__ = ["RelationalTensor"]
+
+logger = logging.getLogger(__name__)
+
+Duplicates = Literal["merge", "error"]
 
 
 @dataclass(eq=False)
@@ -91,6 +99,214 @@ class RelationalTensor:
         E = np.int64(self.n_entities)
         return (np.asarray(r, np.int64) * E + h) * E + t
 
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_dataframe(cls, df: pd.DataFrame, head: str = "head", relation: str = "relation",
+                       tail: str = "tail", value: str | None = None,
+                       entities: Sequence[object] | None = None,
+                       relations: Sequence[object] | None = None,
+                       duplicates: Duplicates = "merge") -> RelationalTensor:
+        """From a table of triples, one ``(head, relation, tail[, value])`` per row.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+        head, relation, tail : str
+            Columns holding the names (any hashable; compared as ``str``).
+        value : str, optional
+            Column of counts (integers >= 0, any numeric dtype).  ``None``: binary, every
+            listed triple is a one.  Rows with count 0 are observed zeros and are dropped
+            (logged).
+        entities, relations : sequence, optional
+            Fixed vocabularies (their order is the index order; names may be unused).
+            Default: the sorted union of the names found (heads and tails for entities),
+            as :func:`~topiclink.data.io.read_triples`.
+        duplicates : {"merge", "error"}
+            A repeated (head, relation, tail): ``"merge"`` keeps it once (binary) or sums
+            the counts (``value`` given), logging the number merged; ``"error"`` raises
+            naming both rows.
+
+        Raises
+        ------
+        DataError
+            One line naming the problem and the row (the DataFrame's index label): a
+            missing column, a missing name, a name outside ``entities``/``relations``, a
+            count that is NaN, infinite, negative or not an integer, no rows / no nonzero
+            count, a repeated triple (``duplicates="error"``).
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        cols = [head, relation, tail] + ([] if value is None else [value])
+        for c in cols:
+            if c not in df.columns:
+                raise DataError(f"DataFrame has no column {c!r} (columns: "
+                                f"{[str(x) for x in df.columns]})")
+        labels = df.index
+
+        def at(k: int) -> str:
+            label = labels[k]
+            label = label.item() if isinstance(label, np.generic) else label
+            return f"row {k}" if label == k else f"row {k} (index {label!r})"
+
+        vals = None if value is None else df[value].to_numpy(dtype=object)
+        return cls._from_names(df[head].to_numpy(dtype=object),
+                               df[relation].to_numpy(dtype=object),
+                               df[tail].to_numpy(dtype=object), vals, entities, relations,
+                               duplicates, at, (head, relation, tail, value), "DataFrame")
+
+    @classmethod
+    def from_networkx(cls, graph: object, relation: str = "relation", value: str | None = None,
+                      relations: Sequence[object] | None = None,
+                      duplicates: Duplicates = "merge") -> RelationalTensor:
+        """From a directed networkx graph (``MultiDiGraph``): one triple per edge.
+
+        Nodes become the entities, in the graph's node order (isolated nodes included),
+        named ``str(node)``; each edge ``u -> v`` is the triple ``(u, edge[relation], v)``
+        and, with ``value``, carries the count ``edge[value]``.  ``relations`` and
+        ``duplicates`` (parallel edges with the same relation) as in
+        :meth:`from_dataframe`.
+
+        Raises
+        ------
+        TypeError
+            Not a networkx graph.
+        DataError
+            One line naming the edge (``edge k (u -> v)``): an undirected graph, an edge
+            without the ``relation`` (or ``value``) attribute, a bad count or relation name,
+            a graph without edges.
+        """
+        import networkx as nx
+
+        if not isinstance(graph, nx.Graph):
+            raise TypeError(f"expected a networkx graph, got {type(graph).__name__}")
+        if not graph.is_directed():
+            raise DataError("graph is undirected; a relational tensor needs directed edges "
+                            "(use nx.MultiDiGraph)")
+        edges = list(graph.edges(data=True))
+        for k, (u, v, d) in enumerate(edges):
+            for attr in (relation, value):
+                if attr is not None and attr not in d:
+                    raise DataError(f"edge {k} ({u!r} -> {v!r}): no {attr!r} attribute")
+
+        def at(k: int) -> str:
+            u, v, _ = edges[k]
+            return f"edge {k} ({u!r} -> {v!r})"
+
+        heads = np.empty(len(edges), dtype=object)
+        heads[:] = [u for u, _, _ in edges]
+        tails = np.empty(len(edges), dtype=object)
+        tails[:] = [v for _, v, _ in edges]
+        rels = np.empty(len(edges), dtype=object)
+        rels[:] = [d[relation] for _, _, d in edges]
+        vals = None
+        if value is not None:
+            vals = np.empty(len(edges), dtype=object)
+            vals[:] = [d[value] for _, _, d in edges]
+        return cls._from_names(heads, rels, tails, vals, list(graph.nodes), relations,
+                               duplicates, at, ("head", relation, "tail", value), "graph")
+
+    @classmethod
+    def _from_names(cls, heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
+                    values: np.ndarray | None, entities: Sequence[object] | None,
+                    relations: Sequence[object] | None, duplicates: str,
+                    at: Callable[[int], str], fields: tuple[str, str, str, str | None],
+                    source: str) -> RelationalTensor:
+        """Shared body of :meth:`from_dataframe` and :meth:`from_networkx` (object arrays)."""
+        if duplicates not in ("merge", "error"):
+            raise ValueError(f"duplicates must be 'merge' or 'error', got {duplicates!r}")
+        n = heads.shape[0]
+        if n == 0:
+            raise DataError(f"{source} holds no triples (no entries)")
+        names = {}
+        for what, arr, col in (("head", heads, fields[0]), ("relation", rels, fields[1]),
+                               ("tail", tails, fields[2])):
+            isnull = pd.isna(arr)
+            if isnull.any():
+                k = int(np.flatnonzero(isnull)[0])
+                raise DataError(f"{at(k)}: missing {what} ({col!r})")
+            names[what] = pd.Series(arr, dtype=object).astype(str).to_numpy(dtype=object)
+        e_vocab = _vocabulary(entities, "entities",
+                              np.concatenate([names["head"], names["tail"]]))
+        r_vocab = _vocabulary(relations, "relations", names["relation"])
+        idx = {}
+        unknown = []  # (first bad row, column) per column: report the earliest row
+        for what, vocab, opt in (("head", e_vocab, "entities"), ("relation", r_vocab, "relations"),
+                                 ("tail", e_vocab, "entities")):
+            idx[what] = pd.Index(vocab).get_indexer(names[what]).astype(np.int64)
+            if (idx[what] < 0).any():
+                unknown.append((int(np.flatnonzero(idx[what] < 0)[0]), what, opt))
+        if unknown:
+            k, what, opt = min(unknown)
+            raise DataError(f"{at(k)}: unknown {what} {names[what][k]!r} (not in {opt}=)")
+        if values is None:
+            vals = np.ones(n)
+        else:
+            vals = _counts(values, at, fields[3])
+        E, R = len(e_vocab), len(r_vocab)
+        key = (idx["relation"] * E + idx["head"]) * E + idx["tail"]
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        if first.size < n:
+            n_dup = n - first.size
+            if duplicates == "error":
+                dup = np.ones(n, dtype=bool)
+                dup[first] = False
+                k = int(np.flatnonzero(dup)[0])
+                raise DataError(f"{at(k)}: repeats the triple of {at(int(first[inverse[k]]))}; "
+                                f"{n_dup} repeated triples in all (duplicates='merge' "
+                                f"{'keeps one' if values is None else 'sums the counts'})")
+            if values is not None:
+                vals = np.bincount(inverse, weights=vals, minlength=first.size)[inverse]
+            logger.info("%s: merged %d duplicate triples (%s)", source, n_dup,
+                        "kept once" if values is None else "counts summed")
+        keep = np.sort(first)
+        zero = vals[keep] == 0
+        if zero.any():
+            logger.info("%s: dropped %d triples with count 0 (observed zeros)", source,
+                        int(zero.sum()))
+            keep = keep[~zero]
+        if keep.size == 0:
+            raise DataError(f"{source} holds no nonzero count (no entries)")
+        return cls(idx["head"][keep], idx["relation"][keep], idx["tail"][keep], vals[keep],
+                   E, R, entity_names=np.asarray(e_vocab, dtype=str),
+                   relation_names=np.asarray(r_vocab, dtype=str))
+
+    def to_dataframe(self, head: str = "head", relation: str = "relation", tail: str = "tail",
+                     value: str | None = "value") -> pd.DataFrame:
+        """The listed entries as a table of names (indices when the tensor has none).
+
+        ``value`` names the count column (int64 when every value is an integer), ``None``
+        leaves it out.  ``from_dataframe(t.to_dataframe(), value="value",
+        entities=t.entity_names, relations=t.relation_names)`` gives back ``t``.
+        """
+        e = self.entity_names if self.entity_names is not None else np.arange(self.n_entities)
+        r = (self.relation_names if self.relation_names is not None
+             else np.arange(self.n_relations))
+        out = {head: e[self.heads], relation: r[self.relations], tail: e[self.tails]}
+        if value is not None:
+            v = self.values
+            out[value] = v.astype(np.int64) if np.array_equal(v, np.round(v)) else v
+        return pd.DataFrame(out)
+
+    def to_networkx(self, relation: str = "relation", value: str | None = "value") -> object:
+        """A ``networkx.MultiDiGraph``: every entity a node (its name), every entry an edge
+        ``head -> tail`` with attribute ``relation`` (the relation name) and, unless
+        ``value`` is None, the count.  :meth:`from_networkx` reads it back."""
+        import networkx as nx
+
+        df = self.to_dataframe(value=value)
+        g = nx.MultiDiGraph()
+        g.add_nodes_from((self.entity_names if self.entity_names is not None
+                          else np.arange(self.n_entities)).tolist())
+        cols = [df["head"].tolist(), df["tail"].tolist(), df["relation"].tolist()]
+        if value is None:
+            g.add_edges_from((h, t, {relation: r}) for h, t, r in zip(*cols, strict=True))
+        else:
+            cols.append(df[value].tolist())
+            g.add_edges_from((h, t, {relation: r, value: v})
+                             for h, t, r, v in zip(*cols, strict=True))
+        return g
+
     @property
     def shape(self) -> tuple[int, int, int]:
         return (self.n_entities, self.n_entities, self.n_relations)
@@ -129,3 +345,37 @@ class RelationalTensor:
             self.n_entities, self.n_relations, self.entity_names, self.relation_names,
             np.concatenate([self.missing, entries.astype(np.int32)]),
         )
+
+
+def _vocabulary(given: Sequence[object] | None, what: str, found: np.ndarray) -> np.ndarray:
+    """Names as an object array of str: ``given`` (checked unique) or sorted ``found``."""
+    if given is None:
+        return np.asarray(sorted(set(found.tolist())), dtype=object)
+    vocab = np.asarray([str(x) for x in np.asarray(given, dtype=object).ravel()], dtype=object)
+    if vocab.size == 0:
+        raise DataError(f"{what}= is empty")
+    uniq, first, cnt = np.unique(vocab, return_index=True, return_counts=True)
+    if (cnt > 1).any():
+        name = uniq[cnt > 1][0]
+        pos = np.flatnonzero(vocab == name)[:2].tolist()
+        raise DataError(f"{what}=: name {name!r} appears twice (positions {pos[0]} and "
+                        f"{pos[1]})")
+    return vocab
+
+
+def _counts(values: np.ndarray, at: Callable[[int], str], col: str | None) -> np.ndarray:
+    """``values`` (object array) as float64 counts; a one-line error names the first bad row."""
+    num = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+    bad = np.isnan(num)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        if pd.isna(values[k]):
+            raise DataError(f"{at(k)}: count ({col!r}) is missing (NaN)")
+        raise DataError(f"{at(k)}: count ({col!r}) {values[k]!r} is not a number")
+    for test, msg in ((~np.isfinite(num), "is not finite"), (num < 0, "is negative"),
+                      (num != np.round(num), "is not an integer")):
+        if test.any():
+            k = int(np.flatnonzero(test)[0])
+            raise DataError(f"{at(k)}: count ({col!r}) {values[k]!r} {msg}")
+    return num

@@ -31,6 +31,7 @@ from topiclink.datasets.registry import (
     unregister_dataset,
 )
 from topiclink.datasets.synthetic import (
+    make_bpbfm_data,
     make_lda_data,
     make_lmv_data,
     make_rtm_data,
@@ -60,6 +61,7 @@ __all__ = [
     "load_sotu",
     "load_umls",
     "load_webkb",
+    "make_bpbfm_data",
     "make_lda_data",
     "make_lmv_data",
     "make_rtm_data",

@@ -24,11 +24,18 @@ topics, so a few hundred Gibbs sweeps recover them.
 
 Modules: :mod:`~topiclink.datasets.synthetic.lda` (the word model and LDA),
 :mod:`~topiclink.datasets.synthetic.rtm` (gRTM links), :mod:`~topiclink.datasets.synthetic.slda`
-(sLDA labels), :mod:`~topiclink.datasets.synthetic.lmv` (LMV citations with visibility);
+(sLDA labels), :mod:`~topiclink.datasets.synthetic.lmv` (LMV citations with visibility),
+:mod:`~topiclink.datasets.synthetic.bpbfm` (BPBFM multi-relational tensors, no words);
 :mod:`~topiclink.datasets.synthetic._common` holds the shared checks.
 """
 
 from topiclink.datasets.synthetic._common import DocLength
+from topiclink.datasets.synthetic.bpbfm import (
+    BPBFMTruth,
+    draw_bpbfm_counts,
+    make_bpbfm_data,
+    planted_bpbfm_pattern,
+)
 from topiclink.datasets.synthetic.lda import LDATruth, make_lda_data
 from topiclink.datasets.synthetic.lmv import LMVTruth, make_lmv_data, paper_blockmodel
 from topiclink.datasets.synthetic.rtm import (
@@ -42,6 +49,7 @@ from topiclink.datasets.synthetic.rtm import (
 from topiclink.datasets.synthetic.slda import SLDATruth, make_slda_data
 
 __all__ = [
+    "BPBFMTruth",
     "RTM_BACKGROUND",
     "RTM_DIAGONAL",
     "RTM_NEXT_TOPIC",
@@ -50,10 +58,13 @@ __all__ = [
     "LMVTruth",
     "RTMTruth",
     "SLDATruth",
+    "draw_bpbfm_counts",
+    "make_bpbfm_data",
     "make_lda_data",
     "make_lmv_data",
     "make_rtm_data",
     "make_slda_data",
     "paper_blockmodel",
+    "planted_bpbfm_pattern",
     "planted_rtm_weights",
 ]
