@@ -1,7 +1,16 @@
-"""Augmentation distributions: Polya-Gamma and inverse Gaussian draws with their moments."""
+"""Augmentation distributions: Polya-Gamma, inverse Gaussian, zero-truncated Poisson and CRT
+draws with their moments."""
 
 from __future__ import annotations
 
+from topiclink.distributions.counts import (
+    crt_mean,
+    crt_variance,
+    sample_crt,
+    sample_zero_truncated_poisson,
+    ztp_mean,
+    ztp_variance,
+)
 from topiclink.distributions.inverse_gaussian import (
     ig_mean,
     ig_var,
@@ -18,4 +27,10 @@ __all__ = [
     "ig_mean",
     "ig_var",
     "sample_hinge_augmentation",
+    "sample_zero_truncated_poisson",
+    "ztp_mean",
+    "ztp_variance",
+    "sample_crt",
+    "crt_mean",
+    "crt_variance",
 ]
