@@ -175,3 +175,40 @@ def lmv_pair_statistics(elog_theta, links, vs_link, elog_tau, taubar, Bbar, time
             else:
                 out["T"][c] += np.outer(kappa, nu)
     return out
+
+
+def bpbfm_sweep_entries(heads, rels, tails, kinds, values, U, G, rel_ptr, rel_m, rel_w,
+                        sender_only, state, n_ent, x_cells, x_rm, draws):
+    """Latent counts and their allocation over (m, k1, k2) entry by entry (BPBFM kernel
+    twin): cell weights ``w u_ik1 G^m_k1k2 u_jk2`` in (term, k1, k2) order, X from
+    ``draws`` (``draws.ztp(lam, state)``, ``draws.poisson(lam, state)``,
+    ``draws.uniform(state)``: the kernel's own scalar draws on the same stream), each count
+    to the first cell whose cumulative weight exceeds ``u * total``."""
+    K = U.shape[1]
+    total = 0
+    for e in range(len(heads)):
+        i, r, j = heads[e], rels[e], tails[e]
+        terms = range(rel_ptr[r], rel_ptr[r + 1])
+        w = np.concatenate([((rel_w[t] * U[i])[:, None] * G[rel_m[t]] * U[j][None, :]
+                             ).ravel() for t in terms])
+        cum = np.cumsum(w)
+        if kinds[e] == 0:
+            x = int(draws.ztp(cum[-1], state))
+        elif kinds[e] == 1:
+            x = int(values[e])
+        else:
+            x = int(draws.poisson(cum[-1], state))
+        total += x
+        for _ in range(x):
+            cell = int(np.searchsorted(cum, draws.uniform(state) * cum[-1], side="right"))
+            cell = min(cell, cum.size - 1)
+            t, rem = divmod(cell, K * K)
+            k1, k2 = divmod(rem, K)
+            m = rel_m[rel_ptr[r] + t]
+            n_ent[i, k1] += 1
+            if not sender_only:
+                n_ent[j, k2] += 1
+            x_cells[m, k1, k2] += 1
+            if x_rm.shape[0]:
+                x_rm[r, m] += 1
+    return total

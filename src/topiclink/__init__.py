@@ -19,6 +19,7 @@ _LAZY = {
     "VariationalSLDA": "topiclink.models.var_slda",
     "VisibilityTopicModel": "topiclink.models.lmv",
     "LDARegression": "topiclink.models.lda_regression",
+    "BilinearPoissonFactorModel": "topiclink.models.bpbfm",
     "load": "topiclink.models.base",
     "registered_estimators": "topiclink.models.base",
     "make_paper_model": "topiclink.models.base",

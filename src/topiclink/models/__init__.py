@@ -12,6 +12,7 @@ from topiclink.models.base import (
     paper_models,
     registered_estimators,
 )
+from topiclink.models.bpbfm import BilinearPoissonFactorModel
 from topiclink.models.lda import LDA
 from topiclink.models.lda_regression import LDARegression
 from topiclink.models.lmv import VisibilityTopicModel
@@ -20,7 +21,8 @@ from topiclink.models.slda import SupervisedTopicModel
 from topiclink.models.var_rtm import VariationalRTM
 from topiclink.models.var_slda import VariationalSLDA
 
-__all__ = ["LDA", "LDARegression", "PAPER_VARIANTS", "Estimator", "RelationalTopicModel",
+__all__ = ["BilinearPoissonFactorModel", "LDA", "LDARegression", "PAPER_VARIANTS", "Estimator",
+           "RelationalTopicModel",
            "SupervisedTopicModel", "VariationalRTM", "VariationalSLDA",
            "VisibilityTopicModel", "load", "make_paper_model", "paper_models",
            "registered_estimators"]

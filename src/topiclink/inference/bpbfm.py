@@ -1,0 +1,364 @@
+"""Batch Gibbs sampling of the bilinear Poisson factor models (BPBFM-1, BPBFM-2) as an
+engine algorithm (state + step).
+
+Hu, Rai & Carin, "Topic-Based Embeddings for Learning from Large Knowledge Graphs"
+(AISTATS 2016) and its supplement; the model as ``design/models/bpbfm.md`` states it.
+BPBFM-1 is the case M = R, ``G^r = Lambda^r``, ``eta = I``; BPBFM-2 uses a dictionary
+``Lambda^r = sum_m eta_mr G^m``.  Shrinkage of matrix m (per relation in BPBFM-1):
+``G^m_k1k2 ~ Ga(shape^m_k1k2, rate beta)``, ``shape_kk = eps^m d^m_k``,
+``shape_k1k2 = d^m_k1 d^m_k2`` (k1 != k2), ``d^m_k ~ Ga(gamma0/K, rate c0)``,
+``eps^m ~ Ga(e0, rate f0)``; ``eta_mr ~ Ga(h0, rate q0)``; ``U[:, k] ~ Dir(a)``.
+
+**Held-out entries are imputed.**  Latent counts live on the ones (binary data: a
+zero-truncated Poisson draw), on the observed counts (count data: given), *and* on every
+held-out entry of ``tensor.missing``, which gets ``X ~ Poisson(u_i^T Lambda^r u_j)`` (not
+truncated) each sweep and is allocated like the ones.  This is exact data augmentation for
+missing values (the missing cells are drawn from their predictive given the parameters,
+then the parameters are drawn given the completed tensor), and it costs
+O(#missing K^2) a sweep.  With it every one of the N x N cells of every relation is
+covered by a latent count (zeros carry count 0 and need no work), self-pairs ``i == j``
+included, so the exposure is exactly
+
+    theta^r_k1k2 = sum_{i,j} u_ik1 u_jk2 = (sum_i u_ik1)(sum_j u_jk2) = 1
+
+(Dirichlet columns), and the Poisson factor ``exp(-sum_k1k2 theta G)`` does not depend on
+U: the Dirichlet conditional of U's columns is exact.  Hence
+``p_k1k2 = theta / (theta + beta) = 1 / (1 + beta)`` (BPBFM-2:
+``theta_eff^m = sum_r eta_mr``, ``p^m = theta_eff / (theta_eff + beta)``).
+
+One iteration (:meth:`BPBFMGibbs.step`):
+
+1. latent counts and their allocation over (m, k1, k2) (:mod:`topiclink.kernels.bpbfm`),
+   entries in fixed chunks with their own xoshiro streams and private accumulators merged
+   in chunk order, so ``n_jobs`` never changes the chain;
+2. ``U[:, k] ~ Dir(a + n_1k, ..., a + n_Nk)``, ``n_ik`` the counts of entity i in factor k
+   as sender (k1 = k) *and* receiver (k2 = k) (the supplement's eq. 4 counts senders only,
+   which is wrong for the bilinear form; the Geweke test shows it);
+3. ``l^m_k1k2 ~ CRT(X^m_k1k2, shape^m_k1k2)``;
+4. ``d^m_k`` sequentially from the exact conditional after CRT augmentation
+   ``Ga(gamma0/K + sum_k2 l_kk2 + sum_{k1!=k} l_k1k, rate c0 - eps ln(1 - p_kk)
+   - sum_{k2!=k} d_k2 ln(1 - p_kk2) - sum_{k1!=k} d_k1 ln(1 - p_k1k))`` (d_k also enters
+   column k of a directed matrix; the supplement prints the row terms only);
+5. ``eps^m ~ Ga(e0 + sum_k l_kk, rate f0 - sum_k d_k ln(1 - p_kk))``;
+6. ``G^m ~ Ga(shape^m + X^m, rate beta + theta_eff^m)`` (BPBFM-1: ``rate beta + 1``);
+7. BPBFM-2: ``eta_mr ~ Ga(h0 + X_rm, rate q0 + sum_k1k2 G^m_k1k2)`` (theta = 1).
+
+Steps 3-5 draw (l, d, eps) with G marginalised (X^m_k1k2 ~ NB(shape, p)) and step 6 draws
+G from its full conditional right after: a valid partially collapsed Gibbs sampler (the
+marginalised variable is drawn immediately after the steps that marginalise it, so every
+step is a conditional of the same joint; van Dyk & Park 2008).
+
+The printed variants (``u_counts="sender"``, ``d_conditional="rows"``) exist for the
+Geweke test only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from topiclink.data.tensor import RelationalTensor
+from topiclink.distributions.counts import sample_crt
+from topiclink.inference.engine import Algorithm, State, fingerprint
+from topiclink.kernels import bpbfm as kernels
+from topiclink.parallel import run_blocks_in_order
+from topiclink.random import kernel_state, spawn
+
+__all__ = ["BPBFMData", "BPBFMState", "BPBFMGibbs", "n_chunks_for"]
+
+#: entries per chunk (the number of chunks is a function of the data only)
+CHUNK_ENTRIES = 16384
+#: at most this many chunks (streams)
+MAX_CHUNKS = 64
+_TINY = np.finfo(np.float64).tiny
+
+
+def n_chunks_for(n_entries: int) -> int:
+    """The number of fixed chunks (and streams) for ``n_entries`` entries."""
+    return int(min(MAX_CHUNKS, max(1, -(-n_entries // CHUNK_ENTRIES))))
+
+
+@dataclass
+class BPBFMData:
+    """A relational tensor as the kernel reads it: the nonzero observed entries, then the
+    held-out entries, with their kinds (``kernels.KIND_*``)."""
+
+    heads: np.ndarray       # int32 (E,)
+    rels: np.ndarray        # int32 (E,)
+    tails: np.ndarray       # int32 (E,)
+    kinds: np.ndarray       # int8 (E,)
+    values: np.ndarray      # float64 (E,): the observed count (1 for a one, 0 held out)
+    n_entities: int
+    n_relations: int
+    binary: bool
+    n_observed: int         # entries [0, n_observed) are observed, the rest held out
+
+    @classmethod
+    def from_tensor(cls, tensor: RelationalTensor, binary: bool) -> BPBFMData:
+        """Observed nonzero entries (values > 0; listed zeros are zeros like the unlisted),
+        then the distinct held-out entries; an observed entry also listed as missing is
+        held out."""
+        N, R = int(tensor.n_entities), int(tensor.n_relations)
+        miss = np.asarray(tensor.missing, dtype=np.int64).reshape(-1, 3)
+        mkey = np.unique((miss[:, 1] * N + miss[:, 0]) * N + miss[:, 2])
+        h = np.asarray(tensor.heads, dtype=np.int64)
+        r = np.asarray(tensor.relations, dtype=np.int64)
+        t = np.asarray(tensor.tails, dtype=np.int64)
+        v = np.asarray(tensor.values, dtype=np.float64)
+        keep = (v > 0) & ~np.isin((r * N + h) * N + t, mkey)
+        h, r, t, v = h[keep], r[keep], t[keep], v[keep]
+        if binary:
+            v = np.ones_like(v)
+        mt = mkey % N
+        mrest = mkey // N
+        mh, mr = mrest % N, mrest // N
+        n_obs = h.size
+        kinds = np.concatenate([
+            np.full(n_obs, kernels.KIND_ONE if binary else kernels.KIND_COUNT, np.int8),
+            np.full(mkey.size, kernels.KIND_MISSING, np.int8)])
+        return cls(np.concatenate([h, mh]).astype(np.int32),
+                   np.concatenate([r, mr]).astype(np.int32),
+                   np.concatenate([t, mt]).astype(np.int32), kinds,
+                   np.concatenate([v, np.zeros(mkey.size)]), N, R, bool(binary), n_obs)
+
+    @property
+    def n_entries(self) -> int:
+        return int(self.heads.size)
+
+    @property
+    def n_missing(self) -> int:
+        return self.n_entries - self.n_observed
+
+    @property
+    def n_observed_cells(self) -> int:
+        return self.n_entities ** 2 * self.n_relations - self.n_missing
+
+    def fingerprint(self) -> str:
+        return fingerprint(self.heads, self.rels, self.tails, self.kinds, self.values,
+                           np.array([self.n_entities, self.n_relations]))
+
+
+@dataclass(kw_only=True)
+class BPBFMState(State):
+    """U, the matrices G (BPBFM-1: Lambda), eta (BPBFM-2; (0, 0) for BPBFM-1), the
+    shrinkage d and eps per matrix, and every random stream."""
+
+    U: np.ndarray              # (N, K), columns sum to 1
+    G: np.ndarray              # (M, K, K)
+    eta: np.ndarray            # (M, R) or (0, 0)
+    d: np.ndarray              # (M, K)
+    eps: np.ndarray            # (M,)
+    kernel_rng: np.ndarray     # uint64 (n_chunks, 4)
+    global_rng: np.random.Generator
+
+
+class BPBFMGibbs(Algorithm):
+    """Batch Gibbs sampler of BPBFM-1 (``n_dictionary=None``) or BPBFM-2.
+
+    Parameters
+    ----------
+    n_components : K
+    n_dictionary : M (BPBFM-2) or None (BPBFM-1)
+    a : Dirichlet parameter of U's columns
+    gamma0, c0, e0, f0, beta, h0, q0 : the priors (module docstring)
+    n_threads : threads running the chunks (never changes the chain)
+    u_counts : "both" (exact) or "sender" (the printed statistic; Geweke test only)
+    d_conditional : "exact" or "rows" (the printed conditional; Geweke test only)
+    """
+
+    name = "BPBFM"
+    state_class = BPBFMState
+
+    def __init__(self, n_components: int, n_dictionary: int | None = None, *,
+                 a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
+                 f0: float = 1.0, beta: float = 1.0, h0: float = 1.0, q0: float = 1.0,
+                 n_threads: int = 1, u_counts: str = "both",
+                 d_conditional: str = "exact") -> None:
+        if u_counts not in ("both", "sender"):
+            raise ValueError(f"u_counts must be 'both' or 'sender', got {u_counts!r}")
+        if d_conditional not in ("exact", "rows"):
+            raise ValueError(f"d_conditional must be 'exact' or 'rows', got {d_conditional!r}")
+        self.K = int(n_components)
+        self.M = None if n_dictionary is None else int(n_dictionary)
+        self.a, self.gamma0, self.c0, self.e0, self.f0 = (float(x) for x in
+                                                          (a, gamma0, c0, e0, f0))
+        self.beta, self.h0, self.q0 = float(beta), float(h0), float(q0)
+        self.n_threads = max(1, int(n_threads))
+        self.u_counts = u_counts
+        self.d_conditional = d_conditional
+        self.name = "BPBFM-1" if self.M is None else "BPBFM-2"
+
+    @property
+    def model2(self) -> bool:
+        return self.M is not None
+
+    def n_matrices(self, data: BPBFMData) -> int:
+        return data.n_relations if self.M is None else self.M
+
+    # ------------------------------------------------------------------ set-up
+    def fingerprint(self, data: BPBFMData) -> str:
+        return data.fingerprint()
+
+    def init(self, data: BPBFMData, rng: np.random.Generator) -> BPBFMState:
+        init_rng, chain_rng, global_rng = spawn(rng, 3)
+        N, R, K = data.n_entities, data.n_relations, self.K
+        M = self.n_matrices(data)
+        U = init_rng.standard_gamma(1.0, size=(N, K)) + 1e-12
+        U /= U.sum(axis=0, keepdims=True)
+        obs = data.values[:data.n_observed]
+        per_rel = np.bincount(data.rels[:data.n_observed], weights=obs, minlength=R) + 1.0
+        if self.model2:
+            eta = np.ones((M, R))
+            mean = np.full(M, per_rel.mean() / (M * K * K))
+        else:
+            eta = np.zeros((0, 0))
+            mean = per_rel / (K * K)
+        G = init_rng.standard_gamma(1.0, size=(M, K, K)) * mean[:, None, None] + 1e-12
+        return BPBFMState(U=U, G=G, eta=eta, d=np.ones((M, K)), eps=np.ones(M),
+                          kernel_rng=kernel_state(chain_rng, n_chunks_for(data.n_entries)),
+                          global_rng=global_rng, data_fingerprint=self.fingerprint(data))
+
+    def check_values(self, state: BPBFMState, data: BPBFMData) -> None:
+        for name in ("U", "G", "d", "eps", "eta"):
+            if np.any(getattr(state, name) < 0):
+                raise ValueError(f"state: {name} holds negative values")
+        if not np.allclose(state.U.sum(axis=0), 1.0, atol=1e-6):
+            raise ValueError("state: the columns of U must sum to 1")
+
+    # ------------------------------------------------------------------ pieces
+    def relation_terms(self, state: BPBFMState, data: BPBFMData
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The CSR list (rel_ptr, rel_m, rel_w) of each relation's (matrix, weight)."""
+        R = data.n_relations
+        if not self.model2:
+            return (np.arange(R + 1, dtype=np.int64), np.arange(R, dtype=np.int64),
+                    np.ones(R))
+        M = state.G.shape[0]
+        return (np.arange(0, (R + 1) * M, M, dtype=np.int64),
+                np.tile(np.arange(M, dtype=np.int64), R),
+                np.ascontiguousarray(state.eta.T).ravel())
+
+    def relation_matrices(self, state: BPBFMState) -> np.ndarray:
+        """Lambda (R, K, K)."""
+        if not self.model2:
+            return state.G
+        return np.einsum("mr,mkl->rkl", state.eta, state.G)
+
+    def shapes(self, d: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """shape^m_k1k2 = d_k1 d_k2 off the diagonal, eps d_k on it: (M, K, K)."""
+        S = d[:, :, None] * d[:, None, :]
+        idx = np.arange(d.shape[1])
+        S[:, idx, idx] = eps[:, None] * d
+        return S
+
+    def counts(self, state: BPBFMState, data: BPBFMData
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Step 1: (n_ent (N, K), x_cells (M, K, K), x_rm (R, M) or (0, 0), total)."""
+        N, K = state.U.shape
+        M = state.G.shape[0]
+        R = data.n_relations
+        ptr, rm, rw = self.relation_terms(state, data)
+        n_chunks = state.kernel_rng.shape[0]
+        bounds = np.linspace(0, data.n_entries, n_chunks + 1).astype(np.int64)
+        sender = self.u_counts == "sender"
+        rm_shape = (R, M) if self.model2 else (0, 0)
+        n_ent = np.zeros((N, K), dtype=np.int64)
+        x_cells = np.zeros((M, K, K), dtype=np.int64)
+        x_rm = np.zeros(rm_shape, dtype=np.int64)
+        total = [0]
+        U, G = state.U, state.G
+
+        def run_block(b: int) -> tuple:
+            ne = np.zeros((N, K), dtype=np.int64)
+            xc = np.zeros((M, K, K), dtype=np.int64)
+            xr = np.zeros(rm_shape, dtype=np.int64)
+            tot = kernels.sweep_entries(data.heads, data.rels, data.tails, data.kinds,
+                                        data.values, int(bounds[b]), int(bounds[b + 1]),
+                                        U, G, ptr, rm, rw, sender, state.kernel_rng[b],
+                                        ne, xc, xr)
+            return ne, xc, xr, tot
+
+        def merge(part: tuple) -> None:
+            np.add(n_ent, part[0], out=n_ent)
+            np.add(x_cells, part[1], out=x_cells)
+            np.add(x_rm, part[2], out=x_rm)
+            total[0] += int(part[3])
+
+        run_blocks_in_order(run_block, n_chunks, self.n_threads, merge)
+        return n_ent, x_cells, x_rm, total[0]
+
+    def draw_u(self, rng: np.random.Generator, n_ent: np.ndarray) -> np.ndarray:
+        """Step 2: every column of U from its Dirichlet conditional."""
+        g = rng.standard_gamma(self.a + n_ent)
+        s = g.sum(axis=0, keepdims=True)
+        bad = s[0] <= 0
+        if bad.any():                      # every gamma draw underflowed (tiny a)
+            g[:, bad] = 1.0
+            s = g.sum(axis=0, keepdims=True)
+        return g / s
+
+    def draw_shrinkage(self, state: BPBFMState, x_cells: np.ndarray,
+                       theta_eff: np.ndarray) -> None:
+        """Steps 3-5: l ~ CRT, then d (sequentially) and eps, with G marginalised."""
+        rng = state.global_rng
+        K = self.K
+        d, eps = state.d, state.eps
+        log1p_ratio = np.log1p(theta_eff / self.beta)       # -ln(1 - p^m), (M,)
+        l = sample_crt(x_cells, self.shapes(d, eps), random_state=rng)
+        diag = l[:, np.arange(K), np.arange(K)]              # (M, K)
+        rows = l.sum(axis=2)                                 # sum_k2 l_kk2 (M, K)
+        cols = l.sum(axis=1)                                 # sum_k1 l_k1k (M, K)
+        for k in range(K):
+            others = d.sum(axis=1) - d[:, k]
+            if self.d_conditional == "exact":
+                shape = self.gamma0 / K + rows[:, k] + cols[:, k] - diag[:, k]
+                rate = self.c0 + log1p_ratio * (eps + 2.0 * others)
+            else:
+                shape = self.gamma0 / K + rows[:, k]
+                rate = self.c0 + log1p_ratio * (eps + others)
+            d[:, k] = np.maximum(rng.standard_gamma(shape) / rate, _TINY)
+        shape = self.e0 + diag.sum(axis=1)
+        rate = self.f0 + log1p_ratio * d.sum(axis=1)
+        eps[:] = np.maximum(rng.standard_gamma(shape) / rate, _TINY)
+
+    # ------------------------------------------------------------------ one iteration
+    def step(self, state: BPBFMState, data: BPBFMData) -> dict[str, float]:
+        rng = state.global_rng
+        n_ent, x_cells, x_rm, total = self.counts(state, data)
+        state.U = self.draw_u(rng, n_ent)
+        M = state.G.shape[0]
+        theta_eff = state.eta.sum(axis=1) if self.model2 else np.ones(M)
+        self.draw_shrinkage(state, x_cells, theta_eff)
+        shape = self.shapes(state.d, state.eps) + x_cells
+        state.G = rng.standard_gamma(shape) / (self.beta + theta_eff)[:, None, None]
+        if self.model2:
+            rate = self.q0 + state.G.sum(axis=(1, 2))                       # (M,)
+            state.eta = rng.standard_gamma(self.h0 + x_rm.T) / rate[:, None]
+        return {"latent_count": float(total)}
+
+    def objective(self, state: BPBFMState, data: BPBFMData) -> float:
+        """Training log-likelihood per observed cell.
+
+        Binary: ``sum_ones log(1 - e^{-rate}) - sum_{observed zeros} rate``; counts:
+        ``sum_nonzero [x log rate - lgamma(x + 1)] - sum_{observed zeros} rate``.  The
+        zeros are never visited: the sum of the rates over *all* N^2 R cells is
+        ``sum_r sum_k1k2 Lambda^r_k1k2 theta_k1k2 = sum Lambda`` (theta = 1), so
+        ``sum_{observed zeros} rate = sum Lambda - sum_{nonzero} rate - sum_{held out}
+        rate``, and the total is ``sum_nonzero [log p(x | rate) + rate] + sum_{held out}
+        rate - sum Lambda``: O((#nonzero + #held out) K^2).
+        """
+        L = self.relation_matrices(state)
+        rates = kernels.entry_rates(data.heads, data.rels, data.tails, state.U, L)
+        n = data.n_observed
+        ll = kernels.ones_loglik(rates[:n], data.values[:n], data.binary)
+        ll += float(rates[n:].sum()) - float(L.sum())
+        return ll / max(data.n_observed_cells, 1)
+
+    def averaged(self, state: BPBFMState, data: BPBFMData) -> dict[str, np.ndarray]:
+        out = {"U": state.U, "relation_matrices": self.relation_matrices(state),
+               "d": state.d}
+        if self.model2:
+            out["G"] = state.G
+            out["eta"] = state.eta
+        return out

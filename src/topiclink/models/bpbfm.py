@@ -1,0 +1,319 @@
+"""Bilinear Poisson factor models for knowledge graphs (BPBFM-1, BPBFM-2): the estimator.
+
+Hu, Rai & Carin (AISTATS 2016); ``design/models/bpbfm.md``.  The algorithm (state, step,
+objective) is :mod:`topiclink.inference.bpbfm`; this module validates, builds the data,
+runs the engine, keeps thinned post-burn-in samples for prediction and publishes the
+estimates.
+
+Priors: the supplement gives the conditionals but no numerical values; the defaults here
+are the usual weakly informative choices of the gamma-process edge partition models
+(Zhou 2015): ``gamma0 = c0 = e0 = f0 = h0 = q0 = beta = 1`` and a sparse Dirichlet
+``a = 0.1`` for U's columns.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+import numpy as np
+
+from topiclink.data.checks import (
+    CALLBACKS,
+    N_JOBS,
+    N_TOPICS,
+    POSITIVE,
+    RANDOM_STATE,
+    VERBOSE,
+    Boolean,
+    DataError,
+    Integer,
+    NoneValue,
+    Options,
+)
+from topiclink.data.tensor import RelationalTensor
+from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
+from topiclink.kernels import bpbfm as kernels
+from topiclink.models.base import Estimator
+from topiclink.models.capabilities import EntityFactorsMixin
+from topiclink.models.schema import ArraySpec
+from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.random import RandomState
+
+__all__ = ["BilinearPoissonFactorModel"]
+
+logger = logging.getLogger(__name__)
+
+
+class _KeepSamples:
+    """Extra callback: keeps (U, Lambda) of every ``thinning``-th iteration after burn-in."""
+
+    def __init__(self, model: BilinearPoissonFactorModel, algorithm: BPBFMGibbs) -> None:
+        self.model, self.algorithm = model, algorithm
+
+    def on_iteration(self, model: Any, iteration: int, info: dict) -> bool:
+        m = self.model
+        state = m.state_
+        after = iteration + 1 - int(m.burn_in)
+        if after > 0 and after % int(m.thinning) == 0:
+            m._samples.append((state.U.copy(),
+                               self.algorithm.relation_matrices(state).copy()))
+            del m._samples[:-int(m.max_samples)]
+        return False
+
+
+class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
+    """BPBFM-1 / BPBFM-2 fitted by batch Gibbs sampling.
+
+    Parameters
+    ----------
+    n_components : int, default 10
+        K (>= 2), the number of latent factors (the shrinkage prior switches off those not
+        needed).
+    n_dictionary : int or None, default None
+        None: BPBFM-1 (a K x K matrix per relation); M: BPBFM-2 (M shared K x K matrices,
+        ``Lambda^r = sum_m eta_mr G^m``).
+    inference : "batch"
+        Batch Gibbs sampling (the only one so far).
+    max_iter : int, default 500
+        Gibbs iterations per call of ``fit`` (``resume=True`` adds more).
+    burn_in : int, default 250
+        Iterations (counted over the whole chain) before samples are kept.
+    thinning : int, default 5
+        Keep every ``thinning``-th post-burn-in sample.
+    max_samples : int, default 50
+        Keep at most this many samples (the latest); prediction averages over them.
+    binary : bool or None, default None
+        True: the tensor's nonzero entries are ones (Bernoulli-Poisson link); False:
+        counts; None: binary when every nonzero value is 1.
+    a, gamma0, c0, e0, f0, beta, h0, q0 : float
+        The priors' names in the paper: ``U[:, k] ~ Dir(a)``, ``d_k ~ Ga(gamma0/K, rate
+        c0)``, ``eps ~ Ga(e0, rate f0)``, ``Lambda ~ Ga(shape, rate beta)``, ``eta_mr ~
+        Ga(h0, rate q0)`` (BPBFM-2).
+    evaluate_every : int, default 10
+        Record the training log-likelihood per observed cell every this many iterations.
+    n_jobs : int or None, default 1
+        Threads running the entry chunks; never changes the result.
+    random_state, verbose, callbacks : as every estimator
+
+    Attributes
+    ----------
+    embedding_ : (N, K) posterior mean of U (columns are distributions over entities)
+    relation_matrices_ : (R, K, K) posterior mean of Lambda^r
+    dictionary_ : (M, K, K) posterior mean of G (BPBFM-2, else None)
+    relation_weights_ : (M, R) posterior mean of eta (BPBFM-2, else None)
+    factor_weights_ : (K,) share of the expected count carried by each factor (rows and
+        columns of the relation matrices)
+    n_active_factors_ : factors with a share above 1%
+    n_parameters_ : R K^2 + N K (BPBFM-1) or M K^2 + M R + N K (BPBFM-2)
+    samples_embedding_, samples_relation_matrices_ : the kept samples
+    entity_names_, relation_names_ : ndarray of str
+    trace_ : ``"log_likelihood"`` (training log-likelihood per observed cell),
+        ``"latent_count"``, ``"seconds"``
+    state_ : BPBFMState (``fit(tensor, resume=True)`` continues it)
+    """
+
+    fit_requires: ClassVar[tuple[str, ...]] = ("tensor",)
+    paper_names: ClassVar[dict[str, dict[str, Any]]] = {
+        "BPBFM-1": {"n_dictionary": None}, "BPBFM-2": {"n_dictionary": 10}}
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "n_components": N_TOPICS, "n_dictionary": [NoneValue(), Integer(1)],
+        "inference": [Options("batch")], "max_iter": [Integer(1)], "burn_in": [Integer(0)],
+        "thinning": [Integer(1)], "max_samples": [Integer(1)],
+        "binary": [NoneValue(), Boolean()],
+        "a": POSITIVE, "gamma0": POSITIVE, "c0": POSITIVE, "e0": POSITIVE, "f0": POSITIVE,
+        "beta": POSITIVE, "h0": POSITIVE, "q0": POSITIVE, "evaluate_every": [Integer(0)],
+        "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE,
+        "callbacks": CALLBACKS,
+    }
+    _saved_arrays: ClassVar[tuple[str, ...]] = (
+        "embedding_", "relation_matrices_", "factor_weights_", "entity_names_",
+        "relation_names_", "samples_embedding_", "samples_relation_matrices_")
+    _saved_optional: ClassVar[tuple[str, ...]] = ("dictionary_", "relation_weights_")
+    _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_active_factors_",
+                                                 "n_parameters_", "binary_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {
+        "embedding_": ArraySpec(("N", "K"), "f", "nonnegative"),
+        "relation_matrices_": ArraySpec(("R", "K", "K"), "f", "nonnegative"),
+        "factor_weights_": ArraySpec(("K",), "f", "nonnegative"),
+        "entity_names_": ArraySpec(("N",), "U", None),
+        "relation_names_": ArraySpec(("R",), "U", None),
+        "samples_embedding_": ArraySpec(("S", "N", "K"), "f", "nonnegative"),
+        "samples_relation_matrices_": ArraySpec(("S", "R", "K", "K"), "f", "nonnegative"),
+        "dictionary_": ArraySpec(("M", "K", "K"), "f", "nonnegative"),
+        "relation_weights_": ArraySpec(("M", "R"), "f", "nonnegative"),
+    }
+    _state_class = BPBFMState
+
+    def __init__(self, n_components: int = 10, *, n_dictionary: int | None = None,
+                 inference: str = "batch", max_iter: int = 500, burn_in: int = 250,
+                 thinning: int = 5, max_samples: int = 50, binary: bool | None = None,
+                 a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
+                 f0: float = 1.0, beta: float = 1.0, h0: float = 1.0, q0: float = 1.0,
+                 evaluate_every: int = 10, n_jobs: int | None = 1,
+                 random_state: RandomState = None, verbose: bool = False,
+                 callbacks: list[Any] | None = None) -> None:
+        self.n_components = n_components
+        self.n_dictionary = n_dictionary
+        self.inference = inference
+        self.max_iter = max_iter
+        self.burn_in = burn_in
+        self.thinning = thinning
+        self.max_samples = max_samples
+        self.binary = binary
+        self.a = a
+        self.gamma0 = gamma0
+        self.c0 = c0
+        self.e0 = e0
+        self.f0 = f0
+        self.beta = beta
+        self.h0 = h0
+        self.q0 = q0
+        self.evaluate_every = evaluate_every
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+
+    # ------------------------------------------------------------------ fitting
+    def _algorithm(self) -> BPBFMGibbs:
+        return BPBFMGibbs(int(self.n_components), self.n_dictionary, a=self.a,
+                          gamma0=self.gamma0, c0=self.c0, e0=self.e0, f0=self.f0,
+                          beta=self.beta, h0=self.h0, q0=self.q0,
+                          n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+
+    def _check_tensor(self, tensor: Any) -> tuple[RelationalTensor, bool]:
+        if not isinstance(tensor, RelationalTensor):
+            raise TypeError(f"fit: expected a RelationalTensor, got {type(tensor).__name__}")
+        values = np.asarray(tensor.values, dtype=np.float64)
+        bad = ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise DataError(f"fit: tensor value {values[k]!r} at entry {k} is not a finite "
+                            "count >= 0")
+        if tensor.n_entities < 2 or tensor.n_relations < 1:
+            raise DataError(f"fit: the tensor needs >= 2 entities and >= 1 relation, got "
+                            f"{tensor.n_entities} and {tensor.n_relations}")
+        if not np.any(values > 0):
+            raise DataError("fit: the tensor has no nonzero entry (empty tensor)")
+        binary = self.binary
+        if binary is None:
+            binary = bool(np.all(values[values > 0] == 1.0))
+        elif not binary:
+            frac = values != np.round(values)
+            if frac.any():
+                k = int(np.flatnonzero(frac)[0])
+                raise DataError(f"fit: count {values[k]!r} at entry {k} is not an integer")
+        return tensor, bool(binary)
+
+    def fit(self, tensor: RelationalTensor, *, resume: bool = False) -> BilinearPoissonFactorModel:
+        """Fit to a :class:`~topiclink.data.tensor.RelationalTensor` (its ``missing``
+        entries are held out and imputed every sweep).  ``resume=True`` continues the
+        chain for ``max_iter`` more iterations on the same tensor."""
+        self._validate_params()
+        tensor, binary = self._check_tensor(tensor)
+        algorithm = self._algorithm()
+        data = BPBFMData.from_tensor(tensor, binary)
+        logger.info("%s: %d entities, %d relations, %d nonzero, %d held out, K=%d",
+                    algorithm.name, data.n_entities, data.n_relations, data.n_observed,
+                    data.n_missing, algorithm.K)
+        if resume and hasattr(self, "samples_embedding_"):
+            self._samples = list(zip(list(self.samples_embedding_),
+                                     list(self.samples_relation_matrices_), strict=True))
+        else:
+            self._samples = []
+        names_e = (tensor.entity_names if tensor.entity_names is not None
+                   else np.arange(data.n_entities).astype(str))
+        names_r = (tensor.relation_names if tensor.relation_names is not None
+                   else np.arange(data.n_relations).astype(str))
+
+        def publish(state: BPBFMState, averaged: dict[str, np.ndarray] | None) -> None:
+            self._publish(state, algorithm, averaged, names_e, names_r, binary)
+
+        n_average = max(0, min(int(self.max_iter), int(self.max_iter) + (
+            int(getattr(self, "n_iter_", 0)) if resume else 0) - int(self.burn_in)))
+        self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         n_average=n_average, evaluate_every=int(self.evaluate_every),
+                         extra_callbacks=[_KeepSamples(self, algorithm)])
+        del self._samples
+        return self
+
+    def _publish(self, state: BPBFMState, algorithm: BPBFMGibbs,
+                 averaged: dict[str, np.ndarray] | None, names_e: np.ndarray,
+                 names_r: np.ndarray, binary: bool) -> None:
+        if averaged is None:
+            averaged = algorithm.averaged(state, None)
+        self.embedding_ = np.asarray(averaged["U"], dtype=np.float64)
+        self.relation_matrices_ = np.asarray(averaged["relation_matrices"],
+                                             dtype=np.float64)
+        self.dictionary_ = averaged.get("G")
+        self.relation_weights_ = averaged.get("eta")
+        samples = self._samples or [(state.U.copy(),
+                                     algorithm.relation_matrices(state).copy())]
+        self.samples_embedding_ = np.stack([s[0] for s in samples])
+        self.samples_relation_matrices_ = np.stack([s[1] for s in samples])
+        self.entity_names_ = np.asarray(names_e, dtype=str)
+        self.relation_names_ = np.asarray(names_r, dtype=str)
+        self.binary_ = bool(binary)
+        self._derived()
+        self.n_iter_ = state.iteration
+
+    def _derived(self) -> None:
+        L = self.relation_matrices_
+        strength = L.sum(axis=(0, 2)) + L.sum(axis=(0, 1))
+        total = float(strength.sum())
+        self.factor_weights_ = strength / total if total > 0 else np.full(
+            strength.size, 1.0 / strength.size)
+        self.n_active_factors_ = int(np.sum(self.factor_weights_ > 0.01))
+        N, K = self.embedding_.shape
+        R = L.shape[0]
+        if self.n_dictionary is None:
+            self.n_parameters_ = int(R * K * K + N * K)
+        else:
+            M = int(self.n_dictionary)
+            self.n_parameters_ = int(M * K * K + M * R + N * K)
+
+    def _after_load(self) -> None:
+        if not hasattr(self, "dictionary_"):
+            self.dictionary_ = None
+        if not hasattr(self, "relation_weights_"):
+            self.relation_weights_ = None
+
+    # ------------------------------------------------------------------ prediction
+    def _triple_proba(self, h: np.ndarray, r: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Mean over the kept samples of ``1 - exp(-u_h^T Lambda^r u_t)``."""
+        h32, r32, t32 = (np.asarray(x, dtype=np.int32) for x in (h, r, t))
+        out = np.zeros(h32.size)
+        for U, L in zip(self.samples_embedding_, self.samples_relation_matrices_,
+                        strict=True):
+            out -= np.expm1(-kernels.entry_rates(h32, r32, t32, np.ascontiguousarray(U),
+                                                 np.ascontiguousarray(L)))
+        return out / self.samples_embedding_.shape[0]
+
+    def _scores(self, h: np.ndarray | None, r: np.ndarray, t: np.ndarray | None,
+                axis: str) -> np.ndarray:
+        N = self.embedding_.shape[0]
+        every = np.arange(N)
+        rr = np.full(N, int(r[0]))
+        if axis == "tail":
+            return self._triple_proba(np.full(N, int(h[0])), rr, every)  # type: ignore[index]
+        return self._triple_proba(every, rr, np.full(N, int(t[0])))  # type: ignore[index]
+
+    def summary(self, n_entities: int = 5, n_pairs: int = 3) -> str:
+        """Each factor's top entities, each relation's strongest factor pairs, and the
+        number of active factors."""
+        self._check_fitted()
+        U, L = self.embedding_, self.relation_matrices_
+        K = U.shape[1]
+        name = "BPBFM-1" if self.n_dictionary is None else f"BPBFM-2 (M={self.n_dictionary})"
+        lines = [f"{name}: {U.shape[0]} entities, {L.shape[0]} relations, K={K}, "
+                 f"{self.n_active_factors_} active factors, {self.n_parameters_} parameters"]
+        for k in np.argsort(-self.factor_weights_):
+            top = np.argsort(-U[:, k])[:n_entities]
+            lines.append(f"factor {k} ({100 * self.factor_weights_[k]:.1f}%): " + ", ".join(
+                f"{self.entity_names_[i]} ({U[i, k]:.2f})" for i in top))
+        for r in range(L.shape[0]):
+            flat = np.argsort(-L[r].ravel())[:n_pairs]
+            lines.append(f"relation {self.relation_names_[r]}: " + ", ".join(
+                f"{c // K}->{c % K} ({L[r].flat[c]:.3g})" for c in flat))
+        return "\n".join(lines)
