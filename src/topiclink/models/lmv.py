@@ -319,11 +319,16 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         algorithm = self._algorithm()
         data = LMVData.build(corpus.counts, pairs, time)
         state: LMVSState = self.state_
-        grown = algorithm.init(data, np.random.default_rng(0))
-        grown.gamma[:D0], grown.g[:D0], grown.h[:D0] = state.gamma, state.g, state.h
-        state.gamma, state.g, state.h = grown.gamma, grown.g, grown.h
-        state.citation_topics = grown.citation_topics
-        state.data_fingerprint = grown.data_fingerprint
+        # the new documents start from flat proportions and the visibility prior; their
+        # minibatches' word E-step (topics as fitted) moves them first
+        K, b0 = algorithm.n_topics, algorithm.batch
+        lengths = np.asarray(data.counts[D0:].sum(axis=1)).ravel()
+        state.gamma = np.vstack([state.gamma, algorithm.alpha + lengths[:, None] / K
+                                 * np.ones((1, K))])
+        state.g = np.concatenate([state.g, np.full(D - D0, b0.g0)])
+        state.h = np.concatenate([state.h, np.full(D - D0, b0.h0)])
+        state.citation_topics = np.full((data.cites.nnz, 2), -1, np.int32)
+        state.data_fingerprint = algorithm.fingerprint(data)
         self._partial_corpus_ = corpus
         return self._partial_update(algorithm, state, data, np.arange(D0, D))
 
