@@ -278,12 +278,6 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         self.n_nonlinks_ = int(negatives.shape[0])
 
     # ------------------------------------------------------------------ prediction
-    def _inference_log_topics(self) -> np.ndarray:
-        return np.asarray(self.log_topics_)
-
-    def _query_topics(self, corpus: Corpus) -> np.ndarray:
-        return self._doc_topics(corpus, self._prediction_generator())
-
     def _scores_from_topics(self, zq: np.ndarray, targets: np.ndarray, direction: str
                             ) -> np.ndarray:
         """P(query cites target) = sigmoid(intercept + (zq ∘ zt) @ coef); "in" swaps the

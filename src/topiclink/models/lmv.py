@@ -409,12 +409,6 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         return np.asarray(self.trace_["log_likelihood"], dtype=np.float64)
 
     # ------------------------------------------------------------------ prediction
-    def _inference_log_topics(self) -> np.ndarray:
-        return np.asarray(self.log_topics_)
-
-    def _query_topics(self, corpus: Corpus) -> np.ndarray:
-        return self._doc_topics(corpus, self._prediction_generator())
-
     def _scores_from_topics(self, zq: np.ndarray, targets: np.ndarray, direction: str
                             ) -> np.ndarray:
         """p(query cites target) = taubar_t gammabar_q^T Bbar gammabar_t (paper eq. 6.1);

@@ -257,9 +257,6 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         self.n_iter_ = state.iteration
 
     # ------------------------------------------------------------------ prediction
-    def _inference_log_topics(self) -> np.ndarray:
-        return np.asarray(self.log_topics_)
-
     @property
     def train_zbar_(self) -> np.ndarray:
         """``E_q[zbar]`` of the training documents (``zbar_``, the link function's

@@ -23,10 +23,15 @@ TRANSFORM_TOL = 1e-6
 
 
 class VariationalTopicsMixin:
-    """Hook: ``_inference_log_topics()`` -> (K, V) log topic weights of the E-step."""
+    """Hook: ``_inference_log_topics()`` -> (K, V) log topic weights of the E-step
+    (default: the fitted ``log_topics_``, E log beta)."""
 
     def _inference_log_topics(self) -> np.ndarray:
-        raise NotImplementedError
+        return np.asarray(self.log_topics_)
+
+    def _query_topics(self, corpus: Corpus) -> np.ndarray:
+        """What a link function reads for new documents (default ``E_q[theta]``)."""
+        return self._doc_topics(corpus, self._prediction_generator())
 
     def _infer(self, corpus: Corpus) -> tuple[np.ndarray, np.ndarray]:
         """Variational (gamma, phibar) of documents from their words, topics fixed."""
