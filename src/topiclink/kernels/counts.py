@@ -60,14 +60,15 @@ _STIRLING_MIN_X = 16.0
 
 
 @njit(cache=True, nogil=True)
-def _poisson_inversion(lam: float, state: np.ndarray) -> int:
-    """Poisson(lam) by sequential search from 0 (0 <= lam < 10)."""
-    p0 = math.exp(-lam)
+def _sequential_inversion(k0: int, p_k0: float, lam: float, state: np.ndarray) -> int:
+    """Inversion by sequential search over k = k0, k0 + 1, ... of a Poisson(lam) pmf
+    restricted to k >= k0 (``p_k0`` its probability at k0; ratios p_k / p_{k-1} = lam/k);
+    a uniform beyond ``lam + _INVERSION_EXTRA_STEPS`` (rounding of the cdf) is redrawn."""
     limit = int(lam) + _INVERSION_EXTRA_STEPS
     while True:
         u = uniform(state)
-        k = 0
-        p = p0
+        k = k0
+        p = p_k0
         cdf = p
         while u > cdf and k < limit:
             k += 1
@@ -75,6 +76,12 @@ def _poisson_inversion(lam: float, state: np.ndarray) -> int:
             cdf += p
         if k < limit:
             return k
+
+
+@njit(cache=True, nogil=True)
+def _poisson_inversion(lam: float, state: np.ndarray) -> int:
+    """Poisson(lam) by sequential search from 0 (0 <= lam < 10)."""
+    return _sequential_inversion(0, math.exp(-lam), lam, state)
 
 
 @njit(cache=True, nogil=True)
@@ -127,19 +134,7 @@ def zero_truncated_poisson_draw(lam: float, state: np.ndarray) -> int:
     if not lam > 0.0:
         return 1
     if lam < INVERSION_MAX_LAM:
-        p1 = lam / math.expm1(lam)      # P(X = 1 | X >= 1)
-        limit = int(lam) + _INVERSION_EXTRA_STEPS
-        while True:
-            u = uniform(state)
-            k = 1
-            p = p1
-            cdf = p
-            while u > cdf and k < limit:
-                k += 1
-                p *= lam / k
-                cdf += p
-            if k < limit:
-                return k
+        return _sequential_inversion(1, lam / math.expm1(lam), lam, state)  # P(1 | >= 1)
     while True:
         k = _poisson_ptrs(lam, state)
         if k > 0:
