@@ -437,3 +437,106 @@ def experiment_lmv_simulation(
     if out is not None:
         typer.echo(f"results: {out / 'lmv_sim_results.csv'}, Table S1, findings.md and "
                    f"figures in {out}/")
+
+
+@app.command("bpbfm")
+def experiment_bpbfm(
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    protocol: Annotated[str, typer.Option(
+        help="paper (RESCAL's: 10 % of all entries held out per fold, AUC-ROC and "
+             "AUC-PR), kg (the data set's test triples, filtered MRR and Hits@1/3/10 for "
+             "head and tail prediction, ties at the mean rank) or both.")] = "both",
+    folds: Annotated[int, typer.Option(help="Folds of the paper protocol (independent "
+                                       "random 10 % draws); in the kg protocol each fold "
+                                       "is a repetition with another seed.")] = 10,
+    only_folds: OnlyFoldsOpt = None,
+    topics: Annotated[str, typer.Option(help="Values of K (latent factors), "
+                                        "comma-separated.")] = "5,10,20",
+    models: Annotated[str, typer.Option(help="Comma-separated: BPBFM-1, BPBFM-2 (or any "
+                                        "tensor model's name, e.g. BPBFM-1-online).")]
+    = "BPBFM-1,BPBFM-2",
+    iterations: Annotated[int, typer.Option("--iterations", "-n",
+                                            help="Gibbs iterations.")] = 300,
+    burn_in: Annotated[int, typer.Option("--burn-in", help="Iterations before samples are "
+                                         "kept for prediction.")] = 150,
+    thinning: Annotated[int, typer.Option(help="Keep every this many samples after "
+                                          "burn-in.")] = 5,
+    fraction: Annotated[float, typer.Option(help="Share of all entries held out per fold "
+                                            "(paper protocol; the paper: 0.1).")] = 0.1,
+    trajectory_every: Annotated[int, typer.Option(
+        "--trajectory-every", help="Record the held-out AUC every this many iterations in "
+        "the first fold of the paper protocol (AUC against wall time); 0: never.")] = 10,
+    n_jobs: Annotated[int, typer.Option(help="Threads of one fit.")] = 1,
+    seed: Annotated[int, typer.Option()] = 0,
+    workers: WorkersOpt = 1,
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output folder (created when missing) for the bpbfm_*.csv "
+        "tables, bpbfm_summary.txt and bpbfm_*.png figures; results already there are "
+        "refused unless --force.")] = Path("bpbfm-experiment"),
+    force: ForceOpt = False,
+    verbose: VerboseOpt = True,
+) -> None:
+    """The BPBFM paper's protocols (default data: umls): held-out AUC-ROC/PR over random
+    10 % of all entries (paper) and filtered MRR / Hits@k on the test triples (kg),
+    against K over folds."""
+    from topiclink.experiments.bpbfm import (
+        PROTOCOLS,
+        BPBFMSettings,
+        run_bpbfm_experiment,
+        summary_text,
+        tensor_model_names,
+    )
+
+    setup_logging(verbose)
+    # every option, the data path and the output folder before reading any data
+    names = _names(models, tensor_model_names())
+    check(protocol in (*PROTOCOLS, "both"), f"--protocol must be paper, kg or both, got "
+          f"{protocol!r}")
+    protocols = list(PROTOCOLS) if protocol == "both" else [protocol]
+    k_values = int_list(topics, "--topics", minimum=2)
+    check_model_size(max(k_values))
+    check(folds >= 1, f"--folds must be >= 1, got {folds}")
+    chosen = (int_list(only_folds, "--only-folds", 0, folds - 1)
+              if only_folds is not None else None)
+    check(iterations >= 1, f"--iterations must be >= 1, got {iterations}")
+    check(0 <= burn_in < iterations, f"--burn-in must be in [0, --iterations), got "
+          f"{burn_in}")
+    check(thinning >= 1, f"--thinning must be >= 1, got {thinning}")
+    check(0 < fraction < 1, f"--fraction must be in (0, 1), got {fraction:g}")
+    check(trajectory_every >= 0, f"--trajectory-every must be >= 0, got {trajectory_every}")
+    check(n_jobs != 0, "--n-jobs must be an integer other than 0 (-1: all cores), got 0")
+    check(workers >= 1, f"--workers must be >= 1, got {workers}")
+    check_input_paths(data)
+    _check_out(out, "bpbfm", force)
+    ds = load_data(dataset, data, default="umls")
+    if ds.tensor is None:
+        raise fail(f"dataset {ds.name!r} has no tensor of triples")
+    splits = ds.tensor if isinstance(ds.tensor, dict) else {"train": ds.tensor}
+    train = splits.get("train")
+    if train is not None:
+        typer.echo(f"{ds.name}: {train.n_entities} entities, {train.n_relations} relations, "
+                   + ", ".join(f"{len(splits[s].heads)} {s}" for s in splits) + " triples")
+    out.mkdir(parents=True, exist_ok=True)
+
+    def show(row: dict) -> None:
+        if row["protocol"] == "paper":
+            what = f"AUC-ROC {row['auc_roc']:.4f}  AUC-PR {row['auc_pr']:.4f}"
+        else:
+            what = (f"MRR {row['mrr']:.4f}  Hits@1 {row['hits_at_1']:.3f}  Hits@3 "
+                    f"{row['hits_at_3']:.3f}  Hits@10 {row['hits_at_10']:.3f}")
+        typer.echo(f"{row['protocol']:>5s} {row['model']:>10s} K={row['K']:<3d} fold "
+                   f"{row['fold']}: {what}  fit {row['fit_seconds']:.1f} s")
+
+    settings = BPBFMSettings(max_iter=iterations, burn_in=burn_in, thinning=thinning,
+                             n_jobs=n_jobs, holdout_fraction=fraction,
+                             trajectory_every=trajectory_every)
+    with reported_errors():
+        table = run_bpbfm_experiment(ds, models=names, topics=k_values,
+                                     protocols=protocols, folds=folds, only_folds=chosen,
+                                     workers=workers, seed=seed, settings=settings,
+                                     out=out, on_row=show)
+    typer.echo("")
+    typer.echo(summary_text(table))
+    typer.echo(f"results: {out / 'bpbfm_results.csv'}, trajectory, summary and figures in "
+               f"{out}/")

@@ -200,11 +200,13 @@ class BPBFMGibbs(Algorithm):
     def fingerprint(self, data: BPBFMData) -> str:
         return data.fingerprint()
 
-    def init(self, data: BPBFMData, rng: np.random.Generator) -> BPBFMState:
-        init_rng, chain_rng, global_rng = spawn(rng, 3)
+    def initial_parameters(self, data: BPBFMData, rng: np.random.Generator
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(U, G, eta) to start from: random Dirichlet(1) columns of U; G at the scale of
+        each relation's count (BPBFM-2: the mean count over M matrices); eta = 1."""
         N, R, K = data.n_entities, data.n_relations, self.K
         M = self.n_matrices(data)
-        U = init_rng.standard_gamma(1.0, size=(N, K)) + 1e-12
+        U = rng.standard_gamma(1.0, size=(N, K)) + 1e-12
         U /= U.sum(axis=0, keepdims=True)
         obs = data.values[:data.n_observed]
         per_rel = np.bincount(data.rels[:data.n_observed], weights=obs, minlength=R) + 1.0
@@ -214,7 +216,13 @@ class BPBFMGibbs(Algorithm):
         else:
             eta = np.zeros((0, 0))
             mean = per_rel / (K * K)
-        G = init_rng.standard_gamma(1.0, size=(M, K, K)) * mean[:, None, None] + 1e-12
+        G = rng.standard_gamma(1.0, size=(M, K, K)) * mean[:, None, None] + 1e-12
+        return U, G, eta
+
+    def init(self, data: BPBFMData, rng: np.random.Generator) -> BPBFMState:
+        init_rng, chain_rng, global_rng = spawn(rng, 3)
+        M, K = self.n_matrices(data), self.K
+        U, G, eta = self.initial_parameters(data, init_rng)
         return BPBFMState(U=U, G=G, eta=eta, d=np.ones((M, K)), eps=np.ones(M),
                           kernel_rng=kernel_state(chain_rng, n_chunks_for(data.n_entries)),
                           global_rng=global_rng, data_fingerprint=self.fingerprint(data))
@@ -298,17 +306,17 @@ class BPBFMGibbs(Algorithm):
             s = g.sum(axis=0, keepdims=True)
         return g / s
 
-    def draw_shrinkage(self, state: BPBFMState, x_cells: np.ndarray,
-                       theta_eff: np.ndarray) -> None:
-        """Steps 3-5: l ~ CRT, then d (sequentially) and eps, with G marginalised."""
-        rng = state.global_rng
+    def draw_shrinkage(self, rng: np.random.Generator, x_cells: np.ndarray, d: np.ndarray,
+                       eps: np.ndarray, theta_eff: np.ndarray) -> None:
+        """Steps 3-5 for the matrices given (rows of ``d`` (M', K), ``eps`` (M',),
+        ``x_cells`` (M', K, K) whole counts, ``theta_eff`` (M',)), in place: l ~ CRT, then
+        d (sequentially) and eps, with G marginalised."""
         K = self.K
-        d, eps = state.d, state.eps
-        log1p_ratio = np.log1p(theta_eff / self.beta)       # -ln(1 - p^m), (M,)
+        log1p_ratio = np.log1p(theta_eff / self.beta)       # -ln(1 - p^m), (M',)
         l = sample_crt(x_cells, self.shapes(d, eps), random_state=rng)
-        diag = l[:, np.arange(K), np.arange(K)]              # (M, K)
-        rows = l.sum(axis=2)                                 # sum_k2 l_kk2 (M, K)
-        cols = l.sum(axis=1)                                 # sum_k1 l_k1k (M, K)
+        diag = l[:, np.arange(K), np.arange(K)]              # (M', K)
+        rows = l.sum(axis=2)                                 # sum_k2 l_kk2 (M', K)
+        cols = l.sum(axis=1)                                 # sum_k1 l_k1k (M', K)
         for k in range(K):
             others = d.sum(axis=1) - d[:, k]
             if self.d_conditional == "exact":
@@ -329,7 +337,7 @@ class BPBFMGibbs(Algorithm):
         state.U = self.draw_u(rng, n_ent)
         M = state.G.shape[0]
         theta_eff = state.eta.sum(axis=1) if self.model2 else np.ones(M)
-        self.draw_shrinkage(state, x_cells, theta_eff)
+        self.draw_shrinkage(rng, x_cells, state.d, state.eps, theta_eff)
         shape = self.shapes(state.d, state.eps) + x_cells
         state.G = rng.standard_gamma(shape) / (self.beta + theta_eff)[:, None, None]
         if self.model2:

@@ -1,10 +1,12 @@
-"""Evaluation metrics: link and word ranks, link AUCs, perplexity, accuracy, coherence."""
+"""Evaluation metrics: link and word ranks, link AUCs, perplexity, accuracy, coherence,
+knowledge-graph filtered ranks (MRR, Hits@k)."""
 
 from __future__ import annotations
 
 from topiclink.metrics.classification import accuracy, perplexity
 from topiclink.metrics.coherence import npmi_coherence
 from topiclink.metrics.links import link_auc, link_rank, link_rank_per_query, predictive_rank
+from topiclink.metrics.ranking import filtered_ranks, mrr_hits
 from topiclink.metrics.words import word_rank, word_rank_per_doc
 
 __all__ = [
@@ -17,4 +19,6 @@ __all__ = [
     "perplexity",
     "accuracy",
     "npmi_coherence",
+    "filtered_ranks",
+    "mrr_hits",
 ]

@@ -30,9 +30,13 @@ from topiclink.data.checks import (
     Integer,
     NoneValue,
     Options,
+    Real,
 )
 from topiclink.data.tensor import RelationalTensor
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
+from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
+from topiclink.inference.engine import State
+from topiclink.inference.online import RobbinsMonro
 from topiclink.kernels import bpbfm as kernels
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import EntityFactorsMixin
@@ -63,7 +67,7 @@ class _KeepSamples:
 
 
 class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
-    """BPBFM-1 / BPBFM-2 fitted by batch Gibbs sampling.
+    """BPBFM-1 / BPBFM-2 fitted by batch or online Gibbs sampling.
 
     Parameters
     ----------
@@ -73,10 +77,16 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
     n_dictionary : int or None, default None
         None: BPBFM-1 (a K x K matrix per relation); M: BPBFM-2 (M shared K x K matrices,
         ``Lambda^r = sum_m eta_mr G^m``).
-    inference : "batch"
-        Batch Gibbs sampling (the only one so far).
+    inference : "batch" or "online"
+        Batch Gibbs sampling, or online Gibbs by Bayesian conditional density filtering
+        (supplement section 2): minibatches of ``batch_size`` entries update decaying
+        statistics with step ``rho_t = (t + step_a2)^-step_v`` and redraw the parameters
+        they touch, at a cost per step independent of the numbers of entities and
+        relations (:mod:`topiclink.inference.bpbfm_online`); ``partial_fit`` feeds a
+        stream of new triples.
     max_iter : int, default 500
-        Gibbs iterations per call of ``fit`` (``resume=True`` adds more).
+        Gibbs iterations per call of ``fit`` (``resume=True`` adds more); online: sweeps,
+        each visiting every entry once in minibatches.
     burn_in : int, default 250
         Iterations (counted over the whole chain) before samples are kept.
     thinning : int, default 5
@@ -92,6 +102,15 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         Ga(h0, rate q0)`` (BPBFM-2).
     evaluate_every : int, default 10
         Record the training log-likelihood per observed cell every this many iterations.
+    batch_size : int, default 4096
+        Online: entries per minibatch.
+    step_a2, step_v : float, default 1, 0.51
+        Online: the step sizes ``rho_t = (t + step_a2)^-step_v`` (the supplement's t0 and
+        w; ``0.5 < step_v <= 1``).  The defaults were the best of the settings tried on
+        UMLS (K = 10, fold 0 of the paper protocol, 60 sweeps; held-out AUC-ROC / AUC-PR):
+        (4096, 0.51) 0.992 / 0.70, (8192, 0.51) 0.990 / 0.60, (8192, 0.7) 0.988 / 0.54,
+        (1024, 0.7) 0.991 / 0.59, (256, 0.51) 0.990 / 0.61; batch Gibbs, 300 iterations,
+        0.993 / 0.71.
     n_jobs : int or None, default 1
         Threads running the entry chunks; never changes the result.
     random_state, verbose, callbacks : as every estimator
@@ -115,14 +134,19 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
 
     fit_requires: ClassVar[tuple[str, ...]] = ("tensor",)
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {
-        "BPBFM-1": {"n_dictionary": None}, "BPBFM-2": {"n_dictionary": 10}}
+        "BPBFM-1": {"n_dictionary": None}, "BPBFM-2": {"n_dictionary": 10},
+        "BPBFM-1-online": {"n_dictionary": None, "inference": "online"},
+        "BPBFM-2-online": {"n_dictionary": 10, "inference": "online"}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "n_components": N_TOPICS, "n_dictionary": [NoneValue(), Integer(1)],
-        "inference": [Options("batch")], "max_iter": [Integer(1)], "burn_in": [Integer(0)],
+        "inference": [Options("batch", "online")], "max_iter": [Integer(1)],
+        "burn_in": [Integer(0)],
         "thinning": [Integer(1)], "max_samples": [Integer(1)],
         "binary": [NoneValue(), Boolean()],
         "a": POSITIVE, "gamma0": POSITIVE, "c0": POSITIVE, "e0": POSITIVE, "f0": POSITIVE,
         "beta": POSITIVE, "h0": POSITIVE, "q0": POSITIVE, "evaluate_every": [Integer(0)],
+        "batch_size": [Integer(1)], "step_a2": POSITIVE,
+        "step_v": [Real(0.5, 1.0, low_open=True)],
         "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE,
         "callbacks": CALLBACKS,
     }
@@ -150,7 +174,8 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
                  thinning: int = 5, max_samples: int = 50, binary: bool | None = None,
                  a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
                  f0: float = 1.0, beta: float = 1.0, h0: float = 1.0, q0: float = 1.0,
-                 evaluate_every: int = 10, n_jobs: int | None = 1,
+                 evaluate_every: int = 10, batch_size: int = 4096, step_a2: float = 1.0,
+                 step_v: float = 0.51, n_jobs: int | None = 1,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_components = n_components
@@ -170,17 +195,32 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         self.h0 = h0
         self.q0 = q0
         self.evaluate_every = evaluate_every
+        self.batch_size = batch_size
+        self.step_a2 = step_a2
+        self.step_v = step_v
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
 
     # ------------------------------------------------------------------ fitting
+    @property
+    def _online(self) -> bool:
+        return self.inference == "online"
+
     def _algorithm(self) -> BPBFMGibbs:
-        return BPBFMGibbs(int(self.n_components), self.n_dictionary, a=self.a,
-                          gamma0=self.gamma0, c0=self.c0, e0=self.e0, f0=self.f0,
-                          beta=self.beta, h0=self.h0, q0=self.q0,
-                          n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+        priors = dict(a=self.a, gamma0=self.gamma0, c0=self.c0, e0=self.e0, f0=self.f0,
+                      beta=self.beta, h0=self.h0, q0=self.q0,
+                      n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+        if self._online:
+            return BPBFMOnline(int(self.n_components), self.n_dictionary,
+                               batch_size=int(self.batch_size),
+                               schedule=RobbinsMonro(1.0, float(self.step_a2),
+                                                     float(self.step_v)), **priors)
+        return BPBFMGibbs(int(self.n_components), self.n_dictionary, **priors)
+
+    def _state_class_for(self) -> type[State]:
+        return BPBFMOnlineState if self._online else BPBFMState
 
     def _check_tensor(self, tensor: Any) -> tuple[RelationalTensor, bool]:
         if not isinstance(tensor, RelationalTensor):
@@ -237,6 +277,110 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
                          extra_callbacks=[_KeepSamples(self, algorithm)])
         del self._samples
         return self
+
+    def partial_fit(self, tensor: RelationalTensor) -> BilinearPoissonFactorModel:
+        """Fold a chunk of new triples (a stream) into the fit (``inference="online"``).
+
+        The chunk's entities and relations are matched to the fitted ones by name (a
+        tensor without names: by index); new names add entities (a prior draw of their
+        factor weights) and relations.  Triples seen in an earlier chunk of this session
+        are dropped (their count is logged).  The chunk's entries, shuffled, are folded in
+        by minibatches of ``batch_size`` with the continuing step sizes; ``|I|`` (the
+        scale of the statistics) counts every entry seen so far.  The estimates published
+        after each call are those of the current state (no averaging over samples).
+        """
+        if not self._online:
+            raise ValueError("partial_fit needs inference='online'")
+        self._validate_params()
+        tensor, binary = self._check_tensor(tensor)
+        state = getattr(self, "state_", None)
+        if hasattr(self, "n_iter_") and not isinstance(state, BPBFMOnlineState):
+            raise ValueError("partial_fit continues an online fit: this model has no online "
+                             "sampler state (fit with inference='online', or load a model "
+                             "saved with save(path, full=True))")
+        if hasattr(self, "binary_") and bool(self.binary_) != binary:
+            raise DataError(f"partial_fit: this chunk is {'binary' if binary else 'counts'}, "
+                            f"the fit is {'binary' if self.binary_ else 'counts'}")
+        names_e, names_r, chunk = self._stream_chunk(tensor)
+        algorithm = self._algorithm()
+        data = BPBFMData.from_tensor(chunk, binary)
+        if data.n_entries == 0:
+            logger.info("partial_fit: no new triple in this chunk")
+            return self
+        if state is None:
+            state = algorithm.init(data, self._fit_generator())
+        else:
+            algorithm.grow(state, data.n_entities, data.n_relations, state.global_rng)
+            state.n_items += data.n_entries
+        order = state.batch_rng.permutation(data.n_entries)
+        info = algorithm.partial_step(state, data, order)
+        state.iteration += 1
+        state.data_fingerprint = algorithm.fingerprint(data)
+        self.state_ = state
+        self._samples = []
+        self._publish(state, algorithm, None, names_e, names_r, binary)
+        del self._samples
+        row = {**info, "log_likelihood": float(algorithm.objective(state, data))}
+        trace = dict(getattr(self, "trace_", {}) or {})
+        n_old = len(next(iter(trace.values()))) if trace else 0
+        for key in set(trace) | set(row):
+            trace[key] = np.append(trace.get(key, np.full(n_old, np.nan)),
+                                   row.get(key, np.nan))
+        self.trace_ = trace
+        self.stopped_early_ = False
+        return self
+
+    def _stream_chunk(self, tensor: RelationalTensor
+                      ) -> tuple[np.ndarray, np.ndarray, RelationalTensor]:
+        """(entity names, relation names, the chunk in the fit's numbering) with names
+        the fit has not seen appended, and triples already seen dropped."""
+        def names(given: np.ndarray | None, n: int) -> np.ndarray:
+            return (np.asarray(given, dtype=str) if given is not None
+                    else np.arange(n).astype(str))
+
+        new_e = names(tensor.entity_names, tensor.n_entities)
+        new_r = names(tensor.relation_names, tensor.n_relations)
+        old_e = np.asarray(getattr(self, "entity_names_", np.zeros(0, str)), dtype=str)
+        old_r = np.asarray(getattr(self, "relation_names_", np.zeros(0, str)), dtype=str)
+
+        def merge(old: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            index = {n: i for i, n in enumerate(old.tolist())}
+            for n in new.tolist():
+                index.setdefault(n, len(index))
+            mapping = np.array([index[n] for n in new.tolist()], dtype=np.int64)
+            return np.array(list(index), dtype=str), mapping
+
+        all_e, map_e = merge(old_e, new_e)
+        all_r, map_r = merge(old_r, new_r)
+        N, R = all_e.size, all_r.size
+        h = map_e[tensor.heads]
+        r = map_r[tensor.relations]
+        t = map_e[tensor.tails]
+        v = np.asarray(tensor.values, dtype=np.float64)
+        key = (r * N + h) * N + t
+        seen = getattr(self, "_stream_keys_", None)
+        if seen is not None:
+            # keys of earlier chunks, renumbered for the grown N
+            old_n = int(getattr(self, "_stream_n_", N))
+            ot, rest = seen % old_n, seen // old_n
+            oh, orl = rest % old_n, rest // old_n
+            seen = (orl * N + oh) * N + ot
+            repeat = np.isin(key, seen)
+            if repeat.any():
+                logger.info("partial_fit: dropped %d triples seen in an earlier chunk",
+                            int(repeat.sum()))
+            keep = ~repeat & (v > 0)
+        else:
+            seen = np.zeros(0, np.int64)
+            keep = v > 0
+        self._stream_keys_ = np.union1d(seen, key[keep])
+        self._stream_n_ = N
+        miss = np.asarray(tensor.missing, dtype=np.int64).reshape(-1, 3)
+        chunk = RelationalTensor(h[keep], r[keep], t[keep], v[keep], N, R, all_e, all_r,
+                                 missing=np.column_stack([map_e[miss[:, 0]],
+                                                          map_r[miss[:, 1]],
+                                                          map_e[miss[:, 2]]]))
+        return all_e, all_r, chunk
 
     def _publish(self, state: BPBFMState, algorithm: BPBFMGibbs,
                  averaged: dict[str, np.ndarray] | None, names_e: np.ndarray,

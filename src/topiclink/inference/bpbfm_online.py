@@ -1,0 +1,316 @@
+"""Online Gibbs sampling of BPBFM-1 / BPBFM-2: Bayesian conditional density filtering.
+
+Hu, Rai & Carin (AISTATS 2016), supplement section 2, after Guhaniyogi, Qamar & Dunson
+(2014); ``design/models/bpbfm.md``.  The entries (ones, observed counts and the imputed
+held-out cells, as in the batch sampler of :mod:`topiclink.inference.bpbfm`) are visited
+in minibatches ``I_t``.  Each minibatch draws its latent counts and their allocation given
+the current parameters (the batch kernel on the minibatch alone) and folds them into
+decaying sufficient statistics (supplement eq. 7)::
+
+    S_t = (1 - rho_t) S_{t-1} + rho_t (|I| / |I_t|) s(I_t),     rho_t = (t + t0)^-w,
+
+for ``S`` = the entity-factor counts ``X_ik..``, the cell counts ``X_.k1k2m`` and (BPBFM-2)
+the relation-matrix counts ``X^r_...m``; then the global variables are drawn from their
+conditionals given ``S_t`` (eqs. 11-20: U's columns, CRT tables and d, eps, Lambda or G,
+eta), with the exact conditionals of the batch sampler (U counted as sender *and*
+receiver, d with its column terms).
+
+**Per-step cost independent of N and R** (the note's O(|I_t| K^2)):
+
+- the statistics carry one global scale ``c`` (``S = c * stat``): the decay of every row
+  is ``c *= 1 - rho`` (O(1)); a minibatch adds ``rho f / c`` times its counts to the rows
+  it touches (renormalised in O(N K) only when c underflows, every ~10^2-10^3 steps);
+- U's columns are Dirichlet: ``U[:, k] = g[:, k] / sum_i g_ik`` with independent
+  ``g_ik ~ Ga(a + S_ik, 1)``.  A step redraws ``g`` only for the entities of the minibatch
+  and keeps the column totals up to date (recomputed exactly after every sweep); the
+  kernel reads ``g`` with the totals folded into the matrices
+  (``u_i^T Lambda u_j = g_i^T (D^-1 Lambda D^-1) g_j``), so U is never materialised;
+- BPBFM-1 redraws (d, eps, Lambda) of the relations in the minibatch only; BPBFM-2 the
+  M dictionary matrices (O(M K^2)) and eta of the relations in the minibatch.
+
+Parameters of entities and relations outside a minibatch keep their last draw (whose
+statistics only decayed since): the filter's usual approximation.  Non-integer
+statistics enter the CRT draws by unbiased stochastic rounding; the gamma draws take
+them as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, n_chunks_for
+from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
+from topiclink.kernels import bpbfm as kernels
+from topiclink.parallel import run_blocks_in_order
+from topiclink.random import kernel_state, spawn
+
+__all__ = ["BPBFMOnlineState", "BPBFMOnline"]
+
+_TINY = np.finfo(np.float64).tiny
+#: renormalise the statistics when their global scale falls below this
+_MIN_SCALE = 1e-150
+
+
+@dataclass(kw_only=True)
+class BPBFMOnlineState(OnlineState):
+    """Gamma variables of U (``U = g / g_total``), the matrices, shrinkage, the scaled
+    decaying statistics and every stream."""
+
+    g: np.ndarray              # (N, K) > 0
+    g_total: np.ndarray        # (K,) column sums of g
+    G: np.ndarray              # (M, K, K)
+    eta: np.ndarray            # (M, R) or (0, 0)
+    eta_total: np.ndarray      # (M,) row sums of eta, or (0,)
+    d: np.ndarray              # (M, K)
+    eps: np.ndarray            # (M,)
+    stat_entity: np.ndarray    # (N, K): S = stat_scale * stat
+    stat_cells: np.ndarray     # (M, K, K)
+    stat_rm: np.ndarray        # (R, M) or (0, 0)
+    stat_scale: float = 1.0
+    n_items: int = 0           # |I|: the entries the statistics stand for
+    kernel_rng: np.ndarray     # uint64 (n_streams, 4)
+    global_rng: np.random.Generator
+
+    @property
+    def U(self) -> np.ndarray:  # noqa: N802 (the paper's name)
+        """(N, K) with columns summing to 1 (computed: O(N K))."""
+        return self.g / self.g_total
+
+
+class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
+    """Online Gibbs (conditional density filtering) of BPBFM-1 or BPBFM-2.
+
+    Parameters as :class:`~topiclink.inference.bpbfm.BPBFMGibbs`, plus
+    ``batch_size`` (entries per minibatch) and ``schedule`` (``rho_t = (t + t0)^-w``).
+    One engine ``step`` is a sweep: every entry once, in minibatches.
+    """
+
+    state_class = BPBFMOnlineState
+
+    def __init__(self, n_components: int, n_dictionary: int | None = None, *,
+                 batch_size: int = 4096, schedule: RobbinsMonro | None = None,
+                 **priors: float) -> None:
+        BPBFMGibbs.__init__(self, n_components, n_dictionary, **priors)
+        schedule = RobbinsMonro(1.0, 1.0, 0.51) if schedule is None else schedule
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.batch_size = int(batch_size)
+        self.schedule = schedule
+        self.name += "-online"
+
+    @property
+    def n_streams(self) -> int:
+        """Kernel streams per minibatch (a function of ``batch_size`` only)."""
+        return n_chunks_for(self.batch_size)
+
+    def n_items(self, data: BPBFMData) -> int:
+        return data.n_entries
+
+    # ------------------------------------------------------------------ set-up
+    def init(self, data: BPBFMData, rng: np.random.Generator) -> BPBFMOnlineState:
+        init_rng, chain_rng, global_rng, batch_rng = spawn(rng, 4)
+        N, R, K = data.n_entities, data.n_relations, self.K
+        M = self.n_matrices(data)
+        U, G, eta = self.initial_parameters(data, init_rng)
+        return BPBFMOnlineState(
+            g=U, g_total=U.sum(axis=0), G=G, eta=eta,
+            eta_total=eta.sum(axis=1) if self.model2 else np.zeros(0),
+            d=np.ones((M, K)), eps=np.ones(M), stat_entity=np.zeros((N, K)),
+            stat_cells=np.zeros((M, K, K)),
+            stat_rm=np.zeros((R, M)) if self.model2 else np.zeros((0, 0)),
+            stat_scale=1.0, n_items=data.n_entries,
+            kernel_rng=kernel_state(chain_rng, self.n_streams), global_rng=global_rng,
+            batch_rng=batch_rng, data_fingerprint=self.fingerprint(data))
+
+    def check_values(self, state: BPBFMOnlineState, data: BPBFMData) -> None:
+        for name in ("g", "g_total", "G", "d", "eps", "eta", "stat_entity", "stat_cells",
+                     "stat_rm"):
+            if np.any(getattr(state, name) < 0):
+                raise ValueError(f"state: {name} holds negative values")
+        if not np.allclose(state.g.sum(axis=0), state.g_total, rtol=1e-6):
+            raise ValueError("state: g_total must be the column sums of g")
+        if not (np.isfinite(state.stat_scale) and state.stat_scale > 0):
+            raise ValueError(f"state: stat_scale must be > 0, got {state.stat_scale}")
+
+    def grow(self, state: BPBFMOnlineState, n_entities: int, n_relations: int,
+             rng: np.random.Generator) -> None:
+        """Add entities and relations that a stream brings (``partial_fit``): a new
+        entity's g row is a prior draw ``Ga(a, 1)`` with no statistics; a new relation
+        gets a matrix (BPBFM-1: G from the prior mean scale of the others, d = eps = 1) or
+        an eta column of ones (BPBFM-2)."""
+        N0, K = state.g.shape
+        if n_entities > N0:
+            extra = np.maximum(rng.standard_gamma(self.a, size=(n_entities - N0, K)), _TINY)
+            state.g = np.vstack([state.g, extra])
+            state.g_total = state.g.sum(axis=0)
+            state.stat_entity = np.vstack([state.stat_entity,
+                                           np.zeros((n_entities - N0, K))])
+        R0 = state.stat_rm.shape[0] if self.model2 else state.G.shape[0]
+        if n_relations <= R0:
+            return
+        new = n_relations - R0
+        if self.model2:
+            M = state.G.shape[0]
+            state.eta = np.hstack([state.eta, np.ones((M, new))])
+            state.eta_total = state.eta.sum(axis=1)
+            state.stat_rm = np.vstack([state.stat_rm, np.zeros((new, M))])
+        else:
+            scale = float(state.G.mean()) if state.G.size else 1.0
+            state.G = np.concatenate([state.G, rng.standard_gamma(1.0, size=(new, K, K))
+                                      * scale + 1e-12])
+            state.d = np.vstack([state.d, np.ones((new, K))])
+            state.eps = np.concatenate([state.eps, np.ones(new)])
+            state.stat_cells = np.concatenate([state.stat_cells, np.zeros((new, K, K))])
+
+    # ------------------------------------------------------------------ one minibatch
+    def minibatch_counts(self, state: BPBFMOnlineState, data: BPBFMData, batch: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                    np.ndarray, int]:
+        """Latent counts of the minibatch's entries and their allocation, on local ids.
+
+        Returns (entities, relations, n_ent (|entities|, K), x_cells (M', K, K),
+        x_rm (|relations|, M) or (0, 0), total); M' = |relations| (BPBFM-1) or M.
+        """
+        n = batch.size
+        ents, inv = np.unique(np.concatenate([data.heads[batch], data.tails[batch]]),
+                              return_inverse=True)
+        rels, rinv = np.unique(data.rels[batch], return_inverse=True)
+        heads = inv[:n].astype(np.int32)
+        tails = inv[n:].astype(np.int32)
+        lrels = rinv.astype(np.int32)
+        kinds = np.ascontiguousarray(data.kinds[batch])
+        values = np.ascontiguousarray(data.values[batch])
+        K, nr = self.K, rels.size
+        inv_total = 1.0 / state.g_total
+        outer = inv_total[:, None] * inv_total[None, :]
+        g_local = np.ascontiguousarray(state.g[ents])
+        if self.model2:
+            M = state.G.shape[0]
+            G_local = state.G * outer
+            ptr = np.arange(0, (nr + 1) * M, M, dtype=np.int64)
+            rm = np.tile(np.arange(M, dtype=np.int64), nr)
+            rw = np.ascontiguousarray(state.eta[:, rels].T).ravel()
+            rm_shape = (nr, M)
+        else:
+            M = nr
+            G_local = state.G[rels] * outer
+            ptr = np.arange(nr + 1, dtype=np.int64)
+            rm = np.arange(nr, dtype=np.int64)
+            rw = np.ones(nr)
+            rm_shape = (0, 0)
+        n_streams = state.kernel_rng.shape[0]
+        bounds = np.linspace(0, n, n_streams + 1).astype(np.int64)
+        sender = self.u_counts == "sender"
+        n_ent = np.zeros((ents.size, K), dtype=np.int64)
+        x_cells = np.zeros((M, K, K), dtype=np.int64)
+        x_rm = np.zeros(rm_shape, dtype=np.int64)
+        total = [0]
+
+        def run_block(b: int) -> tuple:
+            ne = np.zeros_like(n_ent)
+            xc = np.zeros_like(x_cells)
+            xr = np.zeros_like(x_rm)
+            tot = kernels.sweep_entries(heads, lrels, tails, kinds, values,
+                                        int(bounds[b]), int(bounds[b + 1]), g_local,
+                                        G_local, ptr, rm, rw, sender, state.kernel_rng[b],
+                                        ne, xc, xr)
+            return ne, xc, xr, tot
+
+        def merge(part: tuple) -> None:
+            np.add(n_ent, part[0], out=n_ent)
+            np.add(x_cells, part[1], out=x_cells)
+            np.add(x_rm, part[2], out=x_rm)
+            total[0] += int(part[3])
+
+        run_blocks_in_order(run_block, n_streams, self.n_threads, merge)
+        return ents, rels, n_ent, x_cells, x_rm, total[0]
+
+    def fold_in(self, state: BPBFMOnlineState, rho: float, factor: float,
+                ents: np.ndarray, rels: np.ndarray, n_ent: np.ndarray,
+                x_cells: np.ndarray, x_rm: np.ndarray) -> None:
+        """``S = (1 - rho) S + rho * factor * s`` on the scaled statistics (eq. 7)."""
+        if rho >= 1.0:                     # the first step forgets the (empty) past
+            state.stat_entity[:] = 0.0
+            state.stat_cells[:] = 0.0
+            state.stat_rm[:] = 0.0
+            state.stat_scale = 1.0
+        else:
+            state.stat_scale *= 1.0 - rho
+        w = rho * factor / state.stat_scale
+        state.stat_entity[ents] += w * n_ent
+        if self.model2:
+            state.stat_cells += w * x_cells
+            state.stat_rm[rels] += w * x_rm
+        else:
+            state.stat_cells[rels] += w * x_cells
+        if state.stat_scale < _MIN_SCALE:
+            for name in ("stat_entity", "stat_cells", "stat_rm"):
+                getattr(state, name)[...] *= state.stat_scale
+            state.stat_scale = 1.0
+
+    def stochastic_round(self, rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+        """Whole counts with expectation ``x`` (floor plus a Bernoulli of the fraction)."""
+        low = np.floor(x)
+        return (low + (rng.random(x.shape) < x - low)).astype(np.int64)
+
+    def minibatch_step(self, state: BPBFMOnlineState, data: BPBFMData, batch: np.ndarray,
+                       rho: float) -> dict[str, float]:
+        """One filtering update from the entries ``batch`` of ``data``."""
+        rng = state.global_rng
+        batch = np.asarray(batch, dtype=np.int64)
+        ents, rels, n_ent, x_cells, x_rm, total = self.minibatch_counts(state, data, batch)
+        self.fold_in(state, rho, state.n_items / max(batch.size, 1), ents, rels, n_ent,
+                     x_cells, x_rm)
+        c = state.stat_scale
+        # U: the gamma variables of the entities in the minibatch (eq. 11 / 16)
+        new = np.maximum(rng.standard_gamma(self.a + c * state.stat_entity[ents]), _TINY)
+        state.g_total += new.sum(axis=0) - state.g[ents].sum(axis=0)
+        state.g[ents] = new
+        np.maximum(state.g_total, _TINY, out=state.g_total)
+        # shrinkage and matrices of the touched matrices (eqs. 12-15 / 17-19)
+        touched = np.arange(state.G.shape[0]) if self.model2 else rels
+        X = c * state.stat_cells[touched]
+        theta_eff = state.eta_total.copy() if self.model2 else np.ones(touched.size)
+        d, eps = state.d[touched], state.eps[touched]
+        self.draw_shrinkage(rng, self.stochastic_round(rng, X), d, eps, theta_eff)
+        state.d[touched], state.eps[touched] = d, eps
+        shape = self.shapes(d, eps) + X
+        state.G[touched] = rng.standard_gamma(shape) / (self.beta + theta_eff)[:, None, None]
+        if self.model2:                    # eta of the relations in the minibatch (eq. 20)
+            rate = self.q0 + state.G.sum(axis=(1, 2))
+            eta_new = rng.standard_gamma(self.h0 + c * state.stat_rm[rels].T) / rate[:, None]
+            state.eta_total += eta_new.sum(axis=1) - state.eta[:, rels].sum(axis=1)
+            state.eta[:, rels] = eta_new
+        return {"latent_count": float(total), "step_size": float(rho),
+                "batch_entities": float(ents.size)}
+
+    # ------------------------------------------------------------------ sweeps
+    def refresh_totals(self, state: BPBFMOnlineState) -> None:
+        """Exact column sums of g and row sums of eta (drift of the running sums)."""
+        state.g_total = state.g.sum(axis=0)
+        if self.model2:
+            state.eta_total = state.eta.sum(axis=1)
+
+    def step(self, state: BPBFMOnlineState, data: BPBFMData) -> dict[str, float]:
+        state.n_items = data.n_entries
+        info = OnlineAlgorithm.step(self, state, data)
+        self.refresh_totals(state)
+        return info
+
+    def partial_step(self, state: BPBFMOnlineState, data: BPBFMData,
+                     items: np.ndarray | None = None) -> dict[str, float]:
+        """Minibatches over ``items`` of ``data`` (default all), in order: new entries of a
+        stream; ``state.n_items`` (|I|) must already count them."""
+        items = np.arange(data.n_entries) if items is None else np.asarray(items, np.int64)
+        info: dict[str, float] = {}
+        latent = 0.0
+        for i in range(0, items.size, self.batch_size):
+            info = self.minibatch_step(state, data, items[i:i + self.batch_size],
+                                       self.schedule(state.updates))
+            latent += info["latent_count"]
+            state.updates += 1
+        self.refresh_totals(state)
+        info["latent_count"] = latent
+        return info
