@@ -23,10 +23,12 @@ from sklearn.utils import estimator_checks
 import tests.examples.dmm_model  # noqa: F401  (registers the throwaway estimator)
 import topiclink
 from topiclink.data import Corpus, DataError
-from topiclink.datasets import make_rtm_data
+from topiclink.data.tensor import RelationalTensor
+from topiclink.datasets import make_bpbfm_data, make_rtm_data
 from topiclink.inference.engine import State
 from topiclink.models.capabilities import (
     ClassifierCapability,
+    EntityFactorsMixin,
     LinkPredictionMixin,
     TopicsMixin,
 )
@@ -40,7 +42,7 @@ def make(name: str, **overrides):
     early stopping, so that interrupted and uninterrupted runs have the same length)."""
     cls = ESTIMATORS[name]
     params = cls._get_param_names()
-    kwargs = {"n_topics": 3, "max_iter": 6, "random_state": 2}
+    kwargs = {"n_topics": 3, "n_components": 3, "max_iter": 6, "random_state": 2}
     if "tol" in params:
         kwargs["tol"] = 0.0
     if "negative_ratio" in params:
@@ -53,12 +55,15 @@ def data():
     (corpus, links), _ = make_rtm_data(n_docs=60, n_words=80, n_topics=3, doc_length=30,
                                        random_state=9)
     labels = np.arange(corpus.n_docs) % 2
-    return {"X": corpus, "links": links, "y": labels}
+    tensor, _ = make_bpbfm_data(30, 3, 3, random_state=9, density=0.05)
+    return {"X": corpus, "links": links, "y": labels, "tensor": tensor}
 
 
 def fit(est, data, X=None, **kwargs):
     """Fit with what the class declares it needs."""
     needs = type(est).fit_requires
+    if "tensor" in needs:
+        return est.fit(data["tensor"] if X is None else X, **kwargs)
     unsupported = set(needs) - {"X", "links", "y"}
     if unsupported:
         pytest.skip(f"no contract data for {sorted(unsupported)} yet")
@@ -84,6 +89,9 @@ def predictions(est, new) -> dict[str, np.ndarray]:
     if isinstance(est, ClassifierCapability):
         out["decision_function"] = np.asarray(est.decision_function(new))
         out["predict"] = np.asarray(est.predict(new))
+    if isinstance(est, EntityFactorsMixin):
+        out["predict_proba"] = est.predict_proba([0, 1, 2], [0, 1, 2], [3, 4, 5])
+        out["score_tails"] = est.score_tails(1, 2)
     return out
 
 
@@ -178,6 +186,10 @@ def test_resume_refuses_other_data_and_unfitted_models(name, data):
         fit(est, data, resume=True)
     fit(est, data)
     other = Corpus(data["X"].counts[:, ::-1].tocsr())
+    if "tensor" in type(est).fit_requires:
+        t = data["tensor"]
+        other = RelationalTensor(t.tails, t.relations, t.heads, t.values, t.n_entities,
+                                 t.n_relations)
     with pytest.raises(ValueError, match="data of the first fit"):
         fit(est, data, X=other, resume=True)
 
@@ -193,6 +205,8 @@ def test_n_jobs_never_changes_the_result(name, data):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_bad_input_is_a_one_line_error(name, data):
+    if "tensor" in ESTIMATORS[name].fit_requires:
+        pytest.skip("documents' bad input; tensors: tests/test_bpbfm*.py bad-input tests")
     counts = data["X"].counts.toarray()
     counts[4] = 0
     if ESTIMATORS[name].allows_empty_documents:

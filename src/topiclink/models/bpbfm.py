@@ -257,7 +257,9 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         logger.info("%s: %d entities, %d relations, %d nonzero, %d held out, K=%d",
                     algorithm.name, data.n_entities, data.n_relations, data.n_observed,
                     data.n_missing, algorithm.K)
-        if resume and hasattr(self, "samples_embedding_"):
+        kept_before = (int(getattr(self, "n_iter_", 0)) - int(self.burn_in)
+                       >= int(self.thinning))   # else samples_* is the last state alone
+        if resume and kept_before and hasattr(self, "samples_embedding_"):
             self._samples = list(zip(list(self.samples_embedding_),
                                      list(self.samples_relation_matrices_), strict=True))
         else:
