@@ -177,13 +177,14 @@ def lmv_pair_statistics(elog_theta, links, vs_link, elog_tau, taubar, Bbar, time
     return out
 
 
-def bpbfm_sweep_entries(heads, rels, tails, kinds, values, U, G, rel_ptr, rel_m, rel_w,
+def bpbfm_sweep_entries(heads, rels, tails, kinds, values, U, L, G, rel_ptr, rel_m, rel_w,
                         sender_only, state, n_ent, x_cells, x_rm, draws):
     """Latent counts and their allocation over (m, k1, k2) entry by entry (BPBFM kernel
-    twin): cell weights ``w u_ik1 G^m_k1k2 u_jk2`` in (term, k1, k2) order, X from
+    twin): X from the rate ``u_i^T Lambda^r u_j`` (summed in (k1, k2) order) and
     ``draws`` (``draws.ztp(lam, state)``, ``draws.poisson(lam, state)``,
-    ``draws.uniform(state)``: the kernel's own scalar draws on the same stream), each count
-    to the first cell whose cumulative weight exceeds ``u * total``."""
+    ``draws.uniform(state)``: the kernel's own scalar draws on the same stream); cell
+    weights ``w u_ik1 G^m_k1k2 u_jk2`` in (term, k1, k2) order, each count to the first
+    cell whose cumulative weight exceeds ``u * total``."""
     K = U.shape[1]
     total = 0
     for e in range(len(heads)):
@@ -192,12 +193,13 @@ def bpbfm_sweep_entries(heads, rels, tails, kinds, values, U, G, rel_ptr, rel_m,
         w = np.concatenate([((rel_w[t] * U[i])[:, None] * G[rel_m[t]] * U[j][None, :]
                              ).ravel() for t in terms])
         cum = np.cumsum(w)
+        rate = np.cumsum(((U[i][:, None] * L[r]) * U[j][None, :]).ravel())[-1]
         if kinds[e] == 0:
-            x = int(draws.ztp(cum[-1], state))
+            x = int(draws.ztp(rate, state))
         elif kinds[e] == 1:
             x = int(values[e])
         else:
-            x = int(draws.poisson(cum[-1], state))
+            x = int(draws.poisson(rate, state))
         total += x
         for _ in range(x):
             cell = int(np.searchsorted(cum, draws.uniform(state) * cum[-1], side="right"))

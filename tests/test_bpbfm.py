@@ -79,14 +79,15 @@ def test_kernel_matches_naive_twin_draw_for_draw(model2, sender_only):
         ptr, rm, rw = (np.arange(R + 1, dtype=np.int64), np.arange(R, dtype=np.int64),
                        np.ones(R))
         M, rm_shape = R, (0, 0)
+    L = np.einsum("mr,mkl->rkl", eta, G) if model2 else G
     state = np.array([11, 22, 33, 44], dtype=np.uint64)
     s1, s2 = state.copy(), state.copy()
     out1 = (np.zeros((N, K), np.int64), np.zeros((M, K, K), np.int64),
             np.zeros(rm_shape, np.int64))
     out2 = tuple(np.zeros_like(a) for a in out1)
-    t1 = kernels.sweep_entries(heads, rels, tails, kinds, values, 0, E, U, G, ptr, rm, rw,
-                               sender_only, s1, *out1)
-    t2 = naive.bpbfm_sweep_entries(heads, rels, tails, kinds, values, U, G, ptr, rm, rw,
+    t1 = kernels.sweep_entries(heads, rels, tails, kinds, values, 0, E, U, L, G, ptr, rm,
+                               rw, sender_only, s1, *out1)
+    t2 = naive.bpbfm_sweep_entries(heads, rels, tails, kinds, values, U, L, G, ptr, rm, rw,
                                    sender_only, s2, *out2, draws=_Draws)
     assert t1 == t2 > 0
     np.testing.assert_array_equal(s1, s2)

@@ -57,7 +57,9 @@ def test_minibatch_counts_equal_the_batch_kernel(n_dictionary):
     xc = np.zeros((M, 3, 3), np.int64)
     xr = np.zeros((R, M) if n_dictionary else (0, 0), np.int64)
     tot = kernels.sweep_entries(data.heads, data.rels, data.tails, data.kinds, data.values,
-                                0, data.n_entries, state.g, state.G, ptr, rm, rw, False,
+                                0, data.n_entries, state.g,
+                                np.ascontiguousarray(gibbs.relation_matrices(state)),
+                                state.G, ptr, rm, rw, False,
                                 stream, ne, xc, xr)
     assert total == tot > 0
     np.testing.assert_array_equal(ne[ents], n_ent)

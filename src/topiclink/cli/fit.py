@@ -7,11 +7,14 @@ its output path and the model's size against the machine before reading any data
 
 ``fit model NAME`` fits any registered estimator (by class name or paper name), reading
 its ``fit_requires`` to know whether to pass links or labels; ``fit lda``, ``fit rtm``,
-``fit lmv`` and ``fit slda`` are the same scaffold with each family's options.
+``fit lmv`` and ``fit slda`` are the same scaffold with each family's options; ``fit
+bpbfm`` fits a bilinear Poisson factor model to knowledge-graph triples (the valid and
+test triples held out).
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,10 +31,12 @@ from topiclink.cli.common import (
     check,
     check_model,
     check_out_file,
+    exception_message,
     fail,
     fit_and_report,
     load_data,
     parse_params,
+    reported_errors,
     require_data,
     setup_logging,
 )
@@ -219,6 +224,80 @@ def fit_slda(
     out = _checked(model, out, force, dataset, data, inputs=False)
     ds = load_data(dataset, data)
     fit_and_report(model, ds, out, seed=seed)
+
+
+@app.command("bpbfm")
+def fit_bpbfm(
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    components: Annotated[int, typer.Option(
+        "--components", "-k", help="Number of latent factors K (>= 2; the shrinkage prior "
+        "switches off those not needed).")] = 10,
+    dictionary: Annotated[int | None, typer.Option(
+        "--dictionary", "-m", help="BPBFM-2 with M shared K x K matrices; without it "
+        "BPBFM-1 (one matrix per relation).", show_default=False)] = None,
+    inference: Annotated[str, typer.Option(
+        help="batch (Gibbs) or online (conditional density filtering).")] = "batch",
+    iterations: Annotated[int, typer.Option(
+        "--iterations", "-n", help="Gibbs iterations (online: sweeps).")] = 500,
+    burn_in: Annotated[int | None, typer.Option(
+        help="Iterations before samples are kept (default: half of --iterations).",
+        show_default=False)] = None,
+    n_jobs: Annotated[int, typer.Option(help="Threads (-1: all cores; the same chain for "
+                                        "any value).")] = 1,
+    seed: SeedOpt = 0,
+    out: OutOpt = None,
+    force: ForceOpt = False,
+    verbose: VerboseOpt = True,
+) -> None:
+    """Fit a bilinear Poisson factor model (BPBFM-1, or BPBFM-2 with --dictionary) to the
+    train triples of a knowledge graph (--dataset umls|nations, or --dataset triples /
+    --data DIR with train.txt, valid.txt, test.txt); the valid and test triples are held
+    out (unobserved), not zeros.  Prints the summary and saves to --out."""
+    import numpy as np
+
+    from topiclink.models.bpbfm import BilinearPoissonFactorModel
+
+    setup_logging(verbose)
+    try:
+        model = BilinearPoissonFactorModel(
+            components, n_dictionary=dictionary, inference=inference, max_iter=iterations,
+            burn_in=iterations // 2 if burn_in is None else burn_in, n_jobs=n_jobs,
+            random_state=seed, verbose=verbose)
+    except (TypeError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    out = _checked(model, out, force, dataset, data, inputs=False)
+    ds = load_data(dataset, data)
+    if not ds.tensor:
+        raise fail(f"dataset {ds.name!r} has no knowledge-graph triples (a relational "
+                   "tensor); use --dataset umls, nations, or --data DIR with train.txt")
+    if "train" not in ds.tensor:
+        raise fail(f"dataset {ds.name!r} has no train split (splits: "
+                   f"{', '.join(ds.tensor)})")
+    train = ds.tensor["train"]
+    others = {name: t for name, t in ds.tensor.items() if name != "train" and t.n_entries}
+    with reported_errors():
+        if others:
+            train = train.hold_out(np.concatenate(
+                [np.column_stack([t.heads, t.relations, t.tails]) for t in others.values()]))
+        t0 = time.perf_counter()
+        model.fit(train)
+        seconds = time.perf_counter() - t0
+    path = None
+    if out is not None:
+        try:
+            path = model.save(out)
+        except OSError as exc:
+            raise fail(f"could not write the model to {out}: {exception_message(exc)}") \
+                from None
+    typer.echo(model.summary())
+    held = ", ".join(f"{t.n_entries} {name}" for name, t in others.items())
+    typer.echo(f"trained in {seconds:.1f} s on {ds.name!r}: {train.n_entries} train triples"
+               + (f"; held out (unobserved) {held} triples" if held else ""))
+    if path is not None:
+        typer.echo(f"model written to {path}")
+    else:
+        typer.echo("model not saved (no --out FILE given); nothing was written")
 
 
 def resolve_model(name: str) -> tuple[type, dict[str, Any]]:

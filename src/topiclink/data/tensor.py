@@ -335,6 +335,46 @@ class RelationalTensor:
         m = self._keys(self.missing[:, 0], self.missing[:, 1], self.missing[:, 2])
         return ~np.isin(q, m)
 
+    def empty_relations(self) -> np.ndarray:
+        """Indices (ascending) of the relations without any observed nonzero entry (an
+        entry also listed in ``missing`` is held out and does not count)."""
+        nonzero = self.values > 0
+        if len(self.missing) and nonzero.any():
+            nonzero &= self.observed_mask(self.heads, self.relations, self.tails)
+        seen = np.bincount(self.relations[nonzero], minlength=self.n_relations)
+        return np.flatnonzero(seen == 0)
+
+    def check_relations_nonempty(self, what: str = "tensor") -> None:
+        """Refuse relations without data: a one-line :class:`DataError` naming the first
+        relation (and how many in all) that has neither an observed nonzero entry nor a
+        held-out entry (``missing``) -- nothing can be learned or predicted about it, and a
+        relation listed in a vocabulary but never used is usually a mistake (a wrong
+        ``relations=`` list, or a split that lost its triples).  A relation whose only
+        entries are held out (a random hold-out can take the single triple of a rare
+        relation) is legitimate: a WARNING names those instead."""
+        empty = self.empty_relations()
+        if not empty.size:
+            return
+        names = (self.relation_names if self.relation_names is not None
+                 else np.arange(self.n_relations).astype(str))
+        held = np.isin(empty, np.asarray(self.missing)[:, 1])
+        absent, held_only = empty[~held], empty[held]
+
+        def listing(rels: np.ndarray) -> str:
+            shown = ", ".join(repr(str(names[r])) for r in rels[:5])
+            return shown + (f", ... ({rels.size} in all)" if rels.size > 5 else "")
+
+        if held_only.size:
+            logger.warning("%s: %d of %d relations have no observed nonzero triple (their "
+                           "entries are all held out): %s", what, held_only.size,
+                           self.n_relations, listing(held_only))
+        if absent.size:
+            first = int(absent[0])
+            raise DataError(f"{what}: relation {str(names[first])!r} (index {first}) has no "
+                            f"triple (no observed nonzero entry, nothing held out); "
+                            f"{absent.size} of {self.n_relations} relations are empty: "
+                            f"{listing(absent)}")
+
     def hold_out(self, entries: np.ndarray) -> RelationalTensor:
         """A copy with ``entries`` ((m, 3): head, relation, tail) unobserved and removed."""
         entries = self._check_entries(entries, "held-out").astype(np.int64)

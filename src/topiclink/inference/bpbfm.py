@@ -276,6 +276,7 @@ class BPBFMGibbs(Algorithm):
         x_rm = np.zeros(rm_shape, dtype=np.int64)
         total = [0]
         U, G = state.U, state.G
+        L = np.ascontiguousarray(self.relation_matrices(state))
 
         def run_block(b: int) -> tuple:
             ne = np.zeros((N, K), dtype=np.int64)
@@ -283,7 +284,8 @@ class BPBFMGibbs(Algorithm):
             xr = np.zeros(rm_shape, dtype=np.int64)
             tot = kernels.sweep_entries(data.heads, data.rels, data.tails, data.kinds,
                                         data.values, int(bounds[b]), int(bounds[b + 1]),
-                                        U, G, ptr, rm, rw, sender, state.kernel_rng[b],
+                                        U, L, G, ptr, rm, rw, sender,
+                                        state.kernel_rng[b],
                                         ne, xc, xr)
             return ne, xc, xr, tot
 

@@ -193,6 +193,8 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
             rm = np.tile(np.arange(M, dtype=np.int64), nr)
             rw = np.ascontiguousarray(state.eta[:, rels].T).ravel()
             rm_shape = (nr, M)
+            L_local = np.ascontiguousarray(np.einsum("mr,mkl->rkl", state.eta[:, rels],
+                                                     G_local))
         else:
             M = nr
             G_local = state.G[rels] * outer
@@ -200,6 +202,7 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
             rm = np.arange(nr, dtype=np.int64)
             rw = np.ones(nr)
             rm_shape = (0, 0)
+            L_local = G_local
         n_streams = state.kernel_rng.shape[0]
         bounds = np.linspace(0, n, n_streams + 1).astype(np.int64)
         sender = self.u_counts == "sender"
@@ -214,7 +217,8 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
             xr = np.zeros_like(x_rm)
             tot = kernels.sweep_entries(heads, lrels, tails, kinds, values,
                                         int(bounds[b]), int(bounds[b + 1]), g_local,
-                                        G_local, ptr, rm, rw, sender, state.kernel_rng[b],
+                                        L_local, G_local, ptr, rm, rw, sender,
+                                        state.kernel_rng[b],
                                         ne, xc, xr)
             return ne, xc, xr, tot
 

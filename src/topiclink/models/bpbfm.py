@@ -229,8 +229,8 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         bad = ~np.isfinite(values) | (values < 0)
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            raise DataError(f"fit: tensor value {values[k]!r} at entry {k} is not a finite "
-                            "count >= 0")
+            raise DataError(f"fit: tensor value {float(values[k])!r} at entry {k} is not a "
+                            "finite count >= 0")
         if tensor.n_entities < 2 or tensor.n_relations < 1:
             raise DataError(f"fit: the tensor needs >= 2 entities and >= 1 relation, got "
                             f"{tensor.n_entities} and {tensor.n_relations}")
@@ -239,11 +239,12 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         binary = self.binary
         if binary is None:
             binary = bool(np.all(values[values > 0] == 1.0))
-        elif not binary:
+        if not binary:
             frac = values != np.round(values)
             if frac.any():
                 k = int(np.flatnonzero(frac)[0])
-                raise DataError(f"fit: count {values[k]!r} at entry {k} is not an integer")
+                raise DataError(f"fit: count {float(values[k])!r} at entry {k} is not an "
+                                "integer (binary=True reads every nonzero value as a one)")
         return tensor, bool(binary)
 
     def fit(self, tensor: RelationalTensor, *, resume: bool = False) -> BilinearPoissonFactorModel:
@@ -252,6 +253,7 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         chain for ``max_iter`` more iterations on the same tensor."""
         self._validate_params()
         tensor, binary = self._check_tensor(tensor)
+        tensor.check_relations_nonempty("fit")
         algorithm = self._algorithm()
         data = BPBFMData.from_tensor(tensor, binary)
         logger.info("%s: %d entities, %d relations, %d nonzero, %d held out, K=%d",

@@ -375,27 +375,65 @@ class EntityFactorsMixin:
     entity.  Hooks: ``_triple_proba(h, r, t)`` and ``_scores(h, r, t, axis)``.
     """
 
+    @staticmethod
+    def _lookup(values: Any, names: np.ndarray) -> tuple[np.ndarray, list, bool]:
+        """(indices with -1 where unknown or out of range, the given values as Python
+        objects, whether they were integer indices)."""
+        arr = np.atleast_1d(np.asarray(values))
+        given = arr.ravel().tolist()
+        if arr.dtype.kind in "iu":
+            idx = arr.ravel().astype(np.int64)
+            return np.where((idx >= 0) & (idx < names.size), idx, -1), given, True
+        lookup = {str(n): i for i, n in enumerate(names.tolist())}
+        return (np.array([lookup.get(str(v), -1) for v in given], dtype=np.int64), given,
+                False)
+
+    @staticmethod
+    def _unknown(what: str, value: Any, integer: bool, names: np.ndarray,
+                 label: str | None = None) -> str:
+        """``unknown tail 'zz' (...)`` or ``tail index 99 is not in [0, N)``; ``label``
+        replaces ``what`` after "unknown" (e.g. "name")."""
+        if integer:
+            return f"{what} index {value!r} is not in [0, {names.size})"
+        plural = "relations" if what.startswith("relation") else "entities"
+        return (f"unknown {label or what} {value!r} (not one of the model's {names.size} "
+                f"{plural}; names are matched as str)")
+
     def _entity_index(self, values: Any, names: np.ndarray, what: str) -> np.ndarray:
-        idx = np.atleast_1d(np.asarray(values))
-        if idx.dtype.kind in "iu":
-            if idx.size and (idx.min() < 0 or idx.max() >= names.size):
-                raise DataError(f"{what}: {idx[(idx < 0) | (idx >= names.size)][0]} is not "
-                                f"in [0, {names.size})")
-            return idx.astype(np.int64)
-        lookup = {str(n): i for i, n in enumerate(names)}
-        missing = [v for v in idx.tolist() if str(v) not in lookup]
-        if missing:
-            raise DataError(f"{what}: unknown name {missing[0]!r}")
-        return np.array([lookup[str(v)] for v in idx.tolist()], dtype=np.int64)
+        idx, given, integer = self._lookup(values, names)
+        bad = np.flatnonzero(idx < 0)
+        if bad.size:
+            raise DataError(f"{what}: " + self._unknown(what, given[bad[0]], integer, names,
+                                                        "name"))
+        return idx
 
     def predict_proba(self, heads: Any, relations: Any, tails: Any) -> np.ndarray:
+        """Probabilities (n,) of the triples ``(heads[i], relations[i], tails[i])``, given
+        by name or by index; an unknown name or an index out of range raises a one-line
+        DataError naming the first bad triple, e.g. ``triple 3 ('a', 'likes', 'zz'):
+        unknown tail 'zz' (...)``."""
         self._check_fitted()
-        h = self._entity_index(heads, np.asarray(self.entity_names_), "heads")
-        r = self._entity_index(relations, np.asarray(self.relation_names_), "relations")
-        t = self._entity_index(tails, np.asarray(self.entity_names_), "tails")
-        if not h.size == r.size == t.size:
-            raise ValueError("heads, relations and tails must have the same length")
-        return self._triple_proba(h, r, t)
+        entities = np.asarray(self.entity_names_)
+        parts = {"head": (heads, entities), "relation": (relations, np.asarray(
+            self.relation_names_)), "tail": (tails, entities)}
+        found = {what: self._lookup(v, names) for what, (v, names) in parts.items()}
+        sizes = {what: f[0].size for what, f in found.items()}
+        if len(set(sizes.values())) > 1:
+            raise ValueError(f"heads, relations and tails must have the same length, got "
+                             f"{sizes['head']}, {sizes['relation']} and {sizes['tail']}")
+        bad = np.zeros(sizes["head"], dtype=bool)
+        for idx, _, _ in found.values():
+            bad |= idx < 0
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            triple = tuple(f[1][k] for f in found.values())
+            what = next(w for w, f in found.items() if f[0][k] < 0)
+            idx, given, integer = found[what]
+            more = f"; {int(bad.sum())} bad triples in all" if bad.sum() > 1 else ""
+            raise DataError(f"triple {k} {triple!r}: "
+                            f"{self._unknown(what, given[k], integer, parts[what][1])}"
+                            f"{more}")
+        return self._triple_proba(*(f[0] for f in found.values()))
 
     def score_tails(self, head: Any, relation: Any) -> np.ndarray:
         """A score for every entity as the tail of (head, relation, ?)."""

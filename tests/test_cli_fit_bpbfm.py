@@ -1,0 +1,72 @@
+"""``topiclink fit bpbfm``: a bilinear Poisson factor model on knowledge-graph triples."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from topiclink.cli.app import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def nations_dir(shared_datasets):
+    path = shared_datasets / "nations"
+    if not (path / "train.txt").exists():
+        pytest.skip(f"no nations data in {shared_datasets}")
+    return path
+
+
+def test_fit_bpbfm_on_nations(nations_dir, tmp_path):
+    from topiclink import load
+    from topiclink.datasets import load_nations
+
+    out = tmp_path / "m.npz"
+    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "3",
+                                 "--iterations", "6", "--seed", "1", "--out", str(out),
+                                 "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("BPBFM-1: 14 entities, 55 relations, K=3")
+    assert "relation " in result.output
+    assert ("1592 train triples; held out (unobserved) 199 valid, 201 test triples"
+            in result.output)
+    assert f"model written to {out}" in result.output
+    model = load(out)
+    assert (model.n_components, model.max_iter, model.burn_in, model.n_iter_) == (3, 6, 3, 6)
+    assert model.n_dictionary is None and model.binary_ is True
+    assert model.embedding_.shape == (14, 3) and model.relation_names_.size == 55
+    # the test triples (held out, not zeros, during the fit) get probabilities
+    test = load_nations().tensor["test"]
+    p = model.predict_proba(test.heads, test.relations, test.tails)
+    assert p.shape == (201,) and np.isfinite(p).all()
+
+
+def test_fit_bpbfm2_from_a_triples_folder(nations_dir, tmp_path):
+    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "triples", "--data",
+                                 str(nations_dir), "-k", "2", "--dictionary", "3", "-n", "4",
+                                 "--burn-in", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("BPBFM-2 (M=3): 14 entities, 55 relations, K=2")
+    assert "model not saved" in result.output
+
+
+def test_fit_bpbfm_errors(tmp_path):
+    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "1"])
+    assert result.exit_code == 1
+    assert "n_components must be an integer >= 2, got 1" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    result = runner.invoke(app, ["fit", "bpbfm", "-k", "3"])
+    assert result.exit_code == 1 and "no data given" in result.output
+    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "cora", "-k", "3", "-n", "2",
+                                 "--quiet"])
+    assert result.exit_code == 1
+    assert "has no knowledge-graph triples" in result.output
+    (tmp_path / "train.txt").write_text("a\tr\tb\nb\tr\n")
+    result = runner.invoke(app, ["fit", "bpbfm", "--data", str(tmp_path), "-k", "2",
+                                 "--quiet"])
+    assert result.exit_code == 1
+    assert "train.txt:2: expected 3 or 4" in result.output
+    result = runner.invoke(app, ["fit", "--help"])
+    assert "bpbfm" in result.output
