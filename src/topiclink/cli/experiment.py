@@ -454,7 +454,8 @@ def experiment_bpbfm(
     topics: Annotated[str, typer.Option(help="Values of K (latent factors), "
                                         "comma-separated.")] = "5,10,20",
     models: Annotated[str, typer.Option(help="Comma-separated: BPBFM-1, BPBFM-2 (or any "
-                                        "tensor model's name, e.g. BPBFM-1-online).")]
+                                        "tensor model's name, e.g. BPBFM-1-online; RESCAL, "
+                                        "DistMult, ComplEx with topiclink[bench]).")]
     = "BPBFM-1,BPBFM-2",
     iterations: Annotated[int, typer.Option("--iterations", "-n",
                                             help="Gibbs iterations.")] = 300,
@@ -487,8 +488,10 @@ def experiment_bpbfm(
         summary_text,
         tensor_model_names,
     )
+    from topiclink.experiments.kge_peers import register_pykeen_peers
 
     setup_logging(verbose)
+    register_pykeen_peers()     # RESCAL, DistMult, ComplEx where PyKEEN is installed
     # every option, the data path and the output folder before reading any data
     names = _names(models, tensor_model_names())
     check(protocol in (*PROTOCOLS, "both"), f"--protocol must be paper, kg or both, got "

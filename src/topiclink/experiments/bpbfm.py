@@ -232,15 +232,20 @@ class KGTask:
 
 
 def kg_task(splits: Mapping[str, RelationalTensor]) -> KGTask:
-    """Train on ``splits["train"]`` with the valid and test triples held out; test on
-    ``splits["test"]``; filter with the triples of every split."""
+    """Train on ``splits["train"]`` alone (every other cell a zero, as a user training on
+    ``train.txt`` has it); test on ``splits["test"]``; filter with the triples of every
+    split.
+
+    The valid and test cells are *not* marked missing: that would tell a model exactly
+    where the answers are (a held-out cell is imputed, or never drawn as a negative,
+    instead of counting as a zero).  Measured with the PyKEEN peers on Nations: RESCAL's
+    filtered MRR rose to 0.92 when the answer cells were excluded from its negatives.
+    """
     train = _check_splits(splits)
     if "test" not in splits or splits["test"].n_entries == 0:
         raise ValueError("the kg protocol needs a test split of triples (test.txt)")
     test = splits["test"]
-    held = [np.column_stack([p.heads, p.relations, p.tails])
-            for name, p in splits.items() if name != "train" and p.n_entries]
-    train_tensor = train.hold_out(np.concatenate(held)) if held else train
+    train_tensor = train
     full = union_tensor(splits)
     N, R = int(train.n_entities), int(train.n_relations)
     ones = np.ones(full.n_entries, dtype=bool)
