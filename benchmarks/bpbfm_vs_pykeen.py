@@ -11,12 +11,12 @@ Two protocols per data set (UMLS, Nations), both from :mod:`topiclink.experiment
   ComplEx falls from 0.87 / 0.95 to 0.65 / 0.78) and scored by sklearn's
   ``roc_auc_score`` / ``average_precision_score`` of ``predict_proba`` on the same
   held-out entries;
-* kg: fit on the data set's train triples (valid and test triples ``missing``), filtered
-  MRR and Hits@1/3/10 over the test triples, head and tail prediction, ties at the mean
-  rank (``topiclink.metrics.ranking.filtered_ranks``); a "fold" is a repetition with
-  another seed.  Here the held-out cells are exactly the valid and test triples, so the
-  peers sample negatives from every corruption but the training triples (PyKEEN's usual
-  setting; excluding the held-out cells would point them to the answers).
+* kg: fit on the data set's train triples alone (every other cell a zero for BPBFM; the
+  peers sample negatives from every corruption but the training triples, PyKEEN's usual
+  setting), filtered MRR and Hits@1/3/10 over the test triples, head and tail
+  prediction, ties at the mean rank (``topiclink.metrics.ranking.filtered_ranks``); a
+  "fold" is a repetition with another seed.  Marking the valid and test cells unobserved
+  would point every model to the answers.
 
 Needs the bench extra (``pip install "topiclink[bench]"``: PyKEEN and torch).
 
