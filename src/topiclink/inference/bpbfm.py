@@ -65,7 +65,7 @@ from topiclink.kernels import bpbfm as kernels
 from topiclink.parallel import run_blocks_in_order
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["BPBFMData", "BPBFMState", "BPBFMGibbs", "n_chunks_for"]
+__all__ = ["BPBFMData", "BPBFMState", "BPBFMGibbs", "n_chunks_for", "chunked_counts"]
 
 #: entries per chunk (the number of chunks is a function of the data only)
 CHUNK_ENTRIES = 16384
@@ -77,6 +77,44 @@ _TINY = np.finfo(np.float64).tiny
 def n_chunks_for(n_entries: int) -> int:
     """The number of fixed chunks (and streams) for ``n_entries`` entries."""
     return int(min(MAX_CHUNKS, max(1, -(-n_entries // CHUNK_ENTRIES))))
+
+
+def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray,
+                   G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
+                   rm_shape: tuple[int, int], sender_only: bool, streams: np.ndarray,
+                   n_threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Latent counts and allocation of ``entries`` = (heads, rels, tails, kinds, values)
+    cut into ``len(streams)`` fixed chunks, chunk b on stream b with private accumulators
+    merged in chunk order (the result does not depend on ``n_threads``).
+
+    Returns (n_ent (N, K), x_cells (M, K, K), x_rm ``rm_shape``, total).
+    """
+    heads, rels, tails, kinds, values = entries
+    N, K = U.shape
+    M = G.shape[0]
+    n_chunks = streams.shape[0]
+    bounds = np.linspace(0, heads.size, n_chunks + 1).astype(np.int64)
+    ptr, rm, rw = terms
+    n_ent = np.zeros((N, K), dtype=np.int64)
+    x_cells = np.zeros((M, K, K), dtype=np.int64)
+    x_rm = np.zeros(rm_shape, dtype=np.int64)
+    total = [0]
+
+    def run_block(b: int) -> tuple:
+        ne, xc, xr = np.zeros_like(n_ent), np.zeros_like(x_cells), np.zeros_like(x_rm)
+        tot = kernels.sweep_entries(heads, rels, tails, kinds, values, int(bounds[b]),
+                                    int(bounds[b + 1]), U, L, G, ptr, rm, rw, sender_only,
+                                    streams[b], ne, xc, xr)
+        return ne, xc, xr, tot
+
+    def merge(part: tuple) -> None:
+        np.add(n_ent, part[0], out=n_ent)
+        np.add(x_cells, part[1], out=x_cells)
+        np.add(x_rm, part[2], out=x_rm)
+        total[0] += int(part[3])
+
+    run_blocks_in_order(run_block, n_chunks, n_threads, merge)
+    return n_ent, x_cells, x_rm, total[0]
 
 
 @dataclass
@@ -263,40 +301,13 @@ class BPBFMGibbs(Algorithm):
     def counts(self, state: BPBFMState, data: BPBFMData
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """Step 1: (n_ent (N, K), x_cells (M, K, K), x_rm (R, M) or (0, 0), total)."""
-        N, K = state.U.shape
-        M = state.G.shape[0]
-        R = data.n_relations
+        M, R = state.G.shape[0], data.n_relations
         ptr, rm, rw = self.relation_terms(state, data)
-        n_chunks = state.kernel_rng.shape[0]
-        bounds = np.linspace(0, data.n_entries, n_chunks + 1).astype(np.int64)
-        sender = self.u_counts == "sender"
-        rm_shape = (R, M) if self.model2 else (0, 0)
-        n_ent = np.zeros((N, K), dtype=np.int64)
-        x_cells = np.zeros((M, K, K), dtype=np.int64)
-        x_rm = np.zeros(rm_shape, dtype=np.int64)
-        total = [0]
-        U, G = state.U, state.G
-        L = np.ascontiguousarray(self.relation_matrices(state))
-
-        def run_block(b: int) -> tuple:
-            ne = np.zeros((N, K), dtype=np.int64)
-            xc = np.zeros((M, K, K), dtype=np.int64)
-            xr = np.zeros(rm_shape, dtype=np.int64)
-            tot = kernels.sweep_entries(data.heads, data.rels, data.tails, data.kinds,
-                                        data.values, int(bounds[b]), int(bounds[b + 1]),
-                                        U, L, G, ptr, rm, rw, sender,
-                                        state.kernel_rng[b],
-                                        ne, xc, xr)
-            return ne, xc, xr, tot
-
-        def merge(part: tuple) -> None:
-            np.add(n_ent, part[0], out=n_ent)
-            np.add(x_cells, part[1], out=x_cells)
-            np.add(x_rm, part[2], out=x_rm)
-            total[0] += int(part[3])
-
-        run_blocks_in_order(run_block, n_chunks, self.n_threads, merge)
-        return n_ent, x_cells, x_rm, total[0]
+        return chunked_counts(
+            (data.heads, data.rels, data.tails, data.kinds, data.values), state.U,
+            np.ascontiguousarray(self.relation_matrices(state)), state.G, (ptr, rm, rw),
+            (R, M) if self.model2 else (0, 0), self.u_counts == "sender",
+            state.kernel_rng, self.n_threads)
 
     def draw_u(self, rng: np.random.Generator, n_ent: np.ndarray) -> np.ndarray:
         """Step 2: every column of U from its Dirichlet conditional."""

@@ -40,10 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, n_chunks_for
+from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, chunked_counts, n_chunks_for
 from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
-from topiclink.kernels import bpbfm as kernels
-from topiclink.parallel import run_blocks_in_order
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["BPBFMOnlineState", "BPBFMOnline"]
@@ -182,7 +180,7 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
         lrels = rinv.astype(np.int32)
         kinds = np.ascontiguousarray(data.kinds[batch])
         values = np.ascontiguousarray(data.values[batch])
-        K, nr = self.K, rels.size
+        nr = rels.size
         inv_total = 1.0 / state.g_total
         outer = inv_total[:, None] * inv_total[None, :]
         g_local = np.ascontiguousarray(state.g[ents])
@@ -196,40 +194,16 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
             L_local = np.ascontiguousarray(np.einsum("mr,mkl->rkl", state.eta[:, rels],
                                                      G_local))
         else:
-            M = nr
             G_local = state.G[rels] * outer
             ptr = np.arange(nr + 1, dtype=np.int64)
             rm = np.arange(nr, dtype=np.int64)
             rw = np.ones(nr)
             rm_shape = (0, 0)
             L_local = G_local
-        n_streams = state.kernel_rng.shape[0]
-        bounds = np.linspace(0, n, n_streams + 1).astype(np.int64)
-        sender = self.u_counts == "sender"
-        n_ent = np.zeros((ents.size, K), dtype=np.int64)
-        x_cells = np.zeros((M, K, K), dtype=np.int64)
-        x_rm = np.zeros(rm_shape, dtype=np.int64)
-        total = [0]
-
-        def run_block(b: int) -> tuple:
-            ne = np.zeros_like(n_ent)
-            xc = np.zeros_like(x_cells)
-            xr = np.zeros_like(x_rm)
-            tot = kernels.sweep_entries(heads, lrels, tails, kinds, values,
-                                        int(bounds[b]), int(bounds[b + 1]), g_local,
-                                        L_local, G_local, ptr, rm, rw, sender,
-                                        state.kernel_rng[b],
-                                        ne, xc, xr)
-            return ne, xc, xr, tot
-
-        def merge(part: tuple) -> None:
-            np.add(n_ent, part[0], out=n_ent)
-            np.add(x_cells, part[1], out=x_cells)
-            np.add(x_rm, part[2], out=x_rm)
-            total[0] += int(part[3])
-
-        run_blocks_in_order(run_block, n_streams, self.n_threads, merge)
-        return ents, rels, n_ent, x_cells, x_rm, total[0]
+        n_ent, x_cells, x_rm, total = chunked_counts(
+            (heads, lrels, tails, kinds, values), g_local, L_local, G_local, (ptr, rm, rw),
+            rm_shape, self.u_counts == "sender", state.kernel_rng, self.n_threads)
+        return ents, rels, n_ent, x_cells, x_rm, total
 
     def fold_in(self, state: BPBFMOnlineState, rho: float, factor: float,
                 ents: np.ndarray, rels: np.ndarray, n_ent: np.ndarray,
