@@ -56,7 +56,8 @@ def data():
                                        random_state=9)
     labels = np.arange(corpus.n_docs) % 2
     tensor, _ = make_bpbfm_data(30, 3, 3, random_state=9, density=0.05)
-    return {"X": corpus, "links": links, "y": labels, "tensor": tensor}
+    features = np.random.default_rng(9).random((corpus.n_docs, 3))
+    return {"X": corpus, "links": links, "y": labels, "tensor": tensor, "features": features}
 
 
 def fit(est, data, X=None, **kwargs):
@@ -64,10 +65,12 @@ def fit(est, data, X=None, **kwargs):
     needs = type(est).fit_requires
     if "tensor" in needs:
         return est.fit(data["tensor"] if X is None else X, **kwargs)
-    unsupported = set(needs) - {"X", "links", "y"}
+    unsupported = set(needs) - {"X", "links", "y", "features"}
     if unsupported:
         pytest.skip(f"no contract data for {sorted(unsupported)} yet")
     X = data["X"] if X is None else X
+    if "features" in needs:
+        kwargs["features"] = data["features"]
     if "links" in needs:
         kwargs["links"] = data["links"]
         if getattr(type(est), "directed_links", False):

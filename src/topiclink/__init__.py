@@ -20,6 +20,7 @@ _LAZY = {
     "VisibilityTopicModel": "topiclink.models.lmv",
     "LDARegression": "topiclink.models.lda_regression",
     "BilinearPoissonFactorModel": "topiclink.models.bpbfm",
+    "DMR": "topiclink.models.dmr",
     "load": "topiclink.models.base",
     "registered_estimators": "topiclink.models.base",
     "make_paper_model": "topiclink.models.base",
