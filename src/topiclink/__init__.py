@@ -21,6 +21,7 @@ _LAZY = {
     "LDARegression": "topiclink.models.lda_regression",
     "BilinearPoissonFactorModel": "topiclink.models.bpbfm",
     "DMR": "topiclink.models.dmr",
+    "KernelTopicModel": "topiclink.models.ktm",
     "load": "topiclink.models.base",
     "registered_estimators": "topiclink.models.base",
     "make_paper_model": "topiclink.models.base",

@@ -10,10 +10,8 @@ engine and publishes the estimates.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,12 +27,11 @@ from topiclink.data.checks import (
     DataError,
     Integer,
 )
-from topiclink.data.corpus import Corpus
 from topiclink.inference.dmr import DMRData, DMRGibbs, DMRState, doc_priors
-from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
+from topiclink.models.feature_prior import FeaturePriorTopicsMixin
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.random import RandomState
 
@@ -43,7 +40,7 @@ __all__ = ["DMR"]
 logger = logging.getLogger(__name__)
 
 
-class DMR(TopicsMixin, Estimator):
+class DMR(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     """Dirichlet-multinomial regression topic model (Mimno & McCallum 2008).
 
     Document d's topic proportions have the prior Dirichlet(alpha_d) with
@@ -222,65 +219,6 @@ class DMR(TopicsMixin, Estimator):
         self._check_fitted()
         n = _n_rows(features)
         return self._prior(self._features(features, n, "predict_alpha"))
-
-    def predict_topics(self, features: Any) -> np.ndarray:
-        """Prior mean topic proportions alpha_d / sum_k alpha_dk (n, K) at these feature
-        values, without words (e.g. the topics expected in a future year)."""
-        alpha = self.predict_alpha(features)
-        return alpha / alpha.sum(axis=1, keepdims=True)
-
-    # ------------------------------------------------------------------ prediction
-    @contextlib.contextmanager
-    def _query_prior(self, X: Any, features: Any, what: str) -> Iterator[Corpus]:
-        """The corpus of ``X`` over the model's vocabulary, with ``_doc_topics`` using the
-        priors of ``features`` (row i: document i) while the block runs."""
-        self._check_fitted()
-        corpus = self._as_model_corpus(X)
-        if features is None:
-            yield corpus
-            return
-        self._alpha_rows = self._prior(self._features(features, corpus.n_docs, what,
-                                                      corpus.doc_ids))
-        try:
-            yield corpus
-        finally:
-            del self._alpha_rows
-
-    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        alpha = getattr(self, "_alpha_rows", None)
-        if alpha is None:
-            alpha = np.asarray(self.alpha_, dtype=np.float64)
-        return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T), alpha,
-                                rng, n_iter=int(self.transform_iter))
-
-    def transform(self, X: Any, features: Any = None) -> np.ndarray:
-        """Expected topic proportions (n_docs, K) of documents, topics fixed, each with the
-        prior alpha_d of its ``features`` (without features: ``alpha_``, the mean
-        training prior).  A document without known words gets its prior mean."""
-        with self._query_prior(X, features, "transform") as corpus:
-            return self._doc_topics(corpus, self._prediction_generator())
-
-    def log_likelihood_completion(self, X: Any, fraction: float = 0.5,
-                                  random_state: RandomState = None, *,
-                                  features: Any = None) -> tuple[float, int]:
-        """Held-out log-likelihood by document completion (see
-        :meth:`TopicsMixin.log_likelihood_completion`), theta inferred on the observed
-        half with each document's prior alpha_d from ``features`` (default ``alpha_``)."""
-        with self._query_prior(X, features, "log_likelihood_completion") as corpus:
-            return super().log_likelihood_completion(corpus, fraction, random_state)
-
-    def perplexity(self, X: Any, fraction: float = 0.5, random_state: RandomState = None,
-                   *, features: Any = None) -> float:
-        """Held-out perplexity by document completion, ``exp(-loglik / n_heldout_tokens)``."""
-        from topiclink.metrics import perplexity
-
-        ll, n = self.log_likelihood_completion(X, fraction, random_state, features=features)
-        return float(perplexity(ll, n))
-
-    def score(self, X: Any, y: Any = None, *, features: Any = None) -> float:
-        """Held-out log-likelihood per token by document completion (higher is better)."""
-        ll, n = self.log_likelihood_completion(X, features=features)
-        return ll / max(n, 1)
 
     def summary(self, n_words: int = 8, n_features: int = 3) -> str:
         """Topics, then the strongest feature weights (largest |lambda_kf|) per topic."""

@@ -1,0 +1,259 @@
+"""Kernel topic models (the estimator): Hennig, Stern, Herbrich & Graepel (AISTATS 2012).
+
+Topic proportions pi_d = softmax(y_d) with y_dk = h_k(phi_d) + N(0, tau^2) and
+h_k ~ GP(m_k, kernel) over the document features phi_d (numbers, categories coded as
+numbers for a kernel that understands them, graph positions).  The algorithm is
+:mod:`topiclink.inference.ktm`; this module validates, runs the engine, publishes the
+estimates and predicts priors at new feature values from the fitted GPs.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.gaussian_process.kernels import ConstantKernel, Kernel, RationalQuadratic
+
+from topiclink.data.checks import (
+    CALLBACKS,
+    POSITIVE,
+    RANDOM_STATE,
+    VERBOSE,
+    Boolean,
+    DataError,
+    InstanceOf,
+    Integer,
+    NoneValue,
+)
+from topiclink.gp.regression import HeteroscedasticGP
+from topiclink.inference.ktm import ALPHA_MAX, ALPHA_MIN, KTMData, KTMState, KTMVariational
+from topiclink.inference.laplace import gaussian_to_dirichlet
+from topiclink.models.base import Estimator
+from topiclink.models.capabilities import TopicsMixin
+from topiclink.models.feature_prior import FeaturePriorTopicsMixin
+from topiclink.models.param_codecs import SklearnKernelCodec
+from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
+from topiclink.random import RandomState
+
+__all__ = ["KernelTopicModel"]
+
+logger = logging.getLogger(__name__)
+
+
+def default_kernel() -> Kernel:
+    """amplitude x rational quadratic over all features (length scale 1)."""
+    return ConstantKernel(1.0) * RationalQuadratic(length_scale=1.0, alpha=1.0)
+
+
+class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
+    """Kernel topic model: topic proportions that vary smoothly with document features.
+
+    Parameters
+    ----------
+    n_topics : int, default 10
+        K (>= 3: the Laplace bridge between Dirichlet and Gaussian needs it).
+    kernel : scikit-learn kernel or None
+        Over the features (``topiclink.gp.kernels``: ``SOTUKernel``, ``CategoricalKernel``,
+        ``ShortestPathKernel``, ``OnColumns``, or any ``sklearn.gaussian_process.kernels``
+        composition).  None: ``ConstantKernel(1) * RationalQuadratic(1, 1)``.  Its
+        hyper-parameters (within their bounds) are optimised every ``optimize_every``
+        iterations; the fitted kernel is ``kernel_``.
+    topic_word_prior : float, default 0.01
+        beta.
+    tau : float, default 1.0
+        Starting standard deviation of the noise between h_k and y_dk (optimised with the
+        kernel when ``fit_tau``).
+    fit_tau : bool, default True
+    max_iter : int, default 50
+        Outer iterations (words, messages, GPs) per call of ``fit``.
+    n_inner : int, default 3
+        Variational passes over each document per outer iteration.
+    optimize_every : int, default 10
+        Iterations between evidence maximisations (L-BFGS, analytic gradients); 0: never.
+    min_precision : float, default 1e-6
+        Floor of the messages' precisions (clipped ones are counted in
+        ``trace_["clipped"]``).
+    transform_iter : int, default 50
+        Gibbs sweeps used to infer new documents' proportions (topics fixed).
+    evaluate_every : int, default 1
+    random_state, verbose, callbacks : as every estimator
+
+    Attributes
+    ----------
+    components_ : (K, V) topics; doc_topic_ : (D, K) E[pi_d]
+    doc_prior_ : (D, K) each training document's prior Dirichlet (its GP cavity)
+    alpha_ : (K,) mean of ``doc_prior_`` (new documents without features)
+    kernel_ : the kernel with the fitted hyper-parameters; tau_ : float
+    features_ : (D, F) training features; messages_mean_, messages_var_ : (D, K)
+    prior_mean_ : (K,) the GP prior means m_k
+    trace_ : ``"log_likelihood"`` (training log-likelihood per token; the training
+        perplexity is ``exp(-value)``), ``"log_evidence"``, ``"clipped"``, ``"tau"``
+    """
+
+    fit_requires: ClassVar[tuple[str, ...]] = ("X", "features")
+    paper_names: ClassVar[dict[str, dict[str, Any]]] = {"KTM": {}}
+    _param_codecs: ClassVar[dict[str, Any]] = {
+        "kernel": SklearnKernelCodec(("sklearn.gaussian_process.kernels",
+                                      "topiclink.gp.kernels"))}
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "n_topics": [Integer(3)],
+        "kernel": [NoneValue(), InstanceOf(Kernel, name="a scikit-learn kernel")],
+        "topic_word_prior": POSITIVE, "tau": POSITIVE, "fit_tau": [Boolean()],
+        "max_iter": [Integer(1)], "n_inner": [Integer(1)], "optimize_every": [Integer(0)],
+        "min_precision": POSITIVE, "transform_iter": [Integer(1)],
+        "evaluate_every": [Integer(0)], "random_state": RANDOM_STATE, "verbose": VERBOSE,
+        "callbacks": CALLBACKS,
+    }
+    _saved_arrays: ClassVar[tuple[str, ...]] = (
+        *TOPIC_ARRAYS, "doc_prior_", "features_", "messages_mean_", "messages_var_",
+        "prior_mean_", "kernel_theta_")
+    _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "tau_", "n_tokens_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {
+        **TOPIC_ARRAYS,
+        "doc_prior_": ArraySpec(("D", "K"), "f", "positive"),
+        "features_": ArraySpec(("D", "F"), "f", None),
+        "messages_mean_": ArraySpec(("D", "K"), "f", None),
+        "messages_var_": ArraySpec(("D", "K"), "f", "positive"),
+        "prior_mean_": ArraySpec(("K",), "f", None),
+        "kernel_theta_": ArraySpec(("P",), "f", None),
+    }
+    _state_class = KTMState
+
+    def __init__(self, n_topics: int = 10, *, kernel: Kernel | None = None,
+                 topic_word_prior: float = 0.01, tau: float = 1.0, fit_tau: bool = True,
+                 max_iter: int = 50, n_inner: int = 3, optimize_every: int = 10,
+                 min_precision: float = 1e-6, transform_iter: int = 50,
+                 evaluate_every: int = 1, random_state: RandomState = None,
+                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
+        self.n_topics = n_topics
+        self.kernel = kernel
+        self.topic_word_prior = topic_word_prior
+        self.tau = tau
+        self.fit_tau = fit_tau
+        self.max_iter = max_iter
+        self.n_inner = n_inner
+        self.optimize_every = optimize_every
+        self.min_precision = min_precision
+        self.transform_iter = transform_iter
+        self.evaluate_every = evaluate_every
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+
+    def _kernel(self) -> Kernel:
+        return default_kernel() if self.kernel is None else self.kernel
+
+    def _algorithm(self) -> KTMVariational:
+        return KTMVariational(int(self.n_topics), self._kernel(),
+                              beta=float(self.topic_word_prior), n_inner=int(self.n_inner),
+                              optimize_every=int(self.optimize_every), tau=float(self.tau),
+                              fit_tau=bool(self.fit_tau),
+                              min_precision=float(self.min_precision))
+
+    def _features(self, features: Any, n_docs: int, what: str) -> np.ndarray:
+        if features is None:
+            raise DataError(f"{what}: features must be given (an (n_docs, n_features) "
+                            "array of numbers)")
+        try:
+            values = np.asarray(features, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DataError(f"{what}: features must be numbers (code categories as "
+                            "numbers for a kernel that reads them)") from None
+        if values.ndim == 1:
+            values = values[:, None]
+        if values.ndim != 2 or values.shape[0] != n_docs:
+            raise DataError(f"{what}: features must have shape ({n_docs}, n_features), got "
+                            f"{values.shape}")
+        fitted = getattr(self, "features_", None)
+        if fitted is not None and what != "fit" and values.shape[1] != fitted.shape[1]:
+            raise DataError(f"{what}: features have {values.shape[1]} columns but the model "
+                            f"was fitted on {fitted.shape[1]}")
+        bad = ~np.isfinite(values)
+        if bad.any():
+            d, f = (int(i) for i in np.argwhere(bad)[0])
+            raise DataError(f"{what}: feature {f} of document {d} is {values[d, f]}")
+        return np.ascontiguousarray(values)
+
+    def fit(self, X: Any, y: None = None, *, features: Any = None,
+            resume: bool = False) -> KernelTopicModel:
+        """Fit to documents ``X`` with their ``features`` (D, F) (numbers the kernel reads).
+
+        ``resume=True`` continues for ``max_iter`` more iterations on the same data.
+        """
+        if y is not None:
+            raise TypeError("KernelTopicModel.fit takes the features as a keyword: "
+                            "fit(X, features=...)")
+        self._validate_params()
+        corpus = self._training_corpus(X)
+        values = self._features(features, corpus.n_docs, "fit")
+        algorithm = self._algorithm()
+        data = KTMData(corpus.counts.tocsr(), values)
+        logger.info("KTM: %d documents, %d words, %d tokens, %d features, K=%d",
+                    corpus.n_docs, corpus.n_words, int(data.n_tokens), values.shape[1],
+                    algorithm.K)
+
+        def publish(state: KTMState, averaged: dict[str, np.ndarray] | None) -> None:
+            self._publish(state, algorithm, data, corpus.vocabulary)
+
+        self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         evaluate_every=int(self.evaluate_every))
+        self.n_tokens_ = float(data.n_tokens)
+        return self
+
+    def _publish(self, state: KTMState, algorithm: KTMVariational, data: KTMData,
+                 vocabulary: np.ndarray) -> None:
+        self.components_ = algorithm.topics(state)
+        self.doc_topic_ = algorithm.proportions(state)
+        self.topic_weights_ = state.nk / max(float(state.nk.sum()), 1e-300)
+        self.vocabulary_ = np.asarray(vocabulary, dtype=str)
+        self.doc_prior_ = state.alpha.copy()
+        self.alpha_ = state.alpha.mean(axis=0)
+        self.features_ = data.features
+        self.messages_mean_ = state.msg_mean.copy()
+        self.messages_var_ = np.where(np.isfinite(state.msg_var), state.msg_var, 1e300)
+        self.prior_mean_ = state.prior_mean.copy()
+        self.kernel_theta_ = state.theta.copy()
+        self.tau_ = float(state.tau)
+        self.n_iter_ = state.iteration
+        self.__dict__.pop("_gps", None)
+
+    @property
+    def kernel_(self) -> Kernel:
+        """The kernel with the fitted hyper-parameters."""
+        self._check_fitted()
+        kernel = self._kernel()
+        return kernel.clone_with_theta(self.kernel_theta_) if self.kernel_theta_.size \
+            else kernel
+
+    # ------------------------------------------------------------------ prediction
+    def _gp_list(self) -> list[HeteroscedasticGP]:
+        gps = self.__dict__.get("_gps")
+        if gps is None:
+            kernel = self.kernel_
+            tau2 = self.tau_ ** 2
+            gps = [HeteroscedasticGP.from_kernel(kernel, self.features_,
+                                                 self.messages_mean_[:, k],
+                                                 self.messages_var_[:, k] + tau2,
+                                                 mean=float(self.prior_mean_[k]))
+                   for k in range(self.components_.shape[0])]
+            self.__dict__["_gps"] = gps
+        return gps
+
+    def predict_alpha(self, features: Any) -> np.ndarray:
+        """The Dirichlet prior (n, K) of documents with these features: each topic's GP
+        posterior at them (mean, variance + tau^2) mapped by the Laplace bridge."""
+        self._check_fitted()
+        n = int(np.shape(features)[0]) if np.ndim(features) else 1
+        values = self._features(features, n, "predict_alpha")
+        mean = np.empty((n, self.components_.shape[0]))
+        var = np.empty_like(mean)
+        for k, gp in enumerate(self._gp_list()):
+            mean[:, k], var[:, k] = gp.predict(values)
+        return np.clip(gaussian_to_dirichlet(mean, var + self.tau_ ** 2), ALPHA_MIN,
+                       ALPHA_MAX)
+
+    def summary(self, n_words: int = 8) -> str:
+        text = super().summary(n_words)
+        return (f"{text}\nkernel: {self.kernel_!r}, tau = {self.tau_:.3g}; log evidence "
+                f"{self.trace_['log_evidence'][-1]:.1f}")
