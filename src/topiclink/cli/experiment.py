@@ -543,3 +543,82 @@ def experiment_bpbfm(
     typer.echo(summary_text(table))
     typer.echo(f"results: {out / 'bpbfm_results.csv'}, trajectory, summary and figures in "
                f"{out}/")
+
+
+@app.command("ktm")
+def experiment_ktm(
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    topics: Annotated[int, typer.Option("--topics", help="K (the paper: 10).")] = 10,
+    vocabulary: Annotated[int, typer.Option(
+        help="Keep the most frequent terms after stop words (the paper: 5000).")] = 5000,
+    iterations: Annotated[int, typer.Option("--iterations", "-n",
+                                            help="Gibbs sweeps (KTM: outer iterations).")]
+    = 200,
+    models: Annotated[str | None, typer.Option(
+        help="Comma-separated: LDA, DMR, GDMR (tomotopy), KTM (default: all that are "
+             "available here).")] = None,
+    test_fraction: Annotated[float, typer.Option(
+        "--test-fraction", help="Share of the addresses held out (seeded split).")] = 0.2,
+    last_year: Annotated[int, typer.Option(
+        "--last-year", help="Use the addresses up to this year (the paper's corpus ends "
+        "in 2011).")] = 2011,
+    evaluate_every: Annotated[int, typer.Option(
+        "--evaluate-every", help="Training perplexity every this many iterations.")] = 10,
+    seed: Annotated[int, typer.Option()] = 0,
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output folder (created when missing) for ktm_*.csv, "
+        "ktm_summary.txt and ktm_*.png; results already there are refused unless "
+        "--force.")] = Path("ktm-experiment"),
+    force: ForceOpt = False,
+    verbose: VerboseOpt = True,
+) -> None:
+    """The kernel topic model paper's State-of-the-Union protocol (default data: sotu):
+    training perplexity against iteration, held-out perplexity by document completion,
+    time per iteration, topics over time (LDA, DMR, tomotopy GDMR, KTM)."""
+    from topiclink.experiments.ktm import (
+        MODEL_NAMES,
+        KTMSettings,
+        available_models,
+        prepare_sotu,
+        run_ktm_experiment,
+        summary_text,
+    )
+
+    setup_logging(verbose)
+    if models is None:
+        names = available_models()
+        skipped = [m for m in MODEL_NAMES if m not in names]
+        if skipped:
+            typer.echo(f"not available here, skipped: {', '.join(skipped)}")
+    else:
+        names = _names(models, MODEL_NAMES)
+    check(topics >= 3, f"--topics must be >= 3, got {topics}")
+    check_model_size(topics)
+    check(vocabulary >= 2, f"--vocabulary must be >= 2, got {vocabulary}")
+    check(iterations >= 1, f"--iterations must be >= 1, got {iterations}")
+    check(0 < test_fraction < 1, f"--test-fraction must be in (0, 1), got {test_fraction:g}")
+    check(evaluate_every >= 1, f"--evaluate-every must be >= 1, got {evaluate_every}")
+    check_input_paths(data)
+    _check_out(out, "ktm", force)
+    ds = load_data(dataset, data, default="sotu")
+    settings = KTMSettings(n_topics=topics, vocabulary=vocabulary, max_iter=iterations,
+                           test_fraction=test_fraction, last_year=last_year,
+                           evaluate_every=evaluate_every,
+                           burn_in=min(50, max(iterations // 4, 0)))
+    with reported_errors():
+        prepared = prepare_sotu(ds, settings, seed)
+    typer.echo(f"{ds.name}: {prepared.corpus.n_docs} addresses {settings.first_year}-"
+               f"{last_year} ({prepared.train.size} training, {prepared.test.size} test), "
+               f"{prepared.corpus.n_words} words, {prepared.speaker_names.size} presidents")
+
+    def show(run) -> None:  # noqa: ANN001
+        typer.echo(f"{run.model:>5s}: training perplexity {run.final_train_perplexity:.1f}  "
+                   f"held-out {run.heldout_perplexity:.1f}  "
+                   f"{run.seconds_per_iteration:.4f} s/iteration")
+
+    with reported_errors():
+        result = run_ktm_experiment(prepared, names, seed=seed, out=out, on_model=show)
+    typer.echo("")
+    typer.echo(summary_text(result))
+    typer.echo(f"results: {out / 'ktm_trajectory.csv'}, summary and figures in {out}/")

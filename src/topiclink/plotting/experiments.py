@@ -9,14 +9,16 @@ import pandas as pd
 from topiclink.plotting.topics import new_axes
 
 __all__ = ["plot_metric_vs_topics", "plot_metric_panels", "plot_model_bars",
-           "plot_estimate_vs_truth", "save_figure", "LABELS"]
+           "plot_estimate_vs_truth", "plot_metric_vs_iteration", "save_figure", "LABELS"]
 
 LABELS = {"link_rank": "link rank (lower is better)", "word_rank": "word rank (lower is better)",
           "auc": "link AUC", "pr_auc": "link PR AUC", "train_seconds": "training time (s)",
           "test_seconds": "test time (s)", "accuracy": "accuracy",
           "predictive_rank": "predictive rank (lower is better)",
           "cpu_seconds": "CPU time of the fit (s)", "wall_seconds": "wall time of the fit (s)",
-          "improvement": "improvement over random rank"}
+          "improvement": "improvement over random rank",
+          "train_perplexity": "training perplexity (lower is better)",
+          "native_perplexity": "perplexity the sampler reports (collapsed joint)"}
 
 
 def plot_metric_vs_topics(table: pd.DataFrame, metric: str, ax: Any = None,
@@ -101,6 +103,31 @@ def plot_estimate_vs_truth(truth: Any, estimate: Any, ax: Any = None,
     ax.set_xlabel("true value")
     ax.set_ylabel(label)
     ax.grid(alpha=0.3)
+    return ax
+
+
+def plot_metric_vs_iteration(table: pd.DataFrame, metric: str = "train_perplexity",
+                             ax: Any = None, by: str = "model", x: str = "iteration",
+                             log_y: bool = False) -> Any:
+    """One line per ``by`` value (e.g. model): ``metric`` against ``x`` (the iteration),
+    NaN entries skipped (e.g. the training perplexity against iteration, Hennig et al.
+    2012, Fig. 6)."""
+    for col in (metric, by, x):
+        if col not in table.columns:
+            raise ValueError(f"the table has no column {col!r}")
+    ax = new_axes(ax)
+    for key, group in table.groupby(by, sort=False):
+        g = group[[x, metric]].dropna().sort_values(x)
+        if g.empty:
+            continue
+        ax.plot(g[x], g[metric], marker="o" if len(g) < 30 else None, ms=3, lw=1.5,
+                label=str(key))
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(LABELS.get(metric, metric.replace("_", " ")))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
     return ax
 
 

@@ -1,4 +1,5 @@
-"""Plots of a fitted topic model: the sampler trace and the top words of each topic."""
+"""Plots of a fitted topic model: the sampler trace, the top words of each topic and topic
+proportions over time."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["plot_trace", "plot_top_words", "new_axes"]
+__all__ = ["plot_trace", "plot_top_words", "plot_topics_over_time", "new_axes"]
 
 
 def new_axes(ax: Any = None, figsize: tuple[float, float] = (6, 4)) -> Any:
@@ -58,4 +59,48 @@ def plot_top_words(model: Any, n_words: int = 8, topics: list[int] | None = None
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
     ax.set_title("top words per topic (size ~ probability)")
+    return ax
+
+
+def plot_topics_over_time(years: Any, proportions: Any, topic_labels: Any = None,
+                          ax: Any = None) -> Any:
+    """Stacked topic proportions against time (Hennig et al. 2012, Fig. 5).
+
+    Parameters
+    ----------
+    years : array (T,)
+        Increasing time points (e.g. every year 1790-2011).
+    proportions : array (T, K)
+        Topic proportions at each time point (rows are normalised to sum to 1).
+    topic_labels : sequence of K str, optional
+        Legend entries, e.g. each topic's top words (default ``"topic k"``).
+    """
+    t = np.asarray(years, dtype=float).ravel()
+    p = np.asarray(proportions, dtype=float)
+    if p.ndim != 2 or p.shape[0] != t.size:
+        raise ValueError(f"proportions must be ({t.size}, K), got shape {p.shape}")
+    if not np.isfinite(p).all() or (p < 0).any():
+        raise ValueError("proportions must be finite and non-negative")
+    if t.size > 1 and (np.diff(t) <= 0).any():
+        raise ValueError("years must be increasing")
+    K = p.shape[1]
+    labels = ([f"topic {k}" for k in range(K)] if topic_labels is None
+              else [str(label) for label in topic_labels])
+    if len(labels) != K:
+        raise ValueError(f"topic_labels must have {K} entries, got {len(labels)}")
+    total = p.sum(axis=1, keepdims=True)
+    p = np.divide(p, total, out=np.full_like(p, 1.0 / K), where=total > 0)
+    ax = new_axes(ax, figsize=(11, 4.5))
+    import matplotlib.pyplot as plt
+
+    cmap = plt.get_cmap("tab20" if K > 10 else "tab10")
+    colors = [cmap(k % cmap.N) for k in range(K)]
+    ax.stackplot(t, p.T, labels=labels, colors=colors, linewidth=0)
+    ax.set_xlim(t.min(), t.max())
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("year")
+    ax.set_ylabel("topic proportion")
+    handles, names = ax.get_legend_handles_labels()
+    ax.legend(handles[::-1], names[::-1], fontsize=7, loc="center left",
+              bbox_to_anchor=(1.01, 0.5), frameon=False)
     return ax
