@@ -87,6 +87,17 @@ def test_planted_topic_trends_are_found():
     assert np.isfinite(m.trace_["log_evidence"]).all()
 
 
+def test_extreme_gaussian_beliefs_stay_finite():
+    """A GP far from its data can predict means whose exponentials overflow the bridge;
+    the priors stay finite and within bounds (this crashed a constant-kernel fit)."""
+    from topiclink.inference.ktm import ALPHA_MAX, ALPHA_MIN, bridge_to_dirichlet
+
+    mean = np.array([[0.0, 7000.0, -20.0], [1e4, 1e4 + 1, 1e4 + 2]])
+    alpha = bridge_to_dirichlet(mean, np.array([[200.0, 1e-9, 1.0], [1.0, 1.0, 1e9]]))
+    assert np.isfinite(alpha).all()
+    assert (alpha >= ALPHA_MIN).all() and (alpha <= ALPHA_MAX).all()
+
+
 def test_bad_input_one_line_errors():
     X, x, *_ = _planted(D=30)
     with pytest.raises(ValueError, match="n_topics") as info:
@@ -100,6 +111,9 @@ def test_bad_input_one_line_errors():
         KernelTopicModel(3, max_iter=1).fit(X, features=np.ones((29, 1)))
     with pytest.raises(DataError, match="features must be given"):
         KernelTopicModel(3, max_iter=1).fit(X)
+    with pytest.raises(DataError, match="feature 1 has the same value .5. for every"):
+        KernelTopicModel(3, max_iter=1).fit(X, features=np.column_stack(
+            [x, np.full(x.size, 5.0)]))
     m = KernelTopicModel(3, max_iter=2, random_state=0).fit(X, features=x[:, None])
     with pytest.raises(DataError, match="columns"):
         m.predict_topics(np.ones((2, 2)))

@@ -48,10 +48,13 @@ from topiclink.inference.laplace import (
 )
 from topiclink.kernels import ktm as kernels
 
-__all__ = ["KTMData", "KTMState", "KTMVariational", "summed_evidence"]
+__all__ = ["KTMData", "KTMState", "KTMVariational", "summed_evidence",
+           "bridge_to_dirichlet"]
 
 #: bounds of a document's prior Dirichlet parameters (keeps the bridge finite)
 ALPHA_MIN, ALPHA_MAX = 1e-3, 1e6
+#: bounds of the Gaussian beliefs before the bridge (see :func:`bridge_to_dirichlet`)
+MEAN_MAX, VAR_MIN, VAR_MAX = 30.0, 1e-6, 1e6
 #: bounds of tau when it is optimised: below 0.1 the priors pin the documents' topics
 TAU_MIN, TAU_MAX = 0.1, 10.0
 
@@ -91,6 +94,18 @@ class KTMState(State):
     theta: np.ndarray         # the kernel's log hyper-parameters
     tau: float = 1.0
     log_evidence: float = float("nan")
+
+
+def bridge_to_dirichlet(mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """Gaussian beliefs (D, K) in the softmax basis -> Dirichlet parameters, within
+    [ALPHA_MIN, ALPHA_MAX].  The basis is shift invariant per row, so each row is centred
+    and its means clipped to +-MEAN_MAX and variances to [VAR_MIN, VAR_MAX] first: a GP
+    far from its data (or a degenerate kernel) can predict means whose exponentials
+    overflow the bridge."""
+    mean = mean - mean.mean(axis=1, keepdims=True)
+    mean = np.clip(mean, -MEAN_MAX, MEAN_MAX)
+    var = np.clip(var, VAR_MIN, VAR_MAX)
+    return np.clip(gaussian_to_dirichlet(mean, var), ALPHA_MIN, ALPHA_MAX)
 
 
 def summed_evidence(kernel: Kernel, X: np.ndarray, y: np.ndarray, noise: np.ndarray,
@@ -233,7 +248,7 @@ class KTMVariational(Algorithm):
             evidence += gp.log_marginal_likelihood()
             mean[:, k], var[:, k] = gp.loo()
         var += tau2
-        state.alpha = np.clip(gaussian_to_dirichlet(mean, var), ALPHA_MIN, ALPHA_MAX)
+        state.alpha = bridge_to_dirichlet(mean, var)
         return float(evidence)
 
     # ------------------------------------------------------------------ one iteration

@@ -27,8 +27,7 @@ from topiclink.data.checks import (
     NoneValue,
 )
 from topiclink.gp.regression import HeteroscedasticGP
-from topiclink.inference.ktm import ALPHA_MAX, ALPHA_MIN, KTMData, KTMState, KTMVariational
-from topiclink.inference.laplace import gaussian_to_dirichlet
+from topiclink.inference.ktm import KTMData, KTMState, KTMVariational, bridge_to_dirichlet
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.feature_prior import FeaturePriorTopicsMixin
@@ -173,6 +172,12 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         if bad.any():
             d, f = (int(i) for i in np.argwhere(bad)[0])
             raise DataError(f"{what}: feature {f} of document {d} is {values[d, f]}")
+        if what == "fit" and n_docs > 1:
+            constant = np.flatnonzero(np.ptp(values, axis=0) == 0)
+            if constant.size:
+                raise DataError(f"fit: feature {int(constant[0])} has the same value "
+                                f"({values[0, constant[0]]:g}) for every document: it "
+                                "carries no information for the kernel (drop it)")
         return np.ascontiguousarray(values)
 
     def fit(self, X: Any, y: None = None, *, features: Any = None,
@@ -250,8 +255,7 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         var = np.empty_like(mean)
         for k, gp in enumerate(self._gp_list()):
             mean[:, k], var[:, k] = gp.predict(values)
-        return np.clip(gaussian_to_dirichlet(mean, var + self.tau_ ** 2), ALPHA_MIN,
-                       ALPHA_MAX)
+        return bridge_to_dirichlet(mean, var + self.tau_ ** 2)
 
     def summary(self, n_words: int = 8) -> str:
         text = super().summary(n_words)
