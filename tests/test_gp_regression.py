@@ -217,3 +217,26 @@ def test_fitc_approaches_exact_gp_as_m_grows():
     assert (np.diff(errs, axis=0) < 0).all(), errs  # monotone in M here
     assert errs[-1].max() < 1e-7  # M = D: the exact GP
     assert errs[0, 0] > 0.1  # M = 10 is visibly approximate
+
+
+def test_fitc_loo_is_exact_with_every_point_inducing_and_converges():
+    """FITC's leave-one-out cavities equal the exact GP's when every training input is
+    an inducing input, and approach them as M grows."""
+    from sklearn.gaussian_process.kernels import RBF
+
+    from topiclink.gp.regression import FITCGP, HeteroscedasticGP
+
+    rng = np.random.default_rng(7)
+    X = np.sort(rng.uniform(0, 10, 120))[:, None]
+    y = np.sin(X[:, 0]) + rng.normal(0, 0.2, 120)
+    noise = rng.uniform(0.02, 0.3, 120)
+    kernel = 1.5 * RBF(length_scale=1.2)
+    exact = HeteroscedasticGP.from_kernel(kernel, X, y, noise, mean=0.1, tau=0.1)
+    mu, var = exact.loo()
+    full = FITCGP(kernel, X, y, noise, mean=0.1, tau=0.1, n_inducing=120, jitter=1e-12)
+    mu_f, var_f = full.loo()
+    np.testing.assert_allclose(mu_f, mu, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(var_f, var, rtol=1e-5, atol=1e-7)
+    errors = [np.abs(FITCGP(kernel, X, y, noise, mean=0.1, tau=0.1, n_inducing=m,
+                            random_state=0).loo()[0] - mu).max() for m in (5, 15, 40)]
+    assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-3, errors

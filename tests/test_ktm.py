@@ -117,3 +117,22 @@ def test_bad_input_one_line_errors():
     m = KernelTopicModel(3, max_iter=2, random_state=0).fit(X, features=x[:, None])
     with pytest.raises(DataError, match="columns"):
         m.predict_topics(np.ones((2, 2)))
+
+
+def test_inducing_points_approach_the_exact_fit():
+    """With n_inducing >= D the fit is the exact one; with fewer inducing documents the
+    FITC fit still finds the planted trends (same threshold as the exact fit)."""
+    X, x, pi, topics = _planted(D=200)
+    kw = dict(kernel=rational_quadratic(length_scale=0.3), max_iter=25, random_state=0)
+    exact = KernelTopicModel(4, **kw).fit(X, features=x[:, None])
+    same = KernelTopicModel(4, n_inducing=200, **kw).fit(X, features=x[:, None])
+    np.testing.assert_array_equal(exact.doc_topic_, same.doc_topic_)
+    low = KernelTopicModel(4, n_inducing=40, **kw).fit(X, features=x[:, None])
+    norm = np.linalg.norm
+    cos = (low.components_ / norm(low.components_, axis=1, keepdims=True)) @ (
+        topics / norm(topics, axis=1, keepdims=True)).T
+    rows, cols = linear_sum_assignment(-cos)
+    pred = low.predict_topics(x[:, None])
+    corr = [np.corrcoef(pred[:, r], pi[:, c])[0, 1] for r, c in zip(rows, cols,
+                                                                     strict=True)]
+    assert np.median(corr) > 0.8, corr

@@ -26,7 +26,10 @@ outer iteration (:meth:`KTMVariational.step`):
    Gaussian, mapped back to ``alpha_d`` by the bridge.
 
 The cavity (not the full posterior) is used so that a document's own words do not enter
-its prior twice.  Cost: O(nnz K n_inner) for the words, O(K D^3) for the GPs.
+its prior twice.  Cost: O(nnz K n_inner) for the words, O(K D^3) for the GPs; with
+``n_inducing = M`` (D > M) the GPs are FITC approximations on M seeded inducing
+documents (O(K D M^2), leave-one-out cavities by Woodbury) and the hyper-parameters are
+fitted on the exact evidence of those M documents.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from sklearn.gaussian_process.kernels import Kernel
 
-from topiclink.gp.regression import HeteroscedasticGP
+from topiclink.gp.regression import FITCGP, HeteroscedasticGP
 from topiclink.inference.engine import Algorithm, State, fingerprint
 from topiclink.inference.laplace import (
     dirichlet_to_gaussian,
@@ -148,7 +151,8 @@ class KTMVariational(Algorithm):
 
     def __init__(self, n_topics: int, kernel: Kernel, *, beta: float, n_inner: int = 3,
                  optimize_every: int = 10, tau: float = 1.0, fit_tau: bool = True,
-                 min_precision: float = 1e-6, alpha0: float = 1.0) -> None:
+                 min_precision: float = 1e-6, alpha0: float = 1.0,
+                 n_inducing: int | None = None) -> None:
         self.K = int(n_topics)
         self.kernel = kernel
         self.beta = float(beta)
@@ -158,6 +162,16 @@ class KTMVariational(Algorithm):
         self.fit_tau = bool(fit_tau)
         self.min_precision = float(min_precision)
         self.alpha0 = float(alpha0)
+        self.n_inducing = None if n_inducing is None else int(n_inducing)
+
+    def inducing_rows(self, n_docs: int) -> np.ndarray | None:
+        """The documents whose features are the inducing inputs (None: exact GPs): a
+        seeded subset of ``n_inducing`` rows, the same at every iteration (and the one
+        :class:`~topiclink.gp.regression.FITCGP` draws with ``random_state=0``)."""
+        if self.n_inducing is None or n_docs <= self.n_inducing:
+            return None
+        rng = np.random.default_rng(0)
+        return np.sort(rng.choice(n_docs, self.n_inducing, replace=False))
 
     def fingerprint(self, data: KTMData) -> str:
         return data.fingerprint()
@@ -210,12 +224,16 @@ class KTMVariational(Algorithm):
     def optimise(self, state: KTMState, data: KTMData) -> None:
         """L-BFGS over (kernel log hyper-parameters, log tau) on the summed evidence."""
         n_theta = state.theta.size
-        X = data.features
+        rows = self.inducing_rows(data.n_docs)
+        if rows is None:
+            rows = np.arange(data.n_docs)
+        X = data.features[rows]
+        msg_mean, msg_var = state.msg_mean[rows], state.msg_var[rows]
 
         def objective(z: np.ndarray) -> tuple[float, np.ndarray]:
             kernel = self.kernel.clone_with_theta(z[:n_theta]) if n_theta else self.kernel
             try:
-                value, grad = summed_evidence(kernel, X, state.msg_mean, state.msg_var,
+                value, grad = summed_evidence(kernel, X, msg_mean, msg_var,
                                               state.prior_mean, float(np.exp(z[-1])))
             except np.linalg.LinAlgError:
                 return 1e25, np.zeros_like(z)
@@ -237,14 +255,20 @@ class KTMVariational(Algorithm):
         """K regressions; the cavity predictions become the new priors.  Returns the
         summed log evidence."""
         kernel = self.current_kernel(state)
-        Kmat = kernel(data.features)
         tau2 = state.tau ** 2
         mean = np.empty_like(state.alpha)
         var = np.empty_like(state.alpha)
         evidence = 0.0
+        low_rank = self.inducing_rows(data.n_docs) is not None
+        Kmat = None if low_rank else kernel(data.features)
         for k in range(self.K):
-            gp = HeteroscedasticGP(Kmat, state.msg_var[:, k] + tau2, state.msg_mean[:, k],
-                                   state.prior_mean[k])
+            if low_rank:
+                gp = FITCGP(kernel, data.features, state.msg_mean[:, k],
+                            state.msg_var[:, k], mean=float(state.prior_mean[k]),
+                            tau=state.tau, n_inducing=int(self.n_inducing), random_state=0)
+            else:
+                gp = HeteroscedasticGP(Kmat, state.msg_var[:, k] + tau2,
+                                       state.msg_mean[:, k], state.prior_mean[k])
             evidence += gp.log_marginal_likelihood()
             mean[:, k], var[:, k] = gp.loo()
         var += tau2

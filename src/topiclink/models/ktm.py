@@ -26,7 +26,7 @@ from topiclink.data.checks import (
     Integer,
     NoneValue,
 )
-from topiclink.gp.regression import HeteroscedasticGP
+from topiclink.gp.regression import FITCGP, HeteroscedasticGP
 from topiclink.inference.ktm import KTMData, KTMState, KTMVariational, bridge_to_dirichlet
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
@@ -73,6 +73,10 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     min_precision : float, default 1e-6
         Floor of the messages' precisions (clipped ones are counted in
         ``trace_["clipped"]``).
+    n_inducing : int or None, default None
+        None: exact GPs (O(D^3) per topic and iteration; fine to a few thousand
+        documents).  M: with more than M documents, FITC inducing-point GPs on M seeded
+        documents (O(D M^2)); kernel hyper-parameters fitted on those M documents.
     transform_iter : int, default 50
         Gibbs sweeps used to infer new documents' proportions (topics fixed).
     evaluate_every : int, default 1
@@ -101,6 +105,7 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         "topic_word_prior": POSITIVE, "tau": POSITIVE, "fit_tau": [Boolean()],
         "max_iter": [Integer(1)], "n_inner": [Integer(1)], "optimize_every": [Integer(0)],
         "min_precision": POSITIVE, "transform_iter": [Integer(1)],
+        "n_inducing": [NoneValue(), Integer(2)],
         "evaluate_every": [Integer(0)], "random_state": RANDOM_STATE, "verbose": VERBOSE,
         "callbacks": CALLBACKS,
     }
@@ -122,7 +127,8 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     def __init__(self, n_topics: int = 10, *, kernel: Kernel | None = None,
                  topic_word_prior: float = 0.01, tau: float = 1.0, fit_tau: bool = True,
                  max_iter: int = 50, n_inner: int = 3, optimize_every: int = 10,
-                 min_precision: float = 1e-6, transform_iter: int = 50,
+                 min_precision: float = 1e-6, n_inducing: int | None = None,
+                 transform_iter: int = 50,
                  evaluate_every: int = 1, random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -134,6 +140,7 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         self.n_inner = n_inner
         self.optimize_every = optimize_every
         self.min_precision = min_precision
+        self.n_inducing = n_inducing
         self.transform_iter = transform_iter
         self.evaluate_every = evaluate_every
         self.random_state = random_state
@@ -148,7 +155,8 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
                               beta=float(self.topic_word_prior), n_inner=int(self.n_inner),
                               optimize_every=int(self.optimize_every), tau=float(self.tau),
                               fit_tau=bool(self.fit_tau),
-                              min_precision=float(self.min_precision))
+                              min_precision=float(self.min_precision),
+                              n_inducing=self.n_inducing)
 
     def _features(self, features: Any, n_docs: int, what: str) -> np.ndarray:
         if features is None:
@@ -232,16 +240,23 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
             else kernel
 
     # ------------------------------------------------------------------ prediction
-    def _gp_list(self) -> list[HeteroscedasticGP]:
+    def _gp_list(self) -> list[HeteroscedasticGP | FITCGP]:
         gps = self.__dict__.get("_gps")
         if gps is None:
             kernel = self.kernel_
             tau2 = self.tau_ ** 2
-            gps = [HeteroscedasticGP.from_kernel(kernel, self.features_,
-                                                 self.messages_mean_[:, k],
-                                                 self.messages_var_[:, k] + tau2,
-                                                 mean=float(self.prior_mean_[k]))
-                   for k in range(self.components_.shape[0])]
+            K, D = self.components_.shape[0], self.features_.shape[0]
+            if self.n_inducing is not None and D > int(self.n_inducing):
+                gps = [FITCGP(kernel, self.features_, self.messages_mean_[:, k],
+                              self.messages_var_[:, k], mean=float(self.prior_mean_[k]),
+                              tau=self.tau_, n_inducing=int(self.n_inducing),
+                              random_state=0) for k in range(K)]
+            else:
+                gps = [HeteroscedasticGP.from_kernel(kernel, self.features_,
+                                                     self.messages_mean_[:, k],
+                                                     self.messages_var_[:, k] + tau2,
+                                                     mean=float(self.prior_mean_[k]))
+                       for k in range(K)]
             self.__dict__["_gps"] = gps
         return gps
 
