@@ -565,6 +565,18 @@ def experiment_ktm(
         "in 2011).")] = 2011,
     evaluate_every: Annotated[int, typer.Option(
         "--evaluate-every", help="Training perplexity every this many iterations.")] = 10,
+    kernel: Annotated[str | None, typer.Option(
+        "--kernel", help="sotu: the State-of-the-Union protocol (year and president); "
+        "graph: topics on a graph, a connected subgraph of a linked corpus with the "
+        "shortest-path kernel, against LDA and a constant-kernel KTM (default: graph for "
+        "a data set with links, else sotu; graph without --dataset/--data: cora).")] = None,
+    subgraph_size: Annotated[int, typer.Option(
+        "--subgraph-size", help="--kernel graph: documents in the BFS ball (the paper: "
+        "318).")] = 350,
+    optimize_every: Annotated[int | None, typer.Option(
+        "--optimize-every", help="--kernel graph: iterations between the KTMs' "
+        "maximisations of the kernel hyper-parameters and tau; 0: keep the start values "
+        "(default: the model's, 10).")] = None,
     seed: Annotated[int, typer.Option()] = 0,
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output folder (created when missing) for ktm_*.csv, "
@@ -573,9 +585,24 @@ def experiment_ktm(
     force: ForceOpt = False,
     verbose: VerboseOpt = True,
 ) -> None:
-    """The kernel topic model paper's State-of-the-Union protocol (default data: sotu):
+    """The kernel topic model paper's experiments.  --kernel sotu (default data: sotu):
     training perplexity against iteration, held-out perplexity by document completion,
-    time per iteration, topics over time (LDA, DMR, tomotopy GDMR, KTM)."""
+    time per iteration, topics over time (LDA, DMR, tomotopy GDMR, KTM).  --kernel graph
+    (default data: cora): held-out perplexity of KTM with the shortest-path kernel vs LDA
+    vs KTM with a constant kernel on a connected subgraph, and the subgraph coloured by
+    dominant topic."""
+    if kernel is not None and kernel not in ("sotu", "graph"):
+        raise fail(f"--kernel must be sotu or graph, got {kernel!r}")
+    ds = None
+    if kernel == "graph" or (kernel is None and (dataset is not None or data is not None)):
+        ds = load_data(dataset, data, default="cora")
+        if kernel == "graph" or (kernel is None and ds.links is not None):
+            _experiment_ktm_graph(ds, topics=topics, vocabulary=vocabulary,
+                                  iterations=iterations, models=models,
+                                  test_fraction=test_fraction, subgraph_size=subgraph_size,
+                                  optimize_every=optimize_every, seed=seed, out=out,
+                                  force=force, verbose=verbose)
+            return
     from topiclink.experiments.ktm import (
         MODEL_NAMES,
         KTMSettings,
@@ -601,7 +628,8 @@ def experiment_ktm(
     check(evaluate_every >= 1, f"--evaluate-every must be >= 1, got {evaluate_every}")
     check_input_paths(data)
     _check_out(out, "ktm", force)
-    ds = load_data(dataset, data, default="sotu")
+    if ds is None:
+        ds = load_data(dataset, data, default="sotu")
     settings = KTMSettings(n_topics=topics, vocabulary=vocabulary, max_iter=iterations,
                            test_fraction=test_fraction, last_year=last_year,
                            evaluate_every=evaluate_every,
@@ -622,3 +650,52 @@ def experiment_ktm(
     typer.echo("")
     typer.echo(summary_text(result))
     typer.echo(f"results: {out / 'ktm_trajectory.csv'}, summary and figures in {out}/")
+
+
+def _experiment_ktm_graph(ds, *, topics: int, vocabulary: int, iterations: int,  # noqa: ANN001
+                          models: str | None, test_fraction: float, subgraph_size: int,
+                          optimize_every: int | None, seed: int, out: Path, force: bool,
+                          verbose: bool) -> None:
+    """``experiment ktm --kernel graph``: topics on a connected subgraph."""
+    from topiclink.experiments.ktm_graph import (
+        GRAPH_MODEL_NAMES,
+        GraphKTMSettings,
+        graph_summary_text,
+        prepare_graph,
+        run_ktm_graph_experiment,
+    )
+
+    setup_logging(verbose)
+    names = list(GRAPH_MODEL_NAMES) if models is None else _names(models, GRAPH_MODEL_NAMES)
+    check(topics >= 3, f"--topics must be >= 3, got {topics}")
+    check_model_size(topics)
+    check(vocabulary >= 2, f"--vocabulary must be >= 2, got {vocabulary}")
+    check(iterations >= 1, f"--iterations must be >= 1, got {iterations}")
+    check(0 < test_fraction < 1, f"--test-fraction must be in (0, 1), got {test_fraction:g}")
+    check(subgraph_size >= 5, f"--subgraph-size must be >= 5, got {subgraph_size}")
+    check(optimize_every is None or optimize_every >= 0,
+          f"--optimize-every must be >= 0, got {optimize_every}")
+    if ds.corpus is None or ds.links is None:
+        raise fail(f"dataset {ds.name!r} has no documents with links (--kernel graph needs "
+                   "them)")
+    _check_out(out, "ktm", force)
+    settings = GraphKTMSettings(n_topics=topics, n_docs=subgraph_size, max_iter=iterations,
+                                test_fraction=test_fraction, vocabulary=vocabulary,
+                                optimize_every=optimize_every)
+    with reported_errors():
+        prepared = prepare_graph(ds, settings, seed)
+    typer.echo(f"{ds.name}: connected subgraph of {prepared.corpus.n_docs} documents, "
+               f"{prepared.links.n_links} links ({prepared.train.size} training, "
+               f"{prepared.test.size} test), {prepared.corpus.n_words} words")
+
+    def show(run) -> None:  # noqa: ANN001
+        typer.echo(f"{run.model:>9s}: training perplexity {run.final_train_perplexity:.1f}  "
+                   f"held-out {run.heldout_perplexity:.1f}  "
+                   f"{run.seconds_per_iteration:.4f} s/iteration")
+
+    with reported_errors():
+        result = run_ktm_graph_experiment(prepared, names, seed=seed, out=out,
+                                          on_model=show)
+    typer.echo("")
+    typer.echo(graph_summary_text(result))
+    typer.echo(f"results: {out / 'ktm_graph_summary.csv'}, documents and figures in {out}/")
