@@ -81,6 +81,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+from memory_probes import reset_peak, status_kb
 
 SIZES = {
     "paper": [(10_000, 100, 500_000), (50_000, 300, 2_000_000), (100_000, 500, 5_000_000)],
@@ -92,24 +93,7 @@ QUICK_AUC = (800, 10, 20_000)
 
 
 # ---------------------------------------------------------------------- memory probes
-def _status_kb(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        return False
-    return _status_kb("VmHWM") is not None
+_status_kb, _reset_peak = status_kb, reset_peak
 
 
 class _Peak:

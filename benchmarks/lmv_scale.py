@@ -56,26 +56,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from memory_probes import reset_peak, status_kb
 
-
-def _status_kb(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        return False
-    return _status_kb("VmHWM") is not None
+_status_kb, _reset_peak = status_kb, reset_peak
 
 
 def draw(n_docs: int, degree: float, seed: int, times: bool = False):

@@ -38,14 +38,18 @@ from . import naive
 
 
 # ---------------------------------------------------------------------- helpers
-def _planted(seed: int = 1, N: int = 60, R: int = 6, K: int = 3, model: int = 1):
-    tensor, truth = make_bpbfm_data(N, R, K, model=model, random_state=seed, density=0.05)
+def _planted(seed: int = 1, N: int = 60, R: int = 6, K: int = 3, model: int = 1,
+             binary: bool = True, with_tensor: bool = False):
+    tensor, truth = make_bpbfm_data(N, R, K, model=model, random_state=seed, density=0.05,
+                                    binary=binary)
     rng = np.random.default_rng(1)
     cells = rng.choice(N * N * R, size=N * N * R // 10, replace=False)
     r, rest = np.divmod(cells, N * N)
     h, t = np.divmod(rest, N)
     train = tensor.hold_out(np.stack([h, r, t], 1))
     Y, _ = tensor.to_dense()
+    if with_tensor:
+        return tensor, train, truth, (h, r, t), Y[h, t, r]
     return train, truth, (h, r, t), Y[h, t, r]
 
 

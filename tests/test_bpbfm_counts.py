@@ -22,18 +22,13 @@ from topiclink.data.tensor import RelationalTensor
 from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data
 from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
+from .test_bpbfm import _planted
+
 N, R, K = 60, 6, 3
 
 
 def _planted_counts(seed: int = 1):
-    tensor, truth = make_bpbfm_data(N, R, K, binary=False, random_state=seed, density=0.05)
-    rng = np.random.default_rng(1)
-    cells = rng.choice(N * N * R, size=N * N * R // 10, replace=False)
-    r, rest = np.divmod(cells, N * N)
-    h, t = np.divmod(rest, N)
-    train = tensor.hold_out(np.stack([h, r, t], 1))
-    Y, _ = tensor.to_dense()
-    return tensor, train, truth, (h, r, t), Y[h, t, r]
+    return _planted(seed, N, R, K, binary=False, with_tensor=True)
 
 
 def test_planted_recovery_counts():
