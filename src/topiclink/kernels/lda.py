@@ -109,6 +109,51 @@ def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray
                 state)
 
 
+@njit(cache=True, nogil=True)
+def sweep_block(words: np.ndarray, docs: np.ndarray, index: np.ndarray, lo: int, hi: int,
+                z: np.ndarray, ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray,
+                alpha: np.ndarray, beta: float, state: np.ndarray) -> None:
+    """Sweep tokens ``lo:hi`` of a permuted token list (the partition scheme's block).
+
+    Token ``j`` of the list is word ``words[j]`` of document ``docs[j]`` and its topic is
+    ``z[index[j]]`` (``z`` stays in corpus order).  The tokens of one document are
+    consecutive.  The full conditional is :func:`sweep`'s; ``nk`` may be a worker's
+    private copy of the topic totals.  Releases the GIL.
+    """
+    n_topics = nk.shape[0]
+    vbeta = nwk.shape[0] * beta
+    kp = ((n_topics + BLOCK - 1) // BLOCK) * BLOCK
+    n_blocks = kp // BLOCK
+    p = np.zeros(kp)
+    block_sums = np.zeros(n_blocks)
+    inv = np.empty(n_topics)
+    for k in range(n_topics):
+        inv[k] = 1.0 / (nk[k] + vbeta)
+    check_prior(alpha, ndk.shape[0], n_topics)
+    j = lo
+    while j < hi:
+        d = docs[j]
+        cd = ndk[d]
+        ad = prior_row(alpha, d)
+        while j < hi and docs[j] == d:
+            t = index[j]
+            cw = nwk[words[j]]
+            old = z[t]
+            cd[old] -= 1
+            cw[old] -= 1
+            nk[old] -= 1
+            inv[old] = 1.0 / (nk[old] + vbeta)
+            for k in range(n_topics):
+                p[k] = (cd[k] + ad[k]) * (cw[k] + beta) * inv[k]
+            new = draw_blocked(p, block_sums, n_blocks, uniform(state))
+            z[t] = new
+            cd[new] += 1
+            cw[new] += 1
+            nk[new] += 1
+            inv[new] = 1.0 / (nk[new] + vbeta)
+            j += 1
+
+
 def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
     """Document boundaries splitting the tokens into ``n_chunks`` near-equal parts."""
     n_docs = offsets.shape[0] - 1

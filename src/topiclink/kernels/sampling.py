@@ -38,6 +38,12 @@ def draw_blocked(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, u: float)
 
     ``p`` has length ``n_blocks * BLOCK`` with zeros past the last topic; ``u`` is a
     uniform in [0, 1).  Returns a topic whose ``p`` is positive.
+
+    ``block_sums`` receives the running totals of the block sums; the block is the number
+    of running totals ``<= u * total`` and the topic inside it the number of partial sums
+    ``<= u * total`` (fixed-length loops of comparisons instead of loops that stop at a
+    data-dependent point, so a draw costs no mispredicted branch; the same topic, bit for
+    bit, as a search that stops at the first partial sum above the target).
     """
     total = 0.0
     for b in range(n_blocks):
@@ -45,21 +51,19 @@ def draw_blocked(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, u: float)
         base = b * BLOCK
         for j in range(BLOCK):
             s += p[base + j]
-        block_sums[b] = s
         total += s
+        block_sums[b] = total
     target = u * total
     b = 0
-    acc = 0.0
-    while b < n_blocks - 1 and acc + block_sums[b] <= target:
-        acc += block_sums[b]
-        b += 1
+    for c in range(n_blocks - 1):
+        b += block_sums[c] <= target
+    acc = block_sums[b - 1] if b > 0 else 0.0
     base = b * BLOCK
-    k = base
-    last = base + BLOCK - 1
-    acc += p[k]
-    while k < last and acc <= target:
-        k += 1
-        acc += p[k]
+    j = 0
+    for c in range(BLOCK - 1):
+        acc += p[base + c]
+        j += acc <= target
+    k = base + j
     # guard against rounding landing on a zero-probability pad entry
     while p[k] <= 0.0 and k > 0:
         k -= 1
