@@ -3,9 +3,10 @@
 Both samplers train on the same synthetic corpus (drawn from an LDA model with Zipf-shaped
 topics) for the same number of warm-up sweeps, then the next sweeps are timed; tokens per
 second = tokens x sweeps / seconds.  Results go to JSON with the ratio ours / tomotopy.
-With more than one thread ours is the sweep of ``LDA(parallel="adlda", n_shards=t,
-n_jobs=t)`` (AD-LDA over t document shards on t threads; ``n_jobs`` alone never changes
-the chain): the same ChunkedSweeper that estimator runs, timed here sweep by sweep.
+With more than one thread ours is the sweep of ``LDA(parallel="partition", n_shards=t,
+n_jobs=t)`` (t document shards x t vocabulary blocks on t threads, the PartitionSweeper
+that estimator runs, timed here sweep by sweep; tomotopy's default with several workers
+is its own partition scheme); ``--schemes partition,adlda`` adds the AD-LDA sweeper.
 
     python benchmarks/lda_throughput.py                 # K = 10, 50, 100; ~1.5 M tokens
     python benchmarks/lda_throughput.py --tokens 4e6 --topics 50 --out results/x.json
@@ -39,8 +40,10 @@ def make_corpus(n_docs: int, doc_len: int, n_words: int, n_topics: int, seed: in
     return words, offsets
 
 
-def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1):
+def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1,
+              scheme="partition"):
     from topiclink.inference.chunked import ChunkedSweeper
+    from topiclink.inference.partition import PartitionSweeper
     from topiclink.kernels import lda as kl
     from topiclink.random import as_generator, kernel_state
 
@@ -54,7 +57,10 @@ def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1):
     kl.init_counts(words, docs, z, ndk, nwk, nk)
     alpha = np.full(K, 0.1)
     states = kernel_state(rng, threads)
-    sweeper = ChunkedSweeper(offsets, states, threads).__enter__()
+    if scheme == "partition":
+        sweeper = PartitionSweeper(words, offsets, n_words, states, threads).__enter__()
+    else:
+        sweeper = ChunkedSweeper(offsets, states, threads).__enter__()
 
     def one_sweep():
         if threads == 1:
@@ -103,6 +109,8 @@ def main() -> None:
                     help="thread counts (ours: 1 = the exact sweep, t > 1 = AD-LDA "
                          "over t shards on t threads, as LDA(parallel='adlda', "
                          "n_shards=t, n_jobs=t); tomotopy: workers)")
+    ap.add_argument("--schemes", type=str, default="partition",
+                    help="our multi-thread schemes timed at t > 1 threads (partition, adlda)")
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "lda_throughput.json")
     args = ap.parse_args()
@@ -115,39 +123,46 @@ def main() -> None:
     rows = []
     cases = [(t, int(k)) for t in map(int, args.threads.split(","))
              for k in args.topics.split(",")]
+    schemes = [x.strip() for x in args.schemes.split(",") if x.strip()]
     for threads, K in cases:
-        ours, ll_ours = time_ours(words, offsets, args.words, K, args.warmup, args.timed,
-                                  args.seed, threads)
         theirs, ll_theirs, tp_version = time_tomotopy(words, offsets, args.words, K,
                                                       args.warmup, args.timed, args.seed,
                                                       threads)
-        ours_rate = n_tokens / float(np.median(ours))
         theirs_rate = n_tokens / float(np.median(theirs))
-        row = {
-            "n_topics": K,
-            "threads": threads,
-            "topiclink_mtokens_per_s": ours_rate / 1e6,
-            "tomotopy_mtokens_per_s": theirs_rate / 1e6,
-            "ratio": ours_rate / theirs_rate,
-            "topiclink_sweep_seconds": {"min": min(ours), "median": float(np.median(ours)),
-                                        "max": max(ours)},
-            "tomotopy_sweep_seconds": {"min": min(theirs), "median": float(np.median(theirs)),
-                                       "max": max(theirs)},
-            "topiclink_log_joint_per_token": ll_ours,
-            "tomotopy_ll_per_word": ll_theirs,
-        }
-        rows.append(row)
-        print(f"threads={threads} K={K:4d}  "
-              f"topiclink {row['topiclink_mtokens_per_s']:6.2f} M tok/s   "
-              f"tomotopy {row['tomotopy_mtokens_per_s']:6.2f} M tok/s   "
-              f"ratio {row['ratio']:.2f}")
+        for scheme in (["sequential"] if threads == 1 else schemes):
+            ours, ll_ours = time_ours(words, offsets, args.words, K, args.warmup,
+                                      args.timed, args.seed, threads, scheme)
+            ours_rate = n_tokens / float(np.median(ours))
+            row = {
+                "n_topics": K,
+                "threads": threads,
+                "scheme": scheme,
+                "topiclink_mtokens_per_s": ours_rate / 1e6,
+                "tomotopy_mtokens_per_s": theirs_rate / 1e6,
+                "ratio": ours_rate / theirs_rate,
+                "topiclink_sweep_seconds": {"min": min(ours),
+                                            "median": float(np.median(ours)),
+                                            "max": max(ours)},
+                "tomotopy_sweep_seconds": {"min": min(theirs),
+                                           "median": float(np.median(theirs)),
+                                           "max": max(theirs)},
+                "topiclink_log_joint_per_token": ll_ours,
+                "tomotopy_ll_per_word": ll_theirs,
+            }
+            rows.append(row)
+            print(f"threads={threads} K={K:4d} {scheme:>10}  "
+                  f"topiclink {row['topiclink_mtokens_per_s']:6.2f} M tok/s   "
+                  f"tomotopy {row['tomotopy_mtokens_per_s']:6.2f} M tok/s   "
+                  f"ratio {row['ratio']:.2f}", flush=True)
     result = {
         "benchmark": "lda_throughput",
         "corpus": {"n_docs": n_docs, "n_tokens": n_tokens, "n_words": args.words,
                    "doc_length": args.doc_length, "generator": "LDA, 50 Zipf topics"},
         "protocol": f"{args.warmup} warm-up sweeps, median of {args.timed} timed sweeps; "
-                    "threads=1: our exact sequential sweep vs tomotopy workers=1; threads=2: "
-                    "our AD-LDA over 2 document chunks vs tomotopy workers=2",
+                    "threads=1: our exact sequential sweep vs tomotopy workers=1; threads=t: "
+                    "our scheme with t shards on t threads (partition: t document shards x "
+                    "t vocabulary blocks; adlda: t document chunks) vs tomotopy workers=t "
+                    "(its default parallel scheme)",
         "topiclink_version": topiclink.__version__,
         "tomotopy_version": tp_version,
         "machine": {"python": platform.python_version(), "processor": platform.machine(),

@@ -17,6 +17,8 @@ FORBIDDEN = {
     "distributions": {"models", "inference", "experiments", "cli", "plotting", "data"},
     "metrics": {"models", "inference", "kernels", "experiments", "cli"},
     "inference": {"models", "experiments", "cli", "plotting"},
+    # transport of the shard sweeps (Dask): kernels and data checks only
+    "distributed": {"models", "inference", "experiments", "cli", "plotting", "datasets"},
     "models": {"experiments", "cli"},
     # top-level modules
     "persistence": {"models", "inference", "kernels", "data", "datasets", "experiments",

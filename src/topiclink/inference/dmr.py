@@ -23,18 +23,26 @@ prior (the paper's stochastic EM)::
 Numerics: the linear predictor ``x_d^T lambda_k`` is clipped to [-ETA_MAX, ETA_MAX]
 (alpha within about 1e-17 .. 2e17) so that a wild L-BFGS trial point cannot overflow; the
 gradient is that of the clipped function (zero where clipped).
+
+``parallel="partition"`` / ``"adlda"`` / ``"dask"`` sweep z over ``n_shards`` shards as LDA
+does (:func:`topiclink.inference.lda.shard_sweeper`), each shard with its rows of alpha;
+with Dask the shards' ndk is gathered to the driver when lambda is optimised (and when the
+objective is evaluated), and the new alpha rows go out with the next sweep.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import digamma, gammaln
 
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
-from topiclink.inference.lda import TokenData, init_topics
+from topiclink.inference.lda import SHARDED, TokenData, init_topics, shard_sweeper, sync_shards
 from topiclink.kernels import lda as kernels
 from topiclink.random import kernel_state, spawn
 
@@ -70,7 +78,7 @@ class DMRState(State):
     nwk: np.ndarray          # int32 (V, K)
     nk: np.ndarray           # int32 (K,)
     lam: np.ndarray          # float64 (1 + F, K): row 0 the intercepts lambda_k0
-    kernel_rng: np.ndarray   # uint64 (1, 4)
+    kernel_rng: np.ndarray   # uint64 (n_shards, 4) (1 row: the sequential sampler)
 
 
 def doc_priors(design: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -124,6 +132,8 @@ class DMRGibbs(Algorithm):
         t % optimize_every == 0 (t counted over the whole chain, from 1)
     burn_in : sweeps before the first optimisation
     lbfgs_iter : L-BFGS iterations per optimisation
+    parallel, n_shards, n_threads, client, full_sync : as
+        :class:`~topiclink.inference.lda.CollapsedGibbsLDA` (None: the exact sampler)
     """
 
     name = "DMR"
@@ -131,7 +141,8 @@ class DMRGibbs(Algorithm):
 
     def __init__(self, n_topics: int, beta: float, sigma: float, intercept_sigma: float,
                  initial_alpha: float, optimize_every: int, burn_in: int,
-                 lbfgs_iter: int = 100) -> None:
+                 lbfgs_iter: int = 100, parallel: str | None = None, n_shards: int = 1,
+                 n_threads: int = 1, client: Any = None, full_sync: bool = False) -> None:
         self.n_topics = int(n_topics)
         self.beta = float(beta)
         self.sigma = float(sigma)
@@ -140,6 +151,12 @@ class DMRGibbs(Algorithm):
         self.optimize_every = int(optimize_every)
         self.burn_in = int(burn_in)
         self.lbfgs_iter = int(lbfgs_iter)
+        self.parallel = parallel
+        self.n_shards = int(n_shards) if parallel in SHARDED else 1
+        self.n_threads = int(n_threads)
+        self.client = client
+        self.full_sync = full_sync
+        self._sweeper: Any = None
 
     def fingerprint(self, data: DMRData) -> str:
         return data.fingerprint()
@@ -158,7 +175,7 @@ class DMRGibbs(Algorithm):
         lam = np.zeros((data.design.shape[1], self.n_topics))
         lam[0] = np.log(self.initial_alpha)
         return DMRState(z=z, ndk=ndk, nwk=nwk, nk=nk, lam=lam,
-                        kernel_rng=kernel_state(chain_rng, 1),
+                        kernel_rng=kernel_state(chain_rng, self.n_shards),
                         data_fingerprint=self.fingerprint(data))
 
     def check_values(self, state: DMRState, data: DMRData) -> None:
@@ -194,16 +211,49 @@ class DMRGibbs(Algorithm):
             after = before
         return before, after
 
+    @contextlib.contextmanager
+    def session(self, state: DMRState, data: DMRData) -> Iterator[None]:
+        if self.parallel not in SHARDED:
+            yield
+            return
+        with shard_sweeper(self.parallel, data.tokens.offsets, state.kernel_rng,
+                           self.n_threads, self.client, data.tokens.words,
+                           data.tokens.n_words) as sweeper:
+            self._sweeper = sweeper
+            try:
+                yield
+            finally:
+                self._sweeper = None
+
+    def sync(self, state: DMRState, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
+        """Make ``parts`` of the state current (Dask keeps them on the workers)."""
+        sync_shards(self._sweeper, parts)
+
     def step(self, state: DMRState, data: DMRData) -> dict[str, float]:
         tok = data.tokens
-        kernels.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk, state.nk,
-                      self.alpha(state, data), self.beta, state.kernel_rng[0])
+        alpha = self.alpha(state, data)
+        if self.parallel in SHARDED:
+            if self._sweeper is None:       # outside a session: one sweep, all gathered
+                with shard_sweeper(self.parallel, tok.offsets, state.kernel_rng, 1,
+                                   self.client, tok.words, tok.n_words) as sweeper:
+                    sweeper.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk,
+                                  state.nk, alpha, self.beta)
+            else:
+                self._sweeper.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk,
+                                    state.nk, alpha, self.beta)
+                if self.full_sync:
+                    self.sync(state)
+        else:
+            kernels.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk, state.nk,
+                          alpha, self.beta, state.kernel_rng[0])
         if self.due(state.iteration + 1):
+            self.sync(state, ("ndk",))
             before, after = self.optimize(state, data)
             return {"lambda_objective_before": before, "lambda_objective": after}
         return {}
 
     def objective(self, state: DMRState, data: DMRData) -> float:
         """Collapsed log p(w, z | alpha(lambda), beta) per token."""
+        self.sync(state, ("ndk",))
         return kernels.log_joint(state.ndk, state.nwk, state.nk, self.alpha(state, data),
                                  self.beta) / data.n_tokens

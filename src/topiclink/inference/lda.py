@@ -8,7 +8,9 @@ The token kernel (:mod:`topiclink.kernels.lda`) is the template the relational a
 supervised samplers extend.  ``parallel="adlda"`` runs approximate distributed LDA
 (Newman et al. 2009) over ``n_shards`` fixed document shards, each with its own stream:
 a different chain from the exact sampler, fixed by the seed and the shard count; the
-threads that run the shards never change it.
+threads that run the shards never change it.  ``parallel="dask"`` runs the very same
+shards on Dask workers (:class:`topiclink.distributed.DaskSweeper`): bit for bit the
+``"adlda"`` chain, whatever the number of workers.
 """
 
 from __future__ import annotations
@@ -16,16 +18,24 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from topiclink.data.corpus import Corpus
+from topiclink.distributed import DaskSweeper
 from topiclink.inference.chunked import ChunkedSweeper
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
+from topiclink.inference.partition import PartitionSweeper
 from topiclink.kernels import lda as kernels
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["TokenData", "LDAState", "CollapsedGibbsLDA"]
+__all__ = ["TokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED", "shard_sweeper",
+           "sync_shards"]
+
+#: the ``parallel`` settings that sweep fixed document shards (AD-LDA, its Dask version,
+#: and the partitioned scheme of :mod:`topiclink.inference.partition`)
+SHARDED = ("adlda", "dask", "partition")
 
 
 @dataclass
@@ -77,6 +87,28 @@ def init_topics(data: TokenData, n_topics: int, rng: np.random.Generator
     return z, ndk, nwk, nk
 
 
+def shard_sweeper(parallel: str, offsets: np.ndarray, states: np.ndarray, n_threads: int,
+                  client: Any = None, words: np.ndarray | None = None, n_words: int = 0
+                  ) -> ChunkedSweeper | DaskSweeper | PartitionSweeper:
+    """The sweeper of ``parallel`` (a context manager): AD-LDA shards on threads
+    (``"adlda"``) or on Dask workers (``"dask"``, the same chain either way), or
+    document-shard x word-block partitions on threads (``"partition"``: needs ``words``
+    and ``n_words``)."""
+    if parallel == "dask":
+        return DaskSweeper(offsets, states, client)
+    if parallel == "partition":
+        if words is None:
+            raise ValueError("parallel='partition' needs the corpus's words")
+        return PartitionSweeper(words, offsets, n_words, states, n_threads)
+    return ChunkedSweeper(offsets, states, n_threads)
+
+
+def sync_shards(sweeper: Any, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
+    """Fetch the shards' z / ndk / RNG rows into the state (only Dask keeps them away)."""
+    if isinstance(sweeper, DaskSweeper):
+        sweeper.sync(parts)
+
+
 class CollapsedGibbsLDA(Algorithm):
     """LDA by collapsed Gibbs.
 
@@ -85,23 +117,33 @@ class CollapsedGibbsLDA(Algorithm):
     n_topics : K
     alpha : float64 (K,) or (D, K) Dirichlet prior of theta (per document when 2-D)
     beta : symmetric Dirichlet prior of the topics
-    parallel : None (the exact sequential sampler) or ``"adlda"``
+    parallel : None (the exact sequential sampler), ``"adlda"`` (shards on threads),
+        ``"dask"`` (the same shards on Dask workers) or ``"partition"`` (document shards x
+        vocabulary blocks on threads, :mod:`topiclink.inference.partition`)
     n_shards : document shards of AD-LDA (each its own stream)
     n_threads : threads running the shards (never changes the chain)
+    client : ``parallel="dask"``: a distributed.Client, a scheduler address or None (the
+        current client)
+    full_sync : ``parallel="dask"``: gather z / ndk / RNG rows after every sweep (when
+        callbacks may read the state); otherwise only when read (objective: ndk; end of
+        the run: everything)
     """
 
     name = "LDA"
     state_class = LDAState
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float,
-                 parallel: str | None = None, n_shards: int = 1, n_threads: int = 1) -> None:
+                 parallel: str | None = None, n_shards: int = 1, n_threads: int = 1,
+                 client: Any = None, full_sync: bool = False) -> None:
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
         self.parallel = parallel
-        self.n_shards = n_shards if parallel == "adlda" else 1
+        self.n_shards = n_shards if parallel in SHARDED else 1
         self.n_threads = n_threads
-        self._sweeper: ChunkedSweeper | None = None
+        self.client = client
+        self.full_sync = full_sync
+        self._sweeper: ChunkedSweeper | DaskSweeper | None = None
 
     def fingerprint(self, data: TokenData) -> str:
         return data.fingerprint()
@@ -118,10 +160,11 @@ class CollapsedGibbsLDA(Algorithm):
 
     @contextlib.contextmanager
     def session(self, state: LDAState, data: TokenData) -> Iterator[None]:
-        if self.parallel != "adlda":
+        if self.parallel not in SHARDED:
             yield
             return
-        with ChunkedSweeper(data.offsets, state.kernel_rng, self.n_threads) as sweeper:
+        with shard_sweeper(self.parallel, data.offsets, state.kernel_rng, self.n_threads,
+                           self.client, data.words, data.n_words) as sweeper:
             self._sweeper = sweeper
             try:
                 yield
@@ -129,16 +172,29 @@ class CollapsedGibbsLDA(Algorithm):
                 self._sweeper = None
 
     def step(self, state: LDAState, data: TokenData) -> dict[str, float]:
-        if self.parallel == "adlda":
-            sweeper = self._sweeper or ChunkedSweeper(data.offsets, state.kernel_rng, 1)
-            sweeper.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk, state.nk,
-                          self.alpha, self.beta)
+        if self.parallel in SHARDED:
+            if self._sweeper is None:       # outside a session: one sweep, all gathered
+                with shard_sweeper(self.parallel, data.offsets, state.kernel_rng, 1,
+                                   self.client, data.words, data.n_words) as sweeper:
+                    sweeper.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk,
+                                  state.nk, self.alpha, self.beta)
+                return {}
+            self._sweeper.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk,
+                                state.nk, self.alpha, self.beta)
+            if self.full_sync:
+                self.sync(state)
         else:
             kernels.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk, state.nk,
                           self.alpha, self.beta, state.kernel_rng[0])
         return {}
 
+    def sync(self, state: LDAState, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
+        """Make ``parts`` of the state current (``parallel="dask"`` keeps them on the
+        workers between reads; otherwise a no-op)."""
+        sync_shards(self._sweeper, parts)
+
     def objective(self, state: LDAState, data: TokenData) -> float:
         """Collapsed log p(w, z) per token."""
+        self.sync(state, ("ndk",))
         return kernels.log_joint(state.ndk, state.nwk, state.nk, self.alpha,
                                  self.beta) / data.n_tokens

@@ -88,9 +88,11 @@ class PartitionSweeper:
             self._pool.shutdown()
             self._pool = None
 
-    def sweep(self, z: np.ndarray, ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray,
-              alpha: np.ndarray, beta: float) -> None:
-        """One partitioned sweep; updates ``z``, ``ndk``, ``nwk`` and ``nk`` in place."""
+    def sweep(self, words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
+              nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float) -> None:
+        """One partitioned sweep; updates ``z``, ``ndk``, ``nwk`` and ``nk`` in place.
+        ``words`` and ``offsets`` (the corpus the sweeper was built on) are accepted for
+        the interface of :class:`~topiclink.inference.chunked.ChunkedSweeper`."""
         P = self.n_shards
         for phase in range(P):
             start = nk.copy()

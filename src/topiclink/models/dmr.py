@@ -20,19 +20,25 @@ import scipy.sparse as sp
 
 from topiclink.data.checks import (
     CALLBACKS,
+    N_JOBS,
     N_TOPICS,
     POSITIVE,
     RANDOM_STATE,
     VERBOSE,
     DataError,
     Integer,
+    NoneValue,
+    Options,
 )
+from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.dmr import DMRData, DMRGibbs, DMRState, doc_priors
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.feature_prior import FeaturePriorTopicsMixin
+from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
+from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
 
 __all__ = ["DMR"]
@@ -40,7 +46,7 @@ __all__ = ["DMR"]
 logger = logging.getLogger(__name__)
 
 
-class DMR(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
+class DMR(SharedClientMixin, FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     """Dirichlet-multinomial regression topic model (Mimno & McCallum 2008).
 
     Document d's topic proportions have the prior Dirichlet(alpha_d) with
@@ -75,6 +81,21 @@ class DMR(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         Record the collapsed log joint per token every this many sweeps.
     transform_iter : int, default 50
         Sweeps used by :meth:`transform` for new documents (second half averaged).
+    parallel : None, "partition", "adlda" or "dask", default None
+        None: the exact sequential sampler of z.  ``"partition"`` (the multi-core
+        choice): document shards x vocabulary blocks on threads, as
+        :class:`~topiclink.LDA`; ``"adlda"``: AD-LDA over ``n_shards`` fixed document
+        shards on threads (each shard its own RNG stream; a different chain, fixed by
+        the seed and ``n_shards``); ``"dask"``: the AD-LDA shards on the workers of a
+        Dask cluster, bit for bit the ``"adlda"`` chain.  lambda is optimised on the
+        driver either way.
+    n_shards : int, default 2
+        Document shards of ``parallel`` (ignored otherwise).
+    n_jobs : int or None, default 1
+        Threads running the shards; never changes the result.
+    client : distributed.Client, str or None, default None
+        ``parallel="dask"`` only: the client, a scheduler address, or None (the current
+        client).  Shared by ``clone``; never stored in a model file.
     random_state : int, Generator or None
     verbose : bool
     callbacks : list, optional
@@ -119,8 +140,11 @@ class DMR(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         "doc_topic_prior": POSITIVE, "topic_word_prior": POSITIVE,
         "optimize_every": [Integer(1)], "burn_in": [Integer(0)], "max_iter": [Integer(1)],
         "evaluate_every": [Integer(0)], "transform_iter": [Integer(1)],
+        "parallel": [NoneValue(), Options("partition", "adlda", "dask")], "n_shards": [Integer(1)],
+        "n_jobs": N_JOBS, "client": CLIENT,
         "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
     }
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "topic_weights_", "vocabulary_", "alpha_", "lambda_",
         "feature_names_")
@@ -134,8 +158,10 @@ class DMR(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
                  intercept_sigma: float = 10.0, doc_topic_prior: float = 0.1,
                  topic_word_prior: float = 0.01, optimize_every: int = 10,
                  burn_in: int = 50, max_iter: int = 200, evaluate_every: int = 1,
-                 transform_iter: int = 50, random_state: RandomState = None,
-                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
+                 transform_iter: int = 50, parallel: str | None = None, n_shards: int = 2,
+                 n_jobs: int | None = 1, client: Any = None,
+                 random_state: RandomState = None, verbose: bool = False,
+                 callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
         self.sigma = sigma
         self.intercept_sigma = intercept_sigma
@@ -146,6 +172,10 @@ class DMR(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         self.max_iter = max_iter
         self.evaluate_every = evaluate_every
         self.transform_iter = transform_iter
+        self.parallel = parallel
+        self.n_shards = n_shards
+        self.n_jobs = n_jobs
+        self.client = client
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -154,7 +184,10 @@ class DMR(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     def _algorithm(self) -> DMRGibbs:
         return DMRGibbs(int(self.n_topics), float(self.topic_word_prior), float(self.sigma),
                         float(self.intercept_sigma), float(self.doc_topic_prior),
-                        int(self.optimize_every), int(self.burn_in))
+                        int(self.optimize_every), int(self.burn_in),
+                        parallel=self.parallel, n_shards=int(self.n_shards),
+                        n_threads=n_threads(resolve_n_jobs(self.n_jobs)), client=self.client,
+                        full_sync=needs_full_state(self.callbacks))
 
     def fit(self, X: Any, y: None = None, *, features: Any = None,
             resume: bool = False) -> DMR:
@@ -179,6 +212,7 @@ class DMR(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
                     algorithm.n_topics)
 
         def publish(state: DMRState, averaged: dict[str, np.ndarray] | None) -> None:
+            algorithm.sync(state, ("ndk",))
             self._publish(state, algorithm, data, corpus.vocabulary)
 
         self.feature_names_ = names

@@ -25,10 +25,12 @@ from topiclink.data.checks import (
     doc_topic_prior_vector,
 )
 from topiclink.data.corpus import Corpus
+from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
+from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
@@ -38,7 +40,7 @@ __all__ = ["LDA"]
 logger = logging.getLogger(__name__)
 
 
-class LDA(TopicsMixin, Estimator):
+class LDA(SharedClientMixin, TopicsMixin, Estimator):
     """Latent Dirichlet allocation fitted by collapsed Gibbs sampling.
 
     Parameters
@@ -56,14 +58,26 @@ class LDA(TopicsMixin, Estimator):
         the end).
     transform_iter : int, default 50
         Sweeps used by :meth:`transform` for new documents (second half averaged).
-    parallel : None or "adlda", default None
-        None: the exact sequential collapsed sampler.  ``"adlda"``: approximate
-        distributed LDA (AD-LDA) over ``n_shards`` fixed document shards, each with its
-        own RNG stream — a different chain, fixed by the seed and ``n_shards``.
+    parallel : None, "partition", "adlda" or "dask", default None
+        None: the exact sequential collapsed sampler.  ``"partition"`` (the multi-core
+        choice): ``n_shards`` document shards x ``n_shards`` vocabulary blocks, swept in
+        ``n_shards`` phases in which the threads touch disjoint count rows; only the
+        topic totals lag, by at most one phase (:mod:`topiclink.inference.partition`;
+        ``n_shards=1`` is the exact sampler draw for draw).  ``"adlda"``: approximate
+        distributed LDA (AD-LDA) over ``n_shards`` fixed document shards, each sweeping
+        against a copy of the word-topic counts taken at the start of the sweep.
+        ``"dask"``: the AD-LDA shards on the workers of a Dask cluster (``client``); bit
+        for bit the ``"adlda"`` chain, whatever the number of workers (needs
+        ``pip install 'topiclink[dask]'``).  Each shard has its own RNG stream: the chain
+        is fixed by the seed and ``n_shards``, never by the number of threads or workers.
     n_shards : int, default 2
-        Document shards of AD-LDA (ignored otherwise).
+        Shards of ``parallel`` (ignored when it is None).
     n_jobs : int or None, default 1
-        Threads running the AD-LDA shards (``-1``: all cores).  Never changes the result.
+        Threads running the shards (``-1``: all cores).  Never changes the result.
+    client : distributed.Client, str or None, default None
+        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
+        None uses the current client (``distributed.get_client()``).  Shared by
+        ``clone``; a model file stores an address, never a client (loaded: None).
     random_state : int, Generator or None
     verbose : bool
         Show a tqdm progress bar.
@@ -96,10 +110,12 @@ class LDA(TopicsMixin, Estimator):
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "n_topics": N_TOPICS, "doc_topic_prior": PRIOR, "topic_word_prior": POSITIVE,
         "max_iter": [Integer(1)], "evaluate_every": [Integer(0)],
-        "transform_iter": [Integer(1)], "parallel": [NoneValue(), Options("adlda")],
-        "n_shards": [Integer(1)], "n_jobs": N_JOBS, "random_state": RANDOM_STATE,
-        "verbose": VERBOSE, "callbacks": CALLBACKS,
+        "transform_iter": [Integer(1)],
+        "parallel": [NoneValue(), Options("partition", "adlda", "dask")],
+        "n_shards": [Integer(1)], "n_jobs": N_JOBS, "client": CLIENT,
+        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
     }
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "topic_weights_", "vocabulary_", "alpha_")
     _array_specs: ClassVar[dict[str, ArraySpec]] = {**TOPIC_ARRAYS}
@@ -110,8 +126,8 @@ class LDA(TopicsMixin, Estimator):
                  topic_word_prior: float = 0.01, max_iter: int = 200,
                  evaluate_every: int = 1, transform_iter: int = 50,
                  parallel: str | None = None, n_shards: int = 2, n_jobs: int | None = 1,
-                 random_state: RandomState = None, verbose: bool = False,
-                 callbacks: list[Any] | None = None) -> None:
+                 client: Any = None, random_state: RandomState = None,
+                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
@@ -121,6 +137,7 @@ class LDA(TopicsMixin, Estimator):
         self.parallel = parallel
         self.n_shards = n_shards
         self.n_jobs = n_jobs
+        self.client = client
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -131,7 +148,9 @@ class LDA(TopicsMixin, Estimator):
         return CollapsedGibbsLDA(K, doc_topic_prior_vector(self.doc_topic_prior, K),
                                  float(self.topic_word_prior), parallel=self.parallel,
                                  n_shards=int(self.n_shards),
-                                 n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+                                 n_threads=n_threads(resolve_n_jobs(self.n_jobs)),
+                                 client=self.client,
+                                 full_sync=needs_full_state(self.callbacks))
 
     def fit(self, X: Any, y: None = None, *, resume: bool = False) -> LDA:
         """Fit to a :class:`~topiclink.data.Corpus` or a (sparse) document-term matrix.
@@ -147,6 +166,7 @@ class LDA(TopicsMixin, Estimator):
                     corpus.n_words, data.n_tokens, algorithm.n_topics)
 
         def publish(state: LDAState, averaged: dict[str, np.ndarray] | None) -> None:
+            algorithm.sync(state, ("ndk",))
             self._publish(state, algorithm, corpus.vocabulary)
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
