@@ -215,7 +215,8 @@ def test_errors(corpus):
         LDA(parallel="dask", **LDA_KW).fit(corpus)
     with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
         LDA(parallel="dask", client=5, **LDA_KW).fit(corpus)
-    with pytest.raises(ValueError, match=r"parallel must be None or one of 'partition', 'adlda', 'dask'"):
+    with pytest.raises(ValueError,
+                       match=r"parallel must be None or one of 'partition', 'adlda', 'dask'"):
         DMR(parallel="spark").fit(corpus, features=np.zeros((corpus.n_docs, 1)))
 
 
