@@ -43,6 +43,9 @@ invariant; the state is recorded after step 5):
    would stay valid; what must not go stale is a = y - 1/2.  Step 3's draw is never used
    -- it is part of the production step.)
 
+The test runs with both samplers of step 3's lambda draws (``augmentation="reference"``,
+the ``polyagamma`` package per chunk, and ``"numba"``, the all-pairs Numba kernel).
+
 Only steps 4 and 5, which are outside the sampler (the data are fixed in a fit), are done
 by this test.  The means of the test functions under the two simulators are compared with
 :func:`topiclink.diagnostics.geweke.geweke_zscores` (batch means for the chain).
@@ -193,15 +196,18 @@ def initial_state(rng: np.random.Generator, algorithm: RelationalGibbs
 
 
 def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float = 1.0,
-                           approx: bool = False) -> dict[str, np.ndarray]:
+                           approx: bool = False, augmentation: str = "reference"
+                           ) -> dict[str, np.ndarray]:
     """Test functions along ``n_iter`` iterations of the chain of the module docstring.
 
     ``b_scale`` != 1 or ``approx`` break the Z step on purpose (the sweep sees
-    b = b_scale * lambda, or uses the paper's approximate link term).
+    b = b_scale * lambda, or uses the paper's approximate link term).  ``augmentation``
+    picks the production step's lambda sampler ("reference": the polyagamma package per
+    chunk; "numba": :func:`topiclink.kernels.augment.augment_pair_chunks`).
     """
     algorithm = RelationalGibbs(K, ALPHA, BETA, loss="logistic", full=True, approx=approx,
                                 c=C, c_neg=C, hinge_cost=1.0, weight_prior_var=NU2,
-                                negative_ratio=0.0, n_threads=1)
+                                negative_ratio=0.0, n_threads=1, augmentation=augmentation)
     state, data = initial_state(rng, algorithm)
     tokens = data.tokens
     lengths = tokens.lengths[:, None]
@@ -239,9 +245,10 @@ def run_geweke(seed: int = SEED, n_mc: int = N_MC, n_sc: int = N_SC, **broken: o
 
 
 @pytest.mark.slow
-def test_grtm_gibbs_sampler_passes_geweke() -> None:
+@pytest.mark.parametrize("augmentation", ["reference", "numba"])
+def test_grtm_gibbs_sampler_passes_geweke(augmentation: str) -> None:
     t0 = time.perf_counter()
-    z = run_geweke()
+    z = run_geweke(augmentation=augmentation)
     report = format_zscores(z, THRESHOLD)
     print(f"\nGeweke z-scores, correct sampler ({time.perf_counter() - t0:.1f} s):\n{report}")
     bad = {k: v for k, v in z.items() if not abs(v) < THRESHOLD}

@@ -269,7 +269,12 @@ class Links:
 
         Give either ``n`` (number of pairs) or ``ratio`` (fraction of all unobserved
         pairs, e.g. 0.01 as in the gRTM paper).  Directed: ordered pairs; undirected:
-        ``i < j``.  Never allocates an n_docs x n_docs array.
+        ``i < j``.  Memory: O(n) by rejection sampling, except for a dense request
+        (more than a quarter of the unobserved pairs) on a graph of at most 2e7 pairs,
+        which enumerates every pair (an n_docs x n_docs boolean mask and int64 keys: at
+        most ~0.6 GB).  Note that n itself is ``ratio`` x D^2 (1% of a 100k-document
+        network is 1e8 pairs); :func:`topiclink.inference.negatives.negatives_per_document` draws
+        O(#links) negatives instead.
 
         Returns
         -------

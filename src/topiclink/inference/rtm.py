@@ -11,7 +11,9 @@ iteration (``design/models/grtm.md``):
 3. every pair's augmentation variable, as soon as both its documents are swept
    (:mod:`topiclink.inference.pipeline`): lambda_ij ~ PG(c_ij, omega_ij) for the logistic
    loss (eq. 12), 1/lambda_ij ~ IG(1/(c|zeta_ij|), 1), zeta_ij = l - ytil_ij omega_ij, for
-   the hinge loss.
+   the hinge loss -- by the ``polyagamma`` package / NumPy per chunk of pairs
+   (``augmentation="reference"``) or all in Numba (``"numba"``,
+   :mod:`topiclink.kernels.augment`).
 
 The pairs' draws come from fixed chunks with their own streams, so the chain is the same
 for any number of threads.  Everything needed to continue (pairs, topics, counts, U, the
@@ -32,14 +34,22 @@ from topiclink.data.links import Links
 from topiclink.inference.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
+from topiclink.inference.negatives import negatives_per_document
 from topiclink.inference.pairs import PairSet
 from topiclink.inference.pipeline import BlockPipeline, pipeline_layout
 from topiclink.inference.weights import draw_weights, weight_posterior
+from topiclink.kernels import augment as augment_kernels
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["RelationalData", "RelationalState", "RelationalGibbs", "training_pairs"]
+__all__ = ["RelationalData", "RelationalState", "RelationalGibbs", "training_pairs",
+           "AUGMENTATION_SAMPLERS"]
+
+#: the samplers of the pairs' augmentation variables (see :class:`RelationalGibbs`)
+AUGMENTATION_SAMPLERS = ("reference", "numba")
+#: guard of |zeta| in the hinge augmentation (as :func:`sample_hinge_augmentation`)
+HINGE_EPS = 1e-8
 
 
 @dataclass
@@ -79,18 +89,34 @@ class RelationalState(State):
 
 
 def training_pairs(links: Links, negative_ratio: float, c: float, c_neg: float,
-                   rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """Positive pairs plus ``negative_ratio`` of the unobserved pairs as negatives (both
-    orientations for undirected links), ordered by their later endpoint so that the pairs
+                   rng: np.random.Generator, negatives_per_link: float | None = None
+                   ) -> tuple[np.ndarray, ...]:
+    """Positive pairs plus negatives, ordered by their later endpoint so that the pairs
     each block of the Z sweep completes are consecutive (:mod:`.pipeline`).
+
+    Negatives: with ``negatives_per_link`` None, ``negative_ratio`` of all unobserved pairs
+    (:meth:`Links.sample_negatives`; both orientations for undirected links); else
+    :func:`topiclink.inference.negatives.negatives_per_document` (document i draws about
+    ``negatives_per_link`` times its positive training pairs as a source, O(#negatives)),
+    each negative one ordered pair, never mirrored.  Positive undirected links enter in both
+    orientations.
 
     Returns source, target, y (int8), c (float64) and the number of negatives.
     """
     pos = links.pairs.astype(np.int64)
-    neg = (links.sample_negatives(ratio=float(negative_ratio), random_state=rng)
-           .astype(np.int64) if negative_ratio > 0 else np.zeros((0, 2), np.int64))
+    mirror_negatives = not links.directed
+    if negatives_per_link is not None:
+        neg = negatives_per_document(links, float(negatives_per_link),
+                                                  random_state=rng).astype(np.int64)
+        mirror_negatives = False
+    elif negative_ratio > 0:
+        neg = links.sample_negatives(ratio=float(negative_ratio),
+                                     random_state=rng).astype(np.int64)
+    else:
+        neg = np.zeros((0, 2), np.int64)
     if not links.directed:
         pos = np.concatenate([pos, pos[:, ::-1]])
+    if mirror_negatives:
         neg = np.concatenate([neg, neg[:, ::-1]])
     src = np.concatenate([pos[:, 0], neg[:, 0]])
     dst = np.concatenate([pos[:, 1], neg[:, 1]])
@@ -107,7 +133,15 @@ class RelationalGibbs(Algorithm):
     ----------
     n_topics, alpha, beta : K, the Dirichlet priors (alpha (K,) or (D, K))
     loss : "logistic" | "hinge"; full : full U (else diagonal); approx : the Approx Z step
-    c, c_neg, hinge_cost, weight_prior_var, negative_ratio : as the estimator's parameters
+    c, c_neg, hinge_cost, weight_prior_var, negative_ratio, negatives_per_link : as the
+        estimator's parameters
+    augmentation : "reference" (the ``polyagamma`` package / NumPy's ``wald``, one Python
+        call per chunk of pairs, each chunk with its NumPy stream) or "numba" (every pair's
+        discriminant, draw and (a, b) in Numba, :func:`topiclink.kernels.augment.
+        augment_pair_chunks`: one call per pipeline block with threads, one per iteration
+        without; chunk streams seeded from one 64-bit draw of the Z sweep's stream per
+        iteration).  Both never depend on the number of threads; they give different
+        chains.
     n_threads : threads (pipelined draws, weight moments, BLAS); never changes the chain
     """
 
@@ -116,7 +150,11 @@ class RelationalGibbs(Algorithm):
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float, *, loss: str,
                  full: bool, approx: bool, c: float, c_neg: float, hinge_cost: float,
                  weight_prior_var: float, negative_ratio: float, n_threads: int = 1,
-                 name: str = "gRTM") -> None:
+                 name: str = "gRTM", negatives_per_link: float | None = None,
+                 augmentation: str = "reference") -> None:
+        if augmentation not in AUGMENTATION_SAMPLERS:
+            raise ValueError(f"augmentation must be one of {AUGMENTATION_SAMPLERS}, got "
+                             f"{augmentation!r}")
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
@@ -128,6 +166,9 @@ class RelationalGibbs(Algorithm):
         self.hinge_cost = float(hinge_cost)
         self.weight_prior_var = float(weight_prior_var)
         self.negative_ratio = float(negative_ratio)
+        self.negatives_per_link = (None if negatives_per_link is None
+                                   else float(negatives_per_link))
+        self.augmentation = augmentation
         self.n_threads = max(1, int(n_threads))
         self.blas_threads = self.n_threads
         self.name = name
@@ -141,7 +182,8 @@ class RelationalGibbs(Algorithm):
     def init(self, data: RelationalData, rng: np.random.Generator) -> RelationalState:
         init_rng, pair_rng, chain_rng, weight_rng, aug_rng = spawn(rng, 5)
         src, dst, y, cs, n_neg = training_pairs(data.links, self.negative_ratio, self.c,
-                                                self.c_neg, pair_rng)
+                                                self.c_neg, pair_rng,
+                                                negatives_per_link=self.negatives_per_link)
         if src.size == 0:
             raise ValueError("no training pairs: give at least one link or negative_ratio > 0")
         z, ndk, nwk, nk = init_topics(data.tokens, self.n_topics, init_rng)
@@ -191,9 +233,26 @@ class RelationalGibbs(Algorithm):
         augmenter = ChunkedAugmenter(None, self.loss, pairs.y, pairs.c, self.hinge_cost,
                                      bounds=layout.chunks, generators=state.aug_rngs)
         lengths = data.tokens.lengths
+        # the Numba draws: one call per block's chunks (threads) or per iteration
+        bounds = np.array([lo for lo, _ in layout.chunks] + [layout.chunks[-1][1]]
+                          if layout.chunks else [0], dtype=np.int64)
+        threaded = self.n_threads > 1
+        groups: list[tuple[int, int]] = []
+        group_of_block: list[list[int]] = []
+        for ids in layout.block_chunks:
+            if ids and threaded:
+                group_of_block.append([len(groups)])
+                groups.append((min(ids), max(ids) + 1))
+            else:
+                group_of_block.append([])
+        if not threaded and layout.chunks:
+            group_of_block[-1] = [0]
+            groups.append((0, len(layout.chunks)))
         self._attached = (id(state), {
             "pairs": pairs, "layout": layout, "augmenter": augmenter,
-            "pipeline": BlockPipeline(layout.block_chunks, threaded=self.n_threads > 1),
+            "pipeline": BlockPipeline(layout.block_chunks, threaded=threaded),
+            "chunk_bounds": bounds, "groups": groups,
+            "group_pipeline": BlockPipeline(group_of_block, threaded=threaded),
             "lengths": lengths, "inv_length": 1.0 / lengths,
             "loglik_parts": np.zeros(len(layout.chunks)),
         })
@@ -253,7 +312,22 @@ class RelationalGibbs(Algorithm):
             loglik_parts[i] = (hi - lo) * pseudo_loglik(
                 self.loss, omega, pairs.y[lo:hi], pairs.c[lo:hi], self.hinge_cost)
 
-        seconds_z, seconds_lambda = ws["pipeline"].run(sweep_block, draw_chunk)
+        if self.augmentation == "numba":
+            base_seed = np.uint64(augment_kernels.draw_seed(state.kernel_rng[0]))
+            loss_code = (augment_kernels.LOSS_LOGISTIC if self.loss == "logistic"
+                         else augment_kernels.LOSS_HINGE)
+            bounds, groups = ws["chunk_bounds"], ws["groups"]
+
+            def draw_group(g: int) -> None:
+                lo, hi = groups[g]
+                augment_kernels.augment_pair_chunks(
+                    loss_code, lo, hi, bounds, base_seed, ndk, Uz, pairs.source,
+                    pairs.target, inv_length, pairs.y, pairs.c, self.hinge_cost,
+                    HINGE_EPS, state.omega, a, b, loglik_parts)
+
+            seconds_z, seconds_lambda = ws["group_pipeline"].run(sweep_block, draw_group)
+        else:
+            seconds_z, seconds_lambda = ws["pipeline"].run(sweep_block, draw_chunk)
         return {"seconds_weights": t1 - t0, "seconds_z": seconds_z,
                 "seconds_lambda": seconds_lambda,
                 "link_loglik": float(loglik_parts.sum()) / pairs.n_pairs}

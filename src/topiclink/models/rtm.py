@@ -47,7 +47,12 @@ from topiclink.data.links import Links, as_links
 from topiclink.inference.augment import LOSSES, augment, initial_coefficients
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
-from topiclink.inference.rtm import RelationalData, RelationalGibbs, RelationalState
+from topiclink.inference.rtm import (
+    AUGMENTATION_SAMPLERS,
+    RelationalData,
+    RelationalGibbs,
+    RelationalState,
+)
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
@@ -104,6 +109,24 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         nu^2, the prior variance of every entry of U.
     negative_ratio : float, default 0.01
         Fraction of the unobserved training pairs drawn (once per fit) as negatives.
+        Ignored when ``negatives_per_link`` is given.
+    negatives_per_link : float > 0 or None, default None
+        Draw the negatives (once per fit) document by document instead: document i gets
+        ``max(1, floor(negatives_per_link * p_i + 1/2))`` negatives ``(i, j)`` (none if it
+        has no link), ``p_i`` its positive training pairs as a source (out-degree;
+        undirected: degree), the ``j`` distinct and uniform among the documents it is not
+        linked to (at most all of them).  O(#negatives) time and memory (rejection against
+        a hash set of its links), for networks where a fraction of all D^2 pairs is too
+        many; see :func:`topiclink.inference.negatives.negatives_per_document`.  Each
+        negative is one ordered training pair (undirected: not mirrored), so there are
+        about ``negatives_per_link`` negatives per positive training pair.
+    augmentation : {"reference", "numba"}, default "reference"
+        Sampler of the pairs' augmentation draws: "reference" (the ``polyagamma``
+        package and NumPy's ``wald``, per chunk of pairs from Python) or "numba" (every
+        pair of an iteration in Numba, :mod:`topiclink.kernels.augment`: exact Devroye
+        PG(1, z) draws, sums of them for integer c <= 16, a moment-matched gamma series
+        otherwise; Michael-Schucany-Haas inverse-Gaussian draws).  The two give different
+        (equally valid) chains; "numba" is the faster one at scale.
     directed : bool or None
         None: directed when the links are (a Links object says; an edge array is directed).
         Undirected links enter training in both orientations.
@@ -146,7 +169,10 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         "weights": [Options("full", "diagonal")], "approx": [Boolean()],
         "doc_topic_prior": PRIOR, "topic_word_prior": POSITIVE, "c": POSITIVE,
         "c_neg": POSITIVE, "hinge_cost": POSITIVE, "weight_prior_var": POSITIVE,
-        "negative_ratio": [Real(0, 1)], "directed": [NoneValue(), Boolean()],
+        "negative_ratio": [Real(0, 1)],
+        "negatives_per_link": [NoneValue(), Real(0, None, low_open=True)],
+        "augmentation": [Options(*AUGMENTATION_SAMPLERS)],
+        "directed": [NoneValue(), Boolean()],
         "max_iter": [Integer(1)], "n_average": [Integer(1)], "evaluate_every": [Integer(0)],
         "transform_iter": [Integer(1)], "n_jobs": N_JOBS, "random_state": RANDOM_STATE,
         "verbose": VERBOSE, "callbacks": CALLBACKS,
@@ -167,7 +193,8 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
                  approx: bool = False, doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.01, c: float = 1.0, c_neg: float = 1.0,
                  hinge_cost: float = 1.0, weight_prior_var: float = 1.0,
-                 negative_ratio: float = 0.01, directed: bool | None = None,
+                 negative_ratio: float = 0.01, negatives_per_link: float | None = None,
+                 augmentation: str = "reference", directed: bool | None = None,
                  max_iter: int = 400, n_average: int = 1, evaluate_every: int = 10,
                  transform_iter: int = 50, n_jobs: int | None = None,
                  random_state: RandomState = None, verbose: bool = False,
@@ -183,6 +210,8 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         self.hinge_cost = hinge_cost
         self.weight_prior_var = weight_prior_var
         self.negative_ratio = negative_ratio
+        self.negatives_per_link = negatives_per_link
+        self.augmentation = augmentation
         self.directed = directed
         self.max_iter = max_iter
         self.n_average = n_average
@@ -223,6 +252,9 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
             c=float(self.c), c_neg=float(self.c_neg), hinge_cost=float(self.hinge_cost),
             weight_prior_var=float(self.weight_prior_var),
             negative_ratio=float(self.negative_ratio),
+            negatives_per_link=(None if self.negatives_per_link is None
+                                else float(self.negatives_per_link)),
+            augmentation=self.augmentation,
             n_threads=n_threads(resolve_n_jobs(self.n_jobs)), name=self.variant_name_)
 
     # ------------------------------------------------------------------ fitting
