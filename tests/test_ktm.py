@@ -136,3 +136,26 @@ def test_inducing_points_approach_the_exact_fit():
     corr = [np.corrcoef(pred[:, r], pi[:, c])[0, 1] for r, c in zip(rows, cols,
                                                                      strict=True)]
     assert np.median(corr) > 0.8, corr
+
+
+def test_parameters_at_bounds_are_named():
+    """The diagnostic behind fit's warning: hyper-parameters on a bound of their range."""
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+    from topiclink.inference.ktm import TAU_MAX, KTMState, KTMVariational
+
+    kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(1.0, (1e-2, 1e2))
+    algo = KTMVariational(3, kernel, beta=0.01, optimize_every=10)
+    z = np.zeros((1, 3))
+    state = KTMState(resp=z, nkw=z, nk=z[0], nu=z, alpha=z + 1, msg_mean=z, msg_var=z + 1,
+                     prior_mean=z[0], theta=np.log([1.0, 1e2]), tau=1.0)
+    assert algo.parameters_at_bounds(state) == ["k2__length_scale"]
+    state.theta = np.log([1e-3, 1.0])
+    state.tau = TAU_MAX
+    assert algo.parameters_at_bounds(state) == ["k1__constant_value", "tau"]
+    state.theta = np.log([1.0, 1.0])
+    state.tau = 1.0
+    assert algo.parameters_at_bounds(state) == []
+    assert KTMVariational(3, kernel, beta=0.01, optimize_every=0).parameters_at_bounds(
+        KTMState(resp=z, nkw=z, nk=z[0], nu=z, alpha=z + 1, msg_mean=z, msg_var=z + 1,
+                 prior_mean=z[0], theta=np.log([1e-3, 1e2]), tau=TAU_MAX)) == []

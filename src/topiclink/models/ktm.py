@@ -212,6 +212,13 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         self._run_engine(algorithm, data, resume=resume, publish=publish,
                          evaluate_every=int(self.evaluate_every))
         self.n_tokens_ = float(data.n_tokens)
+        at_bounds = algorithm.parameters_at_bounds(self.state_)
+        if at_bounds and self.n_iter_ >= int(self.optimize_every or 0):
+            logger.warning(
+                "KTM: evidence maximisation left %s on a bound of its search range; the "
+                "summed evidence of the messages is not a reliable guide on these data: "
+                "consider optimize_every=0 with hyper-parameters set by hand or by "
+                "validation", ", ".join(at_bounds))
         return self
 
     def _publish(self, state: KTMState, algorithm: KTMVariational, data: KTMData,
