@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -106,9 +108,12 @@ def main() -> None:
     ap.add_argument("--timed", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=str, default="1,2",
-                    help="thread counts (ours: 1 = the exact sweep, t > 1 = AD-LDA "
-                         "over t shards on t threads, as LDA(parallel='adlda', "
-                         "n_shards=t, n_jobs=t); tomotopy: workers)")
+                    help="thread counts (ours: 1 = the exact sweep, t > 1 = --schemes "
+                         "with t shards on t threads; tomotopy: workers)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="tomotopy / topiclink process pairs per case, alternated; the "
+                         "ratio reported is the median of the pairs' ratios")
+    ap.add_argument("--one", type=str, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--schemes", type=str, default="partition",
                     help="our multi-thread schemes timed at t > 1 threads (partition, adlda)")
     ap.add_argument("--out", type=Path,
@@ -118,42 +123,68 @@ def main() -> None:
     import topiclink
 
     n_docs = int(args.tokens) // args.doc_length
-    words, offsets = make_corpus(n_docs, args.doc_length, args.words, 50, args.seed)
-    n_tokens = int(words.size)
+    if args.one is not None:
+        # a worker process: one measurement, printed as JSON (each timing runs in a fresh
+        # process: tomotopy's worker pool outlives train() and shares the cores otherwise)
+        who, threads, K, scheme = args.one.split(":")
+        words, offsets = make_corpus(n_docs, args.doc_length, args.words, 50, args.seed)
+        if who == "ours":
+            times, ll = time_ours(words, offsets, args.words, int(K), args.warmup,
+                                  args.timed, args.seed, int(threads), scheme)
+            version = topiclink.__version__
+        else:
+            times, ll, version = time_tomotopy(words, offsets, args.words, int(K),
+                                               args.warmup, args.timed, args.seed,
+                                               int(threads))
+        print(json.dumps({"times": times, "ll": ll, "version": version,
+                          "n_tokens": int(words.size)}))
+        return
+
+    def measure(who: str, threads: int, K: int, scheme: str) -> dict:
+        cmd = [sys.executable, __file__, "--one", f"{who}:{threads}:{K}:{scheme}",
+               "--tokens", str(args.tokens), "--doc-length", str(args.doc_length),
+               "--words", str(args.words), "--warmup", str(args.warmup),
+               "--timed", str(args.timed), "--seed", str(args.seed)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
     rows = []
     cases = [(t, int(k)) for t in map(int, args.threads.split(","))
              for k in args.topics.split(",")]
     schemes = [x.strip() for x in args.schemes.split(",") if x.strip()]
+    n_tokens = 0
+    tp_version = ""
     for threads, K in cases:
-        theirs, ll_theirs, tp_version = time_tomotopy(words, offsets, args.words, K,
-                                                      args.warmup, args.timed, args.seed,
-                                                      threads)
-        theirs_rate = n_tokens / float(np.median(theirs))
         for scheme in (["sequential"] if threads == 1 else schemes):
-            ours, ll_ours = time_ours(words, offsets, args.words, K, args.warmup,
-                                      args.timed, args.seed, threads, scheme)
-            ours_rate = n_tokens / float(np.median(ours))
+            pairs = []
+            for _ in range(args.repeats):
+                theirs_run = measure("tomotopy", threads, K, "-")
+                ours_run = measure("ours", threads, K, scheme)
+                pairs.append((theirs_run, ours_run))
+            n_tokens = pairs[0][0]["n_tokens"]
+            tp_version = pairs[0][0]["version"]
+            ours_rates = [n_tokens / float(np.median(o["times"])) for _, o in pairs]
+            theirs_rates = [n_tokens / float(np.median(t["times"])) for t, _ in pairs]
+            ratios = [a / b for a, b in zip(ours_rates, theirs_rates, strict=True)]
             row = {
                 "n_topics": K,
                 "threads": threads,
                 "scheme": scheme,
-                "topiclink_mtokens_per_s": ours_rate / 1e6,
-                "tomotopy_mtokens_per_s": theirs_rate / 1e6,
-                "ratio": ours_rate / theirs_rate,
-                "topiclink_sweep_seconds": {"min": min(ours),
-                                            "median": float(np.median(ours)),
-                                            "max": max(ours)},
-                "tomotopy_sweep_seconds": {"min": min(theirs),
-                                           "median": float(np.median(theirs)),
-                                           "max": max(theirs)},
-                "topiclink_log_joint_per_token": ll_ours,
-                "tomotopy_ll_per_word": ll_theirs,
+                "topiclink_mtokens_per_s": float(np.median(ours_rates)) / 1e6,
+                "tomotopy_mtokens_per_s": float(np.median(theirs_rates)) / 1e6,
+                "ratio": float(np.median(ratios)),
+                "ratio_per_pair": ratios,
+                "topiclink_mtokens_per_s_per_pair": [r / 1e6 for r in ours_rates],
+                "tomotopy_mtokens_per_s_per_pair": [r / 1e6 for r in theirs_rates],
+                "topiclink_log_joint_per_token": pairs[-1][1]["ll"],
+                "tomotopy_ll_per_word": pairs[-1][0]["ll"],
             }
             rows.append(row)
             print(f"threads={threads} K={K:4d} {scheme:>10}  "
                   f"topiclink {row['topiclink_mtokens_per_s']:6.2f} M tok/s   "
                   f"tomotopy {row['tomotopy_mtokens_per_s']:6.2f} M tok/s   "
-                  f"ratio {row['ratio']:.2f}", flush=True)
+                  f"ratio {row['ratio']:.2f} (pairs {', '.join(f'{r:.2f}' for r in ratios)})",
+                  flush=True)
     result = {
         "benchmark": "lda_throughput",
         "corpus": {"n_docs": n_docs, "n_tokens": n_tokens, "n_words": args.words,
@@ -162,7 +193,9 @@ def main() -> None:
                     "threads=1: our exact sequential sweep vs tomotopy workers=1; threads=t: "
                     "our scheme with t shards on t threads (partition: t document shards x "
                     "t vocabulary blocks; adlda: t document chunks) vs tomotopy workers=t "
-                    "(its default parallel scheme)",
+                    "(its default parallel scheme); every timing in its own process, "
+                    f"{args.repeats} tomotopy/topiclink process pairs per case, the ratio "
+                    "the median of the pairs' ratios",
         "topiclink_version": topiclink.__version__,
         "tomotopy_version": tp_version,
         "machine": {"python": platform.python_version(), "processor": platform.machine(),

@@ -131,3 +131,29 @@ def test_stationary_distribution_equals_exact_posterior(n_mh):
     wrong = n_chains * _exact_posterior(words, docs, K, V, alpha, 3 * beta)
     chi2_wrong = ((counts - wrong) ** 2 / wrong).sum()
     assert stats.chi2.sf(chi2_wrong, df=K ** words.size - 1) < 1e-6
+
+
+def test_lda_estimator_sampler_choice():
+    """sampler="mh" fits (planted topics recovered), "auto" picks it only from
+    MH_MIN_TOPICS topics on and never for a parallel scheme; a bad combination fails."""
+    from scipy.optimize import linear_sum_assignment
+
+    from topiclink import LDA
+    from topiclink.datasets.synthetic import make_lda_data
+    from topiclink.models.lda import MH_MIN_TOPICS
+
+    corpus, truth = make_lda_data(n_docs=300, n_words=400, n_topics=6, doc_length=120,
+                                  doc_topic_prior=0.1, topic_word_prior=0.01, random_state=7)
+    model = LDA(n_topics=6, max_iter=150, sampler="mh", random_state=0).fit(corpus)
+    a = model.components_ / np.linalg.norm(model.components_, axis=1, keepdims=True)
+    b = truth.topic_word / np.linalg.norm(truth.topic_word, axis=1, keepdims=True)
+    cos = a @ b.T
+    rows, cols = linear_sum_assignment(-cos)
+    assert cos[rows, cols].min() > 0.9
+    again = LDA(n_topics=6, max_iter=150, sampler="mh", random_state=0).fit(corpus)
+    np.testing.assert_array_equal(model.state_.z, again.state_.z)
+    assert LDA(n_topics=MH_MIN_TOPICS)._token_sampler() == "mh"
+    assert LDA(n_topics=MH_MIN_TOPICS - 1)._token_sampler() == "gibbs"
+    assert LDA(n_topics=MH_MIN_TOPICS, parallel="partition")._token_sampler() == "gibbs"
+    with pytest.raises(ValueError, match="sampler='mh' runs the sequential chain"):
+        LDA(n_topics=6, sampler="mh", parallel="partition", max_iter=2).fit(corpus)

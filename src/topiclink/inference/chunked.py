@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from topiclink.inference.partition import padded_rows
 from topiclink.kernels import lda as kernels
 
 __all__ = ["ChunkedSweeper"]
@@ -41,17 +42,24 @@ class ChunkedSweeper:
               nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float) -> None:
         """One AD-LDA sweep; updates ``z``, ``ndk``, ``nwk`` and ``nk`` in place."""
         n_chunks = self.chunks.size - 1
-        local = [(nwk.copy(), nk.copy()) for _ in range(n_chunks)]
+        # the chunks' copies of n_k on cache lines of their own (two threads writing
+        # adjacent small arrays for every token would share a line: false sharing)
+        K = nk.shape[0]
+        nk_rows = np.zeros((n_chunks, K + (-K) % 16 + 32), dtype=nk.dtype)
+        nk_rows[:, :K] = nk
+        local = [(nwk.copy(), nk_rows[c, :K]) for c in range(n_chunks)]
+        rng_rows = padded_rows(self.states)
 
         def run(c: int) -> None:
             kernels.sweep_range(words, offsets, int(self.chunks[c]), int(self.chunks[c + 1]),
-                                z, ndk, local[c][0], local[c][1], alpha, beta, self.states[c])
+                                z, ndk, local[c][0], local[c][1], alpha, beta, rng_rows[c])
 
         if self._pool is None:
             for c in range(n_chunks):
                 run(c)
         else:
             list(self._pool.map(run, range(n_chunks)))
+        self.states[:] = rng_rows
         base_w = nwk.copy()
         base_k = nk.copy()
         for c in range(n_chunks):

@@ -28,6 +28,7 @@ from topiclink.inference.chunked import ChunkedSweeper
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.partition import PartitionSweeper
 from topiclink.kernels import lda as kernels
+from topiclink.kernels import lda_mh
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["TokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED", "shard_sweeper",
@@ -127,6 +128,10 @@ class CollapsedGibbsLDA(Algorithm):
     full_sync : ``parallel="dask"``: gather z / ndk / RNG rows after every sweep (when
         callbacks may read the state); otherwise only when read (objective: ndk; end of
         the run: everything)
+    sampler : ``"gibbs"`` (the exact collapsed conditional, O(K) per token) or ``"mh"``
+        (exact Metropolis-Hastings steps with O(1) proposals per token,
+        :mod:`topiclink.kernels.lda_mh`; sequential only)
+    n_mh : Metropolis-Hastings steps per token (``sampler="mh"``)
     """
 
     name = "LDA"
@@ -134,7 +139,15 @@ class CollapsedGibbsLDA(Algorithm):
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float,
                  parallel: str | None = None, n_shards: int = 1, n_threads: int = 1,
-                 client: Any = None, full_sync: bool = False) -> None:
+                 client: Any = None, full_sync: bool = False, sampler: str = "gibbs",
+                 n_mh: int = 2) -> None:
+        if sampler not in ("gibbs", "mh"):
+            raise ValueError(f"sampler must be 'gibbs' or 'mh', got {sampler!r}")
+        if sampler == "mh" and parallel is not None:
+            raise ValueError("sampler='mh' runs the sequential chain: use parallel=None")
+        self.sampler = sampler
+        self.n_mh = int(n_mh)
+        self._word_index: tuple[str, np.ndarray, np.ndarray] | None = None
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
@@ -183,6 +196,14 @@ class CollapsedGibbsLDA(Algorithm):
                                 state.nk, self.alpha, self.beta)
             if self.full_sync:
                 self.sync(state)
+        elif self.sampler == "mh":
+            key = data.fingerprint()
+            if self._word_index is None or self._word_index[0] != key:
+                self._word_index = (key, *lda_mh.word_index(data.words, data.n_words))
+            _, ptr, pos = self._word_index
+            lda_mh.sweep_mh(data.words, data.offsets, state.z, state.ndk, state.nwk,
+                            state.nk, self.alpha, self.beta, state.kernel_rng[0], ptr, pos,
+                            self.n_mh)
         else:
             kernels.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk, state.nk,
                           self.alpha, self.beta, state.kernel_rng[0])

@@ -27,7 +27,17 @@ import numpy as np
 
 from topiclink.kernels import lda as kernels
 
-__all__ = ["PartitionSweeper", "word_blocks"]
+__all__ = ["PartitionSweeper", "padded_rows", "word_blocks"]
+
+
+def padded_rows(states: np.ndarray) -> np.ndarray:
+    """A copy of the (P, 4) RNG states whose rows lie 128 bytes apart: threads advancing
+    neighbouring 32-byte rows for every token would share cache lines (false sharing,
+    which cost a third of the two-thread throughput here).  Row i is ``out[i]``, a view;
+    copy the rows back after the sweep."""
+    out = np.zeros((states.shape[0], 16), dtype=states.dtype)[:, :states.shape[1]]
+    out[:] = states
+    return out
 
 
 def word_blocks(words: np.ndarray, n_words: int, n_blocks: int) -> np.ndarray:
@@ -94,15 +104,23 @@ class PartitionSweeper:
         ``words`` and ``offsets`` (the corpus the sweeper was built on) are accepted for
         the interface of :class:`~topiclink.inference.chunked.ChunkedSweeper`."""
         P = self.n_shards
+        K = nk.shape[0]
+        # each worker's copy of n_k on cache lines of its own: adjacent small arrays
+        # written by two threads for every token would share a line (false sharing)
+        stride = K + (-K) % 16 + 32
+        buffer = np.zeros((P, stride), dtype=nk.dtype)
+        # likewise the RNG states: rows of 32 bytes, two to a cache line
+        rng_rows = padded_rows(self.states)
         for phase in range(P):
             start = nk.copy()
-            local = [start.copy() for _ in range(P)]
+            buffer[:, :K] = start
+            local = [buffer[i, :K] for i in range(P)]
 
             def run(i: int, phase: int = phase, local: list = local) -> None:
                 lo, hi = self.block_range(i, (i + phase) % P)
                 if hi > lo:
                     kernels.sweep_block(self.words, self.docs, self.index, lo, hi, z, ndk,
-                                        nwk, local[i], alpha, beta, self.states[i])
+                                        nwk, local[i], alpha, beta, rng_rows[i])
 
             if self._pool is None:
                 for i in range(P):
@@ -110,3 +128,4 @@ class PartitionSweeper:
             else:
                 list(self._pool.map(run, range(P)))
             nk[:] = start + sum(c - start for c in local)
+        self.states[:] = rng_rows

@@ -35,7 +35,13 @@ from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
 
-__all__ = ["LDA"]
+__all__ = ["LDA", "MH_MIN_TOPICS"]
+
+#: ``sampler="auto"`` uses the O(1)-per-token Metropolis-Hastings kernel from this many
+#: topics on.  On a 1.5M-token corpus (benchmarks/lda_samplers.py) the exact Gibbs kernel
+#: reached a higher log joint at every CPU time at K = 1000, the MH kernel at K = 5000
+#: (about 4x sooner); the threshold sits between the measured points.
+MH_MIN_TOPICS = 3000
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +80,13 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         Shards of ``parallel`` (ignored when it is None).
     n_jobs : int or None, default 1
         Threads running the shards (``-1``: all cores).  Never changes the result.
+    sampler : "auto", "gibbs" or "mh", default "auto"
+        The token kernel of the sequential chain: ``"gibbs"``, the exact collapsed
+        conditional (O(K) per token, vectorised); ``"mh"``, exact Metropolis-Hastings
+        steps with LightLDA's document and word proposals drawn in O(1) from the current
+        counts (:mod:`topiclink.kernels.lda_mh`; more sweeps to mix, each much cheaper at
+        large K); ``"auto"``: ``"mh"`` from :data:`MH_MIN_TOPICS` topics on, else
+        ``"gibbs"``.  The parallel schemes use ``"gibbs"``.
     client : distributed.Client, str or None, default None
         ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
         None uses the current client (``distributed.get_client()``).  Shared by
@@ -113,6 +126,7 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         "transform_iter": [Integer(1)],
         "parallel": [NoneValue(), Options("partition", "adlda", "dask")],
         "n_shards": [Integer(1)], "n_jobs": N_JOBS, "client": CLIENT,
+        "sampler": [Options("auto", "gibbs", "mh")],
         "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
@@ -126,8 +140,9 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
                  topic_word_prior: float = 0.01, max_iter: int = 200,
                  evaluate_every: int = 1, transform_iter: int = 50,
                  parallel: str | None = None, n_shards: int = 2, n_jobs: int | None = 1,
-                 client: Any = None, random_state: RandomState = None,
-                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
+                 client: Any = None, sampler: str = "auto",
+                 random_state: RandomState = None, verbose: bool = False,
+                 callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
@@ -138,6 +153,7 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         self.n_shards = n_shards
         self.n_jobs = n_jobs
         self.client = client
+        self.sampler = sampler
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -150,7 +166,19 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
                                  n_shards=int(self.n_shards),
                                  n_threads=n_threads(resolve_n_jobs(self.n_jobs)),
                                  client=self.client,
-                                 full_sync=needs_full_state(self.callbacks))
+                                 full_sync=needs_full_state(self.callbacks),
+                                 sampler=self._token_sampler())
+
+    def _token_sampler(self) -> str:
+        """The token kernel: ``sampler``, or for ``"auto"`` the Metropolis-Hastings kernel
+        from :data:`MH_MIN_TOPICS` topics on (sequential chains only), else exact Gibbs."""
+        if self.sampler != "auto":
+            if self.sampler == "mh" and self.parallel is not None:
+                raise ValueError("sampler='mh' runs the sequential chain: use "
+                                 "parallel=None (or sampler='gibbs')")
+            return str(self.sampler)
+        return "mh" if self.parallel is None and int(self.n_topics) >= MH_MIN_TOPICS \
+            else "gibbs"
 
     def fit(self, X: Any, y: None = None, *, resume: bool = False) -> LDA:
         """Fit to a :class:`~topiclink.data.Corpus` or a (sparse) document-term matrix.
