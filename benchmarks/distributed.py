@@ -37,26 +37,20 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 
-def _make_corpus():
+def _throughput_module():
+    """benchmarks/lda_throughput.py (its corpus generator and start state)."""
     spec = importlib.util.spec_from_file_location("lda_throughput", HERE / "lda_throughput.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.make_corpus
+    return module
+
+
+def _make_corpus():
+    return _throughput_module().make_corpus
 
 
 def start_state(words, offsets, n_words, K, n_shards, seed):
-    from topiclink.kernels import lda as kl
-    from topiclink.random import as_generator, kernel_state
-
-    rng = as_generator(seed)
-    n_docs = offsets.size - 1
-    docs = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(offsets))
-    z = rng.integers(0, K, size=words.size).astype(np.int32)
-    ndk = np.zeros((n_docs, K), np.int32)
-    nwk = np.zeros((n_words, K), np.int32)
-    nk = np.zeros(K, np.int32)
-    kl.init_counts(words, docs, z, ndk, nwk, nk)
-    return z, ndk, nwk, nk, kernel_state(rng, n_shards)
+    return _throughput_module().start_state(words, offsets, n_words, K, n_shards, seed)
 
 
 def timed_sweeps(sweep, warmup, timed):

@@ -20,24 +20,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-from lda_throughput import make_corpus
+from lda_throughput import make_corpus, start_state
 
 
 def run(words, offsets, n_words, K, kernel, budget, seed, n_mh):
     from topiclink.kernels import lda as kl
     from topiclink.kernels.lda_mh import sweep_mh, word_index
-    from topiclink.random import as_generator, kernel_state
 
-    rng = as_generator(seed)
-    n_docs = offsets.size - 1
-    docs = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(offsets))
-    z = rng.integers(0, K, size=words.size).astype(np.int32)
-    ndk = np.zeros((n_docs, K), np.int32)
-    nwk = np.zeros((n_words, K), np.int32)
-    nk = np.zeros(K, np.int32)
-    kl.init_counts(words, docs, z, ndk, nwk, nk)
+    z, ndk, nwk, nk, states = start_state(words, offsets, n_words, K, 1, seed)
+    state = states[0]
     alpha = np.full(K, 0.1)
-    state = kernel_state(rng, 1)[0]
     ptr, pos = word_index(words, n_words)
     # compile on a one-document copy
     w0, o0 = words[:offsets[1]], offsets[:2]

@@ -42,10 +42,9 @@ def make_corpus(n_docs: int, doc_len: int, n_words: int, n_topics: int, seed: in
     return words, offsets
 
 
-def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1,
-              scheme="partition"):
-    from topiclink.inference.chunked import ChunkedSweeper
-    from topiclink.inference.partition import PartitionSweeper
+def start_state(words, offsets, n_words, K, n_streams, seed):
+    """A uniformly random topic per token, its counts, and ``n_streams`` RNG streams
+    (shared by the LDA benchmarks: the same start for every kernel they compare)."""
     from topiclink.kernels import lda as kl
     from topiclink.random import as_generator, kernel_state
 
@@ -57,8 +56,17 @@ def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1,
     nwk = np.zeros((n_words, K), np.int32)
     nk = np.zeros(K, np.int32)
     kl.init_counts(words, docs, z, ndk, nwk, nk)
+    return z, ndk, nwk, nk, kernel_state(rng, n_streams)
+
+
+def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1,
+              scheme="partition"):
+    from topiclink.inference.chunked import ChunkedSweeper
+    from topiclink.inference.partition import PartitionSweeper
+    from topiclink.kernels import lda as kl
+
+    z, ndk, nwk, nk, states = start_state(words, offsets, n_words, K, threads, seed)
     alpha = np.full(K, 0.1)
-    states = kernel_state(rng, threads)
     if scheme == "partition":
         sweeper = PartitionSweeper(words, offsets, n_words, states, threads).__enter__()
     else:

@@ -9,56 +9,35 @@ seed and the number of chunks, never on how many threads ran them.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
-from topiclink.inference.partition import padded_rows
+from topiclink.inference.threaded import ThreadedSweeper, padded_rows
 from topiclink.kernels import lda as kernels
 
 __all__ = ["ChunkedSweeper"]
 
 
-class ChunkedSweeper:
+class ChunkedSweeper(ThreadedSweeper):
     """Run AD-LDA sweeps over ``len(states)`` document chunks with ``n_threads`` threads."""
 
     def __init__(self, offsets: np.ndarray, states: np.ndarray, n_threads: int) -> None:
+        super().__init__(states, n_threads)
         self.chunks = kernels.balanced_chunks(offsets, states.shape[0])
-        self.states = states
-        self.n_threads = max(1, n_threads)
-        self._pool: ThreadPoolExecutor | None = None
-
-    def __enter__(self) -> ChunkedSweeper:
-        if self.n_threads > 1:
-            self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="topiclink")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
 
     def sweep(self, words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
               nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float) -> None:
         """One AD-LDA sweep; updates ``z``, ``ndk``, ``nwk`` and ``nk`` in place."""
         n_chunks = self.chunks.size - 1
-        # the chunks' copies of n_k on cache lines of their own (two threads writing
-        # adjacent small arrays for every token would share a line: false sharing)
-        K = nk.shape[0]
-        nk_rows = np.zeros((n_chunks, K + (-K) % 16 + 32), dtype=nk.dtype)
-        nk_rows[:, :K] = nk
-        local = [(nwk.copy(), nk_rows[c, :K]) for c in range(n_chunks)]
+        # the chunks' n_k copies and RNG states on cache lines of their own
+        nk_rows = padded_rows(np.tile(nk, (n_chunks, 1)))
+        local = [(nwk.copy(), nk_rows[c]) for c in range(n_chunks)]
         rng_rows = padded_rows(self.states)
 
         def run(c: int) -> None:
             kernels.sweep_range(words, offsets, int(self.chunks[c]), int(self.chunks[c + 1]),
                                 z, ndk, local[c][0], local[c][1], alpha, beta, rng_rows[c])
 
-        if self._pool is None:
-            for c in range(n_chunks):
-                run(c)
-        else:
-            list(self._pool.map(run, range(n_chunks)))
+        self.run_all(run, n_chunks)
         self.states[:] = rng_rows
         base_w = nwk.copy()
         base_k = nk.copy()

@@ -21,23 +21,12 @@ phase; nothing of size V x K is copied, unlike AD-LDA (:mod:`topiclink.inference
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
+from topiclink.inference.threaded import ThreadedSweeper, padded_rows
 from topiclink.kernels import lda as kernels
 
-__all__ = ["PartitionSweeper", "padded_rows", "word_blocks"]
-
-
-def padded_rows(states: np.ndarray) -> np.ndarray:
-    """A copy of the (P, 4) RNG states whose rows lie 128 bytes apart: threads advancing
-    neighbouring 32-byte rows for every token would share cache lines (false sharing,
-    which cost a third of the two-thread throughput here).  Row i is ``out[i]``, a view;
-    copy the rows back after the sweep."""
-    out = np.zeros((states.shape[0], 16), dtype=states.dtype)[:, :states.shape[1]]
-    out[:] = states
-    return out
+__all__ = ["PartitionSweeper", "word_blocks"]
 
 
 def word_blocks(words: np.ndarray, n_words: int, n_blocks: int) -> np.ndarray:
@@ -50,7 +39,7 @@ def word_blocks(words: np.ndarray, n_words: int, n_blocks: int) -> np.ndarray:
     return np.searchsorted(cuts, np.arange(n_words), side="right").astype(np.int64)
 
 
-class PartitionSweeper:
+class PartitionSweeper(ThreadedSweeper):
     """Partitioned sweeps over ``len(states)`` shards with ``n_threads`` threads.
 
     Parameters
@@ -65,9 +54,8 @@ class PartitionSweeper:
     def __init__(self, words: np.ndarray, offsets: np.ndarray, n_words: int,
                  states: np.ndarray, n_threads: int) -> None:
         P = int(states.shape[0])
+        super().__init__(states, min(int(n_threads), P))
         self.n_shards = P
-        self.states = states
-        self.n_threads = max(1, min(int(n_threads), P))
         n_docs = offsets.shape[0] - 1
         lengths = np.diff(offsets)
         docs = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
@@ -81,22 +69,11 @@ class PartitionSweeper:
         self.docs = np.ascontiguousarray(docs[self.index])
         counts = np.bincount(key, minlength=P * P)
         self.bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self._pool: ThreadPoolExecutor | None = None
 
     def block_range(self, shard: int, block: int) -> tuple[int, int]:
         """Token range of (document shard, word block) in the permuted list."""
         b = shard * self.n_shards + block
         return int(self.bounds[b]), int(self.bounds[b + 1])
-
-    def __enter__(self) -> PartitionSweeper:
-        if self.n_threads > 1:
-            self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="topiclink")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
 
     def sweep(self, words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
               nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float) -> None:
@@ -104,28 +81,18 @@ class PartitionSweeper:
         ``words`` and ``offsets`` (the corpus the sweeper was built on) are accepted for
         the interface of :class:`~topiclink.inference.chunked.ChunkedSweeper`."""
         P = self.n_shards
-        K = nk.shape[0]
-        # each worker's copy of n_k on cache lines of its own: adjacent small arrays
-        # written by two threads for every token would share a line (false sharing)
-        stride = K + (-K) % 16 + 32
-        buffer = np.zeros((P, stride), dtype=nk.dtype)
-        # likewise the RNG states: rows of 32 bytes, two to a cache line
+        # each worker's n_k copy and RNG state on cache lines of its own
         rng_rows = padded_rows(self.states)
         for phase in range(P):
             start = nk.copy()
-            buffer[:, :K] = start
-            local = [buffer[i, :K] for i in range(P)]
+            local = padded_rows(np.tile(start, (P, 1)))
 
-            def run(i: int, phase: int = phase, local: list = local) -> None:
+            def run(i: int, phase: int = phase, local: np.ndarray = local) -> None:
                 lo, hi = self.block_range(i, (i + phase) % P)
                 if hi > lo:
                     kernels.sweep_block(self.words, self.docs, self.index, lo, hi, z, ndk,
                                         nwk, local[i], alpha, beta, rng_rows[i])
 
-            if self._pool is None:
-                for i in range(P):
-                    run(i)
-            else:
-                list(self._pool.map(run, range(P)))
-            nk[:] = start + sum(c - start for c in local)
+            self.run_all(run, P)
+            nk[:] = start + (local - start).sum(axis=0).astype(nk.dtype)
         self.states[:] = rng_rows

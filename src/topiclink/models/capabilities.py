@@ -122,6 +122,12 @@ class TopicsMixin:
         part, and ``sum log sum_k theta_dk phi_kw`` is evaluated on the held-out part
         (Wallach et al. 2009).
         """
+        return self._completion_loglik(X, fraction, random_state, self._doc_topics)
+
+    def _completion_loglik(self, X: Any, fraction: float, random_state: RandomState,
+                           doc_topics: Any) -> tuple[float, int]:
+        """:meth:`log_likelihood_completion` with ``doc_topics(corpus, rng)`` inferring
+        the observed parts' proportions (row i of the corpus: document i of ``X``)."""
         from topiclink.kernels.lda import token_log_likelihood
 
         self._check_fitted()
@@ -134,7 +140,7 @@ class TopicsMixin:
                else as_generator(random_state))
         split_rng, infer_rng = spawn(rng, 2)
         observed, held = completion_split(corpus, split_rng, fraction)
-        theta = self._doc_topics(observed, infer_rng)
+        theta = doc_topics(observed, infer_rng)
         tok = held.tokens()
         ll = token_log_likelihood(tok.words, tok.offsets, theta,
                                   np.ascontiguousarray(np.asarray(self.components_).T))

@@ -9,8 +9,6 @@ the mean training prior).  Hooks: ``predict_alpha(features) -> (n, K)`` and
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -34,39 +32,38 @@ class FeaturePriorTopicsMixin:
         alpha = self.predict_alpha(features)
         return alpha / alpha.sum(axis=1, keepdims=True)
 
-    @contextlib.contextmanager
-    def _query_prior(self, X: Any, features: Any, what: str) -> Iterator[Corpus]:
-        """The corpus of ``X`` over the model's vocabulary, with ``_doc_topics`` using the
-        priors of ``features`` (row i: document i) while the block runs."""
+    def _query_prior(self, X: Any, features: Any, what: str
+                     ) -> tuple[Corpus, np.ndarray]:
+        """The corpus of ``X`` over the model's vocabulary and its documents' priors (n, K)
+        from ``features`` (row i: document i; None: ``alpha_`` for every document)."""
         self._check_fitted()
         corpus = self._as_model_corpus(X)
         if features is None:
-            yield corpus
-            return
+            return corpus, np.asarray(self.alpha_, dtype=np.float64)
         if _n_rows(features) != corpus.n_docs:
             from topiclink.data.checks import DataError
 
             raise DataError(f"{what}: features have {_n_rows(features)} rows for "
                             f"{corpus.n_docs} documents")
-        self._alpha_rows = self.predict_alpha(features)
-        try:
-            yield corpus
-        finally:
-            del self._alpha_rows
+        return corpus, self.predict_alpha(features)
+
+    def _topics_under(self, alpha: np.ndarray) -> Any:
+        """``doc_topics(corpus, rng)`` inferring proportions under the prior ``alpha``
+        ((K,) or one row per document)."""
+        def doc_topics(corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
+            return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
+                                    alpha, rng, n_iter=int(self.transform_iter))
+        return doc_topics
 
     def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        alpha = getattr(self, "_alpha_rows", None)
-        if alpha is None:
-            alpha = np.asarray(self.alpha_, dtype=np.float64)
-        return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T), alpha,
-                                rng, n_iter=int(self.transform_iter))
+        return self._topics_under(np.asarray(self.alpha_, dtype=np.float64))(corpus, rng)
 
     def transform(self, X: Any, features: Any = None) -> np.ndarray:
         """Expected topic proportions (n_docs, K) of documents, topics fixed, each with the
         prior alpha_d of its ``features`` (without features: ``alpha_``, the mean
         training prior).  A document without known words gets its prior mean."""
-        with self._query_prior(X, features, "transform") as corpus:
-            return self._doc_topics(corpus, self._prediction_generator())
+        corpus, alpha = self._query_prior(X, features, "transform")
+        return self._topics_under(alpha)(corpus, self._prediction_generator())
 
     def log_likelihood_completion(self, X: Any, fraction: float = 0.5,
                                   random_state: RandomState = None, *,
@@ -74,8 +71,9 @@ class FeaturePriorTopicsMixin:
         """Held-out log-likelihood by document completion (see
         :meth:`TopicsMixin.log_likelihood_completion`), theta inferred on the observed
         part with each document's prior alpha_d from ``features`` (default ``alpha_``)."""
-        with self._query_prior(X, features, "log_likelihood_completion") as corpus:
-            return super().log_likelihood_completion(corpus, fraction, random_state)
+        corpus, alpha = self._query_prior(X, features, "log_likelihood_completion")
+        return self._completion_loglik(corpus, fraction, random_state,
+                                       self._topics_under(alpha))
 
     def perplexity(self, X: Any, fraction: float = 0.5, random_state: RandomState = None,
                    *, features: Any = None) -> float:
