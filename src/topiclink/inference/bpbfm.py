@@ -61,6 +61,7 @@ import numpy as np
 from topiclink.data.tensor import RelationalTensor
 from topiclink.distributions.counts import sample_crt
 from topiclink.inference.engine import Algorithm, State, fingerprint
+from topiclink.inference.threaded import padded_rows
 from topiclink.kernels import bpbfm as kernels
 from topiclink.parallel import run_blocks_in_order
 from topiclink.random import kernel_state, spawn
@@ -100,11 +101,15 @@ def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray
     x_rm = np.zeros(rm_shape, dtype=np.int64)
     total = [0]
 
+    # each chunk's RNG state on cache lines of its own (adjacent 32-byte rows advanced by
+    # two threads would share a line: false sharing)
+    rows = padded_rows(streams) if n_threads > 1 else streams
+
     def run_block(b: int) -> tuple:
         ne, xc, xr = np.zeros_like(n_ent), np.zeros_like(x_cells), np.zeros_like(x_rm)
         tot = kernels.sweep_entries(heads, rels, tails, kinds, values, int(bounds[b]),
                                     int(bounds[b + 1]), U, L, G, ptr, rm, rw, sender_only,
-                                    streams[b], ne, xc, xr)
+                                    rows[b], ne, xc, xr)
         return ne, xc, xr, tot
 
     def merge(part: tuple) -> None:
@@ -114,6 +119,8 @@ def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray
         total[0] += int(part[3])
 
     run_blocks_in_order(run_block, n_chunks, n_threads, merge)
+    if rows is not streams:
+        streams[:] = rows
     return n_ent, x_cells, x_rm, total[0]
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from topiclink.inference.augment import augment, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
+from topiclink.inference.threaded import padded_rows
 from topiclink.inference.weights import draw_weights
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
@@ -151,14 +152,25 @@ class SupervisedGibbs(Algorithm):
         M = state.z.shape[0]
         self._workspace(data)
         if self._pool is not None:
-            infos = list(self._pool.map(lambda m: self.step_chain(state, data, m), range(M)))
+            # the chains' RNG states and topic totals on cache lines of their own while
+            # threads advance them (adjacent small rows would be shared: false sharing)
+            rngs, nks = padded_rows(state.kernel_rng), padded_rows(state.nk)
+            infos = list(self._pool.map(
+                lambda m: self.step_chain(state, data, m, rngs[m], nks[m]), range(M)))
+            state.kernel_rng[:] = rngs
+            state.nk[:] = nks
         else:
             infos = [self.step_chain(state, data, m) for m in range(M)]
         return infos[0]
 
-    def step_chain(self, state: SupervisedState, data: SupervisedData, m: int
+    def step_chain(self, state: SupervisedState, data: SupervisedData, m: int,
+                   rng_row: np.ndarray | None = None, nk_row: np.ndarray | None = None
                    ) -> dict[str, float]:
-        """One iteration of chain ``m``: eta | z, then z | eta, then lambda | z, eta."""
+        """One iteration of chain ``m``: eta | z, then z | eta, then lambda | z, eta
+        (``rng_row`` / ``nk_row``: stand-ins for ``state.kernel_rng[m]`` / ``state.nk[m]``
+        that the caller copies back)."""
+        rng_row = state.kernel_rng[m] if rng_row is None else rng_row
+        nk_row = state.nk[m] if nk_row is None else nk_row
         tok = data.tokens
         D, K = tok.n_docs, self.n_topics
         lengths = tok.lengths
@@ -178,8 +190,8 @@ class SupervisedGibbs(Algorithm):
         Uz = np.zeros((D + 1, K))
         Uz[D] = eta
         rtm_kernels.sweep_relational(
-            tok.words, tok.offsets, state.z[m], ndk, state.nwk[m], state.nk[m], self.alpha,
-            self.beta, state.kernel_rng[m], ws["zeros_U"], Uz, ws["Vz"], ws["out_ptr"],
+            tok.words, tok.offsets, state.z[m], ndk, state.nwk[m], nk_row, self.alpha,
+            self.beta, rng_row, ws["zeros_U"], Uz, ws["Vz"], ws["out_ptr"],
             ws["out_nbr"], a, b, ws["in_ptr"], ws["in_nbr"], ws["in_ab"], ws["in_ab"], False)
         t2 = time.perf_counter()
         omega = (ndk / lengths[:, None]) @ eta
