@@ -30,6 +30,30 @@ def test_fit_lda_then_info(tmp_path):
     assert "class: LDA(" in result.output and "topic  4" in result.output
 
 
+def test_fit_lda_on_two_threads_and_with_the_mh_sampler(tmp_path):
+    """--jobs 2: the partitioned sweep on 2 shards; --sampler mh: the MH kernel; bad
+    values are one-line errors."""
+    from topiclink import load
+
+    out = tmp_path / "p.npz"
+    result = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-k", "5", "-n", "5",
+                                 "--jobs", "2", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    model = load(out)
+    assert model.parallel == "partition" and model.n_shards == 2
+    out = tmp_path / "mh.npz"
+    result = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-k", "5", "-n", "5",
+                                 "--sampler", "mh", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert load(out).sampler == "mh"
+    for bad, message in ((["--jobs", "0"], "--jobs must be -1 or >= 1"),
+                         (["--sampler", "fast"], "sampler must be")):
+        result = runner.invoke(app, ["fit", "lda", "--dataset", "cora", *bad,
+                                     "--out", str(tmp_path / "x.npz")])
+        assert result.exit_code == 1 and message in result.output, result.output
+        assert "Traceback" not in result.output
+
+
 def test_fit_unknown_dataset_is_one_line_error(tmp_path):
     result = runner.invoke(app, ["fit", "lda", "--dataset", "no-such-data", "--out",
                                  str(tmp_path / "m.npz")])

@@ -79,6 +79,14 @@ def fit_lda(
     iterations: Annotated[int, typer.Option("--iterations", "-n", help="Gibbs sweeps.")] = 200,
     alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
     beta: Annotated[float, typer.Option(help="Topic-word prior beta.")] = 0.01,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", help="Threads (-1: all cores). Above 1 the sweep is partitioned "
+        "into --jobs document shards x vocabulary blocks (parallel='partition'); the "
+        "chain depends on the shard count, not on the threads.")] = 1,
+    sampler: Annotated[str, typer.Option(
+        help="Token kernel of the sequential chain: auto, gibbs or mh (exact "
+        "Metropolis-Hastings with O(1) proposals; auto picks it from K = 3000).")]
+    = "auto",
     seed: SeedOpt = 0,
     out: OutOpt = None,
     force: ForceOpt = False,
@@ -87,10 +95,16 @@ def fit_lda(
     """Fit LDA (collapsed Gibbs) to a dataset (--dataset, --data or --input) and save it
     to --out."""
     from topiclink.models.lda import LDA
+    from topiclink.parallel import resolve_n_jobs
 
     setup_logging(verbose)
+    check(jobs == -1 or jobs >= 1, f"--jobs must be -1 or >= 1, got {jobs}")
+    threads = resolve_n_jobs(jobs)
+    parallel = {"parallel": "partition", "n_shards": threads, "n_jobs": threads} \
+        if threads > 1 else {}
     model = LDA(n_topics=topics, doc_topic_prior=alpha, topic_word_prior=beta,
-                max_iter=iterations, random_state=seed, verbose=verbose)
+                max_iter=iterations, sampler=sampler, random_state=seed, verbose=verbose,
+                **parallel)
     out = _checked(model, out, force, dataset, data, input_file, vocab)
     ds = load_data(dataset, data, input_file, vocab)
     fit_and_report(model, ds, out, seed=seed)
