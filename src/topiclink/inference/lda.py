@@ -147,7 +147,7 @@ class CollapsedGibbsLDA(Algorithm):
             raise ValueError("sampler='mh' runs the sequential chain: use parallel=None")
         self.sampler = sampler
         self.n_mh = int(n_mh)
-        self._word_index: tuple[str, np.ndarray, np.ndarray] | None = None
+        self._word_index: tuple[TokenData, np.ndarray, np.ndarray] | None = None
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
@@ -197,9 +197,8 @@ class CollapsedGibbsLDA(Algorithm):
             if self.full_sync:
                 self.sync(state)
         elif self.sampler == "mh":
-            key = data.fingerprint()
-            if self._word_index is None or self._word_index[0] != key:
-                self._word_index = (key, *lda_mh.word_index(data.words, data.n_words))
+            if self._word_index is None or self._word_index[0] is not data:
+                self._word_index = (data, *lda_mh.word_index(data.words, data.n_words))
             _, ptr, pos = self._word_index
             lda_mh.sweep_mh(data.words, data.offsets, state.z, state.ndk, state.nwk,
                             state.nk, self.alpha, self.beta, state.kernel_rng[0], ptr, pos,

@@ -22,8 +22,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["BLOCK", "block_totals", "check_prior", "draw_blocked", "draw_from_totals",
-           "n_prior_rows", "padded", "prior_row"]
+__all__ = ["BLOCK", "check_prior", "draw_blocked", "n_prior_rows", "padded", "prior_row"]
 
 BLOCK = 8
 
@@ -34,9 +33,19 @@ def padded(n_topics: int) -> int:
 
 
 @njit(inline="always")
-def block_totals(p: np.ndarray, block_sums: np.ndarray, n_blocks: int) -> float:
-    """Running totals of the block sums of ``p`` into ``block_sums`` (the first half of
-    :func:`draw_blocked`); returns the total."""
+def draw_blocked(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, u: float) -> int:
+    """Draw index k with probability p[k] / sum(p) by a two-level blocked search.
+
+    ``p`` has length ``n_blocks * BLOCK`` with zeros past the last topic; ``u`` is a
+    uniform in [0, 1).  Returns a topic whose ``p`` is positive.
+
+    ``block_sums`` receives the running totals of the block sums; the block is the number
+    of running totals ``<= u * total`` and the topic inside it the number of partial sums
+    ``<= u * total`` (fixed-length loops of comparisons instead of loops that stop at a
+    data-dependent point, so a draw costs no mispredicted branch; the same topic, bit for
+    bit, as a search that stops at the first partial sum above the target).  The LDA
+    kernels write this draw out in place (:mod:`topiclink.kernels.lda` says why).
+    """
     total = 0.0
     for b in range(n_blocks):
         s = 0.0
@@ -45,15 +54,6 @@ def block_totals(p: np.ndarray, block_sums: np.ndarray, n_blocks: int) -> float:
             s += p[base + j]
         total += s
         block_sums[b] = total
-    return total
-
-
-@njit(inline="always")
-def draw_from_totals(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, total: float,
-                     u: float) -> int:
-    """The second half of :func:`draw_blocked`, given the running block totals and their
-    last value ``total`` (passed on in a register: reading it back from ``block_sums``
-    costs 20 % at K = 10)."""
     target = u * total
     b = 0
     for c in range(n_blocks - 1):
@@ -69,23 +69,6 @@ def draw_from_totals(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, total
     while p[k] <= 0.0 and k > 0:
         k -= 1
     return k
-
-
-@njit(inline="always")
-def draw_blocked(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, u: float) -> int:
-    """Draw index k with probability p[k] / sum(p) by a two-level blocked search.
-
-    ``p`` has length ``n_blocks * BLOCK`` with zeros past the last topic; ``u`` is a
-    uniform in [0, 1).  Returns a topic whose ``p`` is positive.
-
-    ``block_sums`` receives the running totals of the block sums; the block is the number
-    of running totals ``<= u * total`` and the topic inside it the number of partial sums
-    ``<= u * total`` (fixed-length loops of comparisons instead of loops that stop at a
-    data-dependent point, so a draw costs no mispredicted branch; the same topic, bit for
-    bit, as a search that stops at the first partial sum above the target).
-    """
-    total = block_totals(p, block_sums, n_blocks)
-    return draw_from_totals(p, block_sums, n_blocks, total, u)
 
 
 # --- per-document Dirichlet prior -------------------------------------------------------
