@@ -156,6 +156,30 @@ def main() -> None:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         return json.loads(out.strip().splitlines()[-1])
 
+    def write_result(rows: list, n_tokens: int, tp_version: str) -> None:
+        """Write what is measured so far (after every row: a long run cut off keeps it)."""
+        result = {
+            "benchmark": "lda_throughput",
+            "corpus": {"n_docs": n_docs, "n_tokens": n_tokens, "n_words": args.words,
+                       "doc_length": args.doc_length, "generator": "LDA, 50 Zipf topics"},
+            "protocol": f"{args.warmup} warm-up sweeps, median of {args.timed} timed sweeps; "
+                        "threads=1: our exact sequential sweep vs tomotopy workers=1; threads=t: "
+                        "our scheme with t shards on t threads (partition: t document shards x "
+                        "t vocabulary blocks; adlda: t document chunks) vs tomotopy workers=t "
+                        "(its default parallel scheme); every timing in its own process, "
+                        f"{args.repeats} tomotopy/topiclink process pairs per case, the ratio "
+                        "the median of the pairs' ratios",
+            "topiclink_version": topiclink.__version__,
+            "tomotopy_version": tp_version,
+            "machine": {"python": platform.python_version(), "processor": platform.machine(),
+                        "cpu_count": __import__("os").cpu_count()},
+            "results": rows,
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = args.out.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(result, indent=2) + "\n")
+        tmp.replace(args.out)
+
     rows = []
     cases = [(t, int(k)) for t in map(int, args.threads.split(","))
              for k in args.topics.split(",")]
@@ -188,30 +212,12 @@ def main() -> None:
                 "tomotopy_ll_per_word": pairs[-1][0]["ll"],
             }
             rows.append(row)
+            write_result(rows, n_tokens, tp_version)
             print(f"threads={threads} K={K:4d} {scheme:>10}  "
                   f"topiclink {row['topiclink_mtokens_per_s']:6.2f} M tok/s   "
                   f"tomotopy {row['tomotopy_mtokens_per_s']:6.2f} M tok/s   "
                   f"ratio {row['ratio']:.2f} (pairs {', '.join(f'{r:.2f}' for r in ratios)})",
                   flush=True)
-    result = {
-        "benchmark": "lda_throughput",
-        "corpus": {"n_docs": n_docs, "n_tokens": n_tokens, "n_words": args.words,
-                   "doc_length": args.doc_length, "generator": "LDA, 50 Zipf topics"},
-        "protocol": f"{args.warmup} warm-up sweeps, median of {args.timed} timed sweeps; "
-                    "threads=1: our exact sequential sweep vs tomotopy workers=1; threads=t: "
-                    "our scheme with t shards on t threads (partition: t document shards x "
-                    "t vocabulary blocks; adlda: t document chunks) vs tomotopy workers=t "
-                    "(its default parallel scheme); every timing in its own process, "
-                    f"{args.repeats} tomotopy/topiclink process pairs per case, the ratio "
-                    "the median of the pairs' ratios",
-        "topiclink_version": topiclink.__version__,
-        "tomotopy_version": tp_version,
-        "machine": {"python": platform.python_version(), "processor": platform.machine(),
-                    "cpu_count": __import__("os").cpu_count()},
-        "results": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"written {args.out}")
 
 

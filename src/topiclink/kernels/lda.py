@@ -161,13 +161,15 @@ def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray
 @njit(cache=True, nogil=True)
 def sweep_block(words: np.ndarray, docs: np.ndarray, index: np.ndarray, lo: int, hi: int,
                 z: np.ndarray, ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray,
-                alpha: np.ndarray, beta: float, state: np.ndarray) -> None:
+                hot: np.ndarray, alpha: np.ndarray, beta: float, state: np.ndarray) -> None:
     """Sweep tokens ``lo:hi`` of a permuted token list (the partition scheme's block).
 
     Token ``j`` of the list is word ``words[j]`` of document ``docs[j]`` and its topic is
     ``z[index[j]]`` (``z`` stays in corpus order).  The tokens of one document are
-    consecutive.  The full conditional is :func:`sweep`'s; ``nk`` may be a worker's
-    private copy of the topic totals.  Releases the GIL.
+    consecutive.  A negative ``words[j] = -1 - h`` is the h-th *hot* word, whose word-topic
+    counts are row ``h`` of ``hot`` (a worker's private copy; (0, K) when there are none).
+    The full conditional is :func:`sweep`'s; ``nk`` may be a worker's private copy of the
+    topic totals.  Releases the GIL.
     """
     n_topics = nk.shape[0]
     vbeta = nwk.shape[0] * beta
@@ -188,7 +190,8 @@ def sweep_block(words: np.ndarray, docs: np.ndarray, index: np.ndarray, lo: int,
         ad = prior_row(alpha, d)
         while i < hi and docs[i] == d:
             t = index[i]
-            cw = nwk[words[i]]
+            w = words[i]
+            cw = nwk[w] if w >= 0 else hot[-1 - w]
             old = z[t]
             cd[old] -= 1
             cw[old] -= 1
