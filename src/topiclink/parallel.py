@@ -8,7 +8,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["resolve_n_jobs", "n_threads", "run_blocks_in_order"]
+import numpy as np
+
+__all__ = ["resolve_n_jobs", "n_threads", "run_blocks_in_order", "balanced_chunks"]
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
@@ -50,3 +52,13 @@ def run_blocks_in_order(run_block: Callable[[int], Any], n_blocks: int, n_thread
                 pending.append(pool.submit(run_block, nxt))
                 nxt += 1
             merge(pending.popleft().result())
+
+
+def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
+    """Document boundaries splitting the tokens into ``n_chunks`` near-equal parts (the
+    shards of every sharded sampler and of :func:`topiclink.data.shards.write_shards`)."""
+    n_docs = offsets.shape[0] - 1
+    n_chunks = max(1, min(n_chunks, n_docs))
+    targets = np.linspace(0, offsets[-1], n_chunks + 1)
+    bounds = np.searchsorted(offsets, targets[1:-1], side="left")
+    return np.concatenate([[0], bounds, [n_docs]]).astype(np.int64)

@@ -1,11 +1,14 @@
-"""Distributed Gibbs training on Dask (``parallel="dask"`` of :class:`~topiclink.LDA` and
-:class:`~topiclink.DMR`).
+"""Distributed Gibbs training on Dask: the transport the sharded samplers share.
 
-:class:`DaskSweeper` runs the AD-LDA sweeps of
-:class:`~topiclink.inference.chunked.ChunkedSweeper` -- the same document shards, the same
-per-shard xoshiro streams, the same summed count deltas -- with each shard living on a
-Dask worker; the chain is therefore bit for bit the one of ``parallel="adlda"`` with the
-same ``n_shards``, whatever the number of workers.  Dask and distributed are imported only
+:class:`DaskSweeper` runs the AD-LDA sweeps of ``parallel="dask"`` on
+:class:`~topiclink.LDA` and :class:`~topiclink.DMR` (those of
+:class:`~topiclink.inference.chunked.ChunkedSweeper` -- the same document shards, the
+same per-shard xoshiro streams, the same summed count deltas -- with each shard living on
+a Dask worker; bit for bit the chain of ``parallel="adlda"`` with the same ``n_shards``,
+whatever the number of workers); with a :class:`~topiclink.data.shards.ShardSet` the
+workers read their shards from disk.  The supervised and relational models' sharded
+samplers (:mod:`topiclink.inference.slda_dask`, :mod:`topiclink.inference.rtm_dask`) use
+its client resolution and compact count deltas.  Dask and distributed are imported only
 when a sweeper starts (``pip install 'topiclink[dask]'``).
 """
 

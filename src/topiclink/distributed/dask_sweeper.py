@@ -10,6 +10,10 @@ same in any order).  Only the transport differs, and all of it is Dask's:
 - at the start (first :meth:`DaskSweeper.sweep`) each shard's tokens, local offsets and
   vocabulary are scattered once, and its topics z, document-topic rows ndk and RNG row
   once, to the same worker;
+- with a :class:`~topiclink.data.shards.ShardSet` (``DaskSweeper(..., shards=...)``) the
+  workers read their shards' tokens from the shard files instead (:func:`load_shard_task`;
+  the directory must be visible to them at the same path), and only z, ndk and the RNG
+  row are scattered: the driver never holds the tokens;
 - every sweep the driver broadcasts the current ``(nwk, nk)`` once and submits one task
   per shard (:func:`sweep_shard`, module level so that it pickles); the task returns the
   shard's new (z, ndk, rng) and its count deltas: the changed rows of nwk as
@@ -42,7 +46,8 @@ import numpy as np
 
 from topiclink.kernels import lda as kernels
 
-__all__ = ["DaskSweeper", "resolve_client", "sweep_shard", "compact_dtype"]
+__all__ = ["DaskSweeper", "resolve_client", "sweep_shard", "compact_dtype", "load_shard_task",
+           "count_shard_words", "word_topic_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +107,52 @@ def sweep_shard(shard: dict, prev: tuple, shared: tuple, alpha: np.ndarray, beta
     return z, ndk, rng, delta
 
 
+def load_shard_task(path: str, n_tokens: int, n_docs: int, sha256: str) -> dict:
+    """The ``shard`` argument of :func:`sweep_shard` read from a shard file (runs on a
+    worker: the tokens never pass through the driver)."""
+    from topiclink.data.shards import load_shard
+
+    words, offsets, _ = load_shard(path, n_tokens, n_docs, sha256)
+    return {"words": words, "offsets": offsets, "vocab": np.unique(words).astype(np.int32)}
+
+
+def count_shard_words(path: str, n_tokens: int, n_docs: int, sha256: str, z: np.ndarray,
+                      n_topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(vocab, rows)``: the shard's word-topic counts, for its distinct words only (runs
+    on a worker; ``z`` the shard's topics)."""
+    from topiclink.data.shards import load_shard
+
+    words, _, _ = load_shard(path, n_tokens, n_docs, sha256)
+    vocab, inverse = np.unique(words, return_inverse=True)
+    rows = np.bincount(inverse.astype(np.int64) * n_topics + z,
+                       minlength=vocab.size * n_topics).reshape(vocab.size, n_topics)
+    return vocab.astype(np.int32), rows.astype(np.int32)
+
+
+def word_topic_counts(shards: Any, z: np.ndarray, n_topics: int, client: Any = None
+                      ) -> np.ndarray:
+    """int32 (V, K) word-topic counts of the topics ``z`` of a
+    :class:`~topiclink.data.shards.ShardSet`, counted by the Dask workers from the shard
+    files (:func:`count_shard_words`) and summed here: the driver never reads the words."""
+    client, owned = resolve_client(client)
+    try:
+        nwk = np.zeros((shards.n_words, n_topics), dtype=np.int32)
+        offsets = [0]
+        for s in shards.shards:
+            offsets.append(offsets[-1] + s.n_tokens)
+        futures = [client.submit(count_shard_words, *shards.task_arguments(i),
+                                 z[offsets[i]:offsets[i + 1]], int(n_topics), pure=False)
+                   for i in range(shards.n_shards)]
+        for future in futures:          # one shard's rows at a time on the driver
+            vocab, rows = future.result()
+            nwk[vocab] += rows
+            future.release()
+        return nwk
+    finally:
+        if owned:
+            client.close()
+
+
 def compact_dtype(values: np.ndarray) -> type:
     """The narrowest of int8 / int16 / int32 holding every value (exact)."""
     if values.size == 0:
@@ -129,15 +180,31 @@ class DaskSweeper:
     rows) on the workers: :meth:`sync` writes them into the arrays (it runs on leaving
     the context).  Always pass the same z / ndk arrays within one session.
 
+    With ``shards`` (a :class:`~topiclink.data.shards.ShardSet` of the same corpus, written
+    with the same number of shards) each worker reads its shard's tokens from the shard
+    file itself (:func:`load_shard_task`) instead of the driver scattering them: ``sweep``
+    may then be given ``words=None``, and the driver sends only z, ndk and the RNG rows
+    of each shard.  The chain is the same, bit for bit.
+
     Parameters
     ----------
     offsets : int64 (D + 1,) document offsets of the tokens
     states : uint64 (n_shards, 4) xoshiro states, one row per shard (updated by ``sync``)
     client : distributed.Client, scheduler address or None (the current client)
+    shards : ShardSet or None; its shards must be the ``balanced_chunks(offsets,
+        n_shards)`` shards (one-line ValueError otherwise)
     """
 
-    def __init__(self, offsets: np.ndarray, states: np.ndarray, client: Any = None) -> None:
+    def __init__(self, offsets: np.ndarray, states: np.ndarray, client: Any = None,
+                 shards: Any = None) -> None:
         self.chunks = kernels.balanced_chunks(offsets, states.shape[0])
+        if shards is not None:
+            bounds = shards.doc_bounds()
+            if bounds.shape != self.chunks.shape or not np.array_equal(bounds, self.chunks):
+                raise ValueError(f"DaskSweeper: the ShardSet has {shards.n_shards} shards "
+                                 f"over other documents than the {self.n_shards} sampler "
+                                 f"shards: write the shards with n_shards={self.n_shards}")
+        self.shards = shards
         self.states = states
         self.client_arg = client
         self.client: Any = None
@@ -198,7 +265,7 @@ class DaskSweeper:
     def _token_range(self, offsets: np.ndarray, s: int) -> tuple[int, int]:
         return int(offsets[self.chunks[s]]), int(offsets[self.chunks[s + 1]])
 
-    def _load(self, words: np.ndarray, offsets: np.ndarray, z: np.ndarray,
+    def _load(self, words: np.ndarray | None, offsets: np.ndarray, z: np.ndarray,
               ndk: np.ndarray) -> None:
         """Scatter every shard's tokens and state once (the state next to its tokens)."""
         client = self.client
@@ -207,12 +274,21 @@ class DaskSweeper:
         for s in range(self.n_shards):
             d0, d1 = int(self.chunks[s]), int(self.chunks[s + 1])
             lo, hi = self._ranges[s]
-            w = np.ascontiguousarray(words[lo:hi])
-            statics.append({"words": w,
-                            "offsets": np.ascontiguousarray(offsets[d0:d1 + 1] - lo),
-                            "vocab": np.unique(w).astype(np.int32)})
+            if self.shards is None:
+                w = np.ascontiguousarray(words[lo:hi])
+                statics.append({"words": w,
+                                "offsets": np.ascontiguousarray(offsets[d0:d1 + 1] - lo),
+                                "vocab": np.unique(w).astype(np.int32)})
             states.append((z[lo:hi].copy(), ndk[d0:d1].copy(), self.states[s].copy(), None))
-        self._static = client.scatter(statics, hash=False)
+        if self.shards is None:
+            self._static = client.scatter(statics, hash=False)
+        else:                       # the workers read their shard files themselves
+            self._static = [client.submit(load_shard_task, *self.shards.task_arguments(s),
+                                          pure=False) for s in range(self.n_shards)]
+            for f in self._static:  # waits; the worker's error (e.g. a missing shard)
+                error = f.exception()
+                if error is not None:
+                    raise error
         who = client.who_has(self._static)
         self._workers = [list(who[f.key]) or None for f in self._static]
         self._shard = [client.scatter([st], workers=wk, hash=False)[0]
@@ -240,7 +316,7 @@ class DaskSweeper:
         return list(self._alpha_futures)
 
     # ------------------------------------------------------------------ sweeping
-    def sweep(self, words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
+    def sweep(self, words: np.ndarray | None, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
               nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float) -> None:
         """One AD-LDA sweep: ``nwk`` and ``nk`` updated in place; ``z``, ``ndk`` and the
         RNG rows advance on the workers (:meth:`sync` fetches them)."""

@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 
 from topiclink.data.corpus import Corpus
+from topiclink.data.shards import ShardSet
 from topiclink.distributed import DaskSweeper
+from topiclink.distributed.dask_sweeper import word_topic_counts
 from topiclink.inference.chunked import ChunkedSweeper
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.partition import PartitionSweeper
@@ -31,8 +33,8 @@ from topiclink.kernels import lda as kernels
 from topiclink.kernels import lda_mh
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["TokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED", "shard_sweeper",
-           "sync_shards"]
+__all__ = ["TokenData", "ShardTokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED",
+           "shard_sweeper", "sync_shards", "doc_topic_counts"]
 
 #: the ``parallel`` settings that sweep fixed document shards (AD-LDA, its Dask version,
 #: and the partitioned scheme of :mod:`topiclink.inference.partition`)
@@ -66,6 +68,51 @@ class TokenData:
         return fingerprint(self.words, self.offsets, np.array([self.n_words]))
 
 
+@dataclass
+class ShardTokenData:
+    """A corpus on disk (:class:`~topiclink.data.shards.ShardSet`) as ``parallel="dask"``
+    reads it: the driver holds the document offsets only; the Dask workers read the
+    tokens from the shard files.  ``words`` and ``docs`` are None."""
+
+    shards: ShardSet
+    offsets: np.ndarray     # int64 (D + 1,)
+    n_docs: int
+    n_words: int
+    words: None = None
+    docs: None = None
+
+    @classmethod
+    def from_shards(cls, shards: ShardSet) -> ShardTokenData:
+        return cls(shards, shards.offsets(), shards.n_docs, shards.n_words)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets).astype(np.float64)
+
+    def fingerprint(self) -> str:
+        """From the manifest (sizes, shard checksums): not the in-memory corpus's
+        fingerprint, so a chain fitted on a ShardSet resumes on that ShardSet only."""
+        return "shards:" + self.shards.fingerprint()
+
+
+def doc_topic_counts(offsets: np.ndarray, bounds: np.ndarray, z: np.ndarray, n_topics: int
+                     ) -> np.ndarray:
+    """int32 (D, K) document-topic counts of ``z`` from the document offsets alone,
+    one block of documents (``bounds``) at a time (temporaries of one block's size)."""
+    D = offsets.shape[0] - 1
+    ndk = np.zeros((D, n_topics), dtype=np.int32)
+    for d0, d1 in zip(bounds[:-1], bounds[1:], strict=True):
+        lo, hi = int(offsets[d0]), int(offsets[d1])
+        docs = np.repeat(np.arange(d1 - d0, dtype=np.int64), np.diff(offsets[d0:d1 + 1]))
+        ndk[d0:d1] = np.bincount(docs * n_topics + z[lo:hi],
+                                 minlength=(d1 - d0) * n_topics).reshape(d1 - d0, n_topics)
+    return ndk
+
+
 @dataclass(kw_only=True)
 class LDAState(State):
     """Topic of every token, the three count arrays, the kernels' xoshiro states."""
@@ -77,10 +124,20 @@ class LDAState(State):
     kernel_rng: np.ndarray   # uint64 (n_streams, 4)
 
 
-def init_topics(data: TokenData, n_topics: int, rng: np.random.Generator
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Uniform random topics and their counts (z, ndk, nwk, nk)."""
+def init_topics(data: TokenData | ShardTokenData, n_topics: int, rng: np.random.Generator,
+                client: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Uniform random topics and their counts (z, ndk, nwk, nk).
+
+    For :class:`ShardTokenData` the same z is drawn here, ndk and nk are counted here
+    from z and the offsets, and nwk by the Dask workers (``client``) from their shard
+    files: the same four arrays as for the corpus in memory.
+    """
     z = rng.integers(0, n_topics, size=data.n_tokens).astype(np.int32)
+    if isinstance(data, ShardTokenData):
+        ndk = doc_topic_counts(data.offsets, data.shards.doc_bounds(), z, n_topics)
+        nk = np.bincount(z, minlength=n_topics).astype(np.int32)
+        nwk = word_topic_counts(data.shards, z, n_topics, client)
+        return z, ndk, nwk, nk
     ndk = np.zeros((data.n_docs, n_topics), dtype=np.int32)
     nwk = np.zeros((data.n_words, n_topics), dtype=np.int32)
     nk = np.zeros(n_topics, dtype=np.int32)
@@ -89,14 +146,18 @@ def init_topics(data: TokenData, n_topics: int, rng: np.random.Generator
 
 
 def shard_sweeper(parallel: str, offsets: np.ndarray, states: np.ndarray, n_threads: int,
-                  client: Any = None, words: np.ndarray | None = None, n_words: int = 0
+                  client: Any = None, words: np.ndarray | None = None, n_words: int = 0,
+                  shards: ShardSet | None = None
                   ) -> ChunkedSweeper | DaskSweeper | PartitionSweeper:
     """The sweeper of ``parallel`` (a context manager): AD-LDA shards on threads
-    (``"adlda"``) or on Dask workers (``"dask"``, the same chain either way), or
-    document-shard x word-block partitions on threads (``"partition"``: needs ``words``
-    and ``n_words``)."""
+    (``"adlda"``) or on Dask workers (``"dask"``, the same chain either way; with
+    ``shards`` the workers read the tokens from the shard files), or document-shard x
+    word-block partitions on threads (``"partition"``: needs ``words`` and ``n_words``)."""
     if parallel == "dask":
-        return DaskSweeper(offsets, states, client)
+        return DaskSweeper(offsets, states, client, shards=shards)
+    if shards is not None:
+        raise ValueError(f"a ShardSet is read by Dask workers: use parallel='dask', not "
+                         f"{parallel!r}")
     if parallel == "partition":
         if words is None:
             raise ValueError("parallel='partition' needs the corpus's words")
@@ -121,7 +182,11 @@ class CollapsedGibbsLDA(Algorithm):
     parallel : None (the exact sequential sampler), ``"adlda"`` (shards on threads),
         ``"dask"`` (the same shards on Dask workers) or ``"partition"`` (document shards x
         vocabulary blocks on threads, :mod:`topiclink.inference.partition`)
-    n_shards : document shards of AD-LDA (each its own stream)
+    n_shards : document shards of AD-LDA (each its own stream); with a
+        :class:`ShardTokenData` (a ShardSet on disk) it must equal the ShardSet's number
+        of shards and ``parallel`` must be ``"dask"``: the workers read the shard files,
+        ``init`` / ``check_values`` count nwk on the workers (one pass over the files
+        each), the driver holds z, the counts and the offsets only
     n_threads : threads running the shards (never changes the chain)
     client : ``parallel="dask"``: a distributed.Client, a scheduler address or None (the
         current client)
@@ -158,26 +223,57 @@ class CollapsedGibbsLDA(Algorithm):
         self.full_sync = full_sync
         self._sweeper: ChunkedSweeper | DaskSweeper | None = None
 
-    def fingerprint(self, data: TokenData) -> str:
+    def fingerprint(self, data: TokenData | ShardTokenData) -> str:
         return data.fingerprint()
 
-    def init(self, data: TokenData, rng: np.random.Generator) -> LDAState:
+    def check_data(self, data: TokenData | ShardTokenData) -> None:
+        """A ShardSet is swept by Dask workers over its own shards: one-line ValueError
+        unless ``parallel="dask"`` with ``n_shards`` equal to the ShardSet's."""
+        if isinstance(data, ShardTokenData):
+            if self.parallel != "dask":
+                raise ValueError(f"fitting a ShardSet needs parallel='dask' (the workers "
+                                 f"read the shard files), got parallel={self.parallel!r}")
+            if self.n_shards != data.shards.n_shards:
+                raise ValueError(f"the ShardSet has {data.shards.n_shards} shards but "
+                                 f"n_shards={self.n_shards}: use n_shards="
+                                 f"{data.shards.n_shards} (or write_shards(..., "
+                                 f"{self.n_shards}))")
+
+    def init(self, data: TokenData | ShardTokenData, rng: np.random.Generator) -> LDAState:
+        self.check_data(data)
         init_rng, chain_rng = spawn(rng, 2)
-        z, ndk, nwk, nk = init_topics(data, self.n_topics, init_rng)
+        z, ndk, nwk, nk = init_topics(data, self.n_topics, init_rng, self.client)
         return LDAState(z=z, ndk=ndk, nwk=nwk, nk=nk,
                         kernel_rng=kernel_state(chain_rng, self.n_shards),
                         data_fingerprint=self.fingerprint(data))
 
-    def check_values(self, state: LDAState, data: TokenData) -> None:
-        check_topic_counts(state.z, state.ndk, state.nwk, state.nk, data.docs, data.words)
+    def check_values(self, state: LDAState, data: TokenData | ShardTokenData) -> None:
+        if not isinstance(data, ShardTokenData):
+            check_topic_counts(state.z, state.ndk, state.nwk, state.nk, data.docs,
+                               data.words)
+            return
+        # the same checks without the words on the driver: nk and ndk from z and the
+        # offsets here, nwk counted by the workers from the shard files
+        K = state.nk.shape[0]
+        z = state.z
+        if z.size and (z.min() < 0 or z.max() >= K):
+            raise ValueError(f"state: topic assignments outside [0, {K})")
+        if not (np.array_equal(np.bincount(z, minlength=K), state.nk)
+                and np.array_equal(doc_topic_counts(data.offsets, data.shards.doc_bounds(),
+                                                    z, K), state.ndk)
+                and np.array_equal(word_topic_counts(data.shards, z, K, self.client),
+                                   state.nwk)):
+            raise ValueError("state: the topic counts do not match the topic assignments")
 
     @contextlib.contextmanager
-    def session(self, state: LDAState, data: TokenData) -> Iterator[None]:
+    def session(self, state: LDAState, data: TokenData | ShardTokenData) -> Iterator[None]:
         if self.parallel not in SHARDED:
             yield
             return
+        self.check_data(data)
         with shard_sweeper(self.parallel, data.offsets, state.kernel_rng, self.n_threads,
-                           self.client, data.words, data.n_words) as sweeper:
+                           self.client, data.words, data.n_words,
+                           getattr(data, "shards", None)) as sweeper:
             self._sweeper = sweeper
             try:
                 yield
@@ -188,7 +284,8 @@ class CollapsedGibbsLDA(Algorithm):
         if self.parallel in SHARDED:
             if self._sweeper is None:       # outside a session: one sweep, all gathered
                 with shard_sweeper(self.parallel, data.offsets, state.kernel_rng, 1,
-                                   self.client, data.words, data.n_words) as sweeper:
+                                   self.client, data.words, data.n_words,
+                                   getattr(data, "shards", None)) as sweeper:
                     sweeper.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk,
                                   state.nk, self.alpha, self.beta)
                 return {}

@@ -187,18 +187,26 @@ class RelationalGibbs(Algorithm):
         if src.size == 0:
             raise ValueError("no training pairs: give at least one link or negative_ratio > 0")
         z, ndk, nwk, nk = init_topics(data.tokens, self.n_topics, init_rng)
-        kernel_rng = kernel_state(chain_rng)
         a, b = (np.array(v, dtype=np.float64) for v in initial_coefficients(
             self.loss, y, cs, self.hinge_cost))
-        layout = self._layout(data, src, dst)
+        kernel_rng, aug_rngs = self._streams(data, src, dst, chain_rng, aug_rng)
         state = RelationalState(
             pair_source=src, pair_target=dst, pair_y=y, pair_c=cs, n_negatives=n_neg,
             z=z, ndk=ndk, nwk=nwk, nk=nk, U=np.zeros((self.n_topics, self.n_topics)),
             a=a, b=b, omega=np.zeros(src.size), kernel_rng=kernel_rng,
-            weight_rng=weight_rng, aug_rngs=spawn(aug_rng, len(layout.chunks)),
+            weight_rng=weight_rng, aug_rngs=aug_rngs,
             data_fingerprint=self.fingerprint(data))
         self.attach(state, data)
         return state
+
+    def _streams(self, data: RelationalData, src: np.ndarray, dst: np.ndarray,
+                 chain_rng: np.random.Generator, aug_rng: np.random.Generator
+                 ) -> tuple[np.ndarray, list[np.random.Generator]]:
+        """The Z sweep's xoshiro state(s) and the augmentation streams: one sweep stream
+        and one stream per chunk of pairs (a hook: the Dask sampler has one of each per
+        shard)."""
+        layout = self._layout(data, src, dst)
+        return kernel_state(chain_rng), spawn(aug_rng, len(layout.chunks))
 
     def _layout(self, data: RelationalData, src: np.ndarray, dst: np.ndarray):  # noqa: ANN202
         # blocks of documents of about equal sweep work (tokens + pair visits x topics

@@ -59,15 +59,19 @@ class SupervisedState(State):
     eta: np.ndarray          # (M, K)
     a: np.ndarray            # (M, D)
     b: np.ndarray            # (M, D)
-    kernel_rng: np.ndarray   # uint64 (M, 4)
+    kernel_rng: np.ndarray   # uint64 (M * n_shards, 4): chain-major
     eta_rngs: list[np.random.Generator]
-    aug_rngs: list[np.random.Generator]
+    aug_rngs: list[np.random.Generator]     # M * n_shards, chain-major
 
 
 class SupervisedGibbs(Algorithm):
     """gSLDA / Gibbs MedLDA chains; ``seeds`` gives one SeedSequence per chain."""
 
     state_class = SupervisedState
+    #: kernel / augmentation streams per chain: row ``m * n_shards + s`` of ``kernel_rng``
+    #: and of ``aug_rngs`` is shard s of chain m (1 here; the Dask version,
+    #: :class:`topiclink.inference.slda_dask.DaskSupervisedGibbs`, has one per shard)
+    n_shards: int = 1
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float, *, loss: str, c: float,
                  hinge_cost: float, weight_prior_var: float,
@@ -95,6 +99,7 @@ class SupervisedGibbs(Algorithm):
         alone."""
         M = data.targets.shape[0]
         seeds = self.seeds if self.seeds is not None else rng.bit_generator.seed_seq.spawn(M)
+        S = int(self.n_shards)
         parts = []
         for m in range(M):
             init_rng, chain_rng, eta_rng, aug_rng = spawn(np.random.default_rng(seeds[m]), 4)
@@ -102,14 +107,16 @@ class SupervisedGibbs(Algorithm):
             yf = data.targets[m].astype(np.float64)
             a, b = initial_coefficients(self.loss, yf, np.full(yf.size, self.c),
                                         self.hinge_cost)
-            parts.append((z, ndk, nwk, nk, kernel_state(chain_rng)[0], eta_rng, aug_rng,
+            # S shards: S kernel rows and S augmentation streams (one shard: the chain's own)
+            parts.append((z, ndk, nwk, nk, kernel_state(chain_rng, S), eta_rng,
+                          [aug_rng] if S == 1 else spawn(aug_rng, S),
                           np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)))
         return SupervisedState(
             z=np.stack([p[0] for p in parts]), ndk=np.stack([p[1] for p in parts]),
             nwk=np.stack([p[2] for p in parts]), nk=np.stack([p[3] for p in parts]),
-            kernel_rng=np.stack([p[4] for p in parts]), eta=np.zeros((M, self.n_topics)),
+            kernel_rng=np.concatenate([p[4] for p in parts]), eta=np.zeros((M, self.n_topics)),
             a=np.stack([p[7] for p in parts]), b=np.stack([p[8] for p in parts]),
-            eta_rngs=[p[5] for p in parts], aug_rngs=[p[6] for p in parts],
+            eta_rngs=[p[5] for p in parts], aug_rngs=[g for p in parts for g in p[6]],
             data_fingerprint=self.fingerprint(data))
 
     def check_values(self, state: SupervisedState, data: SupervisedData) -> None:
@@ -201,6 +208,11 @@ class SupervisedGibbs(Algorithm):
         return {"seconds_weights": t1 - t0, "seconds_z": t2 - t1, "seconds_lambda": t3 - t2,
                 "label_loglik": pseudo_loglik(self.loss, omega, yf, cs, self.hinge_cost),
                 "train_accuracy": float(np.mean((omega > 0) == (yf > 0.5)))}
+
+    def sync(self, state: SupervisedState, parts: tuple[str, ...] = (),
+             chains: tuple[int, ...] | None = None) -> None:
+        """Make ``parts`` of the state current (a no-op here: the Dask version keeps them
+        on its workers between reads)."""
 
     def objective(self, state: SupervisedState, data: SupervisedData) -> float:
         """The first chain's word log joint per token."""

@@ -33,6 +33,7 @@ from topiclink.kernels.sampling import (  # noqa: F401
     padded,
     prior_row,
 )
+from topiclink.parallel import balanced_chunks  # noqa: F401  (re-exported)
 
 
 @njit(cache=True)
@@ -248,15 +249,6 @@ def sweep_block(words: np.ndarray, docs: np.ndarray, index: np.ndarray, lo: int,
             nk[new] += 1
             inv[new] = 1.0 / (nk[new] + vbeta)
             i += 1
-
-
-def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
-    """Document boundaries splitting the tokens into ``n_chunks`` near-equal parts."""
-    n_docs = offsets.shape[0] - 1
-    n_chunks = max(1, min(n_chunks, n_docs))
-    targets = np.linspace(0, offsets[-1], n_chunks + 1)
-    bounds = np.searchsorted(offsets, targets[1:-1], side="left")
-    return np.concatenate([[0], bounds, [n_docs]]).astype(np.int64)
 
 
 @njit(cache=True, nogil=True)

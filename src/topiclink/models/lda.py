@@ -19,15 +19,18 @@ from topiclink.data.checks import (
     PRIOR,
     RANDOM_STATE,
     VERBOSE,
+    DataError,
     Integer,
     NoneValue,
     Options,
+    check_memory,
     doc_topic_prior_vector,
 )
 from topiclink.data.corpus import Corpus
+from topiclink.data.shards import ShardSet
 from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.fixed_topics import infer_doc_topics
-from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, TokenData
+from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, ShardTokenData, TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.param_codecs import ParamCodec
@@ -182,21 +185,40 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
             else "gibbs"
 
     def fit(self, X: Any, y: None = None, *, resume: bool = False) -> LDA:
-        """Fit to a :class:`~topiclink.data.Corpus` or a (sparse) document-term matrix.
+        """Fit to a :class:`~topiclink.data.Corpus`, a (sparse) document-term matrix, or a
+        corpus on disk (:class:`~topiclink.data.shards.ShardSet`).
 
         ``resume=True`` continues the chain of a fitted model (or one saved with
         ``save(path, full=True)``) for ``max_iter`` more iterations on the same ``X``.
+
+        A ShardSet needs ``parallel="dask"`` and ``n_shards`` equal to its number of
+        shards (one-line ValueError otherwise): each worker reads its shard file (the
+        directory must be visible to the workers at the same path) and the driver never
+        loads the tokens.  The chain is bit for bit that of the same corpus in memory with
+        the same ``n_shards``.  The driver still holds z (4 bytes per token), ndk (4 D K
+        bytes), nwk (4 V K bytes) and the document offsets (8 D bytes); the fitted
+        attributes are the usual ones.  A chain fitted on a ShardSet resumes on that
+        ShardSet only (its fingerprint comes from the manifest's checksums).  Predictions
+        (``transform``, ``perplexity``) take documents as usual: pass
+        ``ShardSet.to_corpus()`` or any part that fits in memory.
         """
         self._validate_params()
-        corpus = self._training_corpus(X)
         algorithm = self._algorithm()
-        data = TokenData.from_corpus(corpus)
-        logger.info("LDA: %d documents, %d words, %d tokens, K=%d", corpus.n_docs,
-                    corpus.n_words, data.n_tokens, algorithm.n_topics)
+        if isinstance(X, ShardSet):
+            data: TokenData | ShardTokenData = self._training_shards(X, algorithm)
+            vocabulary = X.vocabulary()
+            if vocabulary is None:
+                vocabulary = np.array([f"w{i}" for i in range(X.n_words)])
+        else:
+            corpus = self._training_corpus(X)
+            data = TokenData.from_corpus(corpus)
+            vocabulary = corpus.vocabulary
+        logger.info("LDA: %d documents, %d words, %d tokens, K=%d", data.n_docs,
+                    data.n_words, data.n_tokens, algorithm.n_topics)
 
         def publish(state: LDAState, averaged: dict[str, np.ndarray] | None) -> None:
             algorithm.sync(state, ("ndk",))
-            self._publish(state, algorithm, corpus.vocabulary)
+            self._publish(state, algorithm, vocabulary)
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
                          evaluate_every=int(self.evaluate_every))
@@ -204,6 +226,24 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         logger.info("LDA: %d iterations in %.2f s", self.n_iter_,
                     float(np.sum(self.trace_.get("seconds", 0.0))))
         return self
+
+    def _training_shards(self, shards: ShardSet, algorithm: CollapsedGibbsLDA
+                         ) -> ShardTokenData:
+        """The training data of a ShardSet, checked as :meth:`_training_corpus` checks a
+        corpus (sizes, memory), without reading the tokens."""
+        if shards.n_docs == 0 or shards.n_words == 0 or shards.n_tokens == 0:
+            raise DataError(f"fit: the ShardSet {shards.directory} has no tokens")
+        data = ShardTokenData.from_shards(shards)
+        algorithm.check_data(data)
+        n_empty = int(np.count_nonzero(np.diff(data.offsets) == 0))
+        if n_empty:
+            logger.info("%d of %d training documents are empty; their topic proportions "
+                        "stay at the prior", n_empty, shards.n_docs)
+        K, D, V, N = int(self.n_topics), shards.n_docs, shards.n_words, shards.n_tokens
+        # the driver's arrays: counts K (D + 2 V), z and offsets (as for a Corpus)
+        check_memory(8 * K * (D + 2 * V) + 8 * N + 8 * K * K,
+                     f"fit: {K} topics over the ShardSet's {D} documents and {V} words")
+        return data
 
     def _publish(self, state: LDAState, algorithm: CollapsedGibbsLDA,
                  vocabulary: np.ndarray) -> None:
@@ -219,6 +259,13 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         self.n_iter_ = state.iteration
 
     # ------------------------------------------------------------------ prediction
+    def _as_model_corpus(self, X: Any) -> Corpus:
+        if isinstance(X, ShardSet):
+            raise TypeError("transform/perplexity/score take documents in memory, not a "
+                            "ShardSet: pass shards.to_corpus() or a part that fits (the "
+                            "training documents' proportions are doc_topic_)")
+        return super()._as_model_corpus(X)
+
     def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
         return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
                                 np.asarray(self.alpha_, dtype=np.float64), rng,

@@ -44,6 +44,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
+from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.augment import LOSSES, augment, initial_coefficients
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -53,9 +54,11 @@ from topiclink.inference.rtm import (
     RelationalGibbs,
     RelationalState,
 )
+from topiclink.inference.rtm_dask import DaskRelationalGibbs
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState, kernel_state
@@ -81,7 +84,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
+class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, Estimator):
     """Relational topic model with a bilinear link discriminant, fitted by Gibbs sampling.
 
     Parameters
@@ -144,6 +147,24 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         (they commute with the rest of the sweep), and BLAS may use ``n_jobs`` threads.
         The draws come from fixed chunks of pairs with their own streams, so the chain is
         the same, draw for draw, for any ``n_jobs``.
+    parallel : None or "dask", default None
+        None: the single-machine sampler.  ``"dask"``: the documents in ``n_shards``
+        contiguous shards on the workers of a Dask cluster (``client``), each pair's
+        augmentation drawn by the shard of its source document; every iteration the
+        driver draws U, the shards sweep their tokens against the word-topic counts and
+        the neighbours' topic proportions of the start of the iteration (AD-LDA; their own
+        shard's neighbours fresh) and then draw their pairs' augmentation exactly
+        (:mod:`topiclink.inference.rtm_dask`).  Each shard has its own random streams:
+        the chain is fixed by the seed and ``n_shards``, never by the number of workers
+        (needs ``pip install 'topiclink[dask]'``).
+    n_shards : int, default 2
+        Document shards of ``parallel="dask"`` (at most the number of documents; ignored
+        when ``parallel`` is None).
+    client : distributed.Client, str or None, default None
+        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
+        None uses the current client (``distributed.get_client()``).  Shared by
+        ``clone``, dropped by pickling; a model file stores an address, never a client
+        (loaded: None).
     random_state, verbose, callbacks
         As for :class:`~topiclink.models.lda.LDA`.
 
@@ -174,9 +195,12 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         "augmentation": [Options(*AUGMENTATION_SAMPLERS)],
         "directed": [NoneValue(), Boolean()],
         "max_iter": [Integer(1)], "n_average": [Integer(1)], "evaluate_every": [Integer(0)],
-        "transform_iter": [Integer(1)], "n_jobs": N_JOBS, "random_state": RANDOM_STATE,
-        "verbose": VERBOSE, "callbacks": CALLBACKS,
+        "transform_iter": [Integer(1)], "n_jobs": N_JOBS,
+        "parallel": [NoneValue(), Options("dask")], "n_shards": [Integer(1)],
+        "client": CLIENT, "random_state": RANDOM_STATE, "verbose": VERBOSE,
+        "callbacks": CALLBACKS,
     }
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "train_zbar_", "weights_", "topic_weights_",
         "vocabulary_", "alpha_", "train_doc_ids_", "train_titles_")
@@ -197,6 +221,7 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
                  augmentation: str = "reference", directed: bool | None = None,
                  max_iter: int = 400, n_average: int = 1, evaluate_every: int = 10,
                  transform_iter: int = 50, n_jobs: int | None = None,
+                 parallel: str | None = None, n_shards: int = 2, client: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -218,6 +243,9 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
         self.evaluate_every = evaluate_every
         self.transform_iter = transform_iter
         self.n_jobs = n_jobs
+        self.parallel = parallel
+        self.n_shards = n_shards
+        self.client = client
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -245,8 +273,16 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
             raise ValueError("n_average must not exceed max_iter")
 
     def _algorithm(self) -> RelationalGibbs:
+        """The sampler: :class:`RelationalGibbs`, or with ``parallel="dask"`` its sharded
+        version :class:`~topiclink.inference.rtm_dask.DaskRelationalGibbs`."""
         K = int(self.n_topics)
-        return RelationalGibbs(
+        cls: Any = RelationalGibbs
+        extra: dict[str, Any] = {}
+        if self.parallel == "dask":
+            cls = DaskRelationalGibbs
+            extra = {"n_shards": int(self.n_shards), "client": self.client,
+                     "full_sync": needs_full_state(self.callbacks)}
+        return cls(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, full=self.weights == "full", approx=bool(self.approx),
             c=float(self.c), c_neg=float(self.c_neg), hinge_cost=float(self.hinge_cost),
@@ -255,7 +291,8 @@ class RelationalTopicModel(LinkPredictionMixin, TopicsMixin, Estimator):
             negatives_per_link=(None if self.negatives_per_link is None
                                 else float(self.negatives_per_link)),
             augmentation=self.augmentation,
-            n_threads=n_threads(resolve_n_jobs(self.n_jobs)), name=self.variant_name_)
+            n_threads=n_threads(resolve_n_jobs(self.n_jobs)), name=self.variant_name_,
+            **extra)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: None = None, *, links: Any = None,

@@ -28,17 +28,20 @@ from topiclink.data.checks import (
     RANDOM_STATE,
     VERBOSE,
     Integer,
+    NoneValue,
     Options,
     doc_topic_prior_vector,
     encode_labels,
 )
 from topiclink.data.corpus import Corpus
+from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.augment import LOSSES
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
 from topiclink.inference.slda import SupervisedData, SupervisedGibbs, SupervisedState
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState, spawn
@@ -48,7 +51,7 @@ __all__ = ["SupervisedTopicModel"]
 logger = logging.getLogger(__name__)
 
 
-class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
+class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin, Estimator):
     """Supervised LDA with a logistic (gSLDA) or hinge (Gibbs MedLDA) label term.
 
     Binary labels train one chain; more classes train one binary chain per class
@@ -73,6 +76,22 @@ class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
     n_jobs : int, default 1
         Threads for fitting and predicting the one-vs-all classes (each class has its own
         streams: results do not depend on it).
+    parallel : None or "dask", default None
+        None: every chain sweeps all documents on this machine.  ``"dask"``: the documents
+        in ``n_shards`` token-balanced shards on the workers of a Dask cluster
+        (``client``; :mod:`topiclink.inference.slda_dask`): each shard sweeps its
+        tokens against a copy of the word-topic counts taken at the start of the
+        iteration (AD-LDA) and draws its documents' augmentation with its own streams; the
+        driver draws eta from the statistics the shards report.  The chain is fixed by the
+        seed and ``n_shards``, never by the number of workers; one shard is the sequential
+        chain (needs ``pip install 'topiclink[dask]'``).
+    n_shards : int, default 2
+        Document shards of ``parallel="dask"`` (at most the number of documents; ignored
+        when ``parallel`` is None).  A saved state resumes with the same ``n_shards``.
+    client : distributed.Client, str or None, default None
+        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
+        None uses the current client.  Shared by ``clone``, dropped by pickling; a model
+        file stores an address, never a client (loaded: None).
     evaluate_every, random_state, verbose, callbacks : as for LDA
 
     Attributes
@@ -95,8 +114,11 @@ class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
         "hinge_cost": POSITIVE, "weight_prior_var": POSITIVE, "doc_topic_prior": PRIOR,
         "topic_word_prior": POSITIVE, "max_iter": [Integer(1)], "n_average": [Integer(1)],
         "transform_iter": [Integer(1)], "n_jobs": N_JOBS, "evaluate_every": [Integer(0)],
+        "parallel": [NoneValue(), Options("dask")], "n_shards": [Integer(1)],
+        "client": CLIENT,
         "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
     }
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "all_components_", "coef_", "classes_", "vocabulary_", "alpha_",
         "doc_topic_")
@@ -114,6 +136,7 @@ class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
                  doc_topic_prior: float | None = None, topic_word_prior: float = 0.01,
                  max_iter: int = 200, n_average: int = 1, transform_iter: int = 50,
                  n_jobs: int | None = 1, evaluate_every: int = 10,
+                 parallel: str | None = None, n_shards: int = 2, client: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -128,6 +151,9 @@ class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
         self.transform_iter = transform_iter
         self.n_jobs = n_jobs
         self.evaluate_every = evaluate_every
+        self.parallel = parallel
+        self.n_shards = n_shards
+        self.client = client
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -144,6 +170,16 @@ class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
 
     def _algorithm(self) -> SupervisedGibbs:
         K = int(self.n_topics)
+        if self.parallel == "dask":
+            from topiclink.inference.slda_dask import DaskSupervisedGibbs
+
+            return DaskSupervisedGibbs(
+                K, doc_topic_prior_vector(self.doc_topic_prior, K),
+                float(self.topic_word_prior), loss=self.loss, c=float(self.c),
+                hinge_cost=float(self.hinge_cost),
+                weight_prior_var=float(self.weight_prior_var), n_shards=int(self.n_shards),
+                client=self.client, full_sync=needs_full_state(self.callbacks),
+                name=self.model_name_)
         return SupervisedGibbs(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, c=float(self.c), hinge_cost=float(self.hinge_cost),
@@ -164,8 +200,12 @@ class SupervisedTopicModel(ClassifierCapability, TopicsMixin, Estimator):
         rows = [codes == 1] if n_classes == 2 else [codes == k for k in range(n_classes)]
         data = SupervisedData(TokenData.from_corpus(corpus),
                               np.stack(rows).astype(np.int8))
+        if self.parallel == "dask" and int(self.n_shards) > corpus.n_docs:
+            raise ValueError(f"n_shards ({self.n_shards}) exceeds the number of documents "
+                             f"({corpus.n_docs})")
 
         def publish(state: SupervisedState, averaged: dict[str, np.ndarray] | None) -> None:
+            algorithm.sync(state, ("ndk",), chains=(0,))    # parallel="dask": doc_topic_
             self._publish(state, averaged, algorithm, encoder.classes_, corpus)
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,

@@ -23,7 +23,8 @@ from topiclink.data.checks import DataError, check_memory, where
 from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file, check_text, read_bytes
 
-__all__ = ["read_uci_bow"]
+__all__ = ["read_uci_bow", "is_gzip", "numbered_lines", "read_header", "read_vocab",
+           "check_sizes"]
 
 logger = logging.getLogger(__name__)
 
@@ -210,3 +211,17 @@ def _read_uci_bow(p: Path, vocab_path: PathLike | None, name: str | None) -> Cor
     if n_empty:
         logger.info("%s: %d of %d documents have no entries (kept)", p.name, n_empty, D)
     return corpus
+
+
+# the parsing helpers under public names, for the streaming shard writer
+# (:mod:`topiclink.data.shards`)
+#: True when the file starts with the gzip magic bytes
+is_gzip = _is_gzip
+#: ``(line number, text)`` of every line of a plain or gzip text file
+numbered_lines = _numbered_lines
+#: ``(D, W, NNZ)`` of the 3-line header; one-line DataError naming the bad line
+read_header = _read_header
+#: the words of a ``vocab.<name>.txt`` file; one-line DataError naming an empty word
+read_vocab = _read_vocab
+#: refuse header sizes the machine cannot hold, before allocating anything
+check_sizes = _check_sizes

@@ -1,0 +1,311 @@
+"""Supervised topic models on Dask (``SupervisedTopicModel(parallel="dask")``): the same
+chain on 1, 2 or 4 workers (binary and one-vs-all, both losses), one shard = the
+sequential chain, counts consistent with z, held-out accuracy of sequential training,
+save / load / resume, clone / pickle with a client, the errors."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+distributed = pytest.importorskip("distributed")
+
+import topiclink  # noqa: E402
+from topiclink.callbacks import LambdaCallback  # noqa: E402
+from topiclink.datasets import make_lda_data, make_slda_data  # noqa: E402
+from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
+from topiclink.inference.lda import TokenData  # noqa: E402
+from topiclink.inference.slda import SupervisedData  # noqa: E402
+from topiclink.inference.slda_dask import DaskSupervisedGibbs, shard_statistics  # noqa: E402
+from topiclink.models.slda import SupervisedTopicModel  # noqa: E402
+from topiclink.random import generator_state  # noqa: E402
+
+BIN_KW = {"n_topics": 4, "c": 4.0, "max_iter": 12, "evaluate_every": 5, "n_shards": 3,
+          "random_state": 5}
+MULTI_KW = {"n_topics": 5, "loss": "hinge", "c": 2.0, "max_iter": 10, "evaluate_every": 4,
+            "n_shards": 3, "random_state": 7}
+STATE = ("eta", "z", "ndk", "nwk", "nk", "a", "b", "kernel_rng")
+
+
+def cluster(n_workers: int, processes: bool = False):
+    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                    processes=processes, dashboard_address=":0")
+
+
+@pytest.fixture(scope="module")
+def binary():
+    (corpus, y), _ = make_slda_data(n_docs=150, n_words=200, n_topics=4, doc_length=40,
+                                    random_state=2)
+    return corpus, y
+
+
+@pytest.fixture(scope="module")
+def multi():
+    corpus, truth = make_lda_data(n_docs=150, n_words=200, n_topics=6, doc_length=40,
+                                  random_state=4)
+    labels = np.array(["a", "b", "c"])[np.argmax(truth.doc_topic, axis=1) // 2]
+    return corpus, labels
+
+
+@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
+def client(request):
+    # not the default client: only the test that wants a current client makes one
+    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def client2():
+    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def ref_binary(binary, client2):
+    return SupervisedTopicModel(parallel="dask", client=client2, **BIN_KW).fit(*binary)
+
+
+@pytest.fixture(scope="module")
+def ref_multi(multi, client2):
+    return SupervisedTopicModel(parallel="dask", client=client2, **MULTI_KW).fit(*multi)
+
+
+def assert_same_chain(a, b):
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(a.state_, name), getattr(b.state_, name),
+                                      err_msg=name)
+    for name in ("eta_rngs", "aug_rngs"):
+        assert [generator_state(g) for g in getattr(a.state_, name)] == \
+            [generator_state(g) for g in getattr(b.state_, name)], name
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.all_components_, b.all_components_)
+    np.testing.assert_array_equal(a.doc_topic_, b.doc_topic_)
+    for key in ("log_likelihood", "train_accuracy", "label_loglik"):
+        np.testing.assert_array_equal(a.trace_[key], b.trace_[key], err_msg=key)
+
+
+def assert_counts_match_z(model, corpus):
+    tok = corpus.tokens()
+    s = model.state_
+    for m in range(s.z.shape[0]):
+        check_topic_counts(s.z[m], s.ndk[m], s.nwk[m], s.nk[m], tok.docs, tok.words)
+    assert np.all(s.b > 0) and np.all(np.isfinite(s.a))
+
+
+# ---------------------------------------------------------------------- the same chain
+def test_binary_same_chain_on_any_number_of_workers(binary, client, ref_binary):
+    model = SupervisedTopicModel(parallel="dask", client=client, **BIN_KW).fit(*binary)
+    assert_same_chain(ref_binary, model)
+    assert model.state_.kernel_rng.shape == (3, 4) and len(model.state_.aug_rngs) == 3
+
+
+def test_multiclass_same_chain_on_any_number_of_workers(multi, client, ref_multi):
+    model = SupervisedTopicModel(parallel="dask", client=client, **MULTI_KW).fit(*multi)
+    assert_same_chain(ref_multi, model)
+    assert model.coef_.shape == (3, 5) and model.state_.kernel_rng.shape == (9, 4)
+
+
+def test_counts_consistent_with_z(binary, multi, ref_binary, ref_multi):
+    assert_counts_match_z(ref_binary, binary[0])
+    assert_counts_match_z(ref_multi, multi[0])
+    # the shards really are separate chains' pieces: not the sequential chain
+    seq = SupervisedTopicModel(**BIN_KW).fit(*binary)
+    assert not np.array_equal(seq.state_.z, ref_binary.state_.z)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_one_shard_is_the_sequential_chain(binary, multi, client2, loss):
+    """One shard sweeps every document against the current counts with the chain's own
+    streams: the sequential sampler draw for draw (eta, z, counts, a, b)."""
+    kw = {**BIN_KW, "loss": loss, "n_shards": 1}
+    assert_same_chain(SupervisedTopicModel(**kw).fit(*binary),
+                      SupervisedTopicModel(parallel="dask", client=client2, **kw).fit(
+                          *binary))
+    kw = {**MULTI_KW, "loss": loss, "n_shards": 1, "max_iter": 6}
+    assert_same_chain(SupervisedTopicModel(**kw).fit(*multi),
+                      SupervisedTopicModel(parallel="dask", client=client2, **kw).fit(
+                          *multi))
+
+
+def test_state_is_complete_whenever_read(binary, client2, ref_binary):
+    """A callback reading ``state_`` sees counts consistent with z after every
+    iteration; gathering every iteration does not change the chain."""
+    tok = binary[0].tokens()
+    seen = []
+
+    def look(model, iteration, info):
+        s = model.state_
+        check_topic_counts(s.z[0], s.ndk[0], s.nwk[0], s.nk[0], tok.docs, tok.words)
+        seen.append(iteration)
+
+    model = SupervisedTopicModel(parallel="dask", client=client2,
+                                 callbacks=[LambdaCallback(look)], **BIN_KW).fit(*binary)
+    assert seen == list(range(BIN_KW["max_iter"]))
+    assert_same_chain(ref_binary, model)
+
+
+def test_algorithm_moves_only_deltas_and_steps_outside_a_session(binary, client2):
+    corpus, y = binary
+    data = SupervisedData(TokenData.from_corpus(corpus), (y == 1)[None].astype(np.int8))
+    K = 4
+
+    def algorithm():
+        return DaskSupervisedGibbs(K, np.full(K, 0.1), 0.01, loss="logistic", c=4.0,
+                                   hinge_cost=1.0, weight_prior_var=1.0, n_shards=3,
+                                   client=client2)
+
+    alg = algorithm()
+    state = alg.init(data, np.random.default_rng(0))
+    z0 = state.z.copy()
+    with alg.session(state, data):
+        for _ in range(3):
+            info = alg.step(state, data)
+        assert np.array_equal(state.z, z0)          # z still on the workers
+        assert 0 <= info["train_accuracy"] <= 1 and np.isfinite(info["label_loglik"])
+        sent, received = alg.bytes_sent, alg.bytes_received
+        nwk_bytes = state.nwk.nbytes * alg.n_workers
+        assert alg.n_rounds == 3 and sent > 3 * nwk_bytes and received > 0
+        # the shards' reports: the statistics of eta and the figures of all documents
+        alg.sync(state)
+        assert not np.array_equal(state.z, z0)
+        zbar = state.ndk[0] / data.tokens.lengths[:, None]
+        P_full, s_full = shard_statistics(state.ndk[0], data.tokens.lengths, state.a[0],
+                                          state.b[0])
+        np.testing.assert_allclose(sum(P for P, _ in alg._stats[0]), P_full, rtol=1e-12)
+        np.testing.assert_allclose(sum(s for _, s in alg._stats[0]), s_full, rtol=1e-12)
+        omega = zbar @ state.eta[0]
+        assert info["train_accuracy"] == np.mean((omega > 0) == (y == 1))
+        z_synced = state.z.copy()
+        alg.step(state, data)
+        assert np.array_equal(state.z, z_synced)    # stale again until the next sync
+    assert not np.array_equal(state.z, z_synced)    # leaving gathers everything
+    assert alg.bytes_received > received
+    # a step outside a session is one gathered iteration: 4 + 1 = 5 in one run
+    alg.step(state, data)
+    other = algorithm()
+    fresh = other.init(data, np.random.default_rng(0))
+    run(other, fresh, data, 5)
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(state, name), getattr(fresh, name))
+
+
+# ---------------------------------------------------------------------- persistence
+def test_resume_across_save_and_load(binary, client2, ref_binary, tmp_path):
+    half = {**BIN_KW, "max_iter": 5}
+    model = SupervisedTopicModel(parallel="dask", client=client2, **half).fit(*binary)
+    path = model.save(tmp_path / "slda.npz", full=True)
+    loaded = topiclink.load(path)
+    assert loaded.client is None and loaded.parallel == "dask" and loaded.n_shards == 3
+    np.testing.assert_array_equal(loaded.coef_, model.coef_)
+    held = binary[0].subset(range(10))
+    np.testing.assert_array_equal(loaded.decision_function(held),
+                                  model.decision_function(held))
+    loaded.set_params(client=client2, max_iter=7).fit(*binary, resume=True)
+    assert_same_chain(ref_binary, loaded)
+    # another shard count cannot continue this state
+    with pytest.raises(ValueError, match="cannot resume: state field 'kernel_rng'"):
+        loaded.set_params(n_shards=2, max_iter=1).fit(*binary, resume=True)
+    # one shard and the sequential sampler share their states
+    seq = SupervisedTopicModel(**{**half, "n_shards": 1}).fit(*binary)
+    seq.set_params(parallel="dask", client=client2, max_iter=7).fit(*binary, resume=True)
+    assert_same_chain(SupervisedTopicModel(**{**BIN_KW, "n_shards": 1}).fit(*binary), seq)
+    # an address survives a model file
+    addressed = SupervisedTopicModel(parallel="dask", client="tcp://127.0.0.1:8786")
+    assert addressed._encoded_params({})["client"] == "tcp://127.0.0.1:8786"
+
+
+def test_client_parameter_clone_repr_pickle(client2):
+    from sklearn.base import clone
+
+    model = SupervisedTopicModel(3, parallel="dask", client=client2)
+    twin = clone(model)
+    assert twin.client is client2 and twin.get_params() == model.get_params()
+    assert "client=" in repr(model)
+    copied = pickle.loads(pickle.dumps(model))
+    assert copied.client is None and copied.n_topics == 3 and model.client is client2
+
+
+def test_current_client_and_scheduler_address(binary, ref_binary):
+    with cluster(2) as c:
+        with distributed.Client(c):                  # the current client (client=None)
+            assert_same_chain(ref_binary, SupervisedTopicModel(parallel="dask", **BIN_KW)
+                              .fit(*binary))
+        model = SupervisedTopicModel(parallel="dask", client=c.scheduler_address,
+                                     **BIN_KW).fit(*binary)
+        assert_same_chain(ref_binary, model)
+
+
+def test_errors(binary, monkeypatch):
+    corpus, y = binary
+    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
+        SupervisedTopicModel(parallel="dask", **BIN_KW).fit(corpus, y)
+    with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
+        SupervisedTopicModel(parallel="dask", client=5).fit(corpus, y)
+    with pytest.raises(ValueError, match=r"parallel must be None or one of 'dask'"):
+        SupervisedTopicModel(parallel="adlda").fit(corpus, y)
+    with pytest.raises(ValueError, match=r"n_shards must be"):
+        SupervisedTopicModel(parallel="dask", n_shards=0).fit(corpus, y)
+    few, y_few = corpus.subset(range(4)), np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match=r"n_shards \(5\) exceeds the number of documents "
+                                         r"\(4\)"):
+        SupervisedTopicModel(parallel="dask", n_shards=5, client="tcp://nowhere:1").fit(
+            few, y_few)
+    with pytest.raises(ValueError, match=r"n_shards must be >= 1, got 0"):
+        DaskSupervisedGibbs(3, np.full(3, 0.1), 0.01, loss="logistic", c=1.0,
+                            hinge_cost=1.0, weight_prior_var=1.0, n_shards=0)
+    monkeypatch.setitem(sys.modules, "distributed", None)        # dask not installed
+    with pytest.raises(ImportError, match=r"parallel='dask' needs dask and distributed"):
+        SupervisedTopicModel(parallel="dask", **BIN_KW).fit(corpus, y)
+
+
+def test_dask_imported_only_when_used():
+    code = ("import sys; from topiclink.datasets import make_slda_data; "
+            "from topiclink.models.slda import SupervisedTopicModel; "
+            "(X, y), _ = make_slda_data(n_docs=30, n_topics=3, random_state=0); "
+            "SupervisedTopicModel(3, max_iter=2).fit(X, y); "
+            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------------- quality
+def matched_eta_correlation(model, truth):
+    cos = model.components_ @ truth.topic_word.T
+    rows, cols = linear_sum_assignment(-cos)
+    perm = np.empty(cos.shape[0], int)
+    perm[cols] = rows
+    return float(np.corrcoef(model.coef_[0][perm], truth.eta)[0, 1])
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge"])
+def test_heldout_accuracy_close_to_sequential(client2, loss):
+    """5 seeds, 300 training / 100 held-out documents: the mean paired difference of
+    held-out accuracy is within 2 standard errors or 0.02; eta is recovered as well."""
+    (corpus, y), truth = make_slda_data(n_docs=400, n_topics=5, random_state=0)
+    train, test = corpus.subset(range(300)), corpus.subset(range(300, 400))
+    kw = {"n_topics": 5, "loss": loss, "max_iter": 60, "evaluate_every": 0}
+    seq = [SupervisedTopicModel(random_state=s, **kw).fit(train, y[:300]) for s in range(5)]
+    dsk = [SupervisedTopicModel(parallel="dask", n_shards=3, client=client2, random_state=s,
+                                **kw).fit(train, y[:300]) for s in range(5)]
+    acc_seq = np.array([m.score(test, y[300:]) for m in seq])
+    acc_dsk = np.array([m.score(test, y[300:]) for m in dsk])
+    corr_seq = np.array([matched_eta_correlation(m, truth) for m in seq])
+    corr_dsk = np.array([matched_eta_correlation(m, truth) for m in dsk])
+    diff = acc_dsk - acc_seq
+    se = diff.std(ddof=1) / np.sqrt(diff.size)
+    print(f"{loss}: held-out accuracy sequential {acc_seq}, dask (3 shards) {acc_dsk}; "
+          f"mean difference {diff.mean():+.4f} (SE {se:.4f}); eta correlation sequential "
+          f"{np.round(corr_seq, 3)}, dask {np.round(corr_dsk, 3)}")
+    assert abs(diff.mean()) < max(2 * se, 0.02)
+    assert np.median(corr_dsk) > 0.8 and np.median(corr_dsk) > np.median(corr_seq) - 0.1
+
+
+# ---------------------------------------------------------------------- real processes
+def test_worker_processes(multi, ref_multi):
+    with cluster(2, processes=True) as c, distributed.Client(c, set_as_default=False) as cl:
+        model = SupervisedTopicModel(parallel="dask", client=cl, **MULTI_KW).fit(*multi)
+    assert_same_chain(ref_multi, model)
