@@ -195,7 +195,8 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         shards (one-line ValueError otherwise): each worker reads its shard file (the
         directory must be visible to the workers at the same path) and the driver never
         loads the tokens.  The chain is bit for bit that of the same corpus in memory with
-        the same ``n_shards``.  The driver still holds z (4 bytes per token), ndk (4 D K
+        the same ``n_shards``.  The driver still holds z (4 bytes per token; 12 for a
+        moment while the first topics are drawn as int64), ndk (4 D K
         bytes), nwk (4 V K bytes) and the document offsets (8 D bytes); the fitted
         attributes are the usual ones.  A chain fitted on a ShardSet resumes on that
         ShardSet only (its fingerprint comes from the manifest's checksums).  Predictions
