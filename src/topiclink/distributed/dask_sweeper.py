@@ -46,8 +46,8 @@ import numpy as np
 
 from topiclink.kernels import lda as kernels
 
-__all__ = ["DaskSweeper", "resolve_client", "sweep_shard", "compact_dtype", "load_shard_task",
-           "count_shard_words", "word_topic_counts"]
+__all__ = ["DaskSweeper", "resolve_client", "connect_client", "sweep_shard", "compact_dtype",
+           "load_shard_task", "count_shard_words", "word_topic_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +81,17 @@ def resolve_client(client: Any = None) -> tuple[Any, bool]:
         raise TypeError(f"client must be a distributed.Client, a scheduler address or None, "
                         f"got {type(client).__name__}")
     return client, False
+
+
+def connect_client(client: Any = None) -> tuple[Any, bool, int]:
+    """``(client, owned, n_workers)`` for one run: :func:`resolve_client`, then up to 60 s
+    for a first worker when the cluster has none yet."""
+    client, owned = resolve_client(client)
+    nthreads = client.nthreads()
+    if not nthreads:
+        client.wait_for_workers(1, timeout=60)
+        nthreads = client.nthreads()
+    return client, owned, len(nthreads)
 
 
 def sweep_shard(shard: dict, prev: tuple, shared: tuple, alpha: np.ndarray, beta: float
@@ -251,12 +262,7 @@ class DaskSweeper:
     def _connect(self) -> None:
         if self.client is not None:
             return
-        self.client, self._owned = resolve_client(self.client_arg)
-        nthreads = self.client.nthreads()
-        if not nthreads:
-            self.client.wait_for_workers(1, timeout=60)
-            nthreads = self.client.nthreads()
-        self.n_workers = len(nthreads)
+        self.client, self._owned, self.n_workers = connect_client(self.client_arg)
 
     @property
     def n_shards(self) -> int:

@@ -62,7 +62,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from topiclink.distributed.dask_sweeper import compact_dtype, pick, resolve_client
+from topiclink.distributed.dask_sweeper import compact_dtype, connect_client, pick
 from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.pairs import PairIndex, PairSet
 from topiclink.inference.rtm import HINGE_EPS, RelationalData, RelationalGibbs, RelationalState
@@ -242,12 +242,7 @@ class DaskRelationalShards:
         self._fresh = True
 
     def __enter__(self) -> DaskRelationalShards:
-        self.client, self._owned = resolve_client(self.client_arg)
-        nthreads = self.client.nthreads()
-        if not nthreads:
-            self.client.wait_for_workers(1, timeout=60)
-            nthreads = self.client.nthreads()
-        self.n_workers = len(nthreads)
+        self.client, self._owned, self.n_workers = connect_client(self.client_arg)
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from topiclink.distributed.dask_sweeper import compact_dtype, pick, resolve_client
+from topiclink.distributed.dask_sweeper import compact_dtype, connect_client, pick
 from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.slda import SupervisedData, SupervisedGibbs, SupervisedState
 from topiclink.inference.weights import draw_weights
@@ -200,12 +200,7 @@ class DaskSupervisedGibbs(SupervisedGibbs):
     def _connect(self) -> None:
         if self.client is not None:
             return
-        self.client, self._owned = resolve_client(self.client_arg)
-        nthreads = self.client.nthreads()
-        if not nthreads:
-            self.client.wait_for_workers(1, timeout=60)
-            nthreads = self.client.nthreads()
-        self.n_workers = len(nthreads)
+        self.client, self._owned, self.n_workers = connect_client(self.client_arg)
 
     def _close(self, failed: bool) -> None:
         try:
