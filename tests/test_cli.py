@@ -199,3 +199,35 @@ def test_fit_slda_on_poliblog_and_suggest_refuses_it(tmp_path, shared_datasets):
     bad = runner.invoke(app, ["fit", "slda", "--dataset", "cora-linqs", "--loss", "square",
                               "-n", "2", "--quiet", "--out", str(out)])
     assert bad.exit_code == 1
+
+
+def test_fit_on_a_dask_scheduler(tmp_path, shared_datasets):
+    """--scheduler ADDRESS --shards S: LDA, Gibbs-gRTM and gSLDA trained on a Dask
+    cluster (its address, as a user passes it), the parameters kept in the model file; a
+    model without Dask support and a bad shard count are one-line errors."""
+    distributed = pytest.importorskip("distributed")
+    from topiclink import load
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster:
+        address = cluster.scheduler_address
+        for command, extra in ((["fit", "lda"], ["-k", "4"]),
+                               (["fit", "rtm"], ["-k", "4"]),
+                               (["fit", "slda", "--dataset", "poliblog-rlda"], ["-k", "4"])):
+            out = tmp_path / f"{command[1]}.npz"
+            data = [] if "--dataset" in command else ["--dataset", "cora"]
+            args = [*command, *data, *extra, "-n", "3", "--scheduler", address,
+                    "--shards", "3", "--out", str(out), "--quiet"]
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, result.output
+            model = load(out)
+            assert model.parallel == "dask" and model.n_shards == 3
+            assert model.client == address
+        result = runner.invoke(app, ["fit", "rtm", "--dataset", "cora", "--model", "Var-RTM",
+                                     "-n", "2", "--scheduler", address])
+        assert result.exit_code == 1 and "has no parameter 'client'" in result.output
+        result = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "--shards", "0",
+                                     "--scheduler", address])
+        assert result.exit_code == 1 and "--shards must be >= 1" in result.output
+        assert "Traceback" not in result.output
+

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from topiclink.datasets.base import Dataset
 
 __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "WorkersOpt",
-           "SeedOpt", "ForceOpt", "setup_logging", "fail", "one_line", "exception_message",
+           "SeedOpt", "ForceOpt", "SchedulerOpt", "ShardsOpt", "dask_params", "setup_logging",
+           "fail", "one_line", "exception_message",
            "reported_errors", "report_unexpected", "CheckedGroup", "check", "memory_bytes",
            "check_model_size", "check_model", "model_file_path", "check_out_file",
            "check_out_dir", "check_input_paths", "require_data", "load_model_file",
@@ -50,6 +51,23 @@ WorkersOpt = Annotated[int, typer.Option(
 SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
 ForceOpt = Annotated[bool, typer.Option("--force/--no-force", "-f",
                                         help="Overwrite an existing output file.")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", help="Train on a Dask cluster: the scheduler's address (e.g. "
+    "tcp://10.0.0.5:8786; needs pip install 'topiclink[dask]'). The documents are cut into "
+    "--shards shards on its workers; the result depends on the seed and --shards, not on "
+    "the number of workers.", show_default=False)]
+ShardsOpt = Annotated[int, typer.Option(
+    "--shards", help="Document shards on the Dask workers (with --scheduler).")]
+
+
+def dask_params(scheduler: str | None, shards: int) -> dict[str, Any]:
+    """The estimator parameters of ``--scheduler`` / ``--shards`` (none without a
+    scheduler); a one-line error for a bad shard count."""
+    check(shards >= 1, f"--shards must be >= 1, got {shards}")
+    if scheduler is None:
+        return {}
+    check(bool(scheduler.strip()), "--scheduler must be a scheduler address")
+    return {"parallel": "dask", "n_shards": shards, "client": scheduler}
 
 
 # ---------------------------------------------------------------------- logging, errors

@@ -24,12 +24,15 @@ from topiclink.cli.common import (
     DatasetOpt,
     ForceOpt,
     InputOpt,
+    SchedulerOpt,
     SeedOpt,
+    ShardsOpt,
     VerboseOpt,
     VocabOpt,
     check,
     check_model,
     check_out_file,
+    dask_params,
     exception_message,
     fail,
     fit_and_report,
@@ -87,13 +90,15 @@ def fit_lda(
         help="Token kernel of the sequential chain: auto, gibbs or mh (exact "
         "Metropolis-Hastings with O(1) proposals; auto picks it from K = 3000).")]
     = "auto",
+    scheduler: SchedulerOpt = None,
+    shards: ShardsOpt = 2,
     seed: SeedOpt = 0,
     out: OutOpt = None,
     force: ForceOpt = False,
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit LDA (collapsed Gibbs) to a dataset (--dataset, --data or --input) and save it
-    to --out."""
+    to --out; on a Dask cluster with --scheduler."""
     from topiclink.models.lda import LDA
     from topiclink.parallel import resolve_n_jobs
 
@@ -102,6 +107,7 @@ def fit_lda(
     threads = resolve_n_jobs(jobs)
     parallel = {"parallel": "partition", "n_shards": threads, "n_jobs": threads} \
         if threads > 1 else {}
+    parallel = dask_params(scheduler, shards) or parallel
     model = LDA(n_topics=topics, doc_topic_prior=alpha, topic_word_prior=beta,
                 max_iter=iterations, sampler=sampler, random_state=seed, verbose=verbose,
                 **parallel)
@@ -128,6 +134,8 @@ def fit_rtm(
     n_jobs: Annotated[int, typer.Option(help="Threads: the augmentation draws overlap the "
                                         "Z sweep (-1: all cores; the same chain for any "
                                         "value).")] = -1,
+    scheduler: SchedulerOpt = None,
+    shards: ShardsOpt = 2,
     seed: SeedOpt = 0,
     holdout: HoldoutOpt = 0.0,
     out: OutOpt = None,
@@ -135,15 +143,18 @@ def fit_rtm(
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit a relational topic model (gRTM family) to a linked dataset (--dataset or
-    --data, e.g. --dataset cora) and save it to --out."""
+    --data, e.g. --dataset cora) and save it to --out; the Gibbs variants on a Dask
+    cluster with --scheduler."""
     from topiclink.experiments.runner import build_model, model_fit_requires
 
     setup_logging(verbose)
     try:
         if "links" not in model_fit_requires(model_name):
             raise fail(f"{model_name!r} is not a link model; see `topiclink models`")
+        # --scheduler's parameters are required (a model without them is an error)
         model = build_model(model_name, {"n_topics": topics, "max_iter": iterations,
-                                         "random_state": seed},
+                                         "random_state": seed,
+                                         **dask_params(scheduler, shards)},
                             {"c": c, "doc_topic_prior": alpha, "negative_ratio": negatives,
                              "n_jobs": n_jobs, "verbose": verbose})
     except (TypeError, ValueError) as exc:
@@ -217,6 +228,8 @@ def fit_slda(
     = 25.0,
     alpha: Annotated[float, typer.Option(help="Document-topic prior alpha.")] = 0.1,
     n_jobs: Annotated[int, typer.Option(help="Processes for one-vs-all classes.")] = 1,
+    scheduler: SchedulerOpt = None,
+    shards: ShardsOpt = 2,
     seed: SeedOpt = 0,
     out: OutOpt = None,
     force: ForceOpt = False,
@@ -231,7 +244,8 @@ def fit_slda(
     try:
         model = make_paper_model("gSLDA", n_topics=topics, loss=loss, c=c,
                                  doc_topic_prior=alpha, max_iter=iterations, n_jobs=n_jobs,
-                                 random_state=seed, verbose=verbose)
+                                 random_state=seed, verbose=verbose,
+                                 **dask_params(scheduler, shards))
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
     out = _checked(model, out, force, dataset, data, inputs=False)
