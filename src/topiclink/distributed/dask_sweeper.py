@@ -87,10 +87,15 @@ def connect_client(client: Any = None) -> tuple[Any, bool, int]:
     """``(client, owned, n_workers)`` for one run: :func:`resolve_client`, then up to 60 s
     for a first worker when the cluster has none yet."""
     client, owned = resolve_client(client)
-    nthreads = client.nthreads()
-    if not nthreads:
-        client.wait_for_workers(1, timeout=60)
+    try:
         nthreads = client.nthreads()
+        if not nthreads:
+            client.wait_for_workers(1, timeout=60)
+            nthreads = client.nthreads()
+    except BaseException:
+        if owned:       # a connection made here is not left open
+            client.close()
+        raise
     return client, owned, len(nthreads)
 
 

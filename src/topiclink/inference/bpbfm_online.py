@@ -200,10 +200,20 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
             rw = np.ones(nr)
             rm_shape = (0, 0)
             L_local = G_local
-        n_ent, x_cells, x_rm, total = chunked_counts(
+        n_ent, x_cells, x_rm, total = self.chunk_counts(
             (heads, lrels, tails, kinds, values), g_local, L_local, G_local, (ptr, rm, rw),
-            rm_shape, self.u_counts == "sender", state.kernel_rng, self.n_threads)
+            rm_shape, state.kernel_rng)
         return ents, rels, n_ent, x_cells, x_rm, total
+
+    def chunk_counts(self, entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
+                     G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
+                     rm_shape: tuple[int, int], streams: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Step 1 on the minibatch (local ids): :func:`~topiclink.inference.bpbfm.
+        chunked_counts` on threads (``parallel="dask"`` runs the chunks on Dask workers:
+        :mod:`topiclink.inference.bpbfm_dask`)."""
+        return chunked_counts(entries, g, L, G, terms, rm_shape, self.u_counts == "sender",
+                              streams, self.n_threads)
 
     def fold_in(self, state: BPBFMOnlineState, rho: float, factor: float,
                 ents: np.ndarray, rels: np.ndarray, n_ent: np.ndarray,

@@ -33,6 +33,7 @@ from topiclink.data.checks import (
     Real,
 )
 from topiclink.data.tensor import RelationalTensor
+from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
 from topiclink.inference.engine import State
@@ -40,6 +41,7 @@ from topiclink.inference.online import RobbinsMonro
 from topiclink.kernels import bpbfm as kernels
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import EntityFactorsMixin
+from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
@@ -66,7 +68,7 @@ class _KeepSamples:
         return False
 
 
-class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
+class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimator):
     """BPBFM-1 / BPBFM-2 fitted by batch or online Gibbs sampling.
 
     Parameters
@@ -113,6 +115,17 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         0.993 / 0.71.
     n_jobs : int or None, default 1
         Threads running the entry chunks; never changes the result.
+    parallel : None or "dask", default None
+        ``"dask"`` (``inference="online"`` only): the entry chunks of every minibatch draw
+        their latent counts as tasks on the workers of a Dask cluster (``client``; the
+        folding of the statistics and the global draws stay here;
+        :mod:`topiclink.inference.bpbfm_dask`); bit for bit the fit of ``parallel=None``
+        for any number of workers.  ``trace_`` adds ``"bytes_sent"`` and
+        ``"bytes_received"`` per sweep.
+    client : distributed.Client, str or None, default None
+        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
+        None uses the current client.  Shared by ``clone``, dropped by pickling; a model
+        file stores an address, never a client (loaded: None).
     random_state, verbose, callbacks : as every estimator
 
     Attributes
@@ -147,9 +160,10 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         "beta": POSITIVE, "h0": POSITIVE, "q0": POSITIVE, "evaluate_every": [Integer(0)],
         "batch_size": [Integer(1)], "step_a2": POSITIVE,
         "step_v": [Real(0.5, 1.0, low_open=True)],
-        "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE,
-        "callbacks": CALLBACKS,
+        "n_jobs": N_JOBS, "parallel": [NoneValue(), Options("dask")], "client": CLIENT,
+        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
     }
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "embedding_", "relation_matrices_", "factor_weights_", "entity_names_",
         "relation_names_", "samples_embedding_", "samples_relation_matrices_")
@@ -175,9 +189,9 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
                  a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
                  f0: float = 1.0, beta: float = 1.0, h0: float = 1.0, q0: float = 1.0,
                  evaluate_every: int = 10, batch_size: int = 4096, step_a2: float = 1.0,
-                 step_v: float = 0.51, n_jobs: int | None = 1,
-                 random_state: RandomState = None, verbose: bool = False,
-                 callbacks: list[Any] | None = None) -> None:
+                 step_v: float = 0.51, n_jobs: int | None = 1, parallel: str | None = None,
+                 client: Any = None, random_state: RandomState = None,
+                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self.n_components = n_components
         self.n_dictionary = n_dictionary
         self.inference = inference
@@ -199,6 +213,8 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
         self.step_a2 = step_a2
         self.step_v = step_v
         self.n_jobs = n_jobs
+        self.parallel = parallel
+        self.client = client
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -208,15 +224,24 @@ class BilinearPoissonFactorModel(EntityFactorsMixin, Estimator):
     def _online(self) -> bool:
         return self.inference == "online"
 
+    def _check_params(self) -> None:
+        if self.parallel == "dask" and not self._online:
+            raise ValueError("parallel='dask' needs inference='online'")
+
     def _algorithm(self) -> BPBFMGibbs:
         priors = dict(a=self.a, gamma0=self.gamma0, c0=self.c0, e0=self.e0, f0=self.f0,
                       beta=self.beta, h0=self.h0, q0=self.q0,
                       n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
         if self._online:
-            return BPBFMOnline(int(self.n_components), self.n_dictionary,
-                               batch_size=int(self.batch_size),
-                               schedule=RobbinsMonro(1.0, float(self.step_a2),
-                                                     float(self.step_v)), **priors)
+            online = dict(batch_size=int(self.batch_size),
+                          schedule=RobbinsMonro(1.0, float(self.step_a2), float(self.step_v)))
+            if self.parallel == "dask":
+                from topiclink.inference.bpbfm_dask import DaskBPBFMOnline
+
+                return DaskBPBFMOnline(int(self.n_components), self.n_dictionary,
+                                       client=self.client, **online, **priors)
+            return BPBFMOnline(int(self.n_components), self.n_dictionary, **online,
+                               **priors)
         return BPBFMGibbs(int(self.n_components), self.n_dictionary, **priors)
 
     def _state_class_for(self) -> type[State]:

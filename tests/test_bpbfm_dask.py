@@ -1,0 +1,264 @@
+"""Online Gibbs of BPBFM on Dask (``BilinearPoissonFactorModel(inference="online",
+parallel="dask")``, :mod:`topiclink.inference.bpbfm_dask`): the minibatch chunks run as
+Dask tasks and the fit is bit for bit that of ``parallel=None`` on 1, 2 or 4 workers
+(threads and processes), BPBFM-1 and BPBFM-2; partial_fit, save / load / resume, clone /
+pickle with a client; the errors."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import topiclink  # noqa: E402
+from topiclink.inference import bpbfm as inference  # noqa: E402
+from topiclink.inference.bpbfm import BPBFMData, chunked_counts  # noqa: E402
+from topiclink.inference.bpbfm_dask import (  # noqa: E402
+    DaskBPBFMOnline,
+    chunk_arguments,
+    count_chunk,
+)
+from topiclink.inference.bpbfm_online import BPBFMOnline  # noqa: E402
+from topiclink.models.bpbfm import BilinearPoissonFactorModel  # noqa: E402
+from topiclink.random import generator_state  # noqa: E402
+
+from .test_bpbfm import _planted  # noqa: E402
+from .test_bpbfm_online import _chunks  # noqa: E402
+
+#: 300-entry minibatches in 8 chunks of ~38 entries (CHUNK_ENTRIES = 40 below); the last
+#: minibatch of a sweep is shorter (3154 = 10 x 300 + 154 entries for BPBFM-1)
+KW = {"inference": "online", "batch_size": 300, "max_iter": 4, "burn_in": 2,
+      "evaluate_every": 2, "random_state": 3}
+MODELS = {1: None, 2: 3}
+STATE = ("g", "g_total", "G", "eta", "eta_total", "d", "eps", "stat_entity", "stat_cells",
+         "stat_rm", "kernel_rng")
+
+
+def cluster(n_workers: int, processes: bool = False):
+    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                    processes=processes, dashboard_address=":0")
+
+
+@pytest.fixture(scope="module")
+def small_chunks():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(inference, "CHUNK_ENTRIES", 40)
+        yield
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return {model: _planted(model=model)[0] for model in MODELS}
+
+
+@pytest.fixture(scope="module")
+def refs(small_chunks, planted):
+    """parallel=None fits of BPBFM-1 and BPBFM-2."""
+    return {model: BilinearPoissonFactorModel(3, n_dictionary=MODELS[model], **KW)
+            .fit(planted[model]) for model in MODELS}
+
+
+@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
+def client(request):
+    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def client2():
+    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
+        yield cl
+
+
+def assert_same_fit(a, b) -> None:
+    """Every state array and stream, the published estimates and the trace (all but the
+    timings and the Dask byte counts)."""
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(a.state_, name), getattr(b.state_, name),
+                                      err_msg=name)
+    for name in ("stat_scale", "n_items", "updates", "iteration"):
+        assert getattr(a.state_, name) == getattr(b.state_, name), name
+    for name in ("global_rng", "batch_rng"):
+        assert generator_state(getattr(a.state_, name)) == \
+            generator_state(getattr(b.state_, name)), name
+    for name in ("embedding_", "relation_matrices_", "samples_embedding_",
+                 "samples_relation_matrices_", "factor_weights_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    keys = {k for k in a.trace_ if k != "seconds" and not k.startswith("bytes_")}
+    assert keys == {k for k in b.trace_ if k != "seconds" and not k.startswith("bytes_")}
+    for key in keys:
+        np.testing.assert_array_equal(a.trace_[key], b.trace_[key], err_msg=key)
+
+
+# ---------------------------------------------------------------------- the chunk task
+@pytest.mark.parametrize("model", [1, 2])
+def test_chunk_tasks_merge_into_chunked_counts(small_chunks, planted, model):
+    """count_chunk on each chunk's arguments, added back in chunk order, is
+    chunked_counts of the whole minibatch (counts, total and advanced streams); and a
+    chunk's payload holds only its own entities and relations."""
+    data = BPBFMData.from_tensor(planted[model], True)
+    online = BPBFMOnline(3, MODELS[model], batch_size=300)
+    state = online.init(data, np.random.default_rng(0))
+    captured = {}
+
+    def capture(entries, g, L, G, terms, rm_shape, streams):
+        captured["args"] = (entries, g, L, G, terms, rm_shape)
+        captured["streams"] = streams.copy()
+        return chunked_counts(entries, g, L, G, terms, rm_shape, False, streams, 1)
+
+    online.chunk_counts = capture
+    batch = np.random.default_rng(1).permutation(data.n_entries)[:300]
+    *_, n_ent, x_cells, x_rm, total = online.minibatch_counts(state, data, batch)
+    entries, g, L, G, terms, rm_shape = captured["args"]
+    streams = captured["streams"]
+    assert streams.shape[0] == 8
+    bounds = np.linspace(0, 300, 9).astype(np.int64)
+    ne, xc, xr, tot = np.zeros_like(n_ent), np.zeros_like(x_cells), np.zeros_like(x_rm), 0
+    for b in range(8):
+        args, (ents, crels, mats) = chunk_arguments(entries, g, L, G, terms, rm_shape,
+                                                    int(bounds[b]), int(bounds[b + 1]))
+        assert ents.size < g.shape[0] and crels.size <= L.shape[0]
+        assert args[1].shape == (ents.size, 3)
+        part = count_chunk(*args, False, streams[b])
+        ne[ents] += part[0]
+        xc[mats] += part[1]
+        if rm_shape[0]:
+            xr[np.ix_(crels, mats)] += part[2]
+        tot += part[3]
+        streams[b] = part[4]
+    np.testing.assert_array_equal(ne, n_ent)
+    np.testing.assert_array_equal(xc, x_cells)
+    np.testing.assert_array_equal(xr, x_rm)
+    assert tot == total > 0
+    np.testing.assert_array_equal(streams, state.kernel_rng)
+
+
+@pytest.mark.parametrize("size", [5, 300])
+def test_minibatch_outside_a_session(small_chunks, planted, client2, size):
+    """A minibatch step outside a run (connects for the step), empty chunks included (5
+    entries in 8 chunks): the same draws as the sequential step."""
+    data = BPBFMData.from_tensor(planted[2], True)
+    seq = BPBFMOnline(3, 3, batch_size=300)
+    dsk = DaskBPBFMOnline(3, 3, batch_size=300, client=client2)
+    a = seq.init(data, np.random.default_rng(4))
+    b = dsk.init(data, np.random.default_rng(4))
+    batch = np.arange(size)
+    seq.minibatch_step(a, data, batch, 0.5)
+    info = dsk.minibatch_step(b, data, batch, 0.5)
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert info["bytes_sent"] > 21 * size and info["bytes_received"] > 0
+    assert dsk.n_rounds == 1 and dsk.client is None
+
+
+# ---------------------------------------------------------------------- the same fit
+@pytest.mark.parametrize("model", [1, 2])
+def test_same_fit_on_any_number_of_workers(planted, refs, client, model):
+    fit = BilinearPoissonFactorModel(3, n_dictionary=MODELS[model], parallel="dask",
+                                     client=client, **KW).fit(planted[model])
+    assert fit.state_.kernel_rng.shape[0] == 8
+    assert np.all(fit.trace_["bytes_sent"] > 0) and np.all(fit.trace_["bytes_received"] > 0)
+    assert_same_fit(refs[model], fit)
+
+
+def test_worker_processes(planted, refs):
+    with cluster(2, processes=True) as c, distributed.Client(c, set_as_default=False) as cl:
+        for model in MODELS:
+            fit = BilinearPoissonFactorModel(3, n_dictionary=MODELS[model], parallel="dask",
+                                             client=cl, **KW).fit(planted[model])
+            assert_same_fit(refs[model], fit)
+
+
+def test_current_client_and_scheduler_address(planted, refs):
+    with cluster(2) as c:
+        with distributed.Client(c):                  # the current client (client=None)
+            assert_same_fit(refs[2], BilinearPoissonFactorModel(
+                3, n_dictionary=3, parallel="dask", **KW).fit(planted[2]))
+        assert_same_fit(refs[1], BilinearPoissonFactorModel(
+            3, parallel="dask", client=c.scheduler_address, **KW).fit(planted[1]))
+
+
+# ---------------------------------------------------------------------- streams, files
+@pytest.mark.parametrize("model", [1, 2])
+def test_partial_fit_same_stream(small_chunks, planted, client2, model):
+    train = planted[model]
+    kw = {"n_dictionary": MODELS[model], "inference": "online", "batch_size": 100,
+          "random_state": 0}
+    seq = BilinearPoissonFactorModel(3, **kw)
+    dsk = BilinearPoissonFactorModel(3, parallel="dask", client=client2, **kw)
+    for chunk in _chunks(train, 3, np.random.default_rng(1)):
+        seq.partial_fit(chunk)
+        dsk.partial_fit(chunk)
+        assert_same_fit(seq, dsk)
+    assert dsk.trace_["bytes_sent"].shape == (3,) and np.all(dsk.trace_["bytes_sent"] > 0)
+
+
+def test_save_load_resume(small_chunks, planted, refs, client2, tmp_path):
+    train = planted[1]
+    half = BilinearPoissonFactorModel(3, parallel="dask", client=client2,
+                                      **{**KW, "max_iter": 2}).fit(train)
+    loaded = topiclink.load(half.save(tmp_path / "bpbfm.npz", full=True))
+    assert loaded.client is None and loaded.parallel == "dask"
+    loaded.set_params(client=client2).fit(train, resume=True)
+    assert loaded.state_.iteration == 4
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(loaded.state_, name),
+                                      getattr(refs[1].state_, name), err_msg=name)
+    # a sequential fit continues on Dask and a loaded model continues a stream there
+    seq = BilinearPoissonFactorModel(3, **{**KW, "max_iter": 2}).fit(train)
+    seq.set_params(parallel="dask", client=client2).fit(train, resume=True)
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(seq.state_, name),
+                                      getattr(refs[1].state_, name), err_msg=name)
+    chunk = next(_chunks(train, 3, np.random.default_rng(0)))
+    twin = topiclink.load(half.save(tmp_path / "again.npz", full=True))
+    loaded = topiclink.load(half.save(tmp_path / "bpbfm.npz", full=True))
+    twin.set_params(parallel=None).partial_fit(chunk)
+    loaded.set_params(client=client2).partial_fit(chunk)
+    np.testing.assert_array_equal(twin.state_.g, loaded.state_.g)
+    addressed = BilinearPoissonFactorModel(parallel="dask", client="tcp://127.0.0.1:8786")
+    assert addressed._encoded_params({})["client"] == "tcp://127.0.0.1:8786"
+
+
+def test_client_parameter_clone_repr_pickle(client2):
+    from sklearn.base import clone
+
+    model = BilinearPoissonFactorModel(3, inference="online", parallel="dask",
+                                       client=client2)
+    twin = clone(model)
+    assert twin.client is client2 and twin.get_params() == model.get_params()
+    assert "client=" in repr(model)
+    copied = pickle.loads(pickle.dumps(model))
+    assert copied.client is None and copied.n_components == 3 and model.client is client2
+
+
+# ---------------------------------------------------------------------- errors
+def test_errors(planted, monkeypatch):
+    train = planted[1]
+    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
+        BilinearPoissonFactorModel(3, parallel="dask", **KW).fit(train)
+    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
+        BilinearPoissonFactorModel(3, parallel="dask", **KW).partial_fit(train)
+    with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
+        BilinearPoissonFactorModel(3, parallel="dask", client=5, **KW).fit(train)
+    with pytest.raises(ValueError, match=r"parallel must be None or one of 'dask'"):
+        BilinearPoissonFactorModel(3, parallel="adlda", **KW).fit(train)
+    with pytest.raises(ValueError, match=r"^parallel='dask' needs inference='online'$"):
+        BilinearPoissonFactorModel(3, parallel="dask", max_iter=1).fit(train)
+    monkeypatch.setitem(sys.modules, "distributed", None)        # dask not installed
+    with pytest.raises(ImportError, match=r"parallel='dask' needs dask and distributed"):
+        BilinearPoissonFactorModel(3, parallel="dask", **KW).fit(train)
+
+
+def test_dask_imported_only_when_used():
+    code = ("import sys; from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data; "
+            "from topiclink.models.bpbfm import BilinearPoissonFactorModel; "
+            "t, _ = make_bpbfm_data(20, 2, 2, random_state=0, density=0.1); "
+            "BilinearPoissonFactorModel(2, inference='online', max_iter=1).fit(t); "
+            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
