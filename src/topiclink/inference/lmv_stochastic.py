@@ -41,7 +41,8 @@ from topiclink.kernels.lmv_sampled import link_topic_pairs, sampled_pair_statist
 from topiclink.kernels.lmv_words import word_e_step
 from topiclink.parallel import run_blocks_in_order
 
-__all__ = ["LMVSState", "StochasticLMV", "sampled_statistics", "positive_step"]
+__all__ = ["LMVSState", "StochasticLMV", "sampled_statistics", "positive_step", "PairMerge",
+           "pair_block", "pair_arguments", "graph_arrays", "block_edges", "batch_positions"]
 
 #: minibatch documents per thread task (fixed, so the split never depends on n_threads)
 _SOURCES_PER_BLOCK = 16
@@ -61,6 +62,73 @@ class LMVSState(OnlineState):
     citation_topics: np.ndarray  # (L, 2) int32
 
 
+def graph_arrays(data: LMVData) -> dict[str, np.ndarray]:
+    """What the pair kernel reads of the data (steps 1-3), fixed during a fit: the links'
+    CSR by citing (``out_ptr``, ``out_dst``) and by cited document (``in_ptr``,
+    ``in_src``), int64, and the publication times (NaN without them)."""
+    D = data.n_docs
+    cited_by = data.cited_by
+    return {"out_ptr": data.cites.indptr.astype(np.int64),
+            "out_dst": data.cites.indices.astype(np.int64),
+            "in_ptr": cited_by.indptr.astype(np.int64),
+            "in_src": cited_by.indices.astype(np.int64),
+            "time": np.full(D, np.nan) if data.time is None
+            else np.asarray(data.time, np.float64)}
+
+
+def block_edges(n: int) -> list[int]:
+    """The fixed split of a minibatch's ``n`` sources into blocks of ``_SOURCES_PER_BLOCK``
+    (never dependent on threads or workers)."""
+    return list(range(0, n, _SOURCES_PER_BLOCK)) + [n]
+
+
+def batch_positions(batch: np.ndarray, D: int) -> np.ndarray:
+    """int64 (D,): the position of each document in ``batch``, -1 outside it."""
+    pos = np.full(D, -1, np.int64)
+    pos[batch] = np.arange(batch.size)
+    return pos
+
+
+def pair_block(batch: np.ndarray, pos: np.ndarray, lo: int, hi: int, args: tuple,
+               gout_rows: np.ndarray, gin: np.ndarray, T: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Steps 1-3 for the sources ``batch[lo:hi]`` (one block): rows lo..hi of
+    ``gout_rows``, ``gin`` and ``T`` written; returns the block's private
+    ``(gout_cols, S1, rounds, n_pairs)`` for :class:`PairMerge`."""
+    n, K = batch.size, args[0].shape[1]
+    g_cols = np.zeros((n, K))
+    s1 = np.zeros((K, K))
+    rounds, n_pairs = sampled_pair_statistics(batch, pos, lo, hi, *args, g_cols, gout_rows,
+                                              gin, s1, T)
+    return g_cols, s1, rounds, n_pairs
+
+
+class PairMerge:
+    """The blocks' results added up in block order (the same code for threads and Dask):
+    ``gout_rows``, ``gin`` and ``T`` hold one row per source (written by its block);
+    ``merge`` adds a block's private column sums and S1."""
+
+    def __init__(self, n: int, K: int) -> None:
+        self.gout_rows = np.zeros((n, K))
+        self.gin = np.zeros((n, K))
+        self.T = np.zeros((n, K, K))
+        self.gout_cols = np.zeros((n, K))
+        self.S1 = np.zeros((K, K))
+        self.rounds = 0
+        self.n_pairs = 0
+
+    def merge(self, result: tuple[np.ndarray, np.ndarray, int, int]) -> None:
+        g_cols, s1, rounds, n_pairs = result
+        self.gout_cols += g_cols
+        self.S1 += s1
+        self.rounds += rounds
+        self.n_pairs += n_pairs
+
+    def result(self) -> dict:
+        return {"gamma_pairs": self.gout_cols + self.gout_rows + self.gin, "S1": self.S1,
+                "T": self.T, "rounds": self.rounds, "n_pairs": self.n_pairs}
+
+
 def sampled_statistics(batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
                        vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
                        Bbar: np.ndarray, *, n0: int, seed: int, tol: float = 1e-6,
@@ -74,43 +142,31 @@ def sampled_statistics(batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
     """
     D, K = elog_theta.shape
     batch = np.ascontiguousarray(batch, dtype=np.int64)
-    n = batch.size
-    pos = np.full(D, -1, np.int64)
-    pos[batch] = np.arange(n)
-    out_ptr, out_dst = data.cites.indptr.astype(np.int64), data.cites.indices.astype(np.int64)
-    cited_by = data.cited_by
-    in_ptr, in_src = cited_by.indptr.astype(np.int64), cited_by.indices.astype(np.int64)
-    time = np.full(D, np.nan) if data.time is None else np.asarray(data.time, np.float64)
-    gout_rows = np.zeros((n, K))
-    gin = np.zeros((n, K))
-    T = np.zeros((n, K, K))
-    args = (elog_theta, out_ptr, out_dst, in_ptr, in_src,
-            np.ascontiguousarray(vs_link), np.ascontiguousarray(elog_tau),
-            np.ascontiguousarray(taubar), np.ascontiguousarray(Bbar), time, int(n0),
-            np.uint64(seed), float(tol), int(max_inner))
-    edges = list(range(0, n, _SOURCES_PER_BLOCK)) + [n]
+    pos = batch_positions(batch, D)
+    graph = graph_arrays(data)
+    args = pair_arguments(elog_theta, graph, vs_link, elog_tau, taubar, Bbar, n0=n0,
+                          seed=seed, tol=tol, max_inner=max_inner)
+    edges = block_edges(batch.size)
+    out = PairMerge(batch.size, K)
 
     def run_block(i: int) -> tuple[np.ndarray, np.ndarray, int, int]:
-        g_cols = np.zeros((n, K))
-        s1 = np.zeros((K, K))
-        rounds, n_pairs = sampled_pair_statistics(
-            batch, pos, edges[i], edges[i + 1], *args, g_cols, gout_rows, gin, s1, T)
-        return g_cols, s1, rounds, n_pairs
+        return pair_block(batch, pos, edges[i], edges[i + 1], args, out.gout_rows, out.gin,
+                          out.T)
 
-    gout_cols = np.zeros((n, K))
-    S1 = np.zeros((K, K))
-    total = [0, 0]
+    run_blocks_in_order(run_block, len(edges) - 1, int(n_threads), out.merge)
+    return out.result()
 
-    def merge(result: tuple[np.ndarray, np.ndarray, int, int]) -> None:
-        g_cols, s1, rounds, n_pairs = result
-        gout_cols[...] += g_cols
-        S1[...] += s1
-        total[0] += rounds
-        total[1] += n_pairs
 
-    run_blocks_in_order(run_block, len(edges) - 1, int(n_threads), merge)
-    return {"gamma_pairs": gout_cols + gout_rows + gin, "S1": S1, "T": T,
-            "rounds": total[0], "n_pairs": total[1]}
+def pair_arguments(elog_theta: np.ndarray, graph: dict[str, np.ndarray],
+                   vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
+                   Bbar: np.ndarray, *, n0: int, seed: int, tol: float, max_inner: int
+                   ) -> tuple:
+    """The arguments of :func:`~topiclink.kernels.lmv_sampled.sampled_pair_statistics`
+    between ``hi`` and the outputs."""
+    return (elog_theta, graph["out_ptr"], graph["out_dst"], graph["in_ptr"],
+            graph["in_src"], np.ascontiguousarray(vs_link), np.ascontiguousarray(elog_tau),
+            np.ascontiguousarray(taubar), np.ascontiguousarray(Bbar), graph["time"],
+            int(n0), np.uint64(seed), float(tol), int(max_inner))
 
 
 def positive_step(x: np.ndarray, y: np.ndarray, target: tuple[np.ndarray, np.ndarray],
@@ -186,6 +242,14 @@ class StochasticLMV(OnlineAlgorithm):
         return self.batch._tau(state)
 
     # ------------------------------------------------------------------ one minibatch
+    def pair_statistics(self, batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
+                        vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
+                        Bbar: np.ndarray, seed: int) -> dict:
+        """Steps 1-3 (:func:`sampled_statistics` on ``n_threads`` threads; the Dask
+        subclass runs the blocks on workers)."""
+        return sampled_statistics(batch, elog_theta, data, vs_link, elog_tau, taubar, Bbar,
+                                  n0=self.n0, seed=seed, n_threads=self.n_threads)
+
     def minibatch_step(self, state: LMVSState, data: LMVData, batch: np.ndarray,
                        rho: float) -> dict[str, float]:
         K, D = self.n_topics, data.n_docs
@@ -193,10 +257,9 @@ class StochasticLMV(OnlineAlgorithm):
         seed = int(state.batch_rng.integers(0, 2**63))
         taubar, elog_tau = self._tau(state)
         Bbar = state.a / (state.a + state.b)
-        stats = sampled_statistics(
+        stats = self.pair_statistics(
             S, expected_log_dirichlet(state.gamma), data,
-            digamma(state.a) - digamma(state.a + state.b), elog_tau, taubar, Bbar,
-            n0=self.n0, seed=seed, n_threads=self.n_threads)
+            digamma(state.a) - digamma(state.a + state.b), elog_tau, taubar, Bbar, seed)
         # steps 4-5: words of S, gamma, lambda
         counts = data.counts[S]
         gamma_hat = state.gamma[S].copy()

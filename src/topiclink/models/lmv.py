@@ -33,6 +33,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
+from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin
 from topiclink.inference.engine import State
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
 from topiclink.inference.lmv_stochastic import LMVSState, StochasticLMV
@@ -43,6 +44,7 @@ from topiclink.models.capabilities import (
     ScoresAreProbabilitiesMixin,
     TopicsMixin,
 )
+from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parallel import n_threads, resolve_n_jobs
@@ -55,7 +57,7 @@ logger = logging.getLogger(__name__)
 _PAIR = [NoneValue(), Real(0, low_open=True)]
 
 
-class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
+class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkPredictionMixin,
                            VariationalTopicsMixin, TopicsMixin, Estimator):
     """LMV: LDA + a mixed-membership blockmodel of citations + document visibility.
 
@@ -97,6 +99,18 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         E-step rounds per new document.
     n_jobs : int, optional
         Threads streaming the pairs (fixed blocks: never changes the result).
+    parallel : None or "dask", default None
+        Stochastic only.  None: the pair blocks of each minibatch run on ``n_jobs``
+        threads here.  ``"dask"``: they run as tasks on the workers of a Dask cluster
+        (``client``; :mod:`topiclink.inference.lmv_dask`): the citation graph is sent
+        once per fit, then per minibatch the changed rows of the per-document table and
+        the blocks' inputs; the driver merges the blocks in order and does every global
+        update.  The fit is bit for bit that of ``parallel=None``, for any number of
+        workers (needs ``pip install 'topiclink[dask]'``).
+    client : distributed.Client, str or None, default None
+        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
+        None uses the current client.  Shared by ``clone``, dropped by pickling; a model
+        file stores an address, never a client (loaded: None).
     random_state, verbose, callbacks
         As for :class:`~topiclink.models.lda.LDA` (only the topic initialisation is random).
 
@@ -124,9 +138,10 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         "tol": [NoneValue(), Real(0)], "transform_iter": [Integer(1)],
         "batch_size": [Integer(1)], "n0": [Integer(1)], "step_a1": POSITIVE,
         "step_a2": POSITIVE, "step_v": [Real(0.5, 1.0, low_open=True)],
-        "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE,
-        "callbacks": CALLBACKS,
+        "n_jobs": N_JOBS, "parallel": [NoneValue(), Options("dask")], "client": CLIENT,
+        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
     }
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "blockmodel_", "visibility_", "citation_topics_",
         "vocabulary_", "alpha_", "train_zbar_", "train_doc_ids_", "train_titles_",
@@ -150,6 +165,7 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
                  tol: float | None = None, batch_size: int = 200, n0: int = 100,
                  step_a1: float = 1.0, step_a2: float = 5.0, step_v: float = 0.501,
                  transform_iter: int = 100, n_jobs: int | None = None,
+                 parallel: str | None = None, client: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -168,6 +184,8 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         self.step_v = step_v
         self.transform_iter = transform_iter
         self.n_jobs = n_jobs
+        self.parallel = parallel
+        self.client = client
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -187,6 +205,8 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
     def _check_params(self) -> None:
         self._pair(self.blockmodel_prior, "blockmodel_prior")
         self._pair(self.visibility_prior, "visibility_prior")
+        if self.parallel == "dask" and self.inference != "stochastic":
+            raise ValueError("parallel='dask' needs inference='stochastic' (LMVS)")
 
     @property
     def _stochastic(self) -> bool:
@@ -200,6 +220,14 @@ class VisibilityTopicModel(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
                       visibility_prior=self._pair(self.visibility_prior, "visibility_prior"),
                       visibility=bool(self.visibility),
                       n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+        if self._stochastic and self.parallel == "dask":
+            from topiclink.inference.lmv_dask import DaskStochasticLMV
+
+            return DaskStochasticLMV(K, client=self.client, batch_size=int(self.batch_size),
+                                     n0=int(self.n0),
+                                     schedule=RobbinsMonro(float(self.step_a1),
+                                                           float(self.step_a2),
+                                                           float(self.step_v)), **common)
         if self._stochastic:
             return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
                                  schedule=RobbinsMonro(float(self.step_a1),

@@ -1,0 +1,221 @@
+"""Stochastic LMV with the pair blocks on Dask (``VisibilityTopicModel(inference=
+"stochastic", parallel="dask")``, :mod:`topiclink.inference.lmv_dask`).
+
+What is checked: the fit is bit for bit the ``parallel=None`` fit (gamma, lambda, a, b,
+g, h, the citation topics, the trace) on 1, 2 and 4 in-process workers and on worker
+processes, with and without publication times; partial_fit, save / load / resume and
+clone / pickle with a client; only changed rows of the per-document table travel after
+the first minibatch; the errors.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import topiclink  # noqa: E402
+from topiclink.datasets import make_lmv_data  # noqa: E402
+from topiclink.inference.lmv import LMVData  # noqa: E402
+from topiclink.inference.lmv_dask import DaskStochasticLMV  # noqa: E402
+from topiclink.models.lmv import VisibilityTopicModel  # noqa: E402
+
+STATE = ("gamma", "lam", "a", "b", "g", "h", "citation_topics", "previous_diagonal")
+
+
+def cluster(n_workers: int, processes: bool = False):
+    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                    processes=processes, dashboard_address=":0")
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_lmv_data(n_docs=150, n_words=100, n_topics=6, random_state=5)
+
+
+@pytest.fixture(scope="module")
+def timed():
+    return make_lmv_data(n_docs=120, n_words=100, n_topics=6, publication_time=True,
+                         random_state=4)
+
+
+@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
+def client(request):
+    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def client2():
+    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
+        yield cl
+
+
+def _lmvs(**kw):
+    args = dict(inference="stochastic", max_iter=3, tol=0.0, batch_size=40, n0=10,
+                random_state=0, n_jobs=1)
+    return VisibilityTopicModel(6, **{**args, **kw})
+
+
+@pytest.fixture(scope="module")
+def serial(small):
+    (corpus, links), _ = small
+    return _lmvs().fit(corpus, links=links)
+
+
+def assert_same_fit(a, b):
+    """Bit for bit: the state, the published estimates and the serial fit's trace (but for
+    the timings)."""
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(a.state_, name), getattr(b.state_, name),
+                                      err_msg=name)
+    assert a.state_.updates == b.state_.updates
+    for name in ("components_", "doc_topic_", "blockmodel_", "visibility_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert set(a.trace_) - {"seconds"} < set(b.trace_)
+    for key, values in a.trace_.items():
+        if key.startswith("seconds"):
+            continue
+        np.testing.assert_array_equal(values, b.trace_[key], err_msg=key)
+    assert a.n_iter_ == b.n_iter_
+
+
+# ---------------------------------------------------------------------- the same fit
+def test_dask_equals_serial(small, serial, client):
+    (corpus, links), _ = small
+    model = _lmvs(parallel="dask", client=client).fit(corpus, links=links)
+    assert_same_fit(serial, model)
+    assert np.all(model.trace_["bytes_sent"] > 0) and np.all(model.trace_["bytes_received"] > 0)
+
+
+def test_dask_equals_serial_with_publication_times_and_threads(timed, client2):
+    """LMV(t) (the times travel with the graph) and the threaded serial path (n_jobs=2)."""
+    (corpus, links), truth = timed
+    fit = dict(links=links, publication_time=truth.publication_time)
+    want = _lmvs(n_jobs=2, batch_size=30).fit(corpus, **fit)
+    got = _lmvs(parallel="dask", client=client2, batch_size=30).fit(corpus, **fit)
+    assert_same_fit(want, got)
+
+
+def test_worker_processes(small, serial):
+    (corpus, links), _ = small
+    with cluster(2, processes=True) as c, distributed.Client(c, set_as_default=False) as cl:
+        model = _lmvs(parallel="dask", client=cl).fit(corpus, links=links)
+    assert_same_fit(serial, model)
+
+
+def test_only_changed_rows_travel(small, client2):
+    """The first minibatch of a run broadcasts the graph and the whole (D, K + 2) table;
+    each later one sends every worker only the rows of the previous minibatch (the only
+    rows steps 4 and 7 change), plus the blocks' inputs."""
+    (corpus, links), _ = small
+    data = LMVData.build(corpus.counts, np.asarray(links.pairs, np.int64))
+    algorithm = DaskStochasticLMV(6, client=client2, alpha=1 / 6, eta=0.1,
+                                  blockmodel_prior=(1.0, 1.0), visibility_prior=(1.0, 1.0),
+                                  batch_size=40, n0=10)
+    state = algorithm.init(data, np.random.default_rng(0))
+    D, K, W = data.n_docs, 6, 2
+    graph = (2 * (D + 1) + 2 * data.cites.nnz) * 8 + D * 8
+
+    def tasks(n):                   # per block: the minibatch, vs_link, Bbar, scalars
+        return -(-n // 16) * (n * 8 + 2 * K * K * 8 + 40)
+
+    sent = []
+    with algorithm.session(state, data):
+        for batch in (np.arange(0, 40), np.arange(40, 70), np.arange(100, 140)):
+            before = algorithm.bytes_sent
+            algorithm.minibatch_step(state, data, batch, 0.5)
+            sent.append(algorithm.bytes_sent - before - tasks(batch.size))
+    assert algorithm.client is None and algorithm.n_minibatches_run == 3
+    assert sent[0] == W * D * (K + 2) * 8 + W * graph
+    assert sent[1] == W * 40 * (K + 3) * 8          # the rows of the first minibatch
+    assert sent[2] == W * 30 * (K + 3) * 8          # those of the second
+
+
+# ---------------------------------------------------------------------- partial_fit, files
+def test_partial_fit_equals_serial(small, client2):
+    (corpus, links), _ = small
+    pairs = np.asarray(links.pairs)
+    first = pairs[(pairs < 100).all(axis=1)]
+
+    def grow(model):
+        model.partial_fit(corpus.subset(np.arange(100)), links=first)
+        model.partial_fit(corpus.subset(np.arange(100, corpus.n_docs)), links=pairs)
+        return model.set_params(max_iter=1).fit(corpus, links=links, resume=True)
+
+    want = grow(_lmvs())
+    got = grow(_lmvs(parallel="dask", client=client2))
+    assert_same_fit(want, got)
+    assert got.doc_topic_.shape == (corpus.n_docs, 6) and got.n_iter_ == 3
+
+
+def test_resume_across_save_and_load(small, client2, tmp_path):
+    (corpus, links), _ = small
+    whole = _lmvs(max_iter=6).fit(corpus, links=links)
+    half = _lmvs(parallel="dask", client=client2).fit(corpus, links=links)
+    loaded = topiclink.load(half.save(tmp_path / "half.npz", full=True))
+    assert loaded.client is None and loaded.parallel == "dask"
+    loaded.set_params(client=client2).fit(corpus, links=links, resume=True)
+    for name in STATE:
+        np.testing.assert_array_equal(getattr(whole.state_, name),
+                                      getattr(loaded.state_, name), err_msg=name)
+    np.testing.assert_array_equal(whole.trace_["blockmodel_change"],
+                                  loaded.trace_["blockmodel_change"])
+    addressed = _lmvs(parallel="dask", client="tcp://127.0.0.1:8786")
+    assert addressed._encoded_params({})["client"] == "tcp://127.0.0.1:8786"
+
+
+def test_current_client_and_scheduler_address(small, serial):
+    (corpus, links), _ = small
+    with cluster(1) as c:
+        with distributed.Client(c):                 # the current client (client=None)
+            model = _lmvs(parallel="dask").fit(corpus, links=links)
+        assert_same_fit(serial, model)
+        model = _lmvs(parallel="dask", client=c.scheduler_address).fit(corpus, links=links)
+        assert_same_fit(serial, model)
+
+
+def test_client_parameter_clone_repr_pickle(client2):
+    from sklearn.base import clone
+
+    model = _lmvs(parallel="dask", client=client2)
+    twin = clone(model)
+    assert twin.client is client2 and twin.get_params() == model.get_params()
+    assert "client=" in repr(model)
+    copied = pickle.loads(pickle.dumps(model))
+    assert copied.client is None and copied.parallel == "dask" and model.client is client2
+
+
+# ---------------------------------------------------------------------- errors
+def test_errors(small, monkeypatch):
+    (corpus, links), _ = small
+    with pytest.raises(ValueError):
+        distributed.get_client()                    # no current client in this process
+    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
+        _lmvs(parallel="dask").fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"parallel='dask' needs inference='stochastic'"):
+        VisibilityTopicModel(6, parallel="dask", max_iter=1).fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
+        _lmvs(parallel="dask", client=5).fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"parallel must be None or"):
+        _lmvs(parallel="spark").fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"cannot connect to the Dask scheduler"):
+        _lmvs(parallel="dask", client="tcp://127.0.0.1:1").fit(corpus, links=links)
+    monkeypatch.setitem(sys.modules, "distributed", None)       # dask not installed
+    with pytest.raises(ImportError, match=r"needs dask and distributed: pip install"):
+        _lmvs(parallel="dask").fit(corpus, links=links)
+
+
+def test_dask_imported_only_when_used():
+    code = ("import sys; from topiclink.datasets import make_lmv_data; "
+            "from topiclink.models.lmv import VisibilityTopicModel; "
+            "(c, l), _ = make_lmv_data(n_docs=40, random_state=0); "
+            "VisibilityTopicModel(3, inference='stochastic', max_iter=1, batch_size=20)"
+            ".fit(c, links=l); "
+            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
