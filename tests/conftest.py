@@ -44,3 +44,25 @@ def _restore_topiclink_logger():
     for h in list(logger.handlers):
         if h not in handlers:
             logger.removeHandler(h)
+
+
+@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
+def client(request):
+    """A Dask client on an in-process cluster of 1, 2 and 4 workers (not the default
+    client: only a test that wants a current client makes one)."""
+    distributed = pytest.importorskip("distributed")
+    from tests.dask_cluster import cluster
+
+    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
+        yield cl
+
+
+@pytest.fixture(scope="module")
+def client2():
+    """A Dask client on an in-process cluster of 2 workers."""
+    distributed = pytest.importorskip("distributed")
+    from tests.dask_cluster import cluster
+
+    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
+        yield cl
+

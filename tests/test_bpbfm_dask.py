@@ -16,6 +16,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import topiclink  # noqa: E402
+from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.inference import bpbfm as inference  # noqa: E402
 from topiclink.inference.bpbfm import BPBFMData, chunked_counts  # noqa: E402
 from topiclink.inference.bpbfm_dask import (  # noqa: E402
@@ -39,11 +40,6 @@ STATE = ("g", "g_total", "G", "eta", "eta_total", "d", "eps", "stat_entity", "st
          "stat_rm", "kernel_rng")
 
 
-def cluster(n_workers: int, processes: bool = False):
-    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                    processes=processes, dashboard_address=":0")
-
-
 @pytest.fixture(scope="module")
 def small_chunks():
     with pytest.MonkeyPatch.context() as mp:
@@ -61,18 +57,6 @@ def refs(small_chunks, planted):
     """parallel=None fits of BPBFM-1 and BPBFM-2."""
     return {model: BilinearPoissonFactorModel(3, n_dictionary=MODELS[model], **KW)
             .fit(planted[model]) for model in MODELS}
-
-
-@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
-def client(request):
-    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
-
-
-@pytest.fixture(scope="module")
-def client2():
-    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
 
 
 def assert_same_fit(a, b) -> None:

@@ -14,6 +14,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import topiclink  # noqa: E402
+from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data  # noqa: E402
 from topiclink.distributed import DaskSweeper  # noqa: E402
@@ -29,11 +30,6 @@ DMR_KW = {"n_topics": 4, "max_iter": 14, "burn_in": 4, "optimize_every": 3, "n_s
           "random_state": 2}
 
 
-def cluster(n_workers: int, processes: bool = False):
-    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                    processes=processes, dashboard_address=":0")
-
-
 @pytest.fixture(scope="module")
 def corpus():
     corpus, _ = make_lda_data(n_docs=120, n_words=200, n_topics=5, doc_length=50,
@@ -45,19 +41,6 @@ def corpus():
 def features(corpus):
     rng = np.random.default_rng(3)
     return np.column_stack([rng.random(corpus.n_docs), rng.normal(size=corpus.n_docs)])
-
-
-@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
-def client(request):
-    # not the default client: only the test that wants a current client makes one
-    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
-
-
-@pytest.fixture(scope="module")
-def client2():
-    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from scipy.optimize import linear_sum_assignment
 distributed = pytest.importorskip("distributed")
 
 import topiclink  # noqa: E402
+from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.data.splits import train_test_split_documents  # noqa: E402
 from topiclink.datasets import make_rtm_data  # noqa: E402
@@ -31,28 +32,11 @@ CONFIGS = [{"loss": "logistic", "augmentation": "reference"},
            {"loss": "hinge", "augmentation": "numba"}]
 
 
-def cluster(n_workers: int, processes: bool = False):
-    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                    processes=processes, dashboard_address=":0")
-
-
 @pytest.fixture(scope="module")
 def network():
     (corpus, links), _ = make_rtm_data(n_docs=120, n_topics=4, doc_length=50,
                                        random_state=3)
     return corpus, links
-
-
-@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
-def client(request):
-    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
-
-
-@pytest.fixture(scope="module")
-def client2():
-    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from scipy.optimize import linear_sum_assignment
 distributed = pytest.importorskip("distributed")
 
 import topiclink  # noqa: E402
+from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data, make_slda_data  # noqa: E402
 from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
@@ -32,11 +33,6 @@ MULTI_KW = {"n_topics": 5, "loss": "hinge", "c": 2.0, "max_iter": 10, "evaluate_
 STATE = ("eta", "z", "ndk", "nwk", "nk", "a", "b", "kernel_rng")
 
 
-def cluster(n_workers: int, processes: bool = False):
-    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                    processes=processes, dashboard_address=":0")
-
-
 @pytest.fixture(scope="module")
 def binary():
     (corpus, y), _ = make_slda_data(n_docs=150, n_words=200, n_topics=4, doc_length=40,
@@ -50,19 +46,6 @@ def multi():
                                   random_state=4)
     labels = np.array(["a", "b", "c"])[np.argmax(truth.doc_topic, axis=1) // 2]
     return corpus, labels
-
-
-@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
-def client(request):
-    # not the default client: only the test that wants a current client makes one
-    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
-
-
-@pytest.fixture(scope="module")
-def client2():
-    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
 
 
 @pytest.fixture(scope="module")

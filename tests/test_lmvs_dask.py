@@ -20,17 +20,13 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import topiclink  # noqa: E402
+from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.datasets import make_lmv_data  # noqa: E402
 from topiclink.inference.lmv import LMVData  # noqa: E402
 from topiclink.inference.lmv_dask import DaskStochasticLMV  # noqa: E402
 from topiclink.models.lmv import VisibilityTopicModel  # noqa: E402
 
 STATE = ("gamma", "lam", "a", "b", "g", "h", "citation_topics", "previous_diagonal")
-
-
-def cluster(n_workers: int, processes: bool = False):
-    return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                    processes=processes, dashboard_address=":0")
 
 
 @pytest.fixture(scope="module")
@@ -42,18 +38,6 @@ def small():
 def timed():
     return make_lmv_data(n_docs=120, n_words=100, n_topics=6, publication_time=True,
                          random_state=4)
-
-
-@pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")
-def client(request):
-    with cluster(request.param) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
-
-
-@pytest.fixture(scope="module")
-def client2():
-    with cluster(2) as c, distributed.Client(c, set_as_default=False) as cl:
-        yield cl
 
 
 def _lmvs(**kw):
