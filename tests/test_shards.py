@@ -302,9 +302,29 @@ def test_worker_processes_read_the_files(corpus, shard_dir):
         ref = LDA(parallel="dask", client=cl, **kw).fit(corpus)
         model = LDA(parallel="dask", client=cl, **kw).fit(ShardSet.open(shard_dir))
     assert_same_chain(ref, model)
-    with pytest.raises(TypeError, match=r"not a ShardSet: pass shards.to_corpus\(\)"):
-        model.transform(ShardSet.open(shard_dir))
     np.testing.assert_array_equal(model.transform(corpus), ref.transform(corpus))
+
+
+def test_prediction_reads_a_shard_set_shard_by_shard(corpus, tmp_path):
+    """transform / perplexity / score of a ShardSet stream its shards and equal those of
+    the corpus in memory (transform exactly; the held-out log-likelihood up to the order
+    of a float sum); a ShardSet's shards come back as corpora, with their ids."""
+    from topiclink.models.lda import LDA
+
+    model = LDA(n_topics=4, max_iter=15, random_state=1).fit(corpus)
+    shards = write_shards(corpus, tmp_path / "s", 3)
+    parts = list(shards.corpora())
+    assert [c.n_docs for c in parts] == np.diff(shards.doc_bounds()).tolist()
+    np.testing.assert_array_equal(np.concatenate([c.doc_ids for c in parts]),
+                                  corpus.doc_ids)
+    np.testing.assert_array_equal(model.transform(shards), model.transform(corpus))
+    a, n_a = model.log_likelihood_completion(shards, random_state=5)
+    b, n_b = model.log_likelihood_completion(corpus, random_state=5)
+    assert n_a == n_b and a == pytest.approx(b, rel=1e-12)
+    assert model.perplexity(shards) == pytest.approx(model.perplexity(corpus), rel=1e-12)
+    # a different split is a different number (the comparison above can fail)
+    c, _ = model.log_likelihood_completion(corpus, random_state=6)
+    assert abs(c - b) > 1e-6 * abs(b)
 
 
 def test_sweeper_reading_shards_equals_scattered(corpus, shard_dir, client):

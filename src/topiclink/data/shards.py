@@ -263,39 +263,42 @@ class ShardSet:
                               for s in self.shards]]).encode())
         return h.hexdigest()
 
+    def corpus(self, i: int) -> Corpus:
+        """Shard ``i`` in memory as a :class:`Corpus` (its documents' counts, the
+        vocabulary, their ids and titles): what prediction streams over, shard by shard."""
+        s = self.shards[i]
+        words, off, _ = self.load(i)
+        n = s.doc_stop - s.doc_start
+        V = max(self.n_words, 1)
+        docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(off))
+        uniq, cnt = np.unique(docs * V + words, return_counts=True)
+        counts = sp.csr_matrix((cnt, (uniq // V, uniq % V)), shape=(n, self.n_words))
+        start = self.manifest.get("doc_id_start")
+        if start is not None:
+            doc_ids = np.arange(start + s.doc_start, start + s.doc_stop)
+        else:
+            doc_ids = self._member(i, "doc_ids")
+            if doc_ids is None:
+                raise DataError(f"{self.path(i)}: doc_ids missing")
+        return Corpus(counts, vocabulary=self.vocabulary(), doc_ids=doc_ids,
+                      titles=self._member(i, "titles"), name=self.name)
+
+    def corpora(self) -> Iterator[Corpus]:
+        """The shards one after another as in-memory corpora (:meth:`corpus`)."""
+        for i in range(self.n_shards):
+            yield self.corpus(i)
+
     def to_corpus(self) -> Corpus:
         """The whole corpus in memory (for small sets and tests): counts, vocabulary,
         document ids, titles and name as written (metadata is never stored)."""
-        indptr, indices, data = [np.zeros(1, np.int64)], [], []
-        ids: list[np.ndarray] = []
-        titles: list[np.ndarray] = []
-        nnz = 0
-        for i, s in enumerate(self.shards):
-            words, off, _ = self.load(i)
-            n = s.doc_stop - s.doc_start
-            docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(off))
-            key = docs * max(self.n_words, 1) + words
-            uniq, cnt = np.unique(key, return_counts=True)
-            rows = uniq // max(self.n_words, 1)
-            indices.append(uniq % max(self.n_words, 1))
-            data.append(cnt)
-            indptr.append(nnz + np.searchsorted(rows, np.arange(1, n + 1), side="left"))
-            nnz += uniq.size
-            if self.manifest.get("doc_id_start") is None:
-                got = self._member(i, "doc_ids")
-                if got is None:
-                    raise DataError(f"{self.path(i)}: doc_ids missing")
-                ids.append(got)
-            t = self._member(i, "titles")
-            if t is not None:
-                titles.append(t)
-        counts = sp.csr_matrix((np.concatenate(data), np.concatenate(indices),
-                                np.concatenate(indptr)), shape=(self.n_docs, self.n_words))
-        start = self.manifest.get("doc_id_start")
-        doc_ids = (np.arange(start, start + self.n_docs) if start is not None
-                   else np.concatenate(ids))
-        return Corpus(counts, vocabulary=self.vocabulary(), doc_ids=doc_ids,
-                      titles=np.concatenate(titles) if titles else None, name=self.name)
+        parts = list(self.corpora())
+        titles = [c.titles for c in parts]
+        return Corpus(sp.vstack([c.counts for c in parts], format="csr"),
+                      vocabulary=self.vocabulary(),
+                      doc_ids=np.concatenate([np.asarray(c.doc_ids) for c in parts]),
+                      titles=(np.concatenate([np.asarray(t) for t in titles])
+                              if all(t is not None for t in titles) else None),
+                      name=self.name)
 
 
 # ---------------------------------------------------------------------- writing

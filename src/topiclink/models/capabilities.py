@@ -18,7 +18,9 @@ estimators cannot disagree on a signature.
 
 from __future__ import annotations
 
+import copy
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,7 @@ from sklearn.base import ClassifierMixin
 
 from topiclink.data.checks import DataError
 from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.data.shards import ShardSet
 from topiclink.inference.fixed_topics import completion_split
 from topiclink.random import RandomState, as_generator, spawn
 
@@ -70,18 +73,35 @@ class TopicsMixin:
     def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
+    def _model_corpora(self, X: Any) -> Iterator[Corpus]:
+        """``X`` as corpora over the fitted vocabulary: one, or a
+        :class:`~topiclink.data.shards.ShardSet`'s shards one at a time (a corpus larger
+        than memory is predicted shard by shard)."""
+        if isinstance(X, ShardSet):
+            for part in X.corpora():
+                yield self._as_model_corpus(part)
+        else:
+            yield self._as_model_corpus(X)
+
     def transform(self, X: Any) -> np.ndarray:
         """Expected topic proportions E[theta] (n_docs, K) of documents, topics fixed.
 
-        Smoothed by the prior: a document without known words gets the prior mean.
+        Smoothed by the prior: a document without known words gets the prior mean.  ``X``
+        may be a :class:`~topiclink.data.shards.ShardSet` (read shard by shard; the same
+        rows as for the corpus in memory: each document's chain has a stream of its own,
+        seeded from one draw and its words).
         """
         self._check_fitted()
-        corpus = self._as_model_corpus(X)
-        empty = corpus.empty_documents()
-        if empty.size:
-            logger.info("%d of %d documents have no known words; they get the prior mean",
-                        empty.size, corpus.n_docs)
-        return self._doc_topics(corpus, self._prediction_generator())
+        rng = self._prediction_generator()
+        parts = []
+        for corpus in self._model_corpora(X):
+            empty = corpus.empty_documents()
+            if empty.size:
+                logger.info("%d of %d documents have no known words; they get the prior "
+                            "mean", empty.size, corpus.n_docs)
+            # every part draws the seed the whole corpus would have drawn
+            parts.append(self._doc_topics(corpus, copy.deepcopy(rng)))
+        return parts[0] if len(parts) == 1 else np.vstack(parts)
 
     def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> np.ndarray:
         """Fit, then return the training documents' topic proportions ``doc_topic_``."""
@@ -135,16 +155,20 @@ class TopicsMixin:
                 or not 0.0 < float(fraction) < 1.0:
             raise ValueError(f"fraction (of each document's tokens held out) must be in "
                              f"(0, 1), got {fraction!r}")
-        corpus = self._as_model_corpus(X)
         rng = (self._prediction_generator() if random_state is None
                else as_generator(random_state))
         split_rng, infer_rng = spawn(rng, 2)
-        observed, held = completion_split(corpus, split_rng, fraction)
-        theta = doc_topics(observed, infer_rng)
-        tok = held.tokens()
-        ll = token_log_likelihood(tok.words, tok.offsets, theta,
-                                  np.ascontiguousarray(np.asarray(self.components_).T))
-        return float(ll), int(tok.words.size)
+        phi_wk = np.ascontiguousarray(np.asarray(self.components_).T)
+        ll, n = 0.0, 0
+        # a ShardSet shard by shard: the split's draws continue from shard to shard and
+        # every shard infers with the seed the whole corpus would have drawn
+        for corpus in self._model_corpora(X):
+            observed, held = completion_split(corpus, split_rng, fraction)
+            theta = doc_topics(observed, copy.deepcopy(infer_rng))
+            tok = held.tokens()
+            ll += float(token_log_likelihood(tok.words, tok.offsets, theta, phi_wk))
+            n += int(tok.words.size)
+        return ll, n
 
     def perplexity(self, X: Any, fraction: float = 0.5,
                    random_state: RandomState = None) -> float:

@@ -200,8 +200,8 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         bytes), nwk (4 V K bytes) and the document offsets (8 D bytes); the fitted
         attributes are the usual ones.  A chain fitted on a ShardSet resumes on that
         ShardSet only (its fingerprint comes from the manifest's checksums).  Predictions
-        (``transform``, ``perplexity``) take documents as usual: pass
-        ``ShardSet.to_corpus()`` or any part that fits in memory.
+        (``transform``, ``perplexity``, ``score``) take a ShardSet too and read it shard
+        by shard (the same results as for the corpus in memory).
         """
         self._validate_params()
         algorithm = self._algorithm()
@@ -260,13 +260,6 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         self.n_iter_ = state.iteration
 
     # ------------------------------------------------------------------ prediction
-    def _as_model_corpus(self, X: Any) -> Corpus:
-        if isinstance(X, ShardSet):
-            raise TypeError("transform/perplexity/score take documents in memory, not a "
-                            "ShardSet: pass shards.to_corpus() or a part that fits (the "
-                            "training documents' proportions are doc_topic_)")
-        return super()._as_model_corpus(X)
-
     def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
         return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
                                 np.asarray(self.alpha_, dtype=np.float64), rng,
