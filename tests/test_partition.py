@@ -74,17 +74,21 @@ def test_blocks_are_a_partition_of_the_tokens(P):
         hot_per_block = []
         for b in range(P):
             lo, hi = sweeper.block_range(i, b)
+            mid, end = sweeper.hot_range(i, b)
+            assert lo <= mid <= end == hi
             d = sweeper.docs[lo:hi]
             coded = sweeper.words[lo:hi]
-            w = np.where(coded >= 0, coded, hot[-1 - np.minimum(coded, -1)])
+            is_hot_token = np.arange(lo, hi) >= mid
+            w = np.where(is_hot_token, hot[np.minimum(coded, hot.size - 1)], coded)
             assert np.all((d >= chunks[i]) & (d < chunks[i + 1]))   # shard i's documents
-            assert np.all(blocks[w[coded >= 0]] == b)              # block b's words
-            assert not np.isin(w[coded >= 0], hot).any()            # hot words coded < 0
-            assert np.all(np.diff(d) >= 0)                          # grouped by document
+            assert np.all(blocks[w[~is_hot_token]] == b)           # block b's words
+            assert not np.isin(w[~is_hot_token], hot).any()         # hot words last
+            for part in (d[~is_hot_token], d[is_hot_token]):
+                assert np.all(np.diff(part) >= 0)                   # grouped by document
             np.testing.assert_array_equal(w, words[sweeper.index[lo:hi]])
             seen_docs.setdefault(i, set()).update(d.tolist())
-            seen_words.setdefault(b, set()).update(w[coded >= 0].tolist())
-            hot_per_block.append(int((coded < 0).sum()))
+            seen_words.setdefault(b, set()).update(w[~is_hot_token].tolist())
+            hot_per_block.append(end - mid)
         # a shard's hot tokens are dealt evenly to its P blocks
         assert max(hot_per_block) - min(hot_per_block) <= 1
     # in one phase the P workers touch disjoint documents and disjoint (non-hot) words
@@ -105,7 +109,7 @@ def test_hot_words_balance_the_cells():
     words = rng.choice(V, size=300_000, p=p / p.sum()).astype(np.int32)
     offsets = np.arange(0, words.size + 1, 150, dtype=np.int64)
     sweeper = PartitionSweeper(words, offsets, V, kernel_state(as_generator(0), P), 1)
-    cells = np.diff(sweeper.bounds).reshape(P, P)
+    cells = np.diff(sweeper.bounds).reshape(P, P, 2).sum(axis=2)
     phase_max = [max(cells[i, (i + s) % P] for i in range(P)) for s in range(P)]
     assert sum(phase_max) * P / words.size < 1.15
     freq = np.bincount(words, minlength=V)

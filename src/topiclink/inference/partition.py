@@ -20,8 +20,9 @@ a Zipf vocabulary whose top word holds 12 % of the tokens gives 16 workers at mo
 faster than one, tomotopy's partition scheme alike).  Words with more than
 N / (HOT_SHARE P^2) tokens (a quarter of a (shard, block) cell's share) are therefore
 treated like n_k: their tokens are dealt round-robin to the P blocks of their shard, each
-worker samples them against a private copy of their count rows taken at the start of the
-phase, and the copies' changes are added up at its end.  Hot words' counts lag by at most
+worker samples them (after its block's own words, in a second loop: no per-token branch)
+against a private copy of their count rows taken at the start of the phase, and the
+copies' changes are added up at its end.  Hot words' counts lag by at most
 one phase, as n_k's do; with P = 1 there are none.
 
 The result depends only on the seed and P (worker i always uses stream i), never on the
@@ -87,9 +88,10 @@ class PartitionSweeper(ThreadedSweeper):
         docs = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
         chunks = kernels.balanced_chunks(offsets, P)
         shard_of_doc = np.repeat(np.arange(chunks.size - 1), np.diff(chunks))
+        self.n_words = int(n_words)
         self.hot_ids = hot_words(words, n_words, P)
-        hot_of_word = np.full(n_words, -1, dtype=np.int64)
-        hot_of_word[self.hot_ids] = np.arange(self.hot_ids.size)
+        hot_of_word = np.full(n_words, -1, dtype=np.int32)
+        hot_of_word[self.hot_ids] = np.arange(self.hot_ids.size, dtype=np.int32)
         token_hot = hot_of_word[words]
         is_hot = token_hot >= 0
         # the other words: P contiguous id blocks balanced by their tokens
@@ -100,18 +102,25 @@ class PartitionSweeper(ThreadedSweeper):
         hot_shard = shard[is_hot]
         rank = np.arange(hot_shard.size) - np.searchsorted(hot_shard, hot_shard)
         block[is_hot] = (rank + hot_shard) % P
-        key = shard * P + block
-        # stable: inside a block the tokens keep corpus order (grouped by document)
+        # each cell: its other tokens, then its hot tokens (each part in corpus order,
+        # grouped by document; stable sort); a hot token's word is its hot row h
+        key = (shard * P + block) * 2 + is_hot
         self.index = np.argsort(key, kind="stable").astype(np.int64)
-        coded = np.where(is_hot, -1 - token_hot, words).astype(np.int32)
+        coded = np.where(is_hot, token_hot, words).astype(np.int32)
         self.words = np.ascontiguousarray(coded[self.index])
         self.docs = np.ascontiguousarray(docs[self.index])
-        counts = np.bincount(key, minlength=P * P)
+        counts = np.bincount(key, minlength=2 * P * P)
         self.bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
     def block_range(self, shard: int, block: int) -> tuple[int, int]:
-        """Token range of (document shard, word block) in the permuted list."""
-        b = shard * self.n_shards + block
+        """Token range of (document shard, word block) in the permuted list (its hot
+        tokens last: :meth:`hot_range`)."""
+        b = 2 * (shard * self.n_shards + block)
+        return int(self.bounds[b]), int(self.bounds[b + 2])
+
+    def hot_range(self, shard: int, block: int) -> tuple[int, int]:
+        """The cell's hot tokens: their ``words`` entries are rows of the hot-word copy."""
+        b = 2 * (shard * self.n_shards + block) + 1
         return int(self.bounds[b]), int(self.bounds[b + 1])
 
     def sweep(self, words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
@@ -133,11 +142,18 @@ class PartitionSweeper(ThreadedSweeper):
             hot_flat[:] = hot_start.reshape(-1)
 
             def run(i: int, phase: int = phase, local: np.ndarray = local) -> None:
-                lo, hi = self.block_range(i, (i + phase) % P)
-                if hi > lo:
-                    kernels.sweep_block(self.words, self.docs, self.index, lo, hi, z, ndk,
-                                        nwk, local[i], hot_local[i], alpha, beta,
-                                        rng_rows[i])
+                block = (i + phase) % P
+                lo, hi = self.block_range(i, block)
+                mid, _ = self.hot_range(i, block)
+                V = self.n_words
+                # the block's own words against nwk, then the hot words against this
+                # worker's copy of their rows (two loops: no per-token branch)
+                if mid > lo:
+                    kernels.sweep_block(self.words, self.docs, self.index, lo, mid, z, ndk,
+                                        nwk, local[i], alpha, beta, rng_rows[i], V)
+                if hi > mid:
+                    kernels.sweep_block(self.words, self.docs, self.index, mid, hi, z, ndk,
+                                        hot_local[i], local[i], alpha, beta, rng_rows[i], V)
 
             self.run_all(run, P)
             nk[:] = start + (local - start).sum(axis=0).astype(nk.dtype)

@@ -162,18 +162,18 @@ def sweep(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray
 @njit(cache=True, nogil=True)
 def sweep_block(words: np.ndarray, docs: np.ndarray, index: np.ndarray, lo: int, hi: int,
                 z: np.ndarray, ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray,
-                hot: np.ndarray, alpha: np.ndarray, beta: float, state: np.ndarray) -> None:
+                alpha: np.ndarray, beta: float, state: np.ndarray, n_words: int) -> None:
     """Sweep tokens ``lo:hi`` of a permuted token list (the partition scheme's block).
 
-    Token ``j`` of the list is word ``words[j]`` of document ``docs[j]`` and its topic is
-    ``z[index[j]]`` (``z`` stays in corpus order).  The tokens of one document are
-    consecutive.  A negative ``words[j] = -1 - h`` is the h-th *hot* word, whose word-topic
-    counts are row ``h`` of ``hot`` (a worker's private copy; (0, K) when there are none).
-    The full conditional is :func:`sweep`'s; ``nk`` may be a worker's private copy of the
-    topic totals.  Releases the GIL.
+    Token ``j`` of the list has word-topic counts ``nwk[words[j]]``, document ``docs[j]``
+    and topic ``z[index[j]]`` (``z`` stays in corpus order).  The tokens of one document
+    are consecutive.  ``nwk`` may be a worker's copy of some words' rows only (the hot
+    words of :mod:`topiclink.inference.partition`), so the vocabulary size V of the
+    conditional's V beta is ``n_words``.  The full conditional is :func:`sweep`'s; ``nk``
+    may be a worker's private copy of the topic totals.  Releases the GIL.
     """
     n_topics = nk.shape[0]
-    vbeta = nwk.shape[0] * beta
+    vbeta = n_words * beta
     kp = ((n_topics + BLOCK - 1) // BLOCK) * BLOCK
     n_blocks = kp // BLOCK
     n_full = n_topics // BLOCK
@@ -191,8 +191,7 @@ def sweep_block(words: np.ndarray, docs: np.ndarray, index: np.ndarray, lo: int,
         ad = prior_row(alpha, d)
         while i < hi and docs[i] == d:
             t = index[i]
-            w = words[i]
-            cw = nwk[w] if w >= 0 else hot[-1 - w]
+            cw = nwk[words[i]]
             old = z[t]
             cd[old] -= 1
             cw[old] -= 1
