@@ -46,8 +46,8 @@ import numpy as np
 
 from topiclink.kernels import lda as kernels
 
-__all__ = ["DaskSweeper", "resolve_client", "connect_client", "sweep_shard", "compact_dtype",
-           "load_shard_task", "count_shard_words", "word_topic_counts"]
+__all__ = ["DaskSweeper", "DaskConnection", "resolve_client", "connect_client", "sweep_shard",
+           "compact_dtype", "load_shard_task", "count_shard_words", "word_topic_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +97,32 @@ def connect_client(client: Any = None) -> tuple[Any, bool, int]:
             client.close()
         raise
     return client, owned, len(nthreads)
+
+
+class DaskConnection:
+    """What a Dask sampler keeps of its cluster: ``client_arg`` (the ``client`` parameter
+    as given), the live ``client`` while connected (``_owned``: connected here from an
+    address, so closed here), ``n_workers`` and the payload byte counters."""
+
+    def _init_connection(self, client: Any) -> None:
+        self.client_arg = client
+        self.client: Any = None
+        self._owned = False
+        self.n_workers = 0
+        self.bytes_sent = 0
+        self.bytes_received = 0
+
+    def _connect(self) -> None:
+        """:func:`connect_client` (a no-op while connected)."""
+        if self.client is None:
+            self.client, self._owned, self.n_workers = connect_client(self.client_arg)
+
+    def _disconnect(self) -> None:
+        """Close a connection made here; forget the client."""
+        if self._owned and self.client is not None:
+            self.client.close()
+        self.client = None
+        self._owned = False
 
 
 def sweep_shard(shard: dict, prev: tuple, shared: tuple, alpha: np.ndarray, beta: float
@@ -187,7 +213,7 @@ def pick(values: tuple, index: int | tuple) -> Any:
     return values[index]
 
 
-class DaskSweeper:
+class DaskSweeper(DaskConnection):
     """AD-LDA sweeps over ``len(states)`` document shards held by Dask workers.
 
     Same use as :class:`~topiclink.inference.chunked.ChunkedSweeper` (a context manager;
@@ -222,12 +248,7 @@ class DaskSweeper:
                                  f"shards: write the shards with n_shards={self.n_shards}")
         self.shards = shards
         self.states = states
-        self.client_arg = client
-        self.client: Any = None
-        self._owned = False
-        self.n_workers = 0
-        self.bytes_sent = 0
-        self.bytes_received = 0
+        self._init_connection(client)
         self.n_sweeps = 0
         self._reset()
 
@@ -259,15 +280,7 @@ class DaskSweeper:
                                    "error; the state's z and ndk are those of the last sync")
         finally:
             self._reset()
-            if self._owned and self.client is not None:
-                self.client.close()
-            self.client = None
-            self._owned = False
-
-    def _connect(self) -> None:
-        if self.client is not None:
-            return
-        self.client, self._owned, self.n_workers = connect_client(self.client_arg)
+            self._disconnect()
 
     @property
     def n_shards(self) -> int:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from topiclink.distributed.dask_sweeper import connect_client
+from topiclink.distributed.dask_sweeper import DaskConnection
 from topiclink.inference.bpbfm import BPBFMData
 from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
 from topiclink.kernels import bpbfm as kernels
@@ -121,7 +121,7 @@ def _nbytes(value: Any) -> int:
     return 8
 
 
-class DaskBPBFMOnline(BPBFMOnline):
+class DaskBPBFMOnline(DaskConnection, BPBFMOnline):
     """:class:`~topiclink.inference.bpbfm_online.BPBFMOnline` whose minibatch chunks run
     as Dask tasks (module docstring); the same chain bit for bit.
 
@@ -139,12 +139,7 @@ class DaskBPBFMOnline(BPBFMOnline):
     def __init__(self, n_components: int, n_dictionary: int | None = None, *,
                  client: Any = None, **kwargs: Any) -> None:
         super().__init__(n_components, n_dictionary, **kwargs)
-        self.client_arg = client
-        self.client: Any = None
-        self._owned = False
-        self.n_workers = 0
-        self.bytes_sent = 0
-        self.bytes_received = 0
+        self._init_connection(client)
         self.n_rounds = 0
 
     # ------------------------------------------------------------------ session
@@ -154,14 +149,11 @@ class DaskBPBFMOnline(BPBFMOnline):
         if self.client is not None:
             yield
             return
-        self.client, self._owned, self.n_workers = connect_client(self.client_arg)
+        self._connect()
         try:
             yield
         finally:
-            if self._owned:
-                self.client.close()
-            self.client = None
-            self._owned = False
+            self._disconnect()
 
     # ------------------------------------------------------------------ step 1
     def chunk_counts(self, entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,

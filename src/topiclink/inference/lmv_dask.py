@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from topiclink.distributed.dask_sweeper import connect_client
+from topiclink.distributed.dask_sweeper import DaskConnection
 from topiclink.inference.lmv import LMVData
 from topiclink.inference.lmv_stochastic import (
     LMVSState,
@@ -101,7 +101,7 @@ def pair_block_task(graph: dict, replica: tuple, shared: tuple, lo: int, hi: int
             gout_rows[lo:hi].copy(), gin[lo:hi].copy(), T[lo:hi].copy())
 
 
-class DaskStochasticLMV(StochasticLMV):
+class DaskStochasticLMV(DaskConnection, StochasticLMV):
     """:class:`~topiclink.inference.lmv_stochastic.StochasticLMV` with the pair blocks of
     each minibatch on the workers of a Dask cluster (see the module docstring).
 
@@ -113,12 +113,7 @@ class DaskStochasticLMV(StochasticLMV):
 
     def __init__(self, n_topics: int, *, client: Any = None, **kwargs: Any) -> None:
         super().__init__(n_topics, **kwargs)
-        self.client_arg = client
-        self.client: Any = None
-        self._owned = False
-        self.n_workers = 0
-        self.bytes_sent = 0
-        self.bytes_received = 0
+        self._init_connection(client)
         self.n_minibatches_run = 0
         self._reset()
 
@@ -141,19 +136,11 @@ class DaskStochasticLMV(StochasticLMV):
         finally:
             self._close()
 
-    def _connect(self) -> None:
-        if self.client is not None:
-            return
-        self.client, self._owned, self.n_workers = connect_client(self.client_arg)
-
     def _close(self) -> None:
         try:
             self._reset()
         finally:
-            if self._owned and self.client is not None:
-                self.client.close()
-            self.client = None
-            self._owned = False
+            self._disconnect()
 
     def _load(self, data: LMVData) -> None:
         """Broadcast the citation graph once (to every worker) and note the workers'

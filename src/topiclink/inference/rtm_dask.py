@@ -62,7 +62,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from topiclink.distributed.dask_sweeper import compact_dtype, connect_client, pick
+from topiclink.distributed.dask_sweeper import DaskConnection, compact_dtype, pick
 from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.pairs import PairIndex, PairSet
 from topiclink.inference.rtm import HINGE_EPS, RelationalData, RelationalGibbs, RelationalState
@@ -210,7 +210,7 @@ def augment_task(static: dict, prev: tuple, shared: tuple, *rows: np.ndarray) ->
 
 
 # ---------------------------------------------------------------------- the transport
-class DaskRelationalShards:
+class DaskRelationalShards(DaskConnection):
     """The shards of one run on a Dask cluster (a context manager: leaving it gathers
     what is still on the workers into the state and closes an owned client).
 
@@ -228,12 +228,7 @@ class DaskRelationalShards:
         self.algorithm = algorithm
         self.state = state
         self.data = data
-        self.client_arg = client
-        self.client: Any = None
-        self._owned = False
-        self.n_workers = 0
-        self.bytes_sent = 0
-        self.bytes_received = 0
+        self._init_connection(client)
         self.bytes_peer = 0
         self.n_iterations = 0
         self._static: list | None = None
@@ -242,7 +237,7 @@ class DaskRelationalShards:
         self._fresh = True
 
     def __enter__(self) -> DaskRelationalShards:
-        self.client, self._owned, self.n_workers = connect_client(self.client_arg)
+        self._connect()
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
@@ -257,10 +252,7 @@ class DaskRelationalShards:
                                    "an error; z and omega are those of the last sync")
         finally:
             self._static = self._shard = self._workers = None
-            if self._owned and self.client is not None:
-                self.client.close()
-            self.client = None
-            self._owned = False
+            self._disconnect()
 
     @property
     def n_shards(self) -> int:

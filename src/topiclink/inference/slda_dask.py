@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from topiclink.distributed.dask_sweeper import compact_dtype, connect_client, pick
+from topiclink.distributed.dask_sweeper import DaskConnection, compact_dtype, pick
 from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.slda import SupervisedData, SupervisedGibbs, SupervisedState
 from topiclink.inference.weights import draw_weights
@@ -123,7 +123,7 @@ def step_shard(static: dict, prev: tuple, shared: tuple, m: int, alpha: np.ndarr
     return z, ndk, rng, a_new, b_new, gen, (delta, P_s, s_s, loglik, correct)
 
 
-class DaskSupervisedGibbs(SupervisedGibbs):
+class DaskSupervisedGibbs(DaskConnection, SupervisedGibbs):
     """:class:`~topiclink.inference.slda.SupervisedGibbs` with the documents in
     ``n_shards`` shards held by Dask workers (see the module docstring).
 
@@ -151,13 +151,8 @@ class DaskSupervisedGibbs(SupervisedGibbs):
         if int(n_shards) < 1:
             raise ValueError(f"n_shards must be >= 1, got {n_shards}")
         self.n_shards = int(n_shards)
-        self.client_arg = client
+        self._init_connection(client)
         self.full_sync = bool(full_sync)
-        self.client: Any = None
-        self._owned = False
-        self.n_workers = 0
-        self.bytes_sent = 0
-        self.bytes_received = 0
         self.n_rounds = 0
         self._reset()
 
@@ -197,11 +192,6 @@ class DaskSupervisedGibbs(SupervisedGibbs):
         finally:
             self._close(failed)
 
-    def _connect(self) -> None:
-        if self.client is not None:
-            return
-        self.client, self._owned, self.n_workers = connect_client(self.client_arg)
-
     def _close(self, failed: bool) -> None:
         try:
             if self._shard is not None and self._state is not None:
@@ -214,10 +204,7 @@ class DaskSupervisedGibbs(SupervisedGibbs):
                                    "an error; the state is that of the last sync")
         finally:
             self._reset()
-            if self._owned and self.client is not None:
-                self.client.close()
-            self.client = None
-            self._owned = False
+            self._disconnect()
 
     def _load(self, state: SupervisedState, data: SupervisedData) -> None:
         """Scatter every shard's tokens once and its chains' state next to them; the first
