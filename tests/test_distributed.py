@@ -234,3 +234,29 @@ def test_worker_processes(corpus, lda_adlda):
     with cluster(2, processes=True) as c, distributed.Client(c, set_as_default=False) as cl:
         model = LDA(parallel="dask", client=cl, **LDA_KW).fit(corpus)
     assert_same_chain(lda_adlda, model)
+
+
+def test_finish_gathers_then_forgets_and_never_hides_the_first_error(caplog):
+    """DaskConnection._finish: a gathering error is raised after a good run, logged (not
+    raised) after a failed one; the shards are forgotten and the client dropped always."""
+    from topiclink.distributed import DaskConnection
+
+    class Sampler(DaskConnection):
+        pass
+
+    def broken():
+        raise RuntimeError("worker gone")
+
+    for failed in (False, True):
+        sampler, forgotten = Sampler(), []
+        sampler._init_connection(None)
+        sampler.client = object()            # a client this sampler does not own
+        if failed:
+            with caplog.at_level("WARNING", logger="topiclink"):
+                sampler._finish(broken, True, "z is stale", lambda f=forgotten: f.append(1))
+            assert "Sampler: could not gather the shards after an error; z is stale" \
+                in caplog.text
+        else:
+            with pytest.raises(RuntimeError, match="worker gone"):
+                sampler._finish(broken, False, "z is stale", lambda f=forgotten: f.append(1))
+        assert forgotten == [1] and sampler.client is None

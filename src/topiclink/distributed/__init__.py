@@ -14,7 +14,7 @@ when a sweeper starts (``pip install 'topiclink[dask]'``).
 
 from __future__ import annotations
 
-from topiclink.distributed.dask_sweeper import DaskSweeper, resolve_client
+from topiclink.distributed.dask_sweeper import DaskConnection, DaskSweeper, resolve_client
 from topiclink.distributed.params import (
     CLIENT,
     ClientCodec,
@@ -23,5 +23,5 @@ from topiclink.distributed.params import (
     needs_full_state,
 )
 
-__all__ = ["DaskSweeper", "resolve_client", "CLIENT", "ClientCodec", "ClientLike",
+__all__ = ["DaskConnection", "DaskSweeper", "resolve_client", "CLIENT", "ClientCodec", "ClientLike",
            "SharedClientMixin", "needs_full_state"]

@@ -40,6 +40,7 @@ The result is a function of the seed and ``n_shards`` only: the same as
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -123,6 +124,25 @@ class DaskConnection:
             self.client.close()
         self.client = None
         self._owned = False
+
+    def _finish(self, gather: Callable[[], None] | None, failed: bool, stale: str,
+                forget: Callable[[], None]) -> None:
+        """End a run: ``gather`` the shards' state back (None: nothing is out on the
+        workers) -- after a failed run a gathering error is logged, naming what is
+        ``stale``, instead of hiding the first error -- then ``forget`` the shards and
+        disconnect."""
+        try:
+            if gather is not None:
+                try:
+                    gather()
+                except Exception:
+                    if not failed:
+                        raise
+                    logger.warning("%s: could not gather the shards after an error; %s",
+                                   type(self).__name__, stale)
+        finally:
+            forget()
+            self._disconnect()
 
 
 def sweep_shard(shard: dict, prev: tuple, shared: tuple, alpha: np.ndarray, beta: float
@@ -269,18 +289,8 @@ class DaskSweeper(DaskConnection):
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
-        try:
-            if self._shard is not None:
-                try:
-                    self.sync()
-                except Exception:
-                    if exc_type is None:
-                        raise
-                    logger.warning("DaskSweeper: could not gather the shards after an "
-                                   "error; the state's z and ndk are those of the last sync")
-        finally:
-            self._reset()
-            self._disconnect()
+        self._finish(self.sync if self._shard is not None else None, exc_type is not None,
+                     "the state's z and ndk are those of the last sync", self._reset)
 
     @property
     def n_shards(self) -> int:

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import logging
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -74,8 +73,6 @@ from topiclink.random import kernel_state, spawn
 
 __all__ = ["DaskRelationalGibbs", "DaskRelationalShards", "shard_bounds", "sweep_task",
            "augment_task"]
-
-logger = logging.getLogger(__name__)
 
 #: pairs per augmentation chunk of a shard (as the single-machine pipeline's chunks)
 CHUNK_SIZE = 8192
@@ -241,18 +238,11 @@ class DaskRelationalShards(DaskConnection):
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
-        try:
-            if self._shard is not None:
-                try:
-                    self.sync()
-                except Exception:
-                    if exc_type is None:
-                        raise
-                    logger.warning("DaskRelationalShards: could not gather the shards after "
-                                   "an error; z and omega are those of the last sync")
-        finally:
-            self._static = self._shard = self._workers = None
-            self._disconnect()
+        self._finish(self.sync if self._shard is not None else None, exc_type is not None,
+                     "z and omega are those of the last sync", self._forget)
+
+    def _forget(self) -> None:
+        self._static = self._shard = self._workers = None
 
     @property
     def n_shards(self) -> int:

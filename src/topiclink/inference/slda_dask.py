@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import logging
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -59,8 +58,6 @@ from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
 
 __all__ = ["DaskSupervisedGibbs", "step_shard", "shard_statistics"]
-
-logger = logging.getLogger(__name__)
 
 #: what a shard keeps on its worker, in the order of a shard task's result tuple
 _PARTS = ("z", "ndk", "rng", "a", "b", "aug")
@@ -193,18 +190,9 @@ class DaskSupervisedGibbs(DaskConnection, SupervisedGibbs):
             self._close(failed)
 
     def _close(self, failed: bool) -> None:
-        try:
-            if self._shard is not None and self._state is not None:
-                try:
-                    self.sync(self._state)
-                except Exception:
-                    if not failed:
-                        raise
-                    logger.warning("DaskSupervisedGibbs: could not gather the shards after "
-                                   "an error; the state is that of the last sync")
-        finally:
-            self._reset()
-            self._disconnect()
+        out = self._shard is not None and self._state is not None
+        self._finish((lambda: self.sync(self._state)) if out else None, failed,
+                     "the state is that of the last sync", self._reset)
 
     def _load(self, state: SupervisedState, data: SupervisedData) -> None:
         """Scatter every shard's tokens once and its chains' state next to them; the first
