@@ -3,8 +3,9 @@
 ``python tests/golden/record.py`` writes ``tests/golden/fixed_seed_outputs.npz``
 (``--add-state`` only adds missing keys, keeping every recorded array);
 ``tests/test_golden.py`` refits every configuration and compares: integer outputs and
-BLAS-free floats bit for bit, BLAS-dependent floats to a tolerance (see there).  The configurations cover each code path: sequential and AD-LDA LDA, the four Gibbs
-relational variants (full/diagonal, logistic/hinge, exact/approx) with one and two
+BLAS-free floats bit for bit, BLAS-dependent floats to a tolerance (see there).  The
+configurations cover each code path: sequential and AD-LDA LDA, the four Gibbs relational
+variants (full/diagonal, logistic/hinge, exact/approx) with one and two
 threads, binary and multiclass gSLDA/MedLDA, and both variational baselines.
 
 The recorder only uses constructor keywords and verbs that exist before and after the
