@@ -6,6 +6,10 @@ A callback is any object with ``on_iteration(model, iteration, info) -> bool | N
 fitted attributes set to the current estimates when it is called
 (:func:`topiclink.inference.engine.run`).  ``info`` is a dict of per-iteration figures (at least
 ``"log_likelihood"`` per token and ``"seconds"``).
+
+A callback that remembers earlier iterations (a stopping rule) has
+``checkpoint_state() -> JSON value`` and ``restore_checkpoint_state(value)``, so that a fit
+resumed from a checkpoint stops where an uninterrupted one would.
 """
 
 from __future__ import annotations
@@ -80,6 +84,13 @@ class EarlyStopping:
         return False
 
 
+    def checkpoint_state(self) -> dict[str, Any]:
+        return {"last": self._last, "calm": self._calm}
+
+    def restore_checkpoint_state(self, memory: dict[str, Any]) -> None:
+        self._last, self._calm = memory["last"], int(memory["calm"])
+
+
 class EvaluateEvery:
     """Call ``fn(model) -> dict`` every ``every`` iterations and record the results in
     ``self.history`` (list of ``(iteration, dict)``), e.g. held-out perplexity.
@@ -135,3 +146,9 @@ class RelativeTolerance:
                            self.name, iteration + 1, last, value)
             self.warned = True
         return self.tol > 0 and abs(value - last) <= self.tol * abs(last)
+
+    def checkpoint_state(self) -> dict[str, Any]:
+        return {"last": self.last, "warned": self.warned}
+
+    def restore_checkpoint_state(self, memory: dict[str, Any]) -> None:
+        self.last, self.warned = memory["last"], bool(memory["warned"])

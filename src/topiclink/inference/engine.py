@@ -22,6 +22,13 @@ user's input.  Tests (Geweke, twins) call the very ``step`` that :func:`run` cal
 estimates first), a tqdm progress bar, the BLAS thread limit.  Continuing a chain is
 just calling :func:`run` again on the same state: 10 + 10 iterations equal 20.
 
+Checkpoints (issue 22) are the engine's too: given a :class:`Checkpointing`, :func:`run`
+hands the state and a :class:`RunProgress` (iterations done, this run's trace rows, the
+averaging sums, the stopping rules' memory) to ``checkpoint.write`` every so many
+iterations or seconds and once at the end; a run restarted with that progress continues
+exactly where the written one stood, so a fit killed and resumed from its last checkpoint
+equals an uninterrupted fit draw for draw.
+
 BLAS is limited to ``algorithm.blas_threads`` threads (default 1) while the chain runs:
 its matrices are small, and OpenBLAS's idle threads spin on the second core after every
 call, slowing the single-threaded Numba sweeps beside them (one Cora fold of Gibbs-gRTM at
@@ -44,8 +51,9 @@ from threadpoolctl import threadpool_limits
 
 from topiclink.random import generator_state, restore_generator
 
-__all__ = ["Algorithm", "State", "RunResult", "run", "fingerprint", "state_to_saved",
-           "state_from_saved", "check_state", "check_topic_counts"]
+__all__ = ["Algorithm", "State", "RunResult", "RunProgress", "Checkpointing", "run",
+           "fingerprint", "state_to_saved", "state_from_saved", "check_state",
+           "check_topic_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,10 +125,62 @@ class RunResult:
     averaged: dict[str, np.ndarray] | None = None
 
 
+@dataclass
+class RunProgress:
+    """Where one :func:`run` stands: with the state, everything needed to continue it.
+
+    ``rows``: the per-iteration figures of the iterations done; ``sums`` / ``n_summed``:
+    the averaging window so far; ``callbacks``: the memory of every callback that has
+    ``checkpoint_state()`` as ``[class name, memory]``; ``stopped``: a callback
+    ended the run early.
+    """
+
+    n_iter: int
+    done: int = 0
+    rows: list[dict[str, float]] = field(default_factory=list)
+    sums: dict[str, np.ndarray] = field(default_factory=dict)
+    n_summed: int = 0
+    callbacks: list[Any] = field(default_factory=list)
+    stopped: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return self.stopped or self.done >= self.n_iter
+
+    def averaged(self) -> dict[str, np.ndarray] | None:
+        return _mean(self.sums, self.n_summed)
+
+
+@dataclass
+class Checkpointing:
+    """When and how :func:`run` writes checkpoints.
+
+    ``write(state, progress)`` stores both (atomically); it is called after every
+    ``every_iterations`` iterations, or when ``every_seconds`` have passed since the last
+    write, and after the last iteration.
+    """
+
+    write: Callable[[State, RunProgress], None]
+    every_iterations: int | None = None
+    every_seconds: float | None = None
+    _last: float = field(default=0.0, repr=False)
+
+    def due(self, done: int) -> bool:
+        if self.every_iterations and done % self.every_iterations == 0:
+            return True
+        return bool(self.every_seconds) and (
+            time.monotonic() - self._last >= float(self.every_seconds))  # type: ignore[arg-type]
+
+    def __call__(self, state: State, progress: RunProgress) -> None:
+        self.write(state, progress)
+        self._last = time.monotonic()
+
+
 def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
         model: Any = None, callbacks: Sequence[Any] | None = None,
         verbose: bool | int = False, evaluate_every: int = 1, n_average: int = 0,
-        publish: Callable[[State, dict[str, np.ndarray] | None], None] | None = None
+        publish: Callable[[State, dict[str, np.ndarray] | None], None] | None = None,
+        progress: RunProgress | None = None, checkpoint: Checkpointing | None = None
         ) -> RunResult:
     """Run ``n_iter`` iterations of ``algorithm`` on ``state`` (in place).
 
@@ -133,35 +193,65 @@ def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
     n_average : average ``algorithm.averaged`` over the last ``n_average`` iterations
     publish : ``publish(state, averaged)`` sets the model's fitted attributes from the
         current state; called before any callback with ``needs_estimates = True``
+    progress : continue a run from where it stood (a checkpoint's); its ``n_iter`` is the
+        run's length (``n_iter`` must equal it); its averaging sums may also carry over a
+        window begun by an earlier run (``done = 0``)
+    checkpoint : write the state and the progress every so often and at the end
     """
+    if progress is None:
+        progress = RunProgress(n_iter=int(n_iter))
+    elif progress.n_iter != n_iter:
+        raise ValueError(f"run: the progress is of a {progress.n_iter}-iteration run, not "
+                         f"{n_iter}")
     blas = algorithm.blas_threads
     limits = (threadpool_limits(limits=blas, user_api="blas") if blas is not None
               else contextlib.nullcontext())
     algorithm.attach(state, data)
     with limits, algorithm.session(state, data):
-        return _run(algorithm, state, data, n_iter, model, callbacks, verbose,
-                    evaluate_every, n_average, publish)
+        return _run(algorithm, state, data, progress, model, callbacks, verbose,
+                    evaluate_every, n_average, publish, checkpoint)
 
 
-def _run(algorithm: Algorithm, state: State, data: Any, n_iter: int, model: Any,
+def _restore_callbacks(cbs: Sequence[Any], memories: Sequence[Any]) -> None:
+    """Give each callback with memory the one saved for the callback of its class at
+    the same rank among that class (the user's callbacks may differ between runs)."""
+    saved: dict[str, list[Any]] = {}
+    for entry in memories:
+        if isinstance(entry, list | tuple) and len(entry) == 2:
+            saved.setdefault(str(entry[0]), []).append(entry[1])
+    for cb in cbs:
+        queue = saved.get(type(cb).__qualname__)
+        if queue and hasattr(cb, "restore_checkpoint_state"):
+            cb.restore_checkpoint_state(queue.pop(0))
+
+
+def _callback_memories(cbs: Sequence[Any]) -> list[Any]:
+    return [[type(cb).__qualname__, cb.checkpoint_state()] for cb in cbs
+            if hasattr(cb, "checkpoint_state")]
+
+
+def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, model: Any,
          callbacks: Sequence[Any] | None, verbose: bool | int, evaluate_every: int,
-         n_average: int, publish: Callable[..., None] | None) -> RunResult:
+         n_average: int, publish: Callable[..., None] | None,
+         checkpoint: Checkpointing | None) -> RunResult:
     from topiclink.callbacks import ProgressBar
 
-    cbs = list(callbacks or [])
+    n_iter = progress.n_iter
+    user_cbs = list(callbacks or [])
+    _restore_callbacks(user_cbs, progress.callbacks)
+    cbs = list(user_cbs)
     if verbose:
         cbs.insert(0, ProgressBar(desc=algorithm.name))
     wants_estimates = publish is not None and any(getattr(cb, "needs_estimates", False)
                                                   for cb in cbs)
     for cb in cbs:
         if hasattr(cb, "on_train_begin"):
-            cb.on_train_begin(model, n_iter)
-    rows: list[dict[str, float]] = []
-    sums: dict[str, np.ndarray] = {}
-    n_summed = 0
-    stopped = False
+            cb.on_train_begin(model, n_iter - progress.done)
+    rows, sums = progress.rows, progress.sums
+    if checkpoint is not None:
+        checkpoint._last = time.monotonic()
     try:
-        for local in range(n_iter):
+        for local in range(progress.done, 0 if progress.stopped else n_iter):
             it = state.iteration
             t0 = time.perf_counter()
             info = dict(algorithm.step(state, data))
@@ -172,7 +262,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, n_iter: int, model: Any,
                     if key not in sums:
                         sums[key] = np.zeros(np.shape(value))
                     sums[key] += value
-                n_summed += 1
+                progress.n_summed += 1
             last = local == n_iter - 1
             if evaluate_every and ((it + 1) % evaluate_every == 0 or last):
                 info["log_likelihood"] = float(algorithm.objective(state, data))
@@ -184,13 +274,17 @@ def _run(algorithm: Algorithm, state: State, data: Any, n_iter: int, model: Any,
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("%s iteration %d: %s", algorithm.name, it + 1, info)
             if wants_estimates:
-                publish(state, _mean(sums, n_summed))  # type: ignore[misc]
+                publish(state, progress.averaged())  # type: ignore[misc]
             for cb in cbs:
                 if cb.on_iteration(model, it, info):
-                    stopped = True
-            if stopped:
-                if not np.isfinite(info["log_likelihood"]):
-                    info["log_likelihood"] = float(algorithm.objective(state, data))
+                    progress.stopped = True
+            if progress.stopped and not np.isfinite(info["log_likelihood"]):
+                info["log_likelihood"] = float(algorithm.objective(state, data))
+            progress.done = local + 1
+            if checkpoint is not None and (progress.complete or checkpoint.due(progress.done)):
+                progress.callbacks = _callback_memories(user_cbs)
+                checkpoint(state, progress)
+            if progress.stopped:
                 break
     finally:
         for cb in cbs:
@@ -198,8 +292,8 @@ def _run(algorithm: Algorithm, state: State, data: Any, n_iter: int, model: Any,
                 cb.on_train_end(model)
     keys = sorted({k for r in rows for k in r})
     trace = {k: np.array([r.get(k, np.nan) for r in rows], dtype=float) for k in keys}
-    return RunResult(n_iter=len(rows), stopped_early=stopped, trace=trace,
-                     averaged=_mean(sums, n_summed))
+    return RunResult(n_iter=len(rows), stopped_early=progress.stopped, trace=trace,
+                     averaged=progress.averaged())
 
 
 def _mean(sums: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray] | None:

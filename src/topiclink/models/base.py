@@ -27,12 +27,20 @@ from topiclink.data.checks import Constraint, DataError, available_memory, valid
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.inference.engine import (
     Algorithm,
+    Checkpointing,
+    RunProgress,
     RunResult,
     State,
     check_state,
     run,
     state_from_saved,
     state_to_saved,
+)
+from topiclink.models.checkpoint import (
+    CheckpointRequest,
+    progress_from_saved,
+    progress_to_saved,
+    with_checkpoint_options,
 )
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec, check_arrays
@@ -93,6 +101,8 @@ class Estimator(BaseEstimator):
             logger.warning("estimator class %s from %s replaces the one from %s",
                            cls.__name__, cls.__module__, known.__module__)
         _REGISTRY[cls.__name__] = cls
+        if "fit" in cls.__dict__:
+            cls.fit = with_checkpoint_options(cls.__dict__["fit"])  # type: ignore[method-assign]
         for name in cls.fit_requires:
             if name not in FIT_INPUTS:
                 raise TypeError(f"{cls.__name__}.fit_requires: unknown input {name!r}; "
@@ -167,7 +177,8 @@ class Estimator(BaseEstimator):
     def _run_engine(self, algorithm: Algorithm, data: Any, *, resume: bool,
                     n_average: int = 0, evaluate_every: int = 1,
                     publish: Callable[[State, dict[str, np.ndarray] | None], None],
-                    extra_callbacks: Sequence[Any] = ()) -> RunResult:
+                    extra_callbacks: Sequence[Any] = (),
+                    carry_average: bool = False) -> RunResult:
         """init (or resume) -> run ``max_iter`` iterations -> publish the estimates.
 
         ``publish(state, averaged)`` sets the fitted attributes; it also runs before
@@ -175,25 +186,116 @@ class Estimator(BaseEstimator):
         continues from ``state_`` (after :meth:`fit`, or a ``save(full=True)`` + load);
         the trace and ``n_iter_`` then extend the previous ones.  ``extra_callbacks`` (the
         estimator's own, e.g. a stopping rule) run after the user's ``callbacks``.
+        ``carry_average``: the averaging window is counted over the whole chain (it runs
+        to the chain's end), so a resumed run continues the previous run's sums and
+        10 + 10 iterations average exactly as 20 do.
+
+        A fit given ``checkpoint=PATH`` (see :mod:`topiclink.models.checkpoint`) writes
+        the model, its state and the run's progress to ``PATH`` as it goes, and continues
+        from ``PATH`` when the file exists.
         """
-        if resume:
+        request: CheckpointRequest | None = getattr(self, "_checkpoint_request", None)
+        progress: RunProgress | None = None
+        if request is not None and request.path.exists():
+            state, progress, previous_trace, previous_iter = self._restore_checkpoint(
+                request.path, algorithm, data, resume)
+        elif resume:
             state = self._state_to_resume(algorithm, data)
             previous_trace = dict(getattr(self, "trace_", {}) or {})
             previous_iter = int(getattr(self, "n_iter_", 0))
+            last: RunProgress | None = getattr(self, "_progress_", None)
+            if carry_average and last is not None and last.n_summed:
+                progress = RunProgress(n_iter=int(self.max_iter),
+                                       sums={k: v.copy() for k, v in last.sums.items()},
+                                       n_summed=last.n_summed)
         else:
             state = algorithm.init(data, self._fit_generator())
             previous_trace, previous_iter = {}, 0
         self.state_ = state
+        if progress is None:
+            progress = RunProgress(n_iter=int(self.max_iter))
+        checkpointing = None
+        if request is not None:
+            def write(state: State, progress: RunProgress) -> None:
+                publish(state, progress.averaged())
+                self._set_run_attributes(previous_trace, previous_iter, progress)
+                self.save(request.path, full=True)
+                logger.debug("checkpoint %s: iteration %d", request.path, state.iteration)
+
+            checkpointing = Checkpointing(write, request.every_iterations,
+                                          request.every_seconds)
         result = run(algorithm, state, data, int(self.max_iter), model=self,
                      callbacks=[*(getattr(self, "callbacks", None) or []),
                                 *extra_callbacks],
                      verbose=getattr(self, "verbose", False),
-                     evaluate_every=evaluate_every, n_average=n_average, publish=publish)
+                     evaluate_every=evaluate_every, n_average=n_average, publish=publish,
+                     progress=progress, checkpoint=checkpointing)
         publish(state, result.averaged)
-        self.trace_ = _concat_traces(previous_trace, result.trace)
-        self.n_iter_ = previous_iter + result.n_iter
-        self.stopped_early_ = bool(result.stopped_early)
+        self._set_run_attributes(previous_trace, previous_iter, progress)
         return result
+
+    def _set_run_attributes(self, previous_trace: dict[str, np.ndarray], previous_iter: int,
+                            progress: RunProgress) -> None:
+        keys = sorted({k for r in progress.rows for k in r})
+        trace = {k: np.array([r.get(k, np.nan) for r in progress.rows], dtype=float)
+                 for k in keys}
+        self.trace_ = _concat_traces(previous_trace, trace)
+        self.n_iter_ = previous_iter + progress.done
+        self.stopped_early_ = bool(progress.stopped)
+        self._progress_ = progress
+        self._previous_iter_ = previous_iter
+
+    def _comparable_params(self) -> dict[str, Any]:
+        """The parameters a checkpoint must share with the fit resuming from it."""
+        params = self._encoded_params({}, record_seed=False)
+        for name in ("verbose", "client"):
+            params.pop(name, None)
+        if self.n_jobs_invariant:
+            params.pop("n_jobs", None)
+        return params
+
+    def _restore_checkpoint(self, path: Path, algorithm: Algorithm, data: Any, resume: bool
+                            ) -> tuple[State, RunProgress, dict[str, np.ndarray], int]:
+        """(state, progress, the trace and iterations before this run) from a checkpoint
+        written by the same fit; one-line ValueError when it belongs to another."""
+        saved = load(path)
+        advice = "delete it or pass another checkpoint path"
+        if type(saved) is not type(self):
+            raise ValueError(f"checkpoint {path} holds a {type(saved).__name__}, not a "
+                             f"{type(self).__name__}; {advice}")
+        progress: RunProgress | None = getattr(saved, "_progress_", None)
+        if progress is None or not isinstance(getattr(saved, "state_", None), State):
+            raise ValueError(f"checkpoint {path} is a model file without a run in progress "
+                             f"(not written by fit(checkpoint=...)); {advice}")
+        mine, theirs = self._comparable_params(), saved._comparable_params()
+        if getattr(self, "random_state", None) is None:
+            mine.pop("random_state", None)
+            theirs.pop("random_state", None)
+        for name in sorted(set(mine) | set(theirs)):
+            if mine.get(name) != theirs.get(name):
+                raise ValueError(f"checkpoint {path} was written by a fit with {name}="
+                                 f"{theirs.get(name)!r}, this fit has {mine.get(name)!r}; "
+                                 f"{advice}")
+        previous_iter = int(saved._previous_iter_)
+        if resume and previous_iter != int(getattr(self, "n_iter_", 0)):
+            raise ValueError(f"checkpoint {path} continues a chain of {previous_iter} "
+                             f"iterations, this model has {getattr(self, 'n_iter_', 0)}; "
+                             f"{advice}")
+        self.state_ = saved.state_
+        try:
+            state = self._state_to_resume(algorithm, data)
+        except ValueError as exc:
+            raise ValueError(f"checkpoint {path}: {exc}; {advice}") from None
+        self.random_state_ = saved.random_state_
+        previous_trace = {k: v[:previous_iter] for k, v in saved.trace_.items()}
+        self._restore_from_checkpoint(saved)
+        logger.info("%s: resuming from checkpoint %s (%d of %d iterations done)",
+                    type(self).__name__, path, progress.done, progress.n_iter)
+        return state, progress, previous_trace, previous_iter
+
+    def _restore_from_checkpoint(self, saved: Estimator) -> None:
+        """Hook: restore what a family keeps beside the state during a run (e.g. kept
+        samples) from the checkpointed model ``saved``."""
 
     def _state_to_resume(self, algorithm: Algorithm, data: Any) -> State:
         state = getattr(self, "state_", None)
@@ -217,8 +319,10 @@ class Estimator(BaseEstimator):
     def save(self, path: str | os.PathLike[str], *, full: bool = False) -> Path:
         """Save to a ``.npz`` model file (atomic; no pickle).  Returns the path written.
 
-        ``full=True`` also stores the sampler state (``state_``), so that a loaded model
-        continues training with ``fit(..., resume=True)`` draw for draw.
+        ``full=True`` also stores the sampler state (``state_``) and where the last run
+        stood (its averaging sums, for a chain-long window), so that a loaded model
+        continues training with ``fit(..., resume=True)`` draw for draw; this is also the
+        checkpoint format.
         """
         self._check_fitted()
         arrays: dict[str, np.ndarray] = {name: getattr(self, name)
@@ -229,7 +333,8 @@ class Estimator(BaseEstimator):
                 arrays[name] = value
         for key, values in (getattr(self, "trace_", None) or {}).items():
             arrays[f"trace_/{key}"] = values
-        attributes = {name: getattr(self, name) for name in self._saved_scalars}
+        # a checkpoint is written before fit sets its last scalars (None until then)
+        attributes = {name: getattr(self, name, None) for name in self._saved_scalars}
         attributes["random_state_"] = getattr(self, "random_state_", None)
         extra: dict[str, Any] = {"module": type(self).__module__,
                                  "param_schemas": {}}
@@ -241,12 +346,18 @@ class Estimator(BaseEstimator):
             state_arrays, meta = state_to_saved(state)
             arrays.update({f"state_/{k}": v for k, v in state_arrays.items()})
             extra["state"] = meta
+            progress = getattr(self, "_progress_", None)
+            if progress is not None:
+                run_arrays, extra["run"] = progress_to_saved(
+                    progress, int(getattr(self, "_previous_iter_", 0)))
+                arrays.update(run_arrays)
         return save_model(path, type(self).__name__, params, arrays, attributes, extra)
 
-    def _encoded_params(self, schemas: dict[str, str]) -> dict[str, Any]:
+    def _encoded_params(self, schemas: dict[str, str], record_seed: bool = True
+                        ) -> dict[str, Any]:
         params = self.get_params(deep=False)
         params.pop("callbacks", None)
-        if "random_state" in params:
+        if "random_state" in params and record_seed:
             recorded = getattr(self, "random_state_", None)
             params["random_state"] = recorded if recorded is not None else (
                 params["random_state"] if _is_json_int(params["random_state"]) else None)
@@ -297,8 +408,9 @@ class Estimator(BaseEstimator):
         trace = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("trace_/")}
         state_arrays = {k.split("/", 1)[1]: v for k, v in arrays.items()
                         if k.startswith("state_/")}
+        run_arrays = {k: v for k, v in arrays.items() if k.startswith("run_/sum/")}
         others = sorted(set(arrays) - set(plain) - {f"trace_/{k}" for k in trace}
-                        - {f"state_/{k}" for k in state_arrays})
+                        - {f"state_/{k}" for k in state_arrays} - set(run_arrays))
         allowed = set(cls._saved_arrays) | set(cls._saved_optional)
         unknown = sorted(set(plain) - allowed) + others
         if unknown:
@@ -333,6 +445,13 @@ class Estimator(BaseEstimator):
                 raise ValueError(f"{where}: saved sampler state is invalid ({exc})") from None
         elif state_arrays:
             raise ValueError(f"{where}: state arrays without a state description")
+        if "run" in header:
+            if "state" not in header:
+                raise ValueError(f"{where}: a run in progress without a sampler state")
+            model._progress_, model._previous_iter_ = progress_from_saved(
+                header["run"], run_arrays, trace, where)
+        elif run_arrays:
+            raise ValueError(f"{where}: averaging sums without a run description")
         model._after_load()
         return model
 

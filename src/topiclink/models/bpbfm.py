@@ -303,9 +303,17 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
             int(getattr(self, "n_iter_", 0)) if resume else 0) - int(self.burn_in)))
         self._run_engine(algorithm, data, resume=resume, publish=publish,
                          n_average=n_average, evaluate_every=int(self.evaluate_every),
-                         extra_callbacks=[_KeepSamples(self, algorithm)])
+                         extra_callbacks=[_KeepSamples(self, algorithm)], carry_average=True)
         del self._samples
         return self
+
+    def _restore_from_checkpoint(self, saved: Estimator) -> None:
+        """The samples kept before the checkpoint (the published ``samples_*`` hold the
+        current state alone until the first sample is kept)."""
+        kept = int(saved.n_iter_) - int(self.burn_in) >= int(self.thinning)
+        self._samples = (list(zip([u.copy() for u in saved.samples_embedding_],
+                                  [r.copy() for r in saved.samples_relation_matrices_],
+                                  strict=True)) if kept else [])
 
     def partial_fit(self, tensor: RelationalTensor) -> BilinearPoissonFactorModel:
         """Fold a chunk of new triples (a stream) into the fit (``inference="online"``).
