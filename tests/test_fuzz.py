@@ -17,7 +17,7 @@ import pytest
 from tests.fuzz.harness import GOOD, all_cases
 from tests.fuzz.runner import run_area
 
-AREAS = ("api", "model-files", "readers", "cli")
+AREAS = ("api", "model-files", "readers", "cli", "data")
 
 
 @pytest.mark.slow

@@ -184,10 +184,18 @@ def test_linqs_dangling_links_in_loaders(tmp_path, caplog):
 
 def test_linqs_warning_names_the_first_few_ids(tmp_path, caplog):
     c = _content(tmp_path / "x.content")
-    k = _cites(tmp_path / "x.cites", [(f"g{i}", "p1") for i in range(8)] + [("g0", "p2")])
+    unknown = [(f"g{i}", "p1") for i in range(8)] + [("g0", "p2")]
+    k = _cites(tmp_path / "x.cites", unknown)
+    with pytest.raises(DataError, match=r"x.cites: 9 of 9 links name ids not in x.content "
+                                        r"\(8 unknown ids, first: 'g0', 'g1', 'g2', 'g3', "
+                                        r"'g4', ...\)"):
+        read_linqs(c, k)           # most links lost: the wrong .cites file, refused
+    ids = ["p1", "p2", "p3", "p4"]
+    known = [(a, b) for a in ids for b in ids if a != b][:9]
+    k = _cites(tmp_path / "x.cites", known + unknown)
     caplog.set_level(logging.WARNING, logger="topiclink")
     _, links, _ = read_linqs(c, k)
-    assert links.n_links == 0
+    assert links.n_links == 9
     assert ("x.cites: dropped 9 links to 8 ids not in x.content (first: 'g0', 'g1', 'g2', "
             "'g3', 'g4', ...)") in caplog.text
 
@@ -230,13 +238,13 @@ def test_linqs_dir_stacks_universities(tmp_path, caplog):
 
 
 def test_linqs_dir_errors(tmp_path):
-    _content(tmp_path / "a.content", rows=[("u1", "1 0 1", "X")])
-    _cites(tmp_path / "a.cites", [])
-    _content(tmp_path / "b.content", rows=[("u1", "1 0 1", "X")])
-    _cites(tmp_path / "b.cites", [])
+    _content(tmp_path / "a.content", rows=[("u1", "1 0 1", "X"), ("u2", "0 1 1", "X")])
+    _cites(tmp_path / "a.cites", [("u1", "u2")])
+    _content(tmp_path / "b.content", rows=[("u1", "1 0 1", "X"), ("u3", "0 1 1", "X")])
+    _cites(tmp_path / "b.cites", [("u1", "u3")])
     with pytest.raises(DataError, match="'u1' also appears in a.content"):
         read_linqs_dir(tmp_path)
-    _content(tmp_path / "b.content", rows=[("v1", "1 0", "X")])
+    _content(tmp_path / "b.content", rows=[("u1", "1 0", "X"), ("u3", "0 1", "X")])
     with pytest.raises(DataError, match="2 word columns, but a.content has 3"):
         read_linqs_dir(tmp_path)
 

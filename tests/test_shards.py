@@ -198,7 +198,7 @@ def test_bad_vocabulary_and_arguments(corpus, tmp_path):
     (tmp_path / "vocab.v.txt").write_text("a\nb\n")
     with pytest.raises(DataError, match=r"vocab.v.txt: 2 words, but docword.v.txt has W = 200"):
         write_shards(path, tmp_path / "out", 2, vocab=tmp_path / "vocab.v.txt")
-    with pytest.raises(ValueError, match="n_shards must be >= 1"):
+    with pytest.raises(ValueError, match="n_shards must be an integer >= 1, got 0"):
         write_shards(corpus, tmp_path / "out", 0)
     with pytest.raises(FileNotFoundError, match="no such file"):
         write_shards(tmp_path / "missing.txt", tmp_path / "out", 2)

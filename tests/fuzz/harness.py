@@ -99,6 +99,8 @@ def all_cases(area: str) -> list[Case]:
         from tests.fuzz.cases_readers import cases
     elif area == "cli":
         from tests.fuzz.cases_cli import cases
+    elif area == "data":
+        from tests.fuzz.cases_data import cases
     else:
         raise ValueError(f"unknown area {area!r}")
     found = cases()

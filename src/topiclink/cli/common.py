@@ -31,7 +31,7 @@ __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "Wo
            "check_model_size", "check_model", "model_file_path", "check_out_file",
            "check_out_dir", "check_input_paths", "require_data", "load_model_file",
            "load_data", "load_input", "int_list", "float_list", "parse_params", "FitData",
-           "prepare_fit_data", "fit_and_report", "echo_table"]
+           "prepare_fit_data", "check_usable_links", "fit_and_report", "echo_table"]
 
 DatasetOpt = Annotated[str | None, typer.Option(
     "--dataset", "-d", help="Dataset name (see `topiclink datasets`); with --data and no "
@@ -508,7 +508,10 @@ def prepare_fit_data(ds: Dataset, requires: tuple[str, ...], *, holdout: float =
     if ds.corpus is None:
         return out
     labels = None if ds.labels is None else np.asarray(ds.labels)
-    corpus, links, labels, _ = drop_empty_documents(ds.corpus, ds.links, labels)
+    with reported_errors():
+        corpus, links, labels, _ = drop_empty_documents(ds.corpus, ds.links, labels)
+    if "links" in requires:
+        check_usable_links(ds, links, corpus.n_docs)
     if "features" in requires:
         if corpus.metadata is None:
             raise fail(f"dataset {ds.name!r} has no document features (metadata)")
@@ -525,9 +528,27 @@ def prepare_fit_data(ds: Dataset, requires: tuple[str, ...], *, holdout: float =
                                label_names=ds.label_names)
         out.held_out_positions = split.test_index
         corpus, links = split.train_corpus, split.train_links
+        if "links" in requires and (links is None or links.n_links == 0):
+            raise fail(f"--holdout {holdout:g} leaves no links among the "
+                       f"{corpus.n_docs} training documents; a relational model needs links")
         labels = None if labels is None else labels[split.train_index]
     out.corpus, out.links, out.labels = corpus, links, labels
     return out
+
+
+def check_usable_links(ds: Dataset, links: Any, n_docs: int) -> None:
+    """A relational model needs links: one-line error (exit 1) when none are left after
+    reading and after dropping empty documents, or when dropping the empty documents
+    lost most of them."""
+    before = 0 if ds.links is None else ds.links.n_links
+    after = 0 if links is None else links.n_links
+    if before == 0:
+        raise fail(f"dataset {ds.name!r} has no usable links (0 links among "
+                   f"{ds.corpus.n_docs} documents); a relational model needs links")
+    if after == 0 or after < before / 2:
+        raise fail(f"dataset {ds.name!r}: {before - after} of {before} links touch empty "
+                   f"documents and were dropped with them, {after} left among {n_docs} "
+                   "documents; a relational model needs the links")
 
 
 def _fit_details(model: Any, data: FitData, seconds: float) -> list[str]:

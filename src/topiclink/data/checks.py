@@ -8,8 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DataError", "available_memory", "check_counts_matrix", "check_index",
-           "check_memory", "check_n_topics", "check_positive", "as_1d", "where"]
+__all__ = ["DataError", "available_memory", "check_counts_matrix", "check_ids", "check_index",
+           "check_memory", "check_n_topics", "check_positive", "check_vocabulary", "as_1d",
+           "where"]
 
 
 class DataError(ValueError):
@@ -166,6 +167,115 @@ def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
+def _plain(value: object) -> object:
+    """A NumPy scalar as the Python value, for messages (``0``, not ``np.int64(0)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def check_ids(ids: object, name: str = "doc_ids", n: int | None = None,
+              what: str = "documents") -> np.ndarray:
+    """Validate external identifiers: a 1-D array of distinct integers or strings.
+
+    Integers come back as int64, strings as a str array (an object array of only ints or
+    only strings is converted).  Floats, booleans, None, NaN and mixed types are refused:
+    ids must round-trip with their type, and ``19.5`` or ``NaN`` is not a usable key.
+    One-line :class:`DataError` naming the first bad entry, or a repeated id and both of
+    its positions (``n``: the expected number of entries).
+    """
+    if sp.issparse(ids) or isinstance(ids, str | bytes | dict | set):
+        raise DataError(f"{name} must be a 1-D sequence of ids, got {type(ids).__name__}")
+    try:
+        arr = np.asarray(ids)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be a 1-D sequence of ids, got "
+                        f"{type(ids).__name__} of uneven or mixed items") from None
+    if arr.ndim != 1 or (n is not None and arr.size != n):
+        size = f" for {n} {what}" if n is not None else ""
+        raise DataError(f"{name} has {arr.size} entries (shape {arr.shape}){size}; "
+                        f"expected a 1-D sequence")
+    if arr.dtype.kind == "O":
+        kinds = np.array([0 if isinstance(v, str) else 1 if _is_int(v) else 2
+                          for v in arr.tolist()], dtype=np.int8)
+        if arr.size and (kinds == 2).any():
+            p = _first_bad(kinds == 2)
+            raise DataError(f"{name}: entry {p} is {arr[p]!r} ({type(arr[p]).__name__}); "
+                            f"ids must be integers or strings")
+        if arr.size and (kinds != kinds[0]).any():
+            p = _first_bad(kinds != kinds[0])
+            raise DataError(f"{name}: entry {p} is {arr[p]!r} but entry 0 is {arr[0]!r}; "
+                            f"ids must be all integers or all strings")
+        arr = (np.asarray(arr.tolist(), dtype=np.int64) if arr.size and kinds[0] == 1
+               else arr.astype(str))
+    elif arr.dtype.kind == "S":
+        arr = arr.astype(str)
+    elif arr.dtype.kind not in "iuU":
+        p = 0
+        if arr.dtype.kind in "fc":
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                p = _first_bad(bad)
+                raise DataError(f"{name}: {what[:-1]} {p} has id {arr[p].item()!r}; ids must "
+                                f"be finite integers or strings")
+        shown = f"; entry {p} is {arr[p].item()!r}" if arr.size else ""
+        hint = " (convert whole numbers with .astype(int))" if arr.dtype.kind == "f" else ""
+        raise DataError(f"{name}: ids must be integers or strings, got dtype "
+                        f"{arr.dtype}{shown}{hint}")
+    if arr.dtype.kind == "u":
+        arr = arr.astype(np.int64) if arr.dtype.itemsize < 8 else arr
+    _check_distinct(arr, name, "id")
+    return arr
+
+
+def _check_distinct(arr: np.ndarray, name: str, noun: str, path: object | None = None,
+                    lines: Sequence[int] | None = None) -> None:
+    """One-line DataError naming the first repeated value of ``arr`` and its two
+    positions: ``entry i and entry j``, or ``file:line (first at line k)`` when ``path``
+    and ``lines`` (the file line of each entry) are given."""
+    if arr.size < 2:
+        return
+    order = np.argsort(arr, kind="stable")
+    s = arr[order]
+    rep = s[1:] == s[:-1]
+    if not rep.any():
+        return
+    j = int(order[1:][rep].min())              # the earliest entry that repeats a value
+    i = int(np.flatnonzero(arr == arr[j])[0])
+    value, n_rep = arr[j].item(), int(rep.sum())
+    if path is not None and lines is not None:
+        raise DataError(f"{where(str(path), int(lines[j]))}: duplicate {noun} {value!r} "
+                        f"(first at line {int(lines[i])}); {n_rep} repeats in all")
+    raise DataError(f"{name}: duplicate {noun} {value!r} at entry {i} and entry {j}; "
+                    f"{n_rep} repeats in all")
+
+
+def check_vocabulary(words: object, name: str = "vocabulary", n: int | None = None,
+                     path: object | None = None,
+                     lines: Sequence[int] | None = None) -> np.ndarray:
+    """Validate a vocabulary: a 1-D sequence of distinct words; returns a str array.
+
+    ``n``: the expected number of words.  A repeated word is a one-line
+    :class:`DataError` naming it and its two positions (``file:line`` of both when
+    ``path`` and ``lines``, the file line of each word, are given).
+    """
+    if sp.issparse(words) or isinstance(words, str | bytes | dict | set):
+        raise DataError(f"{name} must be a 1-D sequence of words, got {type(words).__name__}")
+    try:
+        arr = np.asarray(words)
+        if arr.dtype.kind not in "US":
+            if arr.dtype.kind not in "iuO" or any(v is None or isinstance(v, float)
+                                                  for v in arr.ravel().tolist()):
+                raise TypeError
+        arr = arr.astype(str)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be a 1-D sequence of words (strings)") from None
+    if arr.ndim != 1:
+        raise DataError(f"{name} must be 1-D, got shape {arr.shape}")
+    if n is not None and arr.size != n:
+        raise DataError(f"{name} has {arr.size} words but counts has {n} columns")
+    _check_distinct(arr, name, "word", path, lines)
+    return arr
+
+
 def check_counts_matrix(X: object, n_words: int | None = None,
                         doc_ids: Sequence[object] | None = None,
                         name: str = "X") -> sp.csr_matrix:
@@ -200,7 +310,7 @@ def check_counts_matrix(X: object, n_words: int | None = None,
 
     def _loc(pos: int) -> str:
         r = int(np.searchsorted(M.indptr, pos, side="right") - 1)
-        label = f" (id {doc_ids[r]!r})" if doc_ids is not None else ""
+        label = f" (id {_plain(doc_ids[r])!r})" if doc_ids is not None else ""
         return f"document {r}{label}, word {int(M.indices[pos])}"
 
     if data.dtype.kind == "f":

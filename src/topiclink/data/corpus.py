@@ -10,7 +10,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError, as_1d, check_counts_matrix, check_index
+from topiclink.data.checks import (
+    DataError,
+    as_1d,
+    check_counts_matrix,
+    check_ids,
+    check_index,
+    check_vocabulary,
+)
 
 __all__ = ["Corpus", "TokenArrays", "as_corpus"]
 
@@ -66,31 +73,13 @@ class Corpus:
         if self.doc_ids is None:
             self.doc_ids = np.arange(n_docs)
         else:
-            self.doc_ids = as_1d(self.doc_ids, "doc_ids", n_docs)
-            if self.doc_ids.dtype.kind in "fc":
-                bad = ~np.isfinite(self.doc_ids)
-                if bad.any():
-                    d = int(np.flatnonzero(bad)[0])
-                    raise DataError(f"doc_ids: document {d} has id {self.doc_ids[d]!r}; "
-                                    f"ids must be finite")
-            uniq, first, cnt = np.unique(self.doc_ids, return_index=True, return_counts=True)
-            if (cnt > 1).any():
-                dup = uniq[cnt > 1][0]
-                rows = np.flatnonzero(self.doc_ids == dup)[:2].tolist()
-                raise DataError(f"duplicate document id {dup!r} at rows {rows}")
+            self.doc_ids = check_ids(self.doc_ids, "doc_ids", n_docs)
         self.counts = check_counts_matrix(self.counts, doc_ids=self.doc_ids, name="counts")
         n_words = self.counts.shape[1]
         if self.vocabulary is None:
             self.vocabulary = np.array([f"w{i}" for i in range(n_words)])
         else:
-            try:
-                self.vocabulary = np.asarray(self.vocabulary, dtype=str)
-            except (TypeError, ValueError):
-                raise DataError("vocabulary must be a 1-D sequence of words") from None
-            if sp.issparse(self.vocabulary) or self.vocabulary.shape != (n_words,):
-                raise DataError(
-                    f"vocabulary has {self.vocabulary.size} words but counts has {n_words} columns"
-                )
+            self.vocabulary = check_vocabulary(self.vocabulary, "vocabulary", n_words)
         if self.titles is not None:
             self.titles = as_1d(self.titles, "titles", n_docs, dtype=str)
         if self.metadata is not None and len(self.metadata) != n_docs:
@@ -102,23 +91,51 @@ class Corpus:
                        n_words: int | None = None, **kwargs: object) -> Corpus:
         """Build from ``(word_ids, counts)`` pairs, one per document (R ``lda`` format).
 
-        Word ids are 0-based; an id outside ``[0, n_words)`` raises naming the document.
+        Word ids are 0-based integer positions (whole floats are accepted); an id that is
+        not an integer (a word string: map words to positions with the vocabulary first),
+        negative or outside ``[0, n_words)`` raises naming the document.  Counts are
+        checked as in the constructor (non-negative integers).
         """
+        if n_words is not None and (isinstance(n_words, bool | np.bool_)
+                                    or not isinstance(n_words, int | np.integer)
+                                    or n_words < 0):
+            raise DataError(f"from_documents: n_words must be an integer >= 0, got {n_words!r}")
+        if isinstance(documents, str | bytes | dict) or not isinstance(documents, Iterable):
+            raise DataError(f"from_documents: expected an iterable of (word_ids, counts) "
+                            f"pairs, got {type(documents).__name__}")
         indptr = [0]
         indices: list[np.ndarray] = []
         data: list[np.ndarray] = []
-        for d, (w, c) in enumerate(documents):
-            w = np.asarray(w)
-            c = np.asarray(c)
-            if w.shape != c.shape:
-                raise DataError(f"document {d}: {w.size} word ids but {c.size} counts")
+        for d, doc in enumerate(documents):
+            try:
+                w, c = doc
+                w = np.asarray(w)
+                c = np.asarray(c)
+            except (TypeError, ValueError):
+                raise DataError(f"document {d}: expected a (word_ids, counts) pair, got "
+                                f"{type(doc).__name__}") from None
+            if w.ndim != 1 or w.shape != c.shape:
+                raise DataError(f"document {d}: {w.size} word ids but {c.size} counts "
+                                f"(shapes {w.shape} and {c.shape})")
+            w = _word_positions(w, d)
+            if c.size and c.dtype.kind not in "biuf":
+                raise DataError(f"document {d}: counts must be numbers, got "
+                                f"{_plain(c.ravel()[0])!r} "
+                                f"(dtype {c.dtype})")
             if w.size and (w.min() < 0 or (n_words is not None and w.max() >= n_words)):
                 bad = w[(w < 0) | ((w >= n_words) if n_words is not None else False)][0]
-                raise DataError(f"document {d}: word id {bad} outside the vocabulary "
-                                f"[0, {n_words})")
-            indices.append(w.astype(np.int64))
-            data.append(c)
+                bound = f"[0, {n_words})" if n_words is not None else "(ids start at 0)"
+                raise DataError(f"document {d}: word id {bad} outside the vocabulary {bound}")
+            indices.append(w)
+            data.append(c.astype(np.float64) if c.dtype.kind == "b" else c)
             indptr.append(indptr[-1] + w.size)
+        vocab = kwargs.get("vocabulary")
+        if n_words is None and vocab is not None and not isinstance(vocab, str | bytes):
+            n_words = check_vocabulary(vocab).size
+            top = max((int(i.max()) for i in indices if i.size), default=-1)
+            if top >= n_words:
+                raise DataError(f"from_documents: word id {top} outside the vocabulary "
+                                f"[0, {n_words})")
         if n_words is None:
             n_words = int(max((i.max() for i in indices if i.size), default=-1)) + 1
         M = sp.csr_matrix(
@@ -244,7 +261,7 @@ class Corpus:
         if empty.size:
             d = int(empty[0])
             raise DataError(
-                f"{what}: document {d} (id {self.doc_ids[d]!r}) is empty "
+                f"{what}: document {d} (id {_plain(self.doc_ids[d])!r}) is empty "
                 f"({empty.size} empty documents in all); drop them with Corpus.drop_empty()"
             )
 
@@ -266,14 +283,7 @@ class Corpus:
         Words absent from ``vocabulary`` are dropped; returns the new corpus and the
         number of tokens dropped (log it).
         """
-        if sp.issparse(vocabulary):
-            raise DataError("vocabulary must be a 1-D sequence of words, got a sparse matrix")
-        try:
-            vocabulary = np.asarray(vocabulary, dtype=str)
-        except (TypeError, ValueError):
-            raise DataError("vocabulary must be a 1-D sequence of words") from None
-        if vocabulary.ndim != 1:
-            raise DataError(f"vocabulary must be 1-D, got shape {vocabulary.shape}")
+        vocabulary = check_vocabulary(vocabulary, "with_vocabulary")
         if self.vocabulary.shape == vocabulary.shape and np.array_equal(self.vocabulary,
                                                                         vocabulary):
             return self, 0
@@ -308,13 +318,39 @@ class Corpus:
         return np.asarray(out, dtype=np.int64)
 
 
+def _word_positions(w: np.ndarray, d: int) -> np.ndarray:
+    """The word ids of document ``d`` as int64 (one-line DataError for strings, NaN or
+    fractions)."""
+    if w.size == 0:
+        return w.astype(np.int64)
+    if w.dtype.kind == "f":
+        bad = ~np.isfinite(w) | (w != np.round(w))
+        if bad.any():
+            raise DataError(f"document {d}: word id {_plain(w[_first(bad)])!r} is not an integer "
+                            f"position")
+    elif w.dtype.kind not in "iu":
+        raise DataError(f"document {d}: word ids must be integer positions, got "
+                        f"{_plain(w.ravel()[0])!r} ({w.dtype}); map words to their positions in "
+                        f"the vocabulary first (Corpus.word_index)")
+    return w.astype(np.int64)
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _plain(value: object) -> object:
+    """A NumPy scalar as the Python value (for messages: ``'a'``, not ``np.str_('a')``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def as_corpus(X: object, name: str = "X") -> Corpus:
     """Accept a :class:`Corpus`, a SciPy sparse matrix, a dense array or a DataFrame."""
     if isinstance(X, Corpus):
         return X
     if isinstance(X, pd.DataFrame):
         return Corpus(check_counts_matrix(X.to_numpy(), name=name),
-                      vocabulary=X.columns.astype(str), doc_ids=X.index.to_numpy())
+                      vocabulary=X.columns.to_numpy(), doc_ids=X.index.to_numpy())
     if sp.issparse(X) or isinstance(X, np.ndarray):
         return Corpus(check_counts_matrix(X, name=name))
     if isinstance(X, list | tuple):

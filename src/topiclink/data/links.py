@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError, check_index
+from topiclink.data.checks import DataError, check_ids, check_index
 from topiclink.random import RandomState, as_generator
 
 __all__ = ["Links", "as_links"]
@@ -118,29 +118,13 @@ class Links:
                        self_links: Policy = "error") -> Links:
         """From a square (sparse) adjacency matrix; nonzeros are links.
 
+        Entries are link indicators: ``0`` (or an explicitly stored zero) is no link and
+        any positive value is one link -- weights such as ``2`` or ``0.3`` are not used
+        (the models take binary links).  NaN, infinite and negative entries are refused
+        with a one-line :class:`DataError` naming their count and the first position.
         ``directed=None`` infers undirected when the matrix is symmetric.
         """
-        if sp.issparse(A):
-            if A.dtype.kind not in "biuf":
-                raise DataError(f"adjacency must hold numbers, got dtype {A.dtype}")
-            M = sp.coo_matrix(A)
-        else:
-            try:
-                dense = np.asarray(A)
-            except (TypeError, ValueError):
-                raise DataError("adjacency must be a square matrix of numbers") from None
-            if dense.ndim != 2 or dense.dtype.kind not in "biuf":
-                raise DataError(f"adjacency must be a square 2-D matrix of numbers, got shape "
-                                f"{dense.shape} and dtype {dense.dtype}")
-            if dense.dtype.kind == "f" and not np.isfinite(dense).all():
-                raise DataError("adjacency holds NaN or infinite values")
-            M = sp.coo_matrix(dense)
-        if M.shape[0] != M.shape[1]:
-            raise DataError(f"adjacency must be square, got shape {M.shape}")
-        if M.dtype.kind == "f" and not np.isfinite(M.data).all():
-            raise DataError("adjacency holds NaN or infinite values")
-        M.sum_duplicates()
-        M.eliminate_zeros()
+        M = _adjacency_coo(A, "adjacency")
         if directed is None:
             directed = (abs(sp.csr_matrix(M) - sp.csr_matrix(M).T) != 0).nnz > 0
         pairs = np.column_stack([M.row, M.col])
@@ -154,14 +138,16 @@ class Links:
                       self_links: Policy = "error") -> Links:
         """From a networkx (Di)Graph whose nodes are document ids.
 
-        ``doc_ids`` fixes the node order (e.g. ``corpus.doc_ids``); a node that is not a
+        ``doc_ids`` fixes the node order (e.g. ``corpus.doc_ids``: distinct integers or
+        strings, a repeated id raises naming both positions); a node that is not a
         document raises naming it.  Default: the graph's node order.
         """
         import networkx as nx
 
         if not isinstance(graph, nx.Graph):
             raise TypeError(f"expected a networkx graph, got {type(graph).__name__}")
-        ids = list(graph.nodes) if doc_ids is None else list(np.asarray(doc_ids).tolist())
+        ids = (list(graph.nodes) if doc_ids is None
+               else check_ids(doc_ids, "from_networkx: doc_ids").tolist())
         lookup = {v: i for i, v in enumerate(ids)}
         pairs = []
         for k, (u, v) in enumerate(graph.edges()):
@@ -362,6 +348,40 @@ def as_links(links: object, n_docs: int, doc_ids: np.ndarray | None = None,
                         f"scipy.sparse adjacency or a networkx graph, got "
                         f"{type(links).__name__}")
     return Links.from_pairs(links, n_docs, directed=True if directed is None else directed)
+
+
+def _adjacency_coo(A: object, name: str) -> sp.coo_matrix:
+    """A square adjacency as canonical COO without zeros; one-line DataError for a
+    non-numeric, non-square matrix or a NaN, infinite or negative entry."""
+    if sp.issparse(A):
+        if A.dtype.kind not in "biuf":
+            raise DataError(f"{name} must hold numbers, got dtype {A.dtype}")
+        M = sp.coo_matrix(A)
+    else:
+        if isinstance(A, str | bytes | dict | set) or A is None:
+            raise DataError(f"{name} must be a square matrix of numbers, got "
+                            f"{type(A).__name__}")
+        try:
+            dense = np.asarray(A)
+        except (TypeError, ValueError):
+            raise DataError(f"{name} must be a square matrix of numbers") from None
+        if dense.ndim != 2 or dense.dtype.kind not in "biuf":
+            raise DataError(f"{name} must be a square 2-D matrix of numbers, got shape "
+                            f"{dense.shape} and dtype {dense.dtype}")
+        M = sp.coo_matrix(dense)
+    if M.shape[0] != M.shape[1]:
+        raise DataError(f"{name} must be square, got shape {M.shape}")
+    M.sum_duplicates()
+    data = M.data
+    for bad, what in ((~np.isfinite(data) if data.dtype.kind == "f" else None,
+                       "NaN or infinite"), (data < 0, "negative")):
+        if bad is not None and bad.any():
+            p = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{name}: {int(bad.sum())} {what} entries, first {data[p].item()!r} at "
+                            f"({int(M.row[p])}, {int(M.col[p])}); entries must be 0 (no "
+                            f"link) or positive (a link)")
+    M.eliminate_zeros()
+    return M
 
 
 def _check_n_docs(n_docs: object, source_name: str) -> int:

@@ -47,7 +47,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError, where
+from topiclink.data.checks import (
+    Boolean,
+    DataError,
+    Integer,
+    check_vocabulary,
+    validate_params,
+    where,
+)
 from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file
 from topiclink.data.io.uci_bow import check_sizes, is_gzip, numbered_lines, read_header, read_vocab
@@ -88,11 +95,14 @@ def file_sha256(path: PathLike, block: int = 1 << 18) -> str:
     return h.hexdigest()
 
 
-def load_shard(path: PathLike, n_tokens: int, n_docs: int, sha256: str | None = None
+def load_shard(path: PathLike, n_tokens: int, n_docs: int, sha256: str | None = None, *,
+               n_words: int | None = None, doc_start: int | None = None
                ) -> tuple[np.ndarray, np.ndarray, int]:
     """``(words, offsets, doc_start)`` of one shard file, checked against the manifest's
-    token and document counts (and its checksum when ``sha256`` is given).  Runs on Dask
-    workers too (module level).  One-line :class:`DataError` naming the file."""
+    token and document counts (and its checksum when ``sha256`` is given): the word ids
+    must lie in ``[0, n_words)`` (``n_words`` default: the manifest next to the file)
+    and ``doc_range`` must be ``[doc_start, doc_start + n_docs]``.  Runs on Dask workers
+    too (module level).  One-line :class:`DataError` naming the file."""
     p = Path(path)
     if not p.is_file():
         raise DataError(f"{p}: shard file missing")
@@ -105,11 +115,48 @@ def load_shard(path: PathLike, n_tokens: int, n_docs: int, sha256: str | None = 
         raise DataError(f"{p}: not a readable shard ({type(exc).__name__}: {exc})") from None
     if (words.dtype != np.int32 or offsets.dtype != np.int64 or words.ndim != 1
             or offsets.shape != (n_docs + 1,) or words.size != n_tokens
-            or doc_range.shape != (2,) or offsets[0] != 0 or offsets[-1] != n_tokens
+            or doc_range.shape != (2,) or doc_range.dtype.kind not in "iu"
+            or offsets[0] != 0 or offsets[-1] != n_tokens
             or (offsets.size > 1 and np.any(np.diff(offsets) < 0))):
         raise DataError(f"{p}: shard arrays do not match the manifest ({n_docs} documents, "
                         f"{n_tokens} tokens)")
-    return words, offsets, int(doc_range[0])
+    d0, d1 = int(doc_range[0]), int(doc_range[1])
+    if d0 < 0 or d1 - d0 != n_docs or (doc_start is not None and d0 != doc_start):
+        expect = f"[{doc_start}, {doc_start + n_docs}]" if doc_start is not None else \
+            f"{n_docs} documents"
+        raise DataError(f"{p}: doc_range is [{d0}, {d1}], but the manifest says {expect}")
+    if n_words is None:
+        n_words = _manifest_words(p.parent)
+    if words.size and (int(words.min()) < 0
+                       or (n_words is not None and int(words.max()) >= n_words)):
+        bad = (words < 0) | (words >= (n_words if n_words is not None else np.inf))
+        t = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{p}: token {t} has word id {int(words[t])}, outside the "
+                        f"vocabulary [0, {n_words}); {int(bad.sum())} such tokens")
+    return words, offsets, d0
+
+
+def _manifest_words(directory: Path) -> int | None:
+    """``n_words`` of the manifest in ``directory``; None when it cannot be read (the
+    caller then checks only that word ids are >= 0)."""
+    try:
+        value = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))["n_words"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _as_path(value: object, what: str) -> Path:
+    """``value`` as a Path: a non-empty str or path-like (one-line TypeError/ValueError)."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"{what} must be a path (str or os.PathLike), got "
+                        f"{type(value).__name__}")
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{what} must be a non-empty path, got {text!r}")
+    if "\x00" in text:
+        raise ValueError(f"{what}: the path {text!r} holds a NUL character")
+    return Path(text).expanduser()
 
 
 class ShardSet:
@@ -130,7 +177,9 @@ class ShardSet:
     def open(cls, directory: PathLike) -> ShardSet:
         """Open and validate a shard directory (format, version, shard list, files
         present).  One-line :class:`DataError` for anything wrong."""
-        d = Path(directory).expanduser().resolve()
+        d = _as_path(directory, "ShardSet.open: directory").resolve()
+        if d.exists() and not d.is_dir():
+            raise DataError(f"{d}: not a shard directory (it is a file)")
         mp = d / MANIFEST
         if not mp.is_file():
             raise DataError(f"{mp}: no shard manifest (not a directory written by "
@@ -148,6 +197,9 @@ class ShardSet:
             shards = [ShardInfo(str(s["file"]), int(s["doc_start"]), int(s["doc_stop"]),
                                 int(s["n_tokens"]), str(s["sha256"])) for s in m["shards"]]
             n_docs, n_words, n_tokens = int(m["n_docs"]), int(m["n_words"]), int(m["n_tokens"])
+            start = m.get("doc_id_start")
+            if start is not None and (isinstance(start, bool) or not isinstance(start, int)):
+                raise ValueError(f"doc_id_start {start!r}")
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"{mp}: corrupt manifest (bad or missing field {exc})") from None
         expect = 0
@@ -157,7 +209,7 @@ class ShardSet:
                 raise DataError(f"{mp}: shard {i} ({s.file!r}) has an inconsistent entry")
             expect = s.doc_stop
         if not shards or expect != n_docs or sum(s.n_tokens for s in shards) != n_tokens \
-                or n_words < 0:
+                or n_words < 0 or n_tokens < 0:
             raise DataError(f"{mp}: the shards do not add up to {n_docs} documents and "
                             f"{n_tokens} tokens")
         for s in shards:
@@ -197,9 +249,19 @@ class ShardSet:
         """int64 (n_shards + 1,): shard ``i`` holds documents ``[b[i], b[i + 1])``."""
         return np.array([0] + [s.doc_stop for s in self.shards], dtype=np.int64)
 
+    def _index(self, i: object) -> int:
+        """``i`` as a shard position in ``[0, n_shards)`` (one-line TypeError/ValueError;
+        negative positions are refused)."""
+        if isinstance(i, bool | np.bool_) or not isinstance(i, int | np.integer):
+            raise TypeError(f"shard index must be an integer, got {type(i).__name__} {i!r}")
+        if not 0 <= int(i) < self.n_shards:
+            raise ValueError(f"shard {int(i)} is outside [0, {self.n_shards}) ({self.n_shards} "
+                             f"shards in {self.directory})")
+        return int(i)
+
     def path(self, i: int) -> Path:
         """The file of shard ``i``."""
-        return self.directory / self.shards[i].file
+        return self.directory / self.shards[self._index(i)].file
 
     def _member(self, i: int, name: str) -> np.ndarray | None:
         p = self.path(i)
@@ -233,13 +295,14 @@ class ShardSet:
     def load(self, i: int, verify: bool = True) -> tuple[np.ndarray, np.ndarray, int]:
         """``(words, offsets, doc_start)`` of shard ``i`` (local offsets from 0); the
         file's checksum is verified first unless ``verify=False``."""
-        s = self.shards[i]
+        s = self.shards[self._index(i)]
         return load_shard(self.path(i), s.n_tokens, s.doc_stop - s.doc_start,
-                          s.sha256 if verify else None)
+                          s.sha256 if verify else None, n_words=self.n_words,
+                          doc_start=s.doc_start)
 
     def task_arguments(self, i: int) -> tuple[str, int, int, str]:
         """The arguments of :func:`load_shard` for shard ``i`` (for a worker task)."""
-        s = self.shards[i]
+        s = self.shards[self._index(i)]
         return str(self.path(i)), s.n_tokens, s.doc_stop - s.doc_start, s.sha256
 
     def vocabulary(self) -> np.ndarray | None:
@@ -251,9 +314,10 @@ class ShardSet:
             words = json.loads(vp.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DataError(f"{vp}: corrupt vocabulary ({exc})") from None
-        if not isinstance(words, list) or len(words) != self.n_words:
+        if not isinstance(words, list) or len(words) != self.n_words \
+                or not all(isinstance(w, str) for w in words):
             raise DataError(f"{vp}: expected a list of {self.n_words} words")
-        return np.array(words, dtype=str)
+        return check_vocabulary(words, str(vp))
 
     def fingerprint(self) -> str:
         """A short hash of the manifest's sizes and shard checksums."""
@@ -266,7 +330,7 @@ class ShardSet:
     def corpus(self, i: int) -> Corpus:
         """Shard ``i`` in memory as a :class:`Corpus` (its documents' counts, the
         vocabulary, their ids and titles): what prediction streams over, shard by shard."""
-        s = self.shards[i]
+        s = self.shards[self._index(i)]
         words, off, _ = self.load(i)
         n = s.doc_stop - s.doc_start
         V = max(self.n_words, 1)
@@ -307,9 +371,11 @@ class _Writer:
 
     def __init__(self, directory: Path, overwrite: bool) -> None:
         self.directory = directory
-        if directory.exists() and not overwrite:
-            raise FileExistsError(f"{directory}: already exists (remove it, choose another "
-                                  f"directory or pass overwrite=True)")
+        if directory.exists() or directory.is_symlink():
+            if not overwrite:
+                raise FileExistsError(f"{directory}: already exists (remove it, choose another "
+                                      f"directory or pass overwrite=True)")
+            _check_replaceable(directory)
         directory.parent.mkdir(parents=True, exist_ok=True)
         self.overwrite = overwrite
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=".tmp",
@@ -351,6 +417,26 @@ class _Writer:
 
     def abort(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _check_replaceable(directory: Path) -> None:
+    """``overwrite=True`` replaces only a shard directory (one with a topiclink-shards
+    manifest) or an empty directory: never a file, a link or another folder."""
+    if directory.is_symlink() or not directory.is_dir():
+        kind = "a symbolic link" if directory.is_symlink() else "a file"
+        raise DataError(f"{directory}: is {kind}, not a shard directory; overwrite=True "
+                        f"replaces only a directory written by write_shards")
+    if not any(directory.iterdir()):
+        return
+    try:
+        m = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        ok = isinstance(m, dict) and m.get("format") == FORMAT_NAME
+    except (OSError, UnicodeDecodeError, ValueError):
+        ok = False
+    if not ok:
+        raise DataError(f"{directory}: not a shard directory (no {FORMAT_NAME} "
+                        f"{MANIFEST}); overwrite=True replaces only a directory written by "
+                        f"write_shards")
 
 
 def _save_npz(f: Any, arrays: dict[str, np.ndarray]) -> None:
@@ -406,12 +492,19 @@ def write_shards(source: Corpus | PathLike, directory: PathLike, n_shards: int, 
         matching the entries, no entries; a vocabulary without W words.
     FileExistsError
         ``directory`` exists and ``overwrite`` is False.
+    ValueError
+        ``n_shards`` or ``read_rows`` not an integer >= 1 (floats, strings and bools are
+        refused); with ``overwrite=True``, ``directory`` is not a shard directory (a
+        file, a link or a non-empty folder without a shard manifest: DataError).
     """
-    if int(n_shards) < 1:
-        raise ValueError(f"n_shards must be >= 1, got {n_shards}")
-    if int(read_rows) < 1:
-        raise ValueError(f"read_rows must be >= 1, got {read_rows}")
-    out = Path(directory).expanduser()
+    validate_params("write_shards", {"n_shards": n_shards, "read_rows": read_rows,
+                                     "overwrite": overwrite},
+                    {"n_shards": [Integer(1)], "read_rows": [Integer(1)],
+                     "overwrite": [Boolean()]})
+    out = _as_path(directory, "write_shards: directory")
+    if not isinstance(source, Corpus | str | os.PathLike):
+        raise TypeError(f"write_shards: source must be a Corpus or the path of a UCI "
+                        f"docword file, got {type(source).__name__}")
     if isinstance(source, Corpus):
         return _write_corpus(source, out, int(n_shards), vocab, name, overwrite)
     p = check_file(source)
@@ -434,7 +527,7 @@ def _vocabulary(vocab: PathLike | Sequence[str] | None, W: int, what: str
         if len(words) != W:
             raise DataError(f"{vp}: {len(words)} words, but {what} has W = {W}")
         return np.array([wd.strip() for wd in words], dtype=str)
-    arr = np.asarray(vocab, dtype=str)
+    arr = check_vocabulary(vocab, "vocab")
     if arr.shape != (W,):
         raise DataError(f"vocab: {arr.size} words, but {what} has W = {W}")
     return arr

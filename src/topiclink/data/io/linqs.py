@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError, where
+from topiclink.data.checks import DataError, check_ids, where
 from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file, check_text, read_bytes
 from topiclink.data.links import Links
@@ -189,17 +189,24 @@ def read_linqs_cites(path: PathLike, doc_ids: np.ndarray | Sequence[str], direct
         A link to (or from) an id that is not in ``doc_ids`` (the real CiteSeer files
         cite 17 such ids): ``"drop"`` (default) removes those links and logs one warning
         with their count and the first few ids; ``"error"`` raises naming the line.
+        Either way, a file where more than half of the links name unknown ids (the wrong
+        ``.content`` file) is refused with the counts and the first unknown ids.
 
     Raises
     ------
     DataError
         ``file:line`` of a line without exactly two ids or (policy ``"error"``) of an id
-        missing from ``doc_ids``, of a self-link or of a repeated link.
+        missing from ``doc_ids``, of a self-link or of a repeated link; a file without any
+        link; more than half of the links to unknown ids; ``doc_ids`` not distinct.
     """
     if unknown_ids not in ("error", "drop"):
         raise ValueError(f"unknown_ids must be 'error' or 'drop', got {unknown_ids!r}")
     p = check_file(path)
-    lookup = {str(v): i for i, v in enumerate(np.asarray(doc_ids).tolist())}
+    ids = check_ids(doc_ids, "read_linqs_cites: doc_ids").tolist()
+    lookup = {str(v): i for i, v in enumerate(ids)}
+    if len(lookup) != len(ids):
+        raise DataError("read_linqs_cites: doc_ids hold ids that are equal as text (e.g. 1 "
+                        "and '1')")
     pairs: list[tuple[int, int]] = []
     linenos: list[int] = []
     n_dropped = 0
@@ -222,9 +229,16 @@ def read_linqs_cites(path: PathLike, doc_ids: np.ndarray | Sequence[str], direct
             continue
         pairs.append((lookup[keys[1]], lookup[keys[0]]))  # citing -> cited
         linenos.append(k)
+    if not pairs and not n_dropped:
+        raise DataError(f"{p}: no links (the file is empty)")
     if n_dropped:
         shown = ", ".join(repr(u) for u in list(unknown)[:_SHOW_IDS])
         more = ", ..." if len(unknown) > _SHOW_IDS else ""
+        if n_dropped > len(pairs):
+            raise DataError(f"{p}: {n_dropped} of {n_dropped + len(pairs)} links name ids "
+                            f"not in {content_name} ({len(unknown)} unknown ids, first: "
+                            f"{shown}{more}); is this the .cites file of that .content "
+                            f"file? (at most half may be unknown)")
         logger.warning("%s: dropped %d links to %d ids not in %s (first: %s%s)", p.name,
                        n_dropped, len(unknown), content_name, shown, more)
     arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)

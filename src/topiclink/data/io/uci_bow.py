@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError, check_memory, where
+from topiclink.data.checks import DataError, check_memory, check_vocabulary, where
 from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file, check_text, read_bytes
 
@@ -118,7 +118,8 @@ def read_uci_bow(docword_path: PathLike, vocab_path: PathLike | None = None,
     DataError
         ``file:line`` of a bad header value, a line without exactly three integers, an id
         out of range, a non-positive count, a repeated (docID, wordID), a vocabulary file
-        without exactly W words (checked before the body is read) or not UTF-8; NNZ not
+        without exactly W words or with a repeated word (naming both lines; checked
+        before the body is read) or not UTF-8; NNZ not
         matching the number of entry lines (the header must be exact: no entry is
         skipped); no entry at all ("no non-empty documents"); or header sizes D, W that
         exceed 2**31 - 1 or the memory available (checked before anything is allocated).
@@ -161,6 +162,8 @@ def _read_vocab(vp: Path) -> list[str]:
     for k, wd in enumerate(words, start=1):
         if not wd.strip():
             raise DataError(f"{where(vp, k)}: empty word")
+    check_vocabulary([wd.strip() for wd in words], str(vp), path=vp,
+                     lines=range(1, len(words) + 1))
     return words
 
 
