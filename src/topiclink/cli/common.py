@@ -51,6 +51,37 @@ WorkersOpt = Annotated[int, typer.Option(
 SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
 ForceOpt = Annotated[bool, typer.Option("--force/--no-force", "-f",
                                         help="Overwrite an existing output file.")]
+CheckpointOpt = Annotated[Path | None, typer.Option(
+    "--checkpoint", help="Checkpoint file: the model with its full sampler state is "
+    "written there (atomically) every --checkpoint-every and at the end; when the file "
+    "exists the fit continues from it, so a killed fit run again with the same command "
+    "finishes with the result an uninterrupted run gives.", show_default=False)]
+CheckpointEveryOpt = Annotated[str, typer.Option(
+    "--checkpoint-every", help="Between checkpoints: iterations (e.g. 10) or a duration "
+    "(30s, 10min, 2h).")]
+CheckpointDirOpt = Annotated[Path | None, typer.Option(
+    "--checkpoint-dir", help="Checkpoint folder of the grid: each finished cell's row is "
+    "recorded there and each fit checkpoints there (every --checkpoint-every); the same "
+    "command run again after a kill skips the finished cells and resumes the unfinished "
+    "fit.", show_default=False)]
+
+
+def checkpoint_options(checkpoint: Path | None, every: str) -> dict[str, Any]:
+    """``fit`` keywords of --checkpoint / --checkpoint-every (checked before any data is
+    read; one-line error)."""
+    from topiclink.models.checkpoint import CheckpointRequest, parse_every
+
+    try:
+        parse_every(every)
+        if checkpoint is not None:
+            CheckpointRequest.make(checkpoint, every)
+    except (TypeError, ValueError) as exc:
+        raise fail(str(exc).replace("checkpoint_every", "--checkpoint-every")) from None
+    if checkpoint is None:
+        return {}
+    return {"checkpoint": checkpoint, "checkpoint_every": every}
+
+
 SchedulerOpt = Annotated[str | None, typer.Option(
     "--scheduler", help="Train on a Dask cluster: the scheduler's address (e.g. "
     "tcp://10.0.0.5:8786; needs pip install 'topiclink[dask]'). The documents are cut into "
@@ -567,7 +598,7 @@ def _fit_details(model: Any, data: FitData, seconds: float) -> list[str]:
 
 
 def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float = 0.0,
-                   seed: int = 0) -> Any:
+                   seed: int = 0, checkpoint: dict[str, Any] | None = None) -> Any:
     """The one scaffold of the fit commands: data -> fit -> report -> save.
 
     Reads what ``fit`` needs from ``model.fit_requires``; prints the model's summary, the
@@ -587,7 +618,7 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
     with reported_errors():
         t0 = time.perf_counter()
         fit_model(model, data.corpus, links=data.links, y=data.labels, tensor=data.tensor,
-                  features=data.features)
+                  features=data.features, **(checkpoint or {}))
         seconds = time.perf_counter() - t0
     path = None
     if out is not None:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from topiclink.cli.common import (
+    CheckpointDirOpt,
+    CheckpointEveryOpt,
     DataDirOpt,
     DatasetOpt,
     ForceOpt,
@@ -31,6 +37,62 @@ __all__ = ["app"]
 app = typer.Typer(help="Run a paper's evaluation protocol; writes CSV and figures.",
                   no_args_is_help=True,
                   rich_markup_mode=None)
+
+#: options that change neither a cell's row nor which cells there are
+_NOT_SETTINGS = frozenset({"verbose", "workers", "force", "out", "n_jobs"})
+
+
+def checkpointable(command: Callable[..., None]) -> Callable[..., None]:
+    """Give an experiment command ``--checkpoint-dir`` / ``--checkpoint-every``: its grid
+    skips the cells a previous run of the same command finished and its fits resume
+    from their checkpoints (:mod:`topiclink.experiments.grid_checkpoint`); the output
+    folder's earlier (partial) results are then replaced without ``--force``.  The
+    folder is refused when it belongs to a run with other settings."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, checkpoint_dir: Path | None = None,
+                checkpoint_every: str = "5min", **kwargs: Any) -> None:
+        if checkpoint_dir is None:
+            return command(*args, **kwargs)
+        from topiclink.experiments.grid_checkpoint import grid_checkpoint
+        from topiclink.models.checkpoint import checkpoint_folder, parse_every
+
+        bound = inspect.signature(command).bind(*args, **kwargs)
+        bound.apply_defaults()
+        settings = {"command": command.__name__, **{
+            k: str(v) if isinstance(v, Path) else v for k, v in bound.arguments.items()
+            if k not in _NOT_SETTINGS}}
+        try:
+            parse_every(checkpoint_every)
+        except (TypeError, ValueError) as exc:
+            raise fail(str(exc).replace("checkpoint_every", "--checkpoint-every")) from None
+        resuming = (checkpoint_dir / "grid.json").exists()
+        if resuming and "force" in bound.arguments:
+            bound.arguments["force"] = True
+        with contextlib.ExitStack() as stack:
+            with reported_errors():
+                stack.enter_context(grid_checkpoint(checkpoint_dir, settings,
+                                                    checkpoint_every))
+                stack.enter_context(checkpoint_folder(checkpoint_dir / "fits",
+                                                      checkpoint_every))
+            if resuming:
+                typer.echo(f"resuming from {checkpoint_dir}")
+            return command(*bound.args, **bound.kwargs)
+
+    signature = inspect.signature(command, eval_str=True)
+    params = list(signature.parameters.values())
+    extra = [inspect.Parameter("checkpoint_dir", inspect.Parameter.KEYWORD_ONLY,
+                               default=None, annotation=CheckpointDirOpt),
+             inspect.Parameter("checkpoint_every", inspect.Parameter.KEYWORD_ONLY,
+                               default="5min", annotation=CheckpointEveryOpt)]
+    position = next((i for i, p in enumerate(params) if p.name == "verbose"), len(params))
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*params[:position], *extra, *params[position:]])
+    wrapper.__annotations__ = {**{p.name: p.annotation for p in params},
+                               "checkpoint_dir": CheckpointDirOpt,
+                               "checkpoint_every": CheckpointEveryOpt}
+    return wrapper
 
 
 def _names(models: str, known: list[str] | tuple[str, ...]) -> list[str]:
@@ -72,6 +134,7 @@ OnlyFoldsOpt = Annotated[str | None, typer.Option(
 
 
 @app.command("grtm")
+@checkpointable
 def experiment_grtm(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -171,6 +234,7 @@ def experiment_grtm(
 
 
 @app.command("slda")
+@checkpointable
 def experiment_slda(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -294,6 +358,7 @@ def _write_lines(lines: list[str]) -> None:
 
 
 @app.command("lmv")
+@checkpointable
 def experiment_lmv(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -365,6 +430,7 @@ def experiment_lmv(
 
 
 @app.command("lmv-simulation")
+@checkpointable
 def experiment_lmv_simulation(
     replicates: Annotated[int, typer.Option(help="Simulated data sets (paper: 20).")] = 20,
     models: Annotated[str, typer.Option(help="Comma-separated paper names: LMV, LMVS, "
@@ -440,6 +506,7 @@ def experiment_lmv_simulation(
 
 
 @app.command("bpbfm")
+@checkpointable
 def experiment_bpbfm(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -546,6 +613,7 @@ def experiment_bpbfm(
 
 
 @app.command("ktm")
+@checkpointable
 def experiment_ktm(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,

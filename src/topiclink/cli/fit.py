@@ -20,6 +20,8 @@ from typing import Annotated, Any
 import typer
 
 from topiclink.cli.common import (
+    CheckpointEveryOpt,
+    CheckpointOpt,
     DataDirOpt,
     DatasetOpt,
     ForceOpt,
@@ -32,6 +34,7 @@ from topiclink.cli.common import (
     check,
     check_model,
     check_out_file,
+    checkpoint_options,
     dask_params,
     exception_message,
     fail,
@@ -95,6 +98,8 @@ def fit_lda(
     seed: SeedOpt = 0,
     out: OutOpt = None,
     force: ForceOpt = False,
+    checkpoint: CheckpointOpt = None,
+    checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit LDA (collapsed Gibbs) to a dataset (--dataset, --data or --input) and save it
@@ -111,9 +116,10 @@ def fit_lda(
     model = LDA(n_topics=topics, doc_topic_prior=alpha, topic_word_prior=beta,
                 max_iter=iterations, sampler=sampler, random_state=seed, verbose=verbose,
                 **parallel)
+    ckpt = checkpoint_options(checkpoint, checkpoint_every)
     out = _checked(model, out, force, dataset, data, input_file, vocab)
     ds = load_data(dataset, data, input_file, vocab)
-    fit_and_report(model, ds, out, seed=seed)
+    fit_and_report(model, ds, out, seed=seed, checkpoint=ckpt)
 
 
 @app.command("rtm")
@@ -140,6 +146,8 @@ def fit_rtm(
     holdout: HoldoutOpt = 0.0,
     out: OutOpt = None,
     force: ForceOpt = False,
+    checkpoint: CheckpointOpt = None,
+    checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit a relational topic model (gRTM family) to a linked dataset (--dataset or
@@ -159,9 +167,10 @@ def fit_rtm(
                              "n_jobs": n_jobs, "verbose": verbose})
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
+    ckpt = checkpoint_options(checkpoint, checkpoint_every)
     out = _checked(model, out, force, dataset, data, holdout=holdout, inputs=False)
     ds = load_data(dataset, data)
-    fit_and_report(model, ds, out, holdout=holdout, seed=seed)
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt)
 
 
 @app.command("lmv")
@@ -195,6 +204,8 @@ def fit_lmv(
     holdout: HoldoutOpt = 0.0,
     out: OutOpt = None,
     force: ForceOpt = False,
+    checkpoint: CheckpointOpt = None,
+    checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit the topic-adjusted visibility model (LMV / LMVS / Pairwise-Link-LDA) to a
@@ -210,9 +221,10 @@ def fit_lmv(
             random_state=seed, verbose=verbose)
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
+    ckpt = checkpoint_options(checkpoint, checkpoint_every)
     out = _checked(model, out, force, dataset, data, holdout=holdout, inputs=False)
     ds = load_data(dataset, data, directed=True)
-    fit_and_report(model, ds, out, holdout=holdout, seed=seed)
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt)
 
 
 @app.command("slda")
@@ -233,6 +245,8 @@ def fit_slda(
     seed: SeedOpt = 0,
     out: OutOpt = None,
     force: ForceOpt = False,
+    checkpoint: CheckpointOpt = None,
+    checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit a supervised topic model (gSLDA / Gibbs MedLDA) to a labelled dataset's
@@ -248,9 +262,10 @@ def fit_slda(
                                  **dask_params(scheduler, shards))
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
+    ckpt = checkpoint_options(checkpoint, checkpoint_every)
     out = _checked(model, out, force, dataset, data, inputs=False)
     ds = load_data(dataset, data)
-    fit_and_report(model, ds, out, seed=seed)
+    fit_and_report(model, ds, out, seed=seed, checkpoint=ckpt)
 
 
 @app.command("bpbfm")
@@ -275,6 +290,8 @@ def fit_bpbfm(
     seed: SeedOpt = 0,
     out: OutOpt = None,
     force: ForceOpt = False,
+    checkpoint: CheckpointOpt = None,
+    checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit a bilinear Poisson factor model (BPBFM-1, or BPBFM-2 with --dictionary) to the
@@ -294,6 +311,7 @@ def fit_bpbfm(
             random_state=seed, verbose=verbose)
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
+    ckpt = checkpoint_options(checkpoint, checkpoint_every)
     out = _checked(model, out, force, dataset, data, inputs=False)
     ds = load_data(dataset, data)
     if not ds.tensor:
@@ -305,7 +323,7 @@ def fit_bpbfm(
     train = ds.tensor["train"]
     with reported_errors():
         t0 = time.perf_counter()
-        model.fit(train)
+        model.fit(train, **ckpt)
         seconds = time.perf_counter() - t0
     path = None
     if out is not None:
@@ -361,6 +379,8 @@ def fit_model_cmd(
     holdout: HoldoutOpt = 0.0,
     out: OutOpt = None,
     force: ForceOpt = False,
+    checkpoint: CheckpointOpt = None,
+    checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
 ) -> None:
     """Fit any registered estimator by name; what its fit needs (links, labels) comes
@@ -387,7 +407,8 @@ def fit_model_cmd(
         model = cls(**params)
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
+    ckpt = checkpoint_options(checkpoint, checkpoint_every)
     out = _checked(model, out, force, dataset, data, input_file, vocab, holdout=holdout)
     ds = load_data(dataset, data, input_file, vocab,
                    directed=bool(getattr(cls, "directed_links", False)))
-    fit_and_report(model, ds, out, holdout=holdout, seed=seed)
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt)

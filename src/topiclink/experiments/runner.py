@@ -25,19 +25,22 @@ what the model's ``fit_requires`` declares (documents, links, labels, tensor, fe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import logging
 import numbers
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from topiclink.experiments.grid_checkpoint import GridCheckpoint, current_grid_checkpoint
 
 __all__ = ["Cell", "CSVRows", "build_model", "cell_seed", "fit_model", "grid",
            "model_class", "model_fit_requires", "model_names", "model_params",
@@ -144,13 +147,13 @@ def build_model(name: str, params: Mapping[str, Any] | None = None,
 
 
 def fit_model(model: Any, X: Any = None, *, links: Any = None, y: Any = None,
-              tensor: Any = None, features: Any = None) -> Any:
+              tensor: Any = None, features: Any = None, **fit_options: Any) -> Any:
     """``model.fit`` with the inputs its ``fit_requires`` declares (default: ``X``).
 
     Documents go first (positional), labels second; links, tensor and features as
     keywords (``fit(X, links=...)``, ``fit(X, y)``, ``fit(tensor)``,
     ``fit(X, features=...)``).  A declared input that is None raises a one-line
-    ValueError.
+    ValueError.  ``fit_options`` (``checkpoint``, ``checkpoint_every``) go to ``fit``.
     """
     requires = tuple(getattr(model, "fit_requires", ("X",)))
     given = {"X": X, "links": links, "y": y, "tensor": tensor, "features": features}
@@ -169,7 +172,7 @@ def fit_model(model: Any, X: Any = None, *, links: Any = None, y: Any = None,
     kwargs = {k: given[k] for k in ("links", "features") if k in requires}
     if "tensor" in requires and "X" in requires:
         kwargs["tensor"] = tensor
-    return model.fit(*args, **kwargs)
+    return model.fit(*args, **kwargs, **fit_options)
 
 
 # ---------------------------------------------------------------------- grid and seeds
@@ -282,9 +285,15 @@ class CSVRows:
 RunCell = Callable[[Cell, Any], Mapping[str, Any] | None]
 
 
-def _call(run_cell: RunCell, cell: Cell, context: Any) -> dict[str, Any] | None:
-    """One cell (in this process or a worker)."""
-    row = run_cell(cell, context)
+def _call(run_cell: RunCell, cell: Cell, context: Any,
+          checkpoints: tuple[Path, int | str | float] | None = None
+          ) -> dict[str, Any] | None:
+    """One cell (in this process or a worker); its fits checkpoint into
+    ``checkpoints = (folder, every)`` when given."""
+    from topiclink.models.checkpoint import checkpoint_folder
+
+    with checkpoint_folder(*checkpoints) if checkpoints else contextlib.nullcontext():
+        row = run_cell(cell, context)
     return None if row is None else dict(row)
 
 
@@ -292,7 +301,8 @@ def run_grid(cells: Iterable[Mapping[str, Any]], run_cell: RunCell, context: Any
              base_seed: int = 0, seed_axes: Sequence[str] | None = None, workers: int = 1,
              context_of: Callable[[Cell, Any], Any] | None = None,
              on_row: Callable[[dict[str, Any]], None] | None = None,
-             csv_path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+             csv_path: str | os.PathLike[str] | None = None,
+             checkpoint: GridCheckpoint | None = None) -> pd.DataFrame:
     """Run ``run_cell(cell, context)`` for every cell; returns the rows as a DataFrame.
 
     Parameters
@@ -318,6 +328,11 @@ def run_grid(cells: Iterable[Mapping[str, Any]], run_cell: RunCell, context: Any
         Called with each row as it arrives (progress output).
     csv_path : path, optional
         Rewritten (atomically) after every row and at the end.
+    checkpoint : GridCheckpoint, optional
+        Skip the cells it records as finished (their rows come from it), record each
+        cell as it finishes, and checkpoint each cell's fits in its folder
+        (:mod:`topiclink.experiments.grid_checkpoint`; default: the one a
+        :func:`~topiclink.experiments.grid_checkpoint.grid_checkpoint` block set).
     """
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
@@ -327,15 +342,44 @@ def run_grid(cells: Iterable[Mapping[str, Any]], run_cell: RunCell, context: Any
     def ctx(cell: Cell) -> Any:
         return context if context_of is None else context_of(cell, context)
 
-    if workers == 1 or len(todo) <= 1:
-        results: Iterable[dict[str, Any] | None] = (_call(run_cell, c, ctx(c)) for c in todo)
+    if checkpoint is None:
+        checkpoint = current_grid_checkpoint()
+    done: dict[int, Any] = {}
+    if checkpoint is not None:
+        for c in todo:
+            finished, row = checkpoint.row_of(c.coords)
+            if finished:
+                done[c.index] = row
+        logger.info("checkpoint %s: %d of %d cells finished earlier, %d to run",
+                    checkpoint.folder, len(done), len(todo), len(todo) - len(done))
+    run_now = [c for c in todo if c.index not in done]
+
+    def saves(cell: Cell) -> tuple[Path, int | str | float] | None:
+        return None if checkpoint is None else (checkpoint.cell_folder(cell.coords),
+                                                checkpoint.every)
+
+    if workers == 1 or len(run_now) <= 1:
+        fresh: Iterable[dict[str, Any] | None] = (
+            _call(run_cell, c, ctx(c), saves(c)) for c in run_now)
     else:
         from joblib import Parallel, delayed
 
-        results = Parallel(n_jobs=int(workers), return_as="generator")(
-            delayed(_call)(run_cell, c, ctx(c)) for c in todo)
+        fresh = Parallel(n_jobs=int(workers), return_as="generator")(
+            delayed(_call)(run_cell, c, ctx(c), saves(c)) for c in run_now)
+
+    def in_order() -> Iterator[dict[str, Any] | None]:
+        computed = iter(fresh)
+        for c in todo:
+            if c.index in done:
+                yield done[c.index]
+                continue
+            row = next(computed)
+            if checkpoint is not None:
+                checkpoint.record(c.coords, row)
+            yield row
+
     sink = CSVRows(csv_path)
-    for row in results:
+    for row in in_order():
         if row is None:
             continue
         sink.add(row)
