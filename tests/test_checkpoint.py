@@ -258,3 +258,27 @@ def test_sigkill_at_a_random_iteration_then_resume_equals_uninterrupted(family, 
     a, b = topiclink.load(tmp_path / "ref.npz"), topiclink.load(tmp_path / "resumed.npz")
     assert a.n_iter_ == b.n_iter_ == N_ITER
     assert_same(comparable(a), comparable(b))
+
+
+def test_cli_fit_checkpoint(tmp_path):
+    """`topiclink fit lda --checkpoint F`: written as the fit goes, a second run of the
+    same command continues from it (here: finds it finished) and writes the same model."""
+    from typer.testing import CliRunner
+
+    from topiclink.cli.app import app
+
+    runner = CliRunner()
+    args = ["fit", "lda", "--dataset", "cora", "--topics", "3", "--iterations", "4",
+            "--checkpoint", str(tmp_path / "ck.npz"), "--checkpoint-every", "2", "--quiet"]
+    first = runner.invoke(app, [*args, "--out", str(tmp_path / "a.npz")])
+    assert first.exit_code == 0, first.output
+    assert topiclink.load(tmp_path / "ck.npz").n_iter_ == 4
+    second = runner.invoke(app, [*args, "--out", str(tmp_path / "b.npz")])
+    assert second.exit_code == 0, second.output
+    a, b = topiclink.load(tmp_path / "a.npz"), topiclink.load(tmp_path / "b.npz")
+    assert_same({k: getattr(a, k) for k in a._saved_arrays},
+                {k: getattr(b, k) for k in b._saved_arrays})
+    bad = runner.invoke(app, [*args[:-3], "--checkpoint-every", "soon"])
+    assert bad.exit_code == 1 and "--checkpoint-every 'soon'" in bad.output
+    other = runner.invoke(app, [*args[:4], "--topics", "4", *args[6:]])
+    assert other.exit_code == 1 and "n_topics=3, this fit has 4" in other.output
