@@ -477,10 +477,13 @@ class KTMResult:
     data: SOTUData
 
 
-def top_word_labels(topics: np.ndarray, vocabulary: Any, n_words: int = 4) -> list[str]:
-    """``"k: w1 w2 w3 w4"`` per topic (its most probable words)."""
+def top_word_labels(topics: np.ndarray, vocabulary: Any, n_words: int = 4,
+                    by: str = "term-score") -> list[str]:
+    """``"k: w1 w2 w3 w4"`` per topic (its top words by term-score, or by probability)."""
+    from topiclink.models.topic_display import top_word_indices
+
     vocab = np.asarray(vocabulary, dtype=str)
-    order = np.argsort(-np.asarray(topics), axis=1, kind="stable")[:, :n_words]
+    order = top_word_indices(np.asarray(topics), n_words, by, "top_word_labels")
     return [f"{k}: " + " ".join(vocab[order[k]]) for k in range(order.shape[0])]
 
 

@@ -107,16 +107,23 @@ class TopicsMixin:
         """Fit, then return the training documents' topic proportions ``doc_topic_``."""
         return self.fit(X, y, **fit_params).doc_topic_
 
-    def top_words(self, n: int = 10) -> list[list[str]]:
-        """The ``n`` most probable words of every topic, most probable first."""
+    def top_words(self, n: int = 10, *, by: str = "term-score") -> list[list[str]]:
+        """The ``n`` top words of every topic, best first: by term-score (default: a
+        topic's probability of the word against its geometric mean over the topics, so
+        words frequent everywhere -- "paper", "states", "united" -- give way to the words
+        that set the topic apart; Blei & Lafferty 2009, the LMV paper's labels) or by
+        probability (``by="probability"``)."""
+        from topiclink.models.topic_display import top_word_indices
+
         self._check_fitted()
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise ValueError(f"top_words: n must be an integer >= 1, got {n!r}")
-        order = np.argsort(-np.asarray(self.components_), axis=1, kind="stable")[:, :n]
+        order = top_word_indices(np.asarray(self.components_), n, by)
         return [[str(self.vocabulary_[j]) for j in row] for row in order]
 
-    def summary(self, n_words: int = 8) -> str:
-        """A readable multi-line description of the fitted model."""
+    def summary(self, n_words: int = 8, *, by: str = "term-score") -> str:
+        """A readable multi-line description of the fitted model (topics labelled by
+        ``by``: term-score or probability, see :meth:`top_words`)."""
         self._check_fitted()
         comps = np.asarray(self.components_)
         lines = [f"{type(self).__name__}: {comps.shape[0]} topics, {comps.shape[1]} words, "
@@ -128,7 +135,7 @@ class TopicsMixin:
             if ll.size:
                 lines.append(f"log-likelihood per token: first {ll[0]:.4f}, last {ll[-1]:.4f}")
         weight = getattr(self, "topic_weights_", None)
-        for k, words in enumerate(self.top_words(n_words)):
+        for k, words in enumerate(self.top_words(n_words, by=by)):
             share = f" ({100 * weight[k]:4.1f}%)" if weight is not None else ""
             lines.append(f"  topic {k:2d}{share}: {' '.join(words)}")
         return "\n".join(lines)

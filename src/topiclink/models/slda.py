@@ -288,6 +288,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         return "\n".join(lines)
 
     def _top_words_of(self, m: int, n: int = 3) -> list[list[str]]:
-        comps = self.all_components_[m]
-        order = np.argsort(-comps, axis=1, kind="stable")[:, :n]
+        from topiclink.models.topic_display import top_word_indices
+
+        order = top_word_indices(np.asarray(self.all_components_[m]), n)
         return [[str(self.vocabulary_[j]) for j in row] for row in order]

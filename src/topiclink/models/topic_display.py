@@ -11,7 +11,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["term_scores", "top_words_by_term_score"]
+__all__ = ["RANKINGS", "term_scores", "top_word_indices", "top_words_by_term_score"]
+
+#: how topic-displaying functions rank a topic's words (``by=``); the first is the default
+RANKINGS = ("term-score", "probability")
 
 
 def _topic_word_means(model_or_topics: Any, func: str) -> np.ndarray:
@@ -59,13 +62,24 @@ def top_words_by_term_score(model: Any, n_words: int = 10) -> list[list[str]]:
 
     ``model`` needs ``components_`` and ``vocabulary_`` (any fitted topic model).
     """
-    if isinstance(n_words, bool) or not isinstance(n_words, int | np.integer) or n_words < 1:
-        raise ValueError(f"top_words_by_term_score: n_words must be an integer >= 1, "
-                         f"got {n_words!r}")
-    scores = term_scores(model)
+    order = top_word_indices(model, n_words, "term-score", "top_words_by_term_score")
     vocab = getattr(model, "vocabulary_", None)
-    if vocab is None or len(vocab) != scores.shape[1]:
+    if vocab is None or len(vocab) != np.shape(model.components_)[1]:
         raise ValueError("top_words_by_term_score: the model has no vocabulary_ matching its "
                          "components_; fit it first")
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :int(n_words)]
     return [[str(vocab[j]) for j in row] for row in order]
+
+
+def top_word_indices(topics: Any, n_words: int = 10, by: str = "term-score",
+                     func: str = "top_words") -> np.ndarray:
+    """(K, n_words) word indices of every topic, best first: by term-score (the default;
+    words frequent in every topic sink) or by probability (``by="probability"``).
+
+    ``topics``: a fitted topic model (its ``components_``) or a (K, V) array.
+    """
+    if isinstance(n_words, bool) or not isinstance(n_words, int | np.integer) or n_words < 1:
+        raise ValueError(f"{func}: n_words must be an integer >= 1, got {n_words!r}")
+    if by not in RANKINGS:
+        raise ValueError(f"{func}: by must be one of {', '.join(RANKINGS)}, got {by!r}")
+    scores = term_scores(topics) if by == "term-score" else _topic_word_means(topics, func)
+    return np.argsort(-scores, axis=1, kind="stable")[:, :int(n_words)]

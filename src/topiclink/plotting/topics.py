@@ -39,14 +39,19 @@ def plot_trace(model: Any, key: str = "log_likelihood", ax: Any = None) -> Any:
 
 
 def plot_top_words(model: Any, n_words: int = 8, topics: list[int] | None = None,
-                   ax: Any = None) -> Any:
-    """A table-like picture of each topic's top words, sized by probability."""
+                   ax: Any = None, *, by: str = "term-score") -> Any:
+    """A table-like picture of each topic's top words, ranked and sized by term-score
+    (default) or probability (``by="probability"``)."""
+    from topiclink.models.topic_display import term_scores, top_word_indices
+
     check_is_fitted(model)
-    comps = model.components_
+    comps = np.asarray(model.components_)
     topics = list(range(comps.shape[0])) if topics is None else topics
     ax = new_axes(ax, figsize=(1.6 * n_words, 0.45 * len(topics) + 0.8))
-    order = np.argsort(-comps, axis=1)[:, :n_words]
-    pmax = comps[topics][:, None].max() if len(topics) else 1.0
+    order = top_word_indices(comps, n_words, by, "plot_top_words")
+    if by == "term-score":
+        comps = np.maximum(term_scores(comps), 0.0)
+    pmax = max(float(comps[topics].max()), 1e-300) if len(topics) else 1.0
     for row, k in enumerate(topics):
         for col, j in enumerate(order[k]):
             p = comps[k, j]
@@ -58,7 +63,7 @@ def plot_top_words(model: Any, n_words: int = 8, topics: list[int] | None = None
     ax.set_xticks([])
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
-    ax.set_title("top words per topic (size ~ probability)")
+    ax.set_title(f"top words per topic (size ~ {by})")
     return ax
 
 
