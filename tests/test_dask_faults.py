@@ -79,7 +79,7 @@ def corpus():
     return corpus
 
 
-def test_lda_worker_killed_same_chain(corpus, processes, monkeypatch):
+def test_lda_worker_killed_same_chain(corpus, processes, monkeypatch, caplog):
     """Killed before sweep 8 (recovery points every 3 sweeps: 1 sweep after the one of
     sweep 6): the lost shards are rebuilt and the chain is the adlda one."""
     ref = LDA(parallel="adlda", **LDA_KW).fit(corpus)
@@ -89,6 +89,7 @@ def test_lda_worker_killed_same_chain(corpus, processes, monkeypatch):
     t0 = time.monotonic()
     model = LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
     assert killed and time.monotonic() - t0 < 3 * BOUND
+    assert "rebuilt from the recovery point" in caplog.text     # the replay path ran
     for name in ("z", "ndk", "nwk", "nk", "kernel_rng"):
         np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
                                       err_msg=name)
@@ -101,7 +102,7 @@ RTM_KW = {"n_topics": 4, "negative_ratio": 0.05, "max_iter": 6, "n_shards": 3,
           "evaluate_every": 1, "random_state": 2, "loss": "hinge", "augmentation": "numba"}
 
 
-def test_grtm_worker_killed_same_chain(processes, monkeypatch):
+def test_grtm_worker_killed_same_chain(processes, monkeypatch, caplog):
     from topiclink.inference.rtm_dask import DaskRelationalShards
 
     (corpus, links), _ = make_rtm_data(n_docs=60, n_topics=4, doc_length=30, random_state=3)
@@ -111,7 +112,7 @@ def test_grtm_worker_killed_same_chain(processes, monkeypatch):
     kill_at(monkeypatch, DaskRelationalShards, "iterate", processes, 4, killed)
     model = RelationalTopicModel(parallel="dask", client=processes, **RTM_KW).fit(
         corpus, links=links)
-    assert killed
+    assert killed and "rebuilt from the recovery point" in caplog.text
     for name in ("z", "ndk", "nwk", "nk", "U", "a", "b", "omega", "kernel_rng"):
         np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
                                       err_msg=name)
@@ -150,13 +151,13 @@ def test_lmvs_worker_killed_same_fit(processes, monkeypatch):
 
     from .test_lmvs_dask import assert_same_fit
 
-    (corpus, links), _ = make_lmv_data(n_docs=80, n_words=60, n_topics=4, random_state=5)
+    (corpus, links), _ = make_lmv_data(n_docs=80, n_words=60, n_topics=6, random_state=5)
     kw = {"inference": "stochastic", "max_iter": 2, "tol": 0.0, "batch_size": 30, "n0": 10,
           "random_state": 0, "n_jobs": 1}
-    ref = VisibilityTopicModel(4, **kw).fit(corpus, links=links)
+    ref = VisibilityTopicModel(6, **kw).fit(corpus, links=links)
     killed: list = []
     kill_at(monkeypatch, DaskStochasticLMV, "pair_statistics", processes, 3, killed)
-    model = VisibilityTopicModel(4, parallel="dask", client=processes, **kw).fit(
+    model = VisibilityTopicModel(6, parallel="dask", client=processes, **kw).fit(
         corpus, links=links)
     assert killed
     assert_same_fit(ref, model)
