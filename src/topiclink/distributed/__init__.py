@@ -14,7 +14,14 @@ when a sweeper starts (``pip install 'topiclink[dask]'``).
 
 from __future__ import annotations
 
-from topiclink.distributed.dask_sweeper import DaskConnection, DaskSweeper, resolve_client
+from topiclink.distributed.dask_sweeper import (
+    SCHEDULER_TIMEOUT,
+    DaskConnection,
+    DaskSweeper,
+    SchedulerLostError,
+    WorkerLostError,
+    resolve_client,
+)
 from topiclink.distributed.params import (
     CLIENT,
     ClientCodec,
@@ -24,4 +31,5 @@ from topiclink.distributed.params import (
 )
 
 __all__ = ["DaskConnection", "DaskSweeper", "resolve_client", "CLIENT", "ClientCodec", "ClientLike",
-           "SharedClientMixin", "needs_full_state"]
+           "SharedClientMixin", "needs_full_state", "WorkerLostError", "SchedulerLostError",
+           "SCHEDULER_TIMEOUT"]

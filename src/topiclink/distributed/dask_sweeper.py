@@ -35,12 +35,31 @@ add these payload sizes up.
 
 The result is a function of the seed and ``n_shards`` only: the same as
 ``parallel="adlda"`` with the same shards, for any number of workers or threads.
+
+Faults (:class:`DaskConnection`, shared by the five Dask samplers): every wait for
+results (:meth:`DaskConnection._gather`) ends, never hangs.  A worker lost mid-fit (its
+nanny restarts it empty) cancels the futures of the data it held; the iteration is then
+redone (:meth:`DaskConnection._recovering`, at most :data:`MAX_RECOVERIES` times) after
+the driver has restored the lost shards.  Every task is a function of its inputs, so a
+redo draws what the original would have: :class:`DaskSweeper` keeps, per shard, its
+(z, ndk, rng) at a *recovery point* (the start, any full :meth:`DaskSweeper.sync`, and a
+gather every :data:`RECOVERY_EVERY` sweeps: ``(N + D K) x 4`` bytes received then) with
+(nwk, nk) there and each later sweep's summed count deltas and prior; a lost shard's
+tokens are scattered again (or read again from its shard file) and its state rebuilt on a
+live worker by :func:`replay_shard`.  The chain is then the uninterrupted one, draw for
+draw.  When the redos keep failing the run stops with a one-line :class:`WorkerLostError`
+naming the lost worker.  A lost scheduler stops it with a one-line
+:class:`SchedulerLostError`: at once when the client has seen its connection close,
+after at most :data:`SCHEDULER_TIMEOUT` s without a connection while waiting for results,
+and within the client's connect timeout (distributed's ``distributed.comm.timeouts.
+connect``, 30 s by default) when it goes during a send.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -48,9 +67,69 @@ import numpy as np
 from topiclink.kernels import lda as kernels
 
 __all__ = ["DaskSweeper", "DaskConnection", "resolve_client", "connect_client", "sweep_shard",
-           "compact_dtype", "load_shard_task", "count_shard_words", "word_topic_counts"]
+           "compact_dtype", "load_shard_task", "count_shard_words", "word_topic_counts",
+           "replay_shard", "WorkerLostError", "SchedulerLostError", "SCHEDULER_TIMEOUT",
+           "MAX_RECOVERIES", "RECOVERY_EVERY"]
 
 logger = logging.getLogger(__name__)
+
+#: seconds without a connection to the scheduler after which a run waiting on the cluster
+#: stops with a :class:`SchedulerLostError` (a scheduler that closes its connections is
+#: noticed at once; this bounds a silent one)
+SCHEDULER_TIMEOUT = 30.0
+
+#: how many times one iteration is redone after losing workers before the run stops with a
+#: :class:`WorkerLostError`
+MAX_RECOVERIES = 3
+
+#: :class:`DaskSweeper`: sweeps between two gathers of the shards' state into the driver's
+#: recovery point (the state a lost shard is rebuilt from)
+RECOVERY_EVERY = 10
+
+#: seconds between two looks at the connection while waiting for results
+_POLL = 2.0
+
+
+class WorkerLostError(RuntimeError):
+    """A Dask worker holding part of a run was lost and the run could not go on (one-line
+    message; ``address``: the lost worker's address, None when it could not be told)."""
+
+    def __init__(self, address: str | None, detail: str = "") -> None:
+        self.address = address
+        who = f"Dask worker {address}" if address else "a Dask worker"
+        super().__init__(f"{who} was lost mid-fit{': ' + detail if detail else ''}")
+
+
+class SchedulerLostError(RuntimeError):
+    """The connection to the Dask scheduler was lost mid-fit (one-line message;
+    ``address``: the scheduler's address)."""
+
+    def __init__(self, address: str | None, detail: str = "") -> None:
+        self.address = address
+        where = f" at {address}" if address else ""
+        super().__init__(f"the Dask scheduler{where} was lost mid-fit"
+                         f"{': ' + detail if detail else ''}")
+
+
+def _loss_types() -> tuple[type, ...]:
+    """The exceptions distributed raises when a worker or the scheduler goes away."""
+    import concurrent.futures
+
+    import distributed
+    from distributed.comm.core import CommClosedError
+
+    return (concurrent.futures.CancelledError, distributed.KilledWorker, CommClosedError)
+
+
+def _is_loss(exc: BaseException | None, client: Any) -> bool:
+    """Whether ``exc`` says that part of the cluster went away: one of
+    :func:`_loss_types`, or a connection error while the client has lost its scheduler."""
+    if exc is None:
+        return False
+    if isinstance(exc, _loss_types()):
+        return True
+    return isinstance(exc, (OSError, TimeoutError)) and client is not None \
+        and client.status != "running"
 
 _PARTS = ("z", "ndk", "rng")
 
@@ -117,6 +196,113 @@ class DaskConnection:
         """:func:`connect_client` (a no-op while connected)."""
         if self.client is None:
             self.client, self._owned, self.n_workers = connect_client(self.client_arg)
+            self._known_workers = set(self.client.nthreads())
+
+    # ------------------------------------------------------------------ faults
+    def _scheduler_address(self) -> str | None:
+        try:
+            return str(self.client.scheduler.address)
+        except Exception:
+            return None
+
+    def _gather(self, futures: list) -> list:
+        """``client.gather(futures)`` that never hangs on a lost cluster: a lost worker's
+        data or a lost scheduler ends it with :class:`WorkerLostError` /
+        :class:`SchedulerLostError` (the connection is looked at every few seconds; after
+        :data:`SCHEDULER_TIMEOUT` s without it the scheduler counts as lost).  Errors
+        raised by the tasks themselves pass unchanged."""
+        import distributed
+
+        client = self.client
+        flat = [f for f in _flatten(futures)]
+        since: float | None = None
+        while True:
+            try:
+                with client.as_current():
+                    distributed.wait(flat, timeout=_POLL)
+                break
+            except TimeoutError:
+                if client.status == "running":
+                    since = None
+                    continue
+                since = time.monotonic() if since is None else since
+                if client.status in ("closing", "closed") or \
+                        time.monotonic() - since > SCHEDULER_TIMEOUT:
+                    raise SchedulerLostError(self._scheduler_address(),
+                                             f"no connection for {SCHEDULER_TIMEOUT:.0f} s"
+                                             ) from None
+            except Exception:       # cancelled futures: gather raises the error
+                break
+        try:
+            return client.gather(futures)
+        except Exception as exc:
+            if _is_loss(exc, client) and not any(
+                    f.status == "error" and not _is_loss(f.exception(), client)
+                    for f in flat):
+                raise self._lost(exc) from None
+            raise
+
+    def _lost(self, exc: BaseException) -> WorkerLostError | SchedulerLostError:
+        """What a loss-type error ``exc`` means: the scheduler gone (the client is no
+        longer connected) or workers gone (named when the cluster no longer lists them)."""
+        client = self.client
+        if client is None or client.status != "running":
+            return SchedulerLostError(self._scheduler_address(), type(exc).__name__)
+        try:
+            now = set(client.nthreads())
+        except Exception:
+            return SchedulerLostError(self._scheduler_address(), type(exc).__name__)
+        gone = sorted(getattr(self, "_known_workers", set()) - now)
+        self._known_workers = now
+        self.n_workers = len(now) or self.n_workers
+        return WorkerLostError(", ".join(gone) or None,
+                               f"its data was lost ({type(exc).__name__})")
+
+    def _recovering(self, attempt: Callable[[], Any], restore: Callable[[], None] | None
+                    ) -> Any:
+        """``attempt()``, redone after ``restore()`` when a worker was lost (at most
+        :data:`MAX_RECOVERIES` times; ``restore`` None: no redo, the
+        :class:`WorkerLostError` is raised).  ``attempt`` must be a function of the driver's
+        state only, so that its redo is the same computation."""
+        for tries in range(MAX_RECOVERIES + 1):
+            self._check_scheduler()
+            try:
+                return attempt()
+            except WorkerLostError as lost:
+                if restore is None or tries == MAX_RECOVERIES:
+                    raise
+                logger.warning("%s: %s; restoring its shards and redoing the iteration",
+                               type(self).__name__, lost)
+            except Exception as exc:                # raised by a scatter or a submit
+                if not _is_loss(exc, self.client):
+                    raise
+                lost = self._lost(exc)
+                if isinstance(lost, SchedulerLostError) or restore is None \
+                        or tries == MAX_RECOVERIES:
+                    raise lost from None
+                logger.warning("%s: %s; restoring its shards and redoing the iteration",
+                               type(self).__name__, lost)
+            self._wait_for_a_worker()
+            restore()
+        raise AssertionError("unreachable")
+
+    def _check_scheduler(self) -> None:
+        """A :class:`SchedulerLostError` at once when the client has lost its scheduler
+        (rather than a send that waits for distributed's connect timeout)."""
+        client = self.client
+        if client is not None and client.status != "running":
+            raise SchedulerLostError(self._scheduler_address(), f"client {client.status}")
+
+    def _wait_for_a_worker(self) -> None:
+        """Up to 60 s for at least one worker (a nanny restarts a killed one)."""
+        client = self.client
+        try:
+            if not client.nthreads():
+                client.wait_for_workers(1, timeout=60)
+            self._known_workers = set(client.nthreads())
+        except Exception as exc:
+            raise self._lost(exc) from None
+        self.n_workers = len(self._known_workers)
 
     def _disconnect(self) -> None:
         """Close a connection made here; forget the client."""
@@ -145,6 +331,26 @@ class DaskConnection:
             self._disconnect()
 
 
+def _flatten(values: Any) -> Iterator[Any]:
+    """The futures in a (nested) list."""
+    if isinstance(values, (list, tuple)):
+        for v in values:
+            yield from _flatten(v)
+    else:
+        yield values
+
+
+def _lost_shards(client: Any, futures: list) -> list[int]:
+    """The positions of the entries of ``futures`` (per shard, a tuple of futures) with a
+    future whose data is gone (cancelled, erred, or finished with no worker holding it);
+    pending ones are not lost (the scheduler computes them, or cancels them later)."""
+    live = [f for row in futures for f in row if f.status == "finished"]
+    who = client.who_has(live) if live else {}
+    return [s for s, row in enumerate(futures)
+            if any(f.status in ("cancelled", "error", "lost")
+                   or (f.status == "finished" and not who.get(f.key)) for f in row)]
+
+
 def sweep_shard(shard: dict, prev: tuple, shared: tuple, alpha: np.ndarray, beta: float
                 ) -> tuple:
     """One AD-LDA sweep of one shard (runs on a worker).
@@ -167,6 +373,25 @@ def sweep_shard(shard: dict, prev: tuple, shared: tuple, alpha: np.ndarray, beta
     rows = np.ascontiguousarray(diff[changed])
     delta = (vocab[changed], rows.astype(compact_dtype(rows)), nk - base_k)
     return z, ndk, rng, delta
+
+
+def replay_shard(shard: dict, state: tuple, base_w: np.ndarray, base_k: np.ndarray,
+                 log: list, d0: int, d1: int) -> tuple:
+    """A lost shard's ``(z, ndk, rng, None)`` rebuilt from its state at the recovery point
+    by redoing the logged sweeps (runs on a worker).  ``log``: per sweep since then, the
+    summed count deltas of all shards (as :meth:`DaskSweeper.sweep` added them), the prior
+    and beta; each redone sweep sees the counts the original one saw (the recovery point's
+    plus the earlier sweeps' deltas), so its draws are the original ones."""
+    nwk, nk = base_w.copy(), base_k.copy()
+    prev = state
+    for deltas, alpha, beta in log:
+        a = alpha if alpha.ndim == 1 or alpha.shape[0] == 1 \
+            else np.ascontiguousarray(alpha[d0:d1])
+        prev = sweep_shard(shard, prev, (nwk, nk), a, beta)
+        for rows, drows, dnk in deltas:
+            nwk[rows] += drows
+            nk += dnk
+    return prev[0], prev[1], prev[2], None
 
 
 def load_shard_task(path: str, n_tokens: int, n_docs: int, sha256: str) -> dict:
@@ -282,6 +507,11 @@ class DaskSweeper(DaskConnection):
         self._z: np.ndarray | None = None
         self._ndk: np.ndarray | None = None
         self._fresh: set[str] = set()
+        self._local: list | None = None      # per shard: its static data (no ShardSet)
+        self._base: list | None = None       # per shard: (z, ndk, rng) at the recovery point
+        self._base_counts: tuple | None = None   # (nwk, nk) at the recovery point
+        self._log: list = []                 # per sweep since: (deltas, alpha, beta)
+        self._counts: tuple | None = None    # the (nwk, nk) arrays the sweeps update
 
     # ------------------------------------------------------------------ session
     def __enter__(self) -> DaskSweeper:
@@ -314,15 +544,8 @@ class DaskSweeper(DaskConnection):
                                 "offsets": np.ascontiguousarray(offsets[d0:d1 + 1] - lo),
                                 "vocab": np.unique(w).astype(np.int32)})
             states.append((z[lo:hi].copy(), ndk[d0:d1].copy(), self.states[s].copy(), None))
-        if self.shards is None:
-            self._static = client.scatter(statics, hash=False)
-        else:                       # the workers read their shard files themselves
-            self._static = [client.submit(load_shard_task, *self.shards.task_arguments(s),
-                                          pure=False) for s in range(self.n_shards)]
-            for f in self._static:  # waits; the worker's error (e.g. a missing shard)
-                error = f.exception()
-                if error is not None:
-                    raise error
+        self._local = statics if self.shards is None else None
+        self._static = self._place_statics(range(self.n_shards))
         who = client.who_has(self._static)
         self._workers = [list(who[f.key]) or None for f in self._static]
         self._shard = [client.scatter([st], workers=wk, hash=False)[0]
@@ -331,6 +554,67 @@ class DaskSweeper(DaskConnection):
         self.bytes_sent += sum(a.nbytes for st in states for a in st[:3])
         self._z, self._ndk = z, ndk
         self._fresh = set(_PARTS)
+        self._base = [st[:3] for st in states]
+        self._log = []
+
+    def _place_statics(self, which: Any) -> list:
+        """Futures of the static data of the shards ``which``: scattered from the driver,
+        or read from the shard files by the workers (waited for: a worker's error, e.g. a
+        missing shard, is raised here)."""
+        client = self.client
+        if self.shards is None:
+            return client.scatter([self._local[s] for s in which], hash=False)
+        futures = [client.submit(load_shard_task, *self.shards.task_arguments(s), pure=False)
+                   for s in which]
+        for f in futures:
+            error = f.exception()
+            if error is not None:
+                raise error
+        return futures
+
+    # ------------------------------------------------------------------ recovery
+    def _restore(self) -> None:
+        """After losing workers: every shard whose data or state is gone gets its static
+        data again (scattered or read from its file) and its state rebuilt from the
+        recovery point by :func:`replay_shard` on a live worker; per-document priors are
+        scattered again at the next sweep."""
+        client = self.client
+        lost = _lost_shards(client, list(zip(self._static, self._shard, strict=True)))
+        if not lost:
+            return
+        statics = self._place_statics(lost)
+        who = client.who_has(statics)
+        base_w, base_k = self._base_counts
+        log = list(self._log)
+        for s, static in zip(lost, statics, strict=True):
+            workers = list(who.get(static.key) or ()) or None
+            self._static[s] = static
+            self._workers[s] = workers
+            self._shard[s] = client.submit(
+                replay_shard, static, self._base[s], base_w, base_k, log,
+                int(self.chunks[s]), int(self.chunks[s + 1]), workers=workers,
+                allow_other_workers=True, pure=False)
+            if self._local is not None:
+                self.bytes_sent += sum(a.nbytes for a in self._local[s].values())
+            self.bytes_sent += sum(a.nbytes for a in self._base[s]) + base_w.nbytes
+        self._alpha_last = None
+        logger.warning("DaskSweeper: shards %s rebuilt from the recovery point (%d sweeps "
+                       "redone)", lost, len(log))
+
+    def _mark(self) -> None:
+        """A new recovery point: every shard's (z, ndk, rng) gathered into the driver's copy
+        (not into the state's arrays: what :meth:`sync` has not fetched stays stale)."""
+        client = self.client
+        got = self._gather([client.submit(pick, f, (0, 1, 2), pure=False)
+                            for f in self._shard])
+        self._base = [tuple(np.asarray(v) for v in values) for values in got]
+        self.bytes_received += sum(v.nbytes for values in got for v in values)
+        self._set_base_counts()
+
+    def _set_base_counts(self) -> None:
+        nwk, nk = self._counts
+        self._base_counts = (nwk.copy(), nk.copy())
+        self._log = []
 
     def _alpha_arguments(self, alpha: np.ndarray) -> list:
         """Per shard: the prior itself (a vector or one row, sent with the task) or a
@@ -356,17 +640,25 @@ class DaskSweeper(DaskConnection):
         RNG rows advance on the workers (:meth:`sync` fetches them)."""
         self._connect()
         if self._shard is None:
-            self._load(words, offsets, z, ndk)
+            self._recovering(lambda: self._load(words, offsets, z, ndk), lambda: None)
+            self._counts = (nwk, nk)
+            self._set_base_counts()
         elif z is not self._z or ndk is not self._ndk:
             raise ValueError("DaskSweeper: sweep the same z and ndk arrays within a session")
-        client = self.client
-        shared = client.scatter([(nwk.copy(), nk.copy())], broadcast=True, hash=False)[0]
-        self.bytes_sent += (nwk.nbytes + nk.nbytes) * self.n_workers
-        alphas = self._alpha_arguments(alpha)
-        new = [client.submit(sweep_shard, self._static[s], self._shard[s], shared,
-                             alphas[s], float(beta), pure=False)
-               for s in range(self.n_shards)]
-        deltas = client.gather([client.submit(pick, f, 3, pure=False) for f in new])
+        self._counts = (nwk, nk)
+        alpha = np.asarray(alpha, dtype=np.float64)
+
+        def attempt() -> tuple[list, list]:
+            client = self.client
+            shared = client.scatter([(nwk.copy(), nk.copy())], broadcast=True, hash=False)[0]
+            self.bytes_sent += (nwk.nbytes + nk.nbytes) * self.n_workers
+            alphas = self._alpha_arguments(alpha)
+            new = [client.submit(sweep_shard, self._static[s], self._shard[s], shared,
+                                 alphas[s], float(beta), pure=False)
+                   for s in range(self.n_shards)]
+            return new, self._gather([client.submit(pick, f, 3, pure=False) for f in new])
+
+        new, deltas = self._recovering(attempt, self._restore)
         for rows, drows, dnk in deltas:
             nwk[rows] += drows
             nk += dnk
@@ -374,6 +666,10 @@ class DaskSweeper(DaskConnection):
         self._shard = new               # committed only once every delta is added
         self._fresh = set()
         self.n_sweeps += 1
+        logged = self._alpha_last if alpha.ndim == 2 and alpha.shape[0] > 1 else alpha.copy()
+        self._log.append((deltas, logged, float(beta)))
+        if len(self._log) >= RECOVERY_EVERY:
+            self._recovering(self._mark, self._restore)
 
     def sync(self, parts: tuple[str, ...] = _PARTS) -> None:
         """Write the shards' current ``parts`` (of "z", "ndk", "rng") into the arrays the
@@ -384,8 +680,13 @@ class DaskSweeper(DaskConnection):
         if not need:
             return
         index = tuple(_PARTS.index(p) for p in need)
-        client = self.client
-        got = client.gather([client.submit(pick, f, index, pure=False) for f in self._shard])
+
+        def attempt() -> list:
+            client = self.client
+            return self._gather([client.submit(pick, f, index, pure=False)
+                                 for f in self._shard])
+
+        got = self._recovering(attempt, self._restore)
         for s, values in enumerate(got):
             d0, d1 = int(self.chunks[s]), int(self.chunks[s + 1])
             for part, value in zip(need, values, strict=True):
@@ -398,3 +699,8 @@ class DaskSweeper(DaskConnection):
                     self.states[s] = value
                 self.bytes_received += value.nbytes
         self._fresh.update(need)
+        if self._fresh == set(_PARTS) and self._log:    # a new recovery point, for free
+            self._base = [(self._z[lo:hi].copy(),
+                           self._ndk[int(self.chunks[s]):int(self.chunks[s + 1])].copy(),
+                           self.states[s].copy()) for s, (lo, hi) in enumerate(self._ranges)]
+            self._set_base_counts()

@@ -31,6 +31,15 @@ them): sent ``21 |I_t|`` (entries: int32 ids, int8 kind, float64 value) plus, pe
 ``8 K (n_e + 1)`` for its entity rows and ids, ``8 K^2`` per relation (and BPBFM-2
 ``8 M K^2 + 16 M`` per relation term list) and 32 for the stream; received per chunk
 ``8 K n_e`` + the cell counts + 40.  Nothing stays on the workers between minibatches.
+
+Faults: the driver holds everything a chunk task needs, so a worker lost mid-fit costs
+only a redo: Dask runs a lost task again elsewhere by itself, and a minibatch whose tasks
+were cancelled (or killed a worker :data:`~topiclink.distributed.dask_sweeper.
+MAX_RECOVERIES` times) is submitted again with the same streams -- the same chain, draw
+for draw (:class:`~topiclink.distributed.WorkerLostError` only when it keeps failing).  A
+lost scheduler stops the fit with a one-line :class:`~topiclink.distributed.
+SchedulerLostError` within :data:`~topiclink.distributed.dask_sweeper.SCHEDULER_TIMEOUT`
+(30) s.
 """
 
 from __future__ import annotations
@@ -166,22 +175,31 @@ class DaskBPBFMOnline(DaskConnection, BPBFMOnline):
         if self.client is None:             # outside a run: connect for this minibatch
             with self.session(None, None):
                 return self.chunk_counts(entries, g, L, G, terms, rm_shape, streams)
-        client = self.client
         n_chunks = streams.shape[0]
         bounds = np.linspace(0, entries[0].size, n_chunks + 1).astype(np.int64)
         sender_only = self.u_counts == "sender"
-        futures, where = [], []
+        where: list = []
         sent = 0
-        for b in range(n_chunks):
-            lo, hi = int(bounds[b]), int(bounds[b + 1])
-            if hi == lo:                    # the kernel draws nothing on an empty chunk
-                continue
-            args, ids = chunk_arguments(entries, g, L, G, terms, rm_shape, lo, hi)
-            futures.append(client.submit(count_chunk, *args, sender_only, streams[b].copy(),
-                                         pure=False))
-            where.append((b, ids))
-            sent += _nbytes(args) + streams[b].nbytes + 8
-        results = client.gather(futures)
+
+        def attempt() -> list:
+            # every task is a function of what the driver sends it (the streams are
+            # written back only below): a redo after a lost worker draws the same counts
+            nonlocal sent
+            client = self.client
+            futures = []
+            where.clear()
+            for b in range(n_chunks):
+                lo, hi = int(bounds[b]), int(bounds[b + 1])
+                if hi == lo:                # the kernel draws nothing on an empty chunk
+                    continue
+                args, ids = chunk_arguments(entries, g, L, G, terms, rm_shape, lo, hi)
+                futures.append(client.submit(count_chunk, *args, sender_only,
+                                             streams[b].copy(), pure=False))
+                where.append((b, ids))
+                sent += _nbytes(args) + streams[b].nbytes + 8
+            return self._gather(futures)
+
+        results = self._recovering(attempt, lambda: None)
         K = g.shape[1]
         n_ent = np.zeros((g.shape[0], K), dtype=np.int64)
         x_cells = np.zeros((G.shape[0], K, K), dtype=np.int64)

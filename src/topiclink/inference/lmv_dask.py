@@ -39,6 +39,15 @@ x 8`` plus the nonzero column-sum rows (``(K x 8 + 8)`` each).  The first miniba
 run sends ``n_workers x D (K + 2) x 8`` for the table and ``n_workers x`` the graph
 (``(2 (D + 1) + 2 L) x 8 + D x 8`` bytes).  Dask and distributed are imported only when a
 run starts.
+
+Faults: the driver holds the graph and the table (the replicas are copies of its
+``mirror``), so when a worker is lost mid-fit and the minibatch's tasks are cancelled,
+the graph and the whole table are broadcast again to the workers left (or restarted by
+their nannies) and the minibatch's blocks submitted again with the same seed: the same
+chain, draw for draw (:class:`~topiclink.distributed.WorkerLostError` only after
+:data:`~topiclink.distributed.dask_sweeper.MAX_RECOVERIES` failed redos).  A lost
+scheduler stops the fit with a one-line :class:`~topiclink.distributed.SchedulerLostError`
+within :data:`~topiclink.distributed.dask_sweeper.SCHEDULER_TIMEOUT` (30) s.
 """
 
 from __future__ import annotations
@@ -195,23 +204,31 @@ class DaskStochasticLMV(DaskConnection, StochasticLMV):
         if self.client is None:
             raise ValueError("DaskStochasticLMV: pair statistics need a running session")
         if data is not self._data:
-            self._load(data)
-        self._refresh_replicas(elog_theta, elog_tau, taubar)
-        client = self.client
+            self._recovering(lambda: self._load(data), lambda: None)
         D, K = elog_theta.shape
         batch = np.ascontiguousarray(batch, dtype=np.int64)
         shared = (batch, np.ascontiguousarray(vs_link), np.ascontiguousarray(Bbar),
                   int(self.n0), int(seed), 1e-6, 100)   # sampled_statistics' tol, max_inner
         edges = block_edges(batch.size)
-        futures = []
-        for i in range(len(edges) - 1):
-            w = self._slots[i % len(self._slots)]
-            futures.append(client.submit(pair_block_task, self._graph, self._replica[w],
-                                         shared, edges[i], edges[i + 1], workers=[w],
-                                         allow_other_workers=True, pure=False))
-        self.bytes_sent += len(futures) * (batch.nbytes + shared[1].nbytes + shared[2].nbytes
-                                           + 40)
-        results = client.gather(futures)
+
+        def attempt() -> list:
+            self._refresh_replicas(elog_theta, elog_tau, taubar)
+            client = self.client
+            futures = []
+            for i in range(len(edges) - 1):
+                w = self._slots[i % len(self._slots)]
+                futures.append(client.submit(pair_block_task, self._graph, self._replica[w],
+                                             shared, edges[i], edges[i + 1], workers=[w],
+                                             allow_other_workers=True, pure=False))
+            self.bytes_sent += len(futures) * (batch.nbytes + shared[1].nbytes
+                                               + shared[2].nbytes + 40)
+            return self._gather(futures)
+
+        def restore() -> None:
+            # the graph and the table replicas may be gone: send them again, whole
+            self._load(data)
+
+        results = self._recovering(attempt, restore)
         out = PairMerge(batch.size, K)
         for i, (rows, values, s1, rounds, n_pairs, gout_rows, gin, T) in enumerate(results):
             lo, hi = edges[i], edges[i + 1]

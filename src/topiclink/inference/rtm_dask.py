@@ -48,12 +48,25 @@ type holding the counts) and 16 bytes per cross-shard in-pair; received the chan
 rows (1-4 bytes per entry plus 4 per row id), ``D K x c`` of ndk rows, 8 bytes per pair for
 b (16 for the hinge loss) and a few scalars; between workers (``bytes_peer``, counted from
 where the shards were placed) each shard's ndk rows to every other worker holding a shard.
+
+Faults: a worker lost mid-fit does not change the chain.  The driver keeps each shard's
+state tuple at a recovery point (the start, every :meth:`DaskRelationalShards.sync`, and a
+gather every :data:`~topiclink.distributed.dask_sweeper.RECOVERY_EVERY` iterations) and,
+per iteration since, U, ndk at its start, the foreign (a, b), the round-one ndk rows and
+the count changes; a lost shard's static data is scattered again and its state rebuilt on
+a live worker by :func:`replay_task`, then the iteration is redone (the driver's arrays
+change only once both rounds are in).  After :data:`~topiclink.distributed.dask_sweeper.
+MAX_RECOVERIES` failed redos: a one-line :class:`~topiclink.distributed.WorkerLostError`
+naming the worker; a lost scheduler: a one-line :class:`~topiclink.distributed.
+SchedulerLostError` within :data:`~topiclink.distributed.dask_sweeper.SCHEDULER_TIMEOUT`
+(30) s (see :mod:`topiclink.distributed.dask_sweeper`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import logging
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -61,7 +74,13 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from topiclink.distributed.dask_sweeper import DaskConnection, compact_dtype, pick
+from topiclink.distributed.dask_sweeper import (
+    RECOVERY_EVERY,
+    DaskConnection,
+    _lost_shards,
+    compact_dtype,
+    pick,
+)
 from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.pairs import PairIndex, PairSet
 from topiclink.inference.rtm import HINGE_EPS, RelationalData, RelationalGibbs, RelationalState
@@ -72,7 +91,9 @@ from topiclink.kernels import rtm as rtm_kernels
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["DaskRelationalGibbs", "DaskRelationalShards", "shard_bounds", "sweep_task",
-           "augment_task"]
+           "augment_task", "replay_task"]
+
+logger = logging.getLogger(__name__)
 
 #: pairs per augmentation chunk of a shard (as the single-machine pipeline's chunks)
 CHUNK_SIZE = 8192
@@ -206,6 +227,24 @@ def augment_task(static: dict, prev: tuple, shared: tuple, *rows: np.ndarray) ->
     return prev[_Z], prev[_RNG], gen, a, b, omega, prev[_SEED], out
 
 
+def replay_task(static: dict, state: tuple, base_w: np.ndarray, base_k: np.ndarray,
+                log: list) -> tuple:
+    """A lost shard's state tuple rebuilt from its state at the recovery point by redoing
+    the logged iterations' two rounds (runs on a worker).  ``log``: per iteration since,
+    ``(U, ndk at its start (compact), the shard's foreign (a, b), every shard's round-one
+    ndk rows, the summed nwk / nk changes)``: each redone round sees what the original saw,
+    so its draws are the original ones."""
+    nwk, nk = base_w.copy(), base_k.copy()
+    prev = state
+    for U, ndk_c, foreign, rows, deltas in log:
+        shared = (U, ndk_c, nwk, nk)
+        prev = augment_task(static, sweep_task(static, prev, shared, foreign), shared, *rows)
+        for words, drows, dnk in deltas:
+            nwk[words] += drows
+            nk += dnk
+    return (*prev[:_OUT], None)
+
+
 # ---------------------------------------------------------------------- the transport
 class DaskRelationalShards(DaskConnection):
     """The shards of one run on a Dask cluster (a context manager: leaving it gathers
@@ -232,6 +271,9 @@ class DaskRelationalShards(DaskConnection):
         self._shard: list | None = None
         self._workers: list | None = None
         self._fresh = True
+        self._base: list | None = None          # per shard: state tuple, recovery point
+        self._base_counts: tuple | None = None  # (nwk, nk) at the recovery point
+        self._log: list = []                    # per iteration since: replay_task's log
 
     def __enter__(self) -> DaskRelationalShards:
         self._connect()
@@ -243,6 +285,8 @@ class DaskRelationalShards(DaskConnection):
 
     def _forget(self) -> None:
         self._static = self._shard = self._workers = None
+        self._base = self._base_counts = None
+        self._log = []
 
     @property
     def n_shards(self) -> int:
@@ -296,10 +340,53 @@ class DaskRelationalShards(DaskConnection):
                            st.omega[own], np.uint64(0), None))
         self._shard = [client.scatter([x], workers=w, hash=False)[0]
                        for x, w in zip(states, self._workers, strict=True)]
+        self._set_base(states)
         self.bytes_sent += sum(v.nbytes for d in statics for v in d.values()
                                if isinstance(v, np.ndarray))
         self.bytes_sent += sum(x[i].nbytes for x in states for i in (_Z, _RNG, _A, _B, _OMEGA))
         self._fresh = True
+
+    def _set_base(self, states: list) -> None:
+        st = self.state
+        self._base = states
+        self._base_counts = (st.nwk.copy(), st.nk.copy())
+        self._log = []
+
+    def _restore(self) -> None:
+        """After losing workers: every shard whose data or state is gone gets its static
+        data scattered again and its state rebuilt from the recovery point by
+        :func:`replay_task` on a live worker."""
+        client = self.client
+        lost = _lost_shards(client, list(zip(self._static, self._shard, strict=True)))
+        if not lost:
+            return
+        statics = self._statics()
+        futures = client.scatter([statics[s] for s in lost], hash=False)
+        who = client.who_has(futures)
+        base_w, base_k = self._base_counts
+        log = list(self._log)
+        for s, static in zip(lost, futures, strict=True):
+            workers = list(who.get(static.key) or ()) or None
+            self._static[s], self._workers[s] = static, workers
+            self._shard[s] = client.submit(replay_task, static, self._base[s], base_w,
+                                           base_k, [(U, n, f[s], r, d) for U, n, f, r, d
+                                                    in log],
+                                           workers=workers, allow_other_workers=True,
+                                           pure=False)
+            self.bytes_sent += sum(v.nbytes for v in statics[s].values()
+                                   if isinstance(v, np.ndarray)) + base_w.nbytes
+        logger.warning("DaskRelationalShards: shards %s rebuilt from the recovery point (%d "
+                       "iterations redone)", lost, len(log))
+
+    def _mark(self) -> None:
+        """A new recovery point: every shard's state tuple gathered into the driver's copy
+        (not into the state: z and omega stay as of the last :meth:`sync`)."""
+        client = self.client
+        got = self._gather([client.submit(pick, f, (_Z, _RNG, _GEN, _A, _B, _OMEGA, _SEED),
+                                          pure=False) for f in self._shard])
+        self.bytes_received += sum(x[i].nbytes for x in got for i in (_Z, _RNG, _A, _B,
+                                                                       _OMEGA))
+        self._set_base([(*x, None) for x in got])
 
     def _submit(self, fn: Any, s: int, *args: Any) -> Any:
         return self.client.submit(fn, self._static[s], *args, pure=False,
@@ -315,34 +402,44 @@ class DaskRelationalShards(DaskConnection):
         worker), so no driver round trip separates the rounds; the driver adds the same
         rows to its ndk meanwhile."""
         if self._shard is None:
-            self._load()
-        client, st, plan = self.client, self.state, self.algorithm.plan()
+            self._recovering(self._load, lambda: None)
+        st, plan = self.state, self.algorithm.plan()
         S = self.n_shards
         t0 = time.perf_counter()
         ndk_c = st.ndk.astype(compact_dtype(st.ndk))
-        shared = client.scatter([(U, ndk_c, st.nwk.copy(), st.nk.copy())], broadcast=True,
-                                hash=False)[0]
-        self.bytes_sent += (U.nbytes + ndk_c.nbytes + st.nwk.nbytes + st.nk.nbytes) \
-            * self.n_workers
-        first = []
-        for s in range(S):
-            ids = plan["foreign"][s]
-            foreign = (st.a[ids], st.b[ids])
-            self.bytes_sent += foreign[0].nbytes + foreign[1].nbytes
-            first.append(self._submit(sweep_task, s, self._shard[s], shared, foreign))
-        rows = [client.submit(_ndk_rows, f, pure=False) for f in first]
-        second = [self._submit(augment_task, s, first[s], shared, *rows) for s in range(S)]
-        got = client.gather([client.submit(pick, f, _OUT, pure=False) for f in first])
-        for s, (words, drows, dnk, mine) in enumerate(got):
+        foreign = [(st.a[ids], st.b[ids]) for ids in plan["foreign"]]
+        times: list[float] = []
+
+        def attempt() -> tuple[list, list, list]:
+            # a function of the driver's state only (it is changed below, once both rounds
+            # are in): a redo after a lost worker is the same computation
+            client = self.client
+            shared = client.scatter([(U, ndk_c, st.nwk.copy(), st.nk.copy())],
+                                    broadcast=True, hash=False)[0]
+            self.bytes_sent += (U.nbytes + ndk_c.nbytes + st.nwk.nbytes + st.nk.nbytes) \
+                * self.n_workers
+            first = []
+            for s in range(S):
+                self.bytes_sent += foreign[s][0].nbytes + foreign[s][1].nbytes
+                first.append(self._submit(sweep_task, s, self._shard[s], shared, foreign[s]))
+            rows = [client.submit(_ndk_rows, f, pure=False) for f in first]
+            second = [self._submit(augment_task, s, first[s], shared, *rows)
+                      for s in range(S)]
+            got1 = self._gather([client.submit(pick, f, _OUT, pure=False) for f in first])
+            times.append(time.perf_counter())
+            got2 = self._gather([client.submit(pick, f, _OUT, pure=False) for f in second])
+            return second, got1, got2
+
+        second, got1, got2 = self._recovering(attempt, self._restore)
+        for s, (words, drows, dnk, mine) in enumerate(got1):
             st.nwk[words] += drows
             st.nk += dnk
             st.ndk[plan["bounds"][s]:plan["bounds"][s + 1]] = mine
             self.bytes_received += words.nbytes + drows.nbytes + dnk.nbytes + mine.nbytes
             self.bytes_peer += mine.nbytes * self._peers(s)
-        t1 = time.perf_counter()
-        got = client.gather([client.submit(pick, f, _OUT, pure=False) for f in second])
+        t1 = times[-1]
         total = 0.0
-        for s, (a, b, part) in enumerate(got):
+        for s, (a, b, part) in enumerate(got2):
             own = plan["own"][s]
             if a is not None:
                 st.a[own] = a
@@ -353,6 +450,10 @@ class DaskRelationalShards(DaskConnection):
         self._shard = second
         self._fresh = False
         self.n_iterations += 1
+        self._log.append((U, ndk_c, foreign, [g[3] for g in got1],
+                          [(g[0], g[1], g[2]) for g in got1]))
+        if len(self._log) >= RECOVERY_EVERY:
+            self._recovering(self._mark, self._restore)
         return t1 - t0, time.perf_counter() - t1, total
 
     def _peers(self, s: int) -> int:
@@ -366,9 +467,15 @@ class DaskRelationalShards(DaskConnection):
         nothing changed since the last sync)."""
         if self._shard is None or self._fresh:
             return
-        client, st, plan = self.client, self.state, self.algorithm.plan()
-        got = client.gather([client.submit(pick, f, (_Z, _RNG, _GEN, _OMEGA), pure=False)
-                             for f in self._shard])
+        st, plan = self.state, self.algorithm.plan()
+
+        def attempt() -> list:
+            client = self.client
+            return self._gather([client.submit(pick, f, (_Z, _RNG, _GEN, _OMEGA), pure=False)
+                                 for f in self._shard])
+
+        got = self._recovering(attempt, self._restore)
+        base = []
         for s, (z, rng, gen, omega) in enumerate(got):
             d0, d1 = int(plan["bounds"][s]), int(plan["bounds"][s + 1])
             lo, hi = int(self.data.tokens.offsets[d0]), int(self.data.tokens.offsets[d1])
@@ -377,7 +484,10 @@ class DaskRelationalShards(DaskConnection):
             st.aug_rngs[s] = copy.deepcopy(gen)
             st.omega[plan["own"][s]] = omega
             self.bytes_received += z.nbytes + rng.nbytes + omega.nbytes
+            own = plan["own"][s]
+            base.append((z, rng, gen, st.a[own], st.b[own], omega, np.uint64(0), None))
         self._fresh = True
+        self._set_base(base)                # a new recovery point, for free
 
 
 # ---------------------------------------------------------------------- the algorithm

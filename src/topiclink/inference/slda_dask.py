@@ -38,6 +38,13 @@ task descriptions (alpha); received, per (chain, shard), ``r (K + 1) x w + K x 4
 changed word rows, w in {1, 2, 4} bytes) plus ``(K^2 + K + 2) x 8`` for the statistics.
 :attr:`DaskSupervisedGibbs.bytes_sent` / ``bytes_received`` add these payloads up.
 Dask and distributed are imported only when a run starts.
+
+Faults: no recovery here yet (the shards' state lives on the workers and no recovery
+point is kept): a worker lost mid-fit stops the run with a one-line
+:class:`~topiclink.distributed.WorkerLostError` naming the worker, a lost scheduler with a
+one-line :class:`~topiclink.distributed.SchedulerLostError` within
+:data:`~topiclink.distributed.dask_sweeper.SCHEDULER_TIMEOUT` (30) s -- never a hang or a
+different chain; resume from a checkpoint.
 """
 
 from __future__ import annotations
@@ -271,7 +278,7 @@ class DaskSupervisedGibbs(DaskConnection, SupervisedGibbs):
                               alpha, settings, pure=False) for s in range(S)]
                for m in range(M)]
         self.bytes_sent += alpha.nbytes * M * S
-        reports = client.gather([[client.submit(pick, f, _REPORT, pure=False) for f in row]
+        reports = self._gather([[client.submit(pick, f, _REPORT, pure=False) for f in row]
                                  for row in new])
         t2 = time.perf_counter()
         infos = []
@@ -313,7 +320,7 @@ class DaskSupervisedGibbs(DaskConnection, SupervisedGibbs):
                 continue
             index = tuple(_PARTS.index(p) for p in need)
             client = self.client
-            got = client.gather([client.submit(pick, f, index, pure=False)
+            got = self._gather([client.submit(pick, f, index, pure=False)
                                  for f in self._shard[m]])
             offsets = self._data.tokens.offsets
             for s, values in enumerate(got):
