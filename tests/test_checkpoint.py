@@ -282,3 +282,51 @@ def test_cli_fit_checkpoint(tmp_path):
     assert bad.exit_code == 1 and "--checkpoint-every 'soon'" in bad.output
     other = runner.invoke(app, [*args[:4], "--topics", "4", *args[6:]])
     assert other.exit_code == 1 and "n_topics=3, this fit has 4" in other.output
+
+
+# ---------------------------------------------------------------------- Dask fits
+@pytest.mark.parametrize("model", ["LDA", "RelationalTopicModel", "SupervisedTopicModel"])
+def test_dask_fits_checkpoint_their_current_state(model, data, tmp_path, monkeypatch):
+    """parallel="dask" keeps topics and streams on the workers between syncs; the engine
+    syncs before every checkpoint, so a fit interrupted (here: its 5th step raises) and
+    continued from its checkpoint equals an uninterrupted Dask fit."""
+    distributed = pytest.importorskip("distributed")
+    from tests.dask_cluster import cluster
+
+    kw = {"parallel": "dask", "n_shards": 2, "max_iter": 7}
+    with cluster(2) as c, distributed.Client(c, set_as_default=False) as client:
+        whole = fit(make(model, client=client, **kw), data)
+        cls = _algorithm_class(make(model, client=client, **kw), data, monkeypatch)
+        original, calls = cls.step, [0]
+
+        def failing_step(self, state, data_):
+            calls[0] += 1
+            if calls[0] == 5:
+                raise Interrupted("step 5")
+            return original(self, state, data_)
+
+        monkeypatch.setattr(cls, "step", failing_step)
+        path = tmp_path / "dask.npz"
+        with pytest.raises(Interrupted):
+            fit(make(model, client=client, **kw), data, checkpoint=path, checkpoint_every=1)
+        monkeypatch.undo()
+        assert topiclink.load(path).n_iter_ == 4
+        again = fit(make(model, client=client, **kw), data, checkpoint=path)
+        assert_same(fitted_arrays(whole), fitted_arrays(again))
+
+
+def _algorithm_class(est, data, monkeypatch) -> type:
+    """The class of the algorithm ``est.fit`` hands to the engine."""
+    import topiclink.models.base as base
+
+    seen = []
+
+    def spy(algorithm, *args, **kwargs):
+        seen.append(type(algorithm))
+        raise Interrupted("spy")
+
+    with monkeypatch.context() as m:
+        m.setattr(base, "run", spy)
+        with pytest.raises(Interrupted):
+            fit(est, data)
+    return seen[0]

@@ -188,6 +188,27 @@ def test_worker_lost_for_good_names_it(corpus, processes, monkeypatch):
     assert killed[0] in str(info.value) and "\n" not in str(info.value)
 
 
+def test_worker_lost_with_a_checkpoint_names_it_and_resumes(corpus, processes, monkeypatch,
+                                                           tmp_path):
+    """The engine adds the checkpoint to the one-line error; the same fit run again
+    continues from it and ends with the uninterrupted chain."""
+    monkeypatch.setattr(dask_sweeper, "MAX_RECOVERIES", 0)
+    killed: list = []
+    kill_at(monkeypatch, dask_sweeper.DaskSweeper, "sweep", processes, 5, killed)
+    path = tmp_path / "lda.npz"
+    with pytest.raises(WorkerLostError) as info:
+        LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus, checkpoint=path,
+                                                             checkpoint_every=1)
+    message = str(info.value)
+    assert killed[0] in message and f"resume from the last checkpoint, {path}" in message
+    assert "\n" not in message
+    monkeypatch.undo()
+    again = LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus, checkpoint=path)
+    whole = LDA(parallel="adlda", **LDA_KW).fit(corpus)
+    np.testing.assert_array_equal(again.state_.z, whole.state_.z)
+    np.testing.assert_array_equal(again.components_, whole.components_)
+
+
 def test_task_errors_are_not_worker_losses(processes):
     """An error raised by a task itself passes unchanged (no redo, no WorkerLostError)."""
     conn = dask_sweeper.DaskConnection()

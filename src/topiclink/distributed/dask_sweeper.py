@@ -340,7 +340,7 @@ def _flatten(values: Any) -> Iterator[Any]:
         yield values
 
 
-def _lost_shards(client: Any, futures: list) -> list[int]:
+def lost_shards(client: Any, futures: list) -> list[int]:
     """The positions of the entries of ``futures`` (per shard, a tuple of futures) with a
     future whose data is gone (cancelled, erred, or finished with no worker holding it);
     pending ones are not lost (the scheduler computes them, or cancels them later)."""
@@ -579,7 +579,7 @@ class DaskSweeper(DaskConnection):
         recovery point by :func:`replay_shard` on a live worker; per-document priors are
         scattered again at the next sweep."""
         client = self.client
-        lost = _lost_shards(client, list(zip(self._static, self._shard, strict=True)))
+        lost = lost_shards(client, list(zip(self._static, self._shard, strict=True)))
         if not lost:
             return
         statics = self._place_statics(lost)

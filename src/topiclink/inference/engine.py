@@ -105,6 +105,10 @@ class Algorithm:
     def averaged(self, state: Any, data: Any) -> dict[str, np.ndarray]:
         return {}
 
+    def sync(self, state: Any) -> None:
+        """Hook: make every field of ``state`` current where a run keeps parts of it
+        elsewhere between iterations (Dask workers); called before a checkpoint."""
+
     @contextlib.contextmanager
     def session(self, state: Any, data: Any) -> Iterator[None]:
         yield
@@ -283,6 +287,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
             progress.done = local + 1
             if checkpoint is not None and (progress.complete or checkpoint.due(progress.done)):
                 progress.callbacks = _callback_memories(user_cbs)
+                algorithm.sync(state)
                 checkpoint(state, progress)
             if progress.stopped:
                 break

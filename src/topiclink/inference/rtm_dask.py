@@ -77,8 +77,8 @@ from numba import njit
 from topiclink.distributed.dask_sweeper import (
     RECOVERY_EVERY,
     DaskConnection,
-    _lost_shards,
     compact_dtype,
+    lost_shards,
     pick,
 )
 from topiclink.inference.augment import augment, pseudo_loglik
@@ -357,7 +357,7 @@ class DaskRelationalShards(DaskConnection):
         data scattered again and its state rebuilt from the recovery point by
         :func:`replay_task` on a live worker."""
         client = self.client
-        lost = _lost_shards(client, list(zip(self._static, self._shard, strict=True)))
+        lost = lost_shards(client, list(zip(self._static, self._shard, strict=True)))
         if not lost:
             return
         statics = self._statics()

@@ -25,6 +25,7 @@ from sklearn.exceptions import NotFittedError
 
 from topiclink.data.checks import Constraint, DataError, available_memory, validate_params
 from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.distributed.dask_sweeper import SchedulerLostError, WorkerLostError
 from topiclink.inference.engine import (
     Algorithm,
     Checkpointing,
@@ -224,12 +225,19 @@ class Estimator(BaseEstimator):
 
             checkpointing = Checkpointing(write, request.every_iterations,
                                           request.every_seconds)
-        result = run(algorithm, state, data, int(self.max_iter), model=self,
-                     callbacks=[*(getattr(self, "callbacks", None) or []),
-                                *extra_callbacks],
-                     verbose=getattr(self, "verbose", False),
-                     evaluate_every=evaluate_every, n_average=n_average, publish=publish,
-                     progress=progress, checkpoint=checkpointing)
+        try:
+            result = run(algorithm, state, data, int(self.max_iter), model=self,
+                         callbacks=[*(getattr(self, "callbacks", None) or []),
+                                    *extra_callbacks],
+                         verbose=getattr(self, "verbose", False),
+                         evaluate_every=evaluate_every, n_average=n_average,
+                         publish=publish, progress=progress, checkpoint=checkpointing)
+        except (WorkerLostError, SchedulerLostError) as exc:
+            exc.args = (f"{exc.args[0]}; " + (
+                f"run the same fit again to resume from the last checkpoint, {request.path}"
+                if request is not None else
+                "fit with checkpoint=PATH to be able to resume such a run"),)
+            raise
         publish(state, result.averaged)
         self._set_run_attributes(previous_trace, previous_iter, progress)
         return result
