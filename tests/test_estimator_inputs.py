@@ -305,3 +305,20 @@ def test_online_bpbfm_unnamed_stream_grows_by_index():
     m.partial_fit(RelationalTensor([0, 1], [0, 0], [1, 2], np.ones(2), 3, 1))
     m.partial_fit(RelationalTensor([3, 4], [0, 0], [0, 1], np.ones(2), 5, 1))
     assert list(m.entity_names_) == ["0", "1", "2", "3", "4"]
+
+
+# ---------------------------------------------------------------------- 8: siblings
+@pytest.mark.parametrize("y, fragment", [
+    (np.arange(10) % 2 + 0j, "complex"),
+    (np.array([None] + [1] * 9, dtype=object), "document 0 is None"),
+    (np.array(["a", 1] * 5, dtype=object), "mixes numbers and text")])
+def test_labels_must_be_numbers_or_text(y, fragment):
+    with pytest.raises(DataError) as info:
+        topiclink.SupervisedTopicModel(2, max_iter=1).fit(_tiny_corpus(), y)
+    assert fragment in _one_line(info)
+
+
+def test_a_shard_count_that_cannot_fit_is_refused():
+    with pytest.raises(ValueError) as info:
+        topiclink.LDA(2, parallel="partition", n_shards=10**9, max_iter=1).fit(_tiny_corpus())
+    assert "in 1000000000 shards need about" in _one_line(info)

@@ -342,8 +342,29 @@ def file_cases() -> list[Case]:
 
 def cases(area: str) -> list[Case]:
     if area == "api":
-        return (memory_cases() + tensor_cases() + feature_cases() + kernel_cases()
-                + time_cases() + divergence_cases() + stream_cases())
+        return (memory_cases() + shard_cases() + label_cases() + tensor_cases()
+                + feature_cases() + kernel_cases() + time_cases() + divergence_cases()
+                + stream_cases())
     if area == "model-files":
         return file_cases()
     return []
+
+
+def label_cases() -> list[Case]:
+    """Labels: complex, missing inside an object array, numbers mixed with text."""
+    D = data()["X"].n_docs
+    bad = {"complex": np.arange(D) % 2 + 0j,
+           "object_none": np.array([None] + [1] * (D - 1), dtype=object),
+           "object_nan": np.array([float("nan")] + [1] * (D - 1), dtype=object),
+           "mixed": np.array(["a", 1] * (D // 2), dtype=object)}
+    return [Case(f"fit-y/{name}/{label}", "api",
+                 lambda n=name, y=y: fit(estimator(n), y=y))
+            for name in ("SupervisedTopicModel", "VariationalSLDA")
+            for label, y in bad.items()]
+
+
+def shard_cases() -> list[Case]:
+    """Sharded samplers: a shard count that alone cannot fit in memory."""
+    return [Case(f"memory/{name}/{parallel}-n_shards", "api",
+                 lambda n=name, p=parallel: fit(estimator(n, parallel=p, n_shards=10**9)))
+            for name in ("LDA", "DMR") for parallel in ("partition", "adlda")]

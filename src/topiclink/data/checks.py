@@ -469,7 +469,25 @@ def encode_labels(y: object, n_docs: int) -> tuple[object, np.ndarray]:
 
     y = np.asarray(y)
     if y.shape != (n_docs,):
-        raise DataError(f"y has {y.size} labels for {n_docs} documents")
+        shape = f" (shape {y.shape})" if y.ndim != 1 else ""
+        raise DataError(f"y has {y.size} labels{shape} for {n_docs} documents")
+    if y.dtype.kind == "c":
+        raise DataError(f"y: labels must be numbers or text, got complex values (dtype "
+                        f"{y.dtype})")
+    if y.dtype.kind == "O":                 # no missing labels, one kind (numbers or text)
+        kinds = set()
+        for d, label in enumerate(y.tolist()):
+            if label is None or (isinstance(label, float) and not np.isfinite(label)):
+                raise DataError(f"y: label of document {d} is {label!r}")
+            kind = ("text" if isinstance(label, str) else "number"
+                    if isinstance(label, int | float | np.integer | np.floating)
+                    and not isinstance(label, complex) else type(label).__name__)
+            if kind not in ("text", "number"):
+                raise DataError(f"y: label of document {d} is a {kind} (numbers or text "
+                                "expected)")
+            kinds.add(kind)
+            if len(kinds) > 1:
+                raise DataError(f"y mixes numbers and text (document {d}: {label!r})")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
         raise DataError(f"y: label of document {bad} is {y[bad]}")

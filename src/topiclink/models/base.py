@@ -134,8 +134,10 @@ class Estimator(BaseEstimator):
             corpus.check_no_empty("fit")
         K = getattr(self, "n_topics", None)
         if isinstance(K, int | np.integer):
+            shards = getattr(self, "n_shards", 1) if getattr(self, "parallel", None) else 1
             _check_memory(self._fit_memory(corpus), f"fit: {int(K)} topics over "
-                          f"{corpus.n_docs} documents and {corpus.n_words} words")
+                          f"{corpus.n_docs} documents and {corpus.n_words} words"
+                          + (f" in {shards} shards" if shards != 1 else ""))
         return corpus
 
     def _fit_memory(self, corpus: Corpus) -> int:
@@ -145,7 +147,10 @@ class Estimator(BaseEstimator):
         pair statistics, several chains) add theirs."""
         K = int(self.n_topics)  # type: ignore[attr-defined]
         D, V, N = corpus.n_docs, corpus.n_words, corpus.n_tokens
-        return 8 * K * (D + 2 * V) + 8 * N + 8 * K * K
+        shards = getattr(self, "n_shards", 1) if getattr(self, "parallel", None) else 1
+        P = int(shards) if isinstance(shards, int | np.integer) else 1
+        # sharded sweeps: a stream per shard and per (shard, block) cell
+        return 8 * K * (D + 2 * V) + 8 * N + 8 * K * K + 32 * P + 64 * P * P
 
     # ------------------------------------------------------------------ randomness
     def _fit_generator(self) -> np.random.Generator:
