@@ -90,7 +90,7 @@ class RelationalTensor:
             if names is None:
                 continue
             names = np.asarray(names)
-            if names.dtype.kind not in "US" and names.dtype != object or names.ndim != 1:
+            if names.ndim != 1 or names.dtype.kind == "c":
                 raise DataError(f"{what}: {name} must be a 1-D array of names")
             names = names.astype(str)
             if names.size != size:

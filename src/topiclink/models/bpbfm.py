@@ -282,7 +282,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     def _state_class_for(self) -> type[State]:
         return BPBFMOnlineState if self._online else BPBFMState
 
-    def _fit_memory(self, tensor: RelationalTensor) -> int:
+    def _tensor_memory(self, tensor: RelationalTensor) -> int:
         """Bytes of the sampler's arrays: U and its counts (N x K, per thread), the K x K
         matrices (R or M, with their counts), the kept samples, the entries."""
         N, R, K = tensor.n_entities, tensor.n_relations, int(self.n_components)
@@ -297,7 +297,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         if not isinstance(tensor, RelationalTensor):
             raise TypeError(f"fit: expected a RelationalTensor, got {type(tensor).__name__}")
         tensor.check("fit: tensor")            # its fields may have been reassigned
-        _check_memory(self._fit_memory(tensor),
+        _check_memory(self._tensor_memory(tensor),
                       f"fit: {self.n_components} factors over {tensor.n_entities} "
                       f"entities and {tensor.n_relations} relations")
         values = np.asarray(tensor.values, dtype=np.float64)
