@@ -189,3 +189,92 @@ def test_killing_a_save_never_corrupts_the_model_file(saved, tmp_path):
         assert topiclink.load(target).state_ is not None
     leftovers = [p for p in tmp_path.iterdir() if p.name != "m.npz"]
     assert all(p.name.startswith(".m.npz.") for p in leftovers)   # only orphaned temps
+
+
+# ---------------------------------------------------------------------- every estimator
+#: saved float arrays whose values are genuinely unbounded (only "finite" applies)
+_UNBOUNDED = {"coef_", "weights_", "lambda_", "features_", "messages_mean_", "prior_mean_",
+              "kernel_theta_"}
+
+
+def _all_estimators():
+    from tests.fuzz.cases_models import names
+
+    return names()
+
+
+@pytest.mark.parametrize("name", _all_estimators())
+def test_every_saved_array_has_a_value_range(name):
+    """Audit: a saved float array is finite and, unless it is an unbounded coefficient,
+    has a range (probabilities, rows summing to 1, positive scales)."""
+    cls = topiclink.models.base.registered_estimators()[name]
+    for member in (*cls._saved_arrays, *cls._saved_optional):
+        spec = cls._array_specs.get(member)
+        assert spec is not None, f"{name}.{member} has no ArraySpec"
+        if spec.kind != "f":
+            continue
+        assert spec.check is not None, f"{name}.{member} is not even checked finite"
+        assert spec.check != "finite" or member in _UNBOUNDED, \
+            f"{name}.{member}: only 'finite' -- give it a range"
+
+
+@pytest.mark.parametrize("name", _all_estimators())
+def test_perturbed_saved_arrays_of_every_estimator_are_refused(name, tmp_path):
+    """Each saved array of each registered estimator, shifted by 5, scaled by 50, with a
+    NaN or negated: where that leaves its declared range, load refuses in one line
+    naming the member; scalars that are NaN or negative where they must not be, and
+    edited size parameters, likewise."""
+    from tests.fuzz.cases_models import _PERTURB, _expect, saved
+    from tests.fuzz.cases_models import fitted as fitted_model
+
+    cls = type(fitted_model(name))
+    header, arrays = _members(saved(name))
+    n_refused = 0
+    for member, value in sorted(arrays.items()):
+        if "/" in member or value.dtype.kind != "f" or not value.size:
+            continue
+        for kind, perturb in _PERTURB.items():
+            path = _write(tmp_path / f"{member}-{kind}.npz", header,
+                          {**arrays, member: perturb(value)})
+            if _expect(cls._array_specs[member].check, kind, value) != "error":
+                continue
+            with pytest.raises(ValueError) as info:
+                topiclink.load(path)
+            message = str(info.value)
+            assert "\n" not in message and repr(member) in message, (kind, message)
+            n_refused += 1
+    for attr, value in header["attributes"].items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            edited = {**header, "attributes": {**header["attributes"], attr: float("nan")}}
+            with pytest.raises(ValueError, match=repr(attr)):
+                topiclink.load(_write(tmp_path / f"{attr}.npz", edited, arrays))
+    size = "n_topics" if "n_topics" in header["params"] else "n_components"
+    edited = {**header, "params": {**header["params"], size: header["params"][size] + 1}}
+    with pytest.raises(ValueError, match="K"):
+        topiclink.load(_write(tmp_path / "size.npz", edited, arrays))
+    assert n_refused >= 4
+    assert type(topiclink.load(saved(name))).__name__ == name
+
+
+def test_the_reported_edits_are_refused(tmp_path):
+    from tests.fuzz.cases_models import saved
+
+    def load(name, header_edit=None, **arrays_edit):
+        header, arrays = _members(saved(name))
+        if header_edit:
+            header = header_edit(header)
+        arrays = {**arrays, **{k: f(arrays[k]) for k, f in arrays_edit.items()}}
+        with pytest.raises(ValueError) as info:
+            topiclink.load(_write(tmp_path / f"{name}.npz", header, arrays))
+        return str(info.value)
+
+    assert "'visibility_'" in load("VisibilityTopicModel", visibility_=lambda v: v + 5)
+    assert "'blockmodel_'" in load("VisibilityTopicModel", blockmodel_=lambda v: v * 50)
+    assert "'intercept_'" in load("LDARegression", lambda h: {
+        **h, "attributes": {**h["attributes"], "intercept_": float("nan")}})
+    assert "'tau_' must be a finite number > 0" in load("KernelTopicModel", lambda h: {
+        **h, "attributes": {**h["attributes"], "tau_": -1}})
+    assert "K" in load("BilinearPoissonFactorModel", lambda h: {
+        **h, "params": {**h["params"], "n_components": h["params"]["n_components"] + 3}})
+    assert "n_dictionary" in load("BilinearPoissonFactorModel", lambda h: {
+        **h, "params": {**h["params"], "n_dictionary": 4}})

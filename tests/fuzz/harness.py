@@ -104,6 +104,9 @@ def all_cases(area: str) -> list[Case]:
     else:
         raise ValueError(f"unknown area {area!r}")
     found = cases()
+    from tests.fuzz.cases_models import cases as model_cases
+
+    found = found + model_cases(area)
     ids = [c.id for c in found]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return found

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 __all__ = ["DataError", "available_memory", "check_counts_matrix", "check_ids", "check_index",
            "check_memory", "check_n_topics", "check_positive", "check_vocabulary", "as_1d",
-           "where"]
+           "as_real", "where"]
 
 
 class DataError(ValueError):
@@ -117,6 +117,42 @@ def as_1d(values: object, name: str, n: int, what: str = "documents",
     if arr.shape != (n,):
         raise DataError(f"{name} has {arr.size} entries (shape {arr.shape}) for {n} {what}")
     return arr
+
+
+def as_real(values: object, name: str) -> np.ndarray:
+    """``values`` as a float64 array of real numbers (booleans and integers converted).
+
+    Refuses, with a one-line :class:`DataError` naming ``name``, what NumPy would convert
+    silently or with a traceback: complex numbers (their imaginary part would be
+    dropped), text (``"1.5"`` would be parsed), dates, and object arrays holding anything
+    but real numbers (the first bad entry is named).  Finiteness is the caller's check.
+    """
+    if sp.issparse(values):
+        raise DataError(f"{name} must be a dense array of numbers, got a sparse matrix")
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be an array of numbers (got {type(values).__name__} "
+                        "of uneven or mixed items)") from None
+    kind = arr.dtype.kind
+    if kind == "O":
+        flat = arr.ravel()
+        for i, item in enumerate(flat.tolist()):
+            if isinstance(item, bool | np.bool_) or not isinstance(
+                    item, int | float | np.integer | np.floating):
+                at = f"entry {i}" if arr.ndim == 1 else \
+                    f"entry {tuple(int(j) for j in np.unravel_index(i, arr.shape))}"
+                raise DataError(f"{name} must be numbers: {at} is "
+                                f"{type(item).__name__} {str(item)[:40]!r}")
+        kind = "f"
+    if kind == "c":
+        raise DataError(f"{name} must be numbers, got complex values (real numbers "
+                        f"expected; dtype {arr.dtype})")
+    if kind not in "biuf":
+        what = {"U": "text", "S": "bytes", "M": "dates", "m": "time spans",
+                "V": "records"}.get(kind, str(arr.dtype))
+        raise DataError(f"{name} must be numbers, got {what} (dtype {arr.dtype})")
+    return arr.astype(np.float64)
 
 
 def check_index(index: object, n: int, name: str = "index",
@@ -451,8 +487,8 @@ class PositiveVector(Constraint):
         if isinstance(value, str | bytes | bool) or _is_real(value) or value is None:
             return False
         try:
-            a = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
+            a = as_real(value, "value")
+        except DataError:
             return False
         return (a.ndim in ((1, 2) if self.per_row else (1,)) and a.size > 0
                 and bool(np.all(np.isfinite(a))) and bool(np.all(a > 0)))
@@ -543,7 +579,25 @@ def encode_labels(y: object, n_docs: int) -> tuple[object, np.ndarray]:
 
     y = np.asarray(y)
     if y.shape != (n_docs,):
-        raise DataError(f"y has {y.size} labels for {n_docs} documents")
+        shape = f" (shape {y.shape})" if y.ndim != 1 else ""
+        raise DataError(f"y has {y.size} labels{shape} for {n_docs} documents")
+    if y.dtype.kind == "c":
+        raise DataError(f"y: labels must be numbers or text, got complex values (dtype "
+                        f"{y.dtype})")
+    if y.dtype.kind == "O":                 # no missing labels, one kind (numbers or text)
+        kinds = set()
+        for d, label in enumerate(y.tolist()):
+            if label is None or (isinstance(label, float) and not np.isfinite(label)):
+                raise DataError(f"y: label of document {d} is {label!r}")
+            kind = ("text" if isinstance(label, str) else "number"
+                    if isinstance(label, int | float | np.integer | np.floating)
+                    and not isinstance(label, complex) else type(label).__name__)
+            if kind not in ("text", "number"):
+                raise DataError(f"y: label of document {d} is a {kind} (numbers or text "
+                                "expected)")
+            kinds.add(kind)
+            if len(kinds) > 1:
+                raise DataError(f"y mixes numbers and text (document {d}: {label!r})")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
         raise DataError(f"y: label of document {bad} is {y[bad]}")

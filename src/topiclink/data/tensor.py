@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from topiclink.data.checks import DataError
+from topiclink.data.checks import DataError, as_real
 
 __all__ = ["RelationalTensor"]
 
@@ -47,45 +47,68 @@ class RelationalTensor:
     missing: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        self.heads = np.asarray(self.heads)
-        self.relations = np.asarray(self.relations)
-        self.tails = np.asarray(self.tails)
-        self.values = np.asarray(self.values, dtype=np.float64)
-        n = self.heads.shape[0]
-        for name in ("relations", "tails", "values"):
-            if getattr(self, name).shape != (n,):
-                raise DataError(f"{name} has {getattr(self, name).size} entries, heads has {n}")
-        for name, arr, hi in (("head", self.heads, self.n_entities),
-                              ("relation", self.relations, self.n_relations),
-                              ("tail", self.tails, self.n_entities)):
-            bad = (arr < 0) | (arr >= hi)
-            if bad.any():
-                r = int(np.flatnonzero(bad)[0])
-                raise DataError(f"triple {r}: {name} index {arr[r]} outside [0, {hi})")
-        bad = ~np.isfinite(self.values) | (self.values < 0)
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raise DataError(f"triple {r}: value {self.values[r]} is not a finite count >= 0")
-        self.heads = self.heads.astype(np.int32)
-        self.relations = self.relations.astype(np.int32)
-        self.tails = self.tails.astype(np.int32)
+        self.check()
         key = self._keys(self.heads, self.relations, self.tails)
         uniq, cnt = np.unique(key, return_counts=True)
         if (cnt > 1).any():
             r = int(np.flatnonzero(key == uniq[cnt > 1][0])[1])
             raise DataError(f"triple {r} repeats ({self.heads[r]}, {self.relations[r]}, "
                             f"{self.tails[r]})")
+
+    def check(self, what: str = "tensor") -> None:
+        """Validate (and canonicalise) every field: sizes are integers >= 1; indices are
+        finite whole numbers in range (int32); values are real, finite and >= 0; names
+        have one entry per entity / relation.  One-line :class:`DataError` naming the
+        field and the first bad entry.  Run at construction and again by the estimators
+        before any kernel (the fields of a dataclass can be reassigned)."""
+        for name in ("n_entities", "n_relations"):
+            n = getattr(self, name)
+            if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer) \
+                    or int(n) < 1:
+                raise DataError(f"{what}: {name} must be an integer >= 1, got {n!r}")
+            if int(n) >= 2**31:
+                raise DataError(f"{what}: {name} = {int(n)} does not fit the int32 indices")
+            setattr(self, name, int(n))
+        self.heads = _indices(self.heads, "head", self.n_entities, what)
+        n = self.heads.shape[0]
+        self.relations = _indices(self.relations, "relation", self.n_relations, what, n)
+        self.tails = _indices(self.tails, "tail", self.n_entities, what, n)
+        self.values = as_real(self.values, f"{what}: values")
+        if self.values.shape != (n,):
+            raise DataError(f"{what}: values has {self.values.size} entries, heads has {n}")
+        bad = ~np.isfinite(self.values) | (self.values < 0)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise DataError(f"triple {r}: value {self.values[r]} is not a finite count >= 0")
         if self.missing is None:
             self.missing = np.zeros((0, 3), dtype=np.int32)
         else:
             self.missing = self._check_entries(self.missing, "missing")
-        if self.entity_names is not None:
-            self.entity_names = np.asarray(self.entity_names, dtype=str)
-        if self.relation_names is not None:
-            self.relation_names = np.asarray(self.relation_names, dtype=str)
+        for name, size in (("entity_names", self.n_entities),
+                           ("relation_names", self.n_relations)):
+            names = getattr(self, name)
+            if names is None:
+                continue
+            names = np.asarray(names)
+            if names.ndim != 1 or names.dtype.kind == "c":
+                raise DataError(f"{what}: {name} must be a 1-D array of names")
+            names = names.astype(str)
+            if names.size != size:
+                raise DataError(f"{what}: {name} has {names.size} entries for {size} "
+                                f"{name.split('_')[0].replace('entity', 'entities')}"
+                                f"{'s' if name.startswith('relation') else ''}")
+            setattr(self, name, names)
 
     def _check_entries(self, entries: object, what: str) -> np.ndarray:
-        arr = np.asarray(entries, dtype=np.int64).reshape(-1, 3)
+        try:
+            arr = np.asarray(entries)
+        except (TypeError, ValueError):
+            raise DataError(f"{what} entries must be an (m, 3) array of indices") from None
+        if arr.size and (arr.ndim != 2 or arr.shape[1] != 3):
+            raise DataError(f"{what} entries must be an (m, 3) array of indices, got shape "
+                            f"{arr.shape}")
+        arr = _indices(arr.reshape(-1), what, None, "tensor", row=f"{what} value"
+                       ).reshape(-1, 3)
         bounds = np.array([self.n_entities, self.n_relations, self.n_entities])
         bad = (arr < 0) | (arr >= bounds)
         if bad.any():
@@ -385,6 +408,35 @@ class RelationalTensor:
             self.n_entities, self.n_relations, self.entity_names, self.relation_names,
             np.concatenate([self.missing, entries.astype(np.int32)]),
         )
+
+
+def _indices(values: object, name: str, n: int | None, what: str, size: int | None = None,
+             row: str = "triple") -> np.ndarray:
+    """``values`` as int32 indices in ``[0, n)``: a 1-D array of integers (or whole,
+    finite floats); one-line :class:`DataError` naming the first bad entry."""
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        raise DataError(f"{what}: {name} indices must be a 1-D array of integers") from None
+    if arr.ndim != 1 or (size is not None and arr.shape[0] != size):
+        shape = arr.shape
+        raise DataError(f"{what}: {name} indices must be a 1-D array"
+                        + (f" of {size} entries (as heads)" if size is not None else "")
+                        + f", got shape {shape}")
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf" and arr.size:
+        raise DataError(f"{what}: {name} indices must be integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{row} {r}: {name} index {arr[r].item()!r} is not a whole number")
+    if n is None:                       # the caller checks the range (int64 kept)
+        return arr.astype(np.int64)
+    bad = (arr < 0) | (arr >= n)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise DataError(f"{row} {r}: {name} index {arr[r]} outside [0, {n})")
+    return arr.astype(np.int32)
 
 
 def _vocabulary(given: Sequence[object] | None, what: str, found: np.ndarray) -> np.ndarray:

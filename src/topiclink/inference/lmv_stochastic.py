@@ -182,6 +182,25 @@ def positive_step(x: np.ndarray, y: np.ndarray, target: tuple[np.ndarray, np.nda
     return x, y, 0.0
 
 
+def positive_mix(x: np.ndarray, target: np.ndarray, s: float, what: str,
+                 max_halvings: int = 60) -> np.ndarray:
+    """(1 - s) x + s target with s halved until every entry is finite and > 0.
+
+    With 0 < s <= 1 and positive x and target the first try is kept (the paper's update,
+    bit for bit); a step size above 1 (a large ``step_a1``) extrapolates and could leave
+    gamma or lambda <= 0, where E[log theta] is undefined.  A target that is not finite
+    (or not positive) is a one-line ValueError naming ``what``."""
+    if not np.all(np.isfinite(target)) or np.any(target <= 0):
+        raise ValueError(f"LMVS: the minibatch estimate of {what} is not finite and > 0 "
+                         f"(step size {s:.3g}; lower step_a1 or raise step_a2)")
+    for _ in range(max_halvings):
+        new = (1 - s) * x + s * target
+        if np.all(new > 0) and np.all(np.isfinite(new)):
+            return new
+        s *= 0.5
+    return x
+
+
 class StochasticLMV(OnlineAlgorithm):
     """LMVS / Pairwise-Link-LDA with subsampling; see the module docstring."""
 
@@ -269,9 +288,10 @@ class StochasticLMV(OnlineAlgorithm):
                     np.full(K, self.batch.alpha), stats["gamma_pairs"], gamma_hat,
                     word_stats, np.zeros(S.size), self.batch.e_step_iter,
                     self.batch.e_step_tol)
-        state.gamma[S] = (1 - rho) * state.gamma[S] + rho * gamma_hat
+        state.gamma[S] = positive_mix(state.gamma[S], gamma_hat, rho, "gamma")
         scale = D / S.size
-        state.lam = (1 - rho) * state.lam + rho * (self.batch.eta + scale * word_stats.T)
+        state.lam = positive_mix(state.lam, self.batch.eta + scale * word_stats.T, rho,
+                                 "lambda")
         # step 6: the blockmodel (global; the D/|S| cluster estimator)
         b0 = self.batch
         state.a, state.b, s_ab = positive_step(state.a, state.b, blockmodel_target(

@@ -145,8 +145,23 @@ class Estimator(BaseEstimator):
             corpus.check_no_empty("fit")
         K = getattr(self, "n_topics", None)
         if isinstance(K, int | np.integer):
-            _check_memory(int(K), corpus)
+            shards = getattr(self, "n_shards", 1) if getattr(self, "parallel", None) else 1
+            _check_memory(self._fit_memory(corpus), f"fit: {int(K)} topics over "
+                          f"{corpus.n_docs} documents and {corpus.n_words} words"
+                          + (f" in {shards} shards" if shards != 1 else ""))
         return corpus
+
+    def _fit_memory(self, corpus: Corpus) -> int:
+        """Bytes of the arrays ``fit`` builds for ``corpus`` (checked before any of them
+        is allocated): K x (D + V) counts, K x V topics, per-token assignments, K x K.
+        Families with more (per-token variational parameters, D x D kernels, D x K x K
+        pair statistics, several chains) add theirs."""
+        K = int(self.n_topics)  # type: ignore[attr-defined]
+        D, V, N = corpus.n_docs, corpus.n_words, corpus.n_tokens
+        shards = getattr(self, "n_shards", 1) if getattr(self, "parallel", None) else 1
+        P = int(shards) if isinstance(shards, int | np.integer) else 1
+        # sharded sweeps: a stream per shard and per (shard, block) cell
+        return 8 * K * (D + 2 * V) + 8 * N + 8 * K * K + 32 * P + 64 * P * P
 
     # ------------------------------------------------------------------ randomness
     def _fit_generator(self) -> np.random.Generator:
@@ -240,6 +255,7 @@ class Estimator(BaseEstimator):
             raise
         publish(state, result.averaged)
         self._set_run_attributes(previous_trace, previous_iter, progress)
+        self._check_finite_fit()
         return result
 
     def _set_run_attributes(self, previous_trace: dict[str, np.ndarray], previous_iter: int,
@@ -304,6 +320,31 @@ class Estimator(BaseEstimator):
     def _restore_from_checkpoint(self, saved: Estimator) -> None:
         """Hook: restore what a family keeps beside the state during a run (e.g. kept
         samples) from the checkpointed model ``saved``."""
+
+    #: a hint appended when a fit ends with non-finite estimates (the likely parameter)
+    _divergence_hint: ClassVar[str] = ""
+
+    def _check_finite_fit(self) -> None:
+        """Every fit ends with finite fitted arrays, or a one-line ValueError naming the
+        first non-finite array, the first iteration whose trace went non-finite (when
+        the trace shows it) and the likely parameter; the model is then left unfitted."""
+        for name in (*self._saved_arrays, *self._saved_optional):
+            value = getattr(self, name, None)
+            if not isinstance(value, np.ndarray) or value.dtype.kind not in "fc":
+                continue
+            if np.all(np.isfinite(value)):
+                continue
+            first = ""
+            for key, values in sorted((getattr(self, "trace_", None) or {}).items()):
+                bad = np.flatnonzero(np.isinf(np.asarray(values, dtype=float)))
+                if bad.size:            # (NaN in a trace may mean "not evaluated")
+                    first = f"; the trace's {key!r} went non-finite at iteration " \
+                            f"{int(bad[0]) + 1}"
+                    break
+            self.__dict__.pop("n_iter_", None)
+            hint = f" ({self._divergence_hint})" if self._divergence_hint else ""
+            raise ValueError(f"{type(self).__name__}: the fit diverged: {name} holds NaN or "
+                             f"infinite values{first}{hint}")
 
     def _state_to_resume(self, algorithm: Algorithm, data: Any) -> State:
         state = getattr(self, "state_", None)
@@ -426,9 +467,7 @@ class Estimator(BaseEstimator):
         missing = [name for name in cls._saved_arrays if name not in plain]
         if missing:
             raise ValueError(f"{where}: required array {missing[0]!r} is missing")
-        sizes = {}
-        if "n_topics" in params:
-            sizes["K"] = int(params["n_topics"])
+        sizes = cls._param_sizes(where, params, plain)
         check_arrays(where, plain, cls._array_specs, sizes)
         cls._check_loaded(where, plain)
         # traces hold NaN where the objective was not evaluated
@@ -440,6 +479,7 @@ class Estimator(BaseEstimator):
                 raise ValueError(f"{where}: unknown attribute {name!r} for {cls.__name__}")
             if value is not None and not isinstance(value, bool | int | float | str):
                 raise ValueError(f"{where}: attribute {name!r} must be a number or text")
+        cls._check_scalars(where, attributes)
         for name, value in plain.items():
             setattr(model, name, value)
         model.trace_ = trace
@@ -471,22 +511,52 @@ class Estimator(BaseEstimator):
     def _after_load(self) -> None:
         """Hook: rebuild derived attributes after loading (override)."""
 
+    #: value checks of saved scalar attributes: "finite", "positive", "nonnegative",
+    #: "count" (an integer >= 0); every number must be finite, every ``n_*`` a count
+    _scalar_specs: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def _check_scalars(cls, where: str, attributes: dict[str, Any]) -> None:
+        """One-line ValueError for a saved scalar out of its range (a NaN intercept, a
+        negative scale, a fractional count)."""
+        for name, value in attributes.items():
+            if value is None or isinstance(value, bool | str):
+                continue
+            check = cls._scalar_specs.get(name, "count" if name.startswith("n_")
+                                          else "finite")
+            v = float(value)
+            bad = (not np.isfinite(v) or (check == "positive" and v <= 0)
+                   or (check == "nonnegative" and v < 0)
+                   or (check == "count" and (v < 0 or v != int(v))))
+            if bad:
+                what = {"positive": "a finite number > 0", "nonnegative":
+                        "a finite number >= 0", "count": "an integer >= 0"}.get(
+                    check, "a finite number")
+                raise ValueError(f"{where}: attribute {name!r} must be {what}, got {value!r}")
+
+    @classmethod
+    def _param_sizes(cls, where: str, params: dict[str, Any],
+                     arrays: dict[str, np.ndarray]) -> dict[str, int]:
+        """The array sizes the saved parameters fix (``{"K": n_topics}``), checked against
+        the arrays' shapes; override to add others or to check that optional members
+        agree with the parameters (one-line ValueError naming ``where``)."""
+        if "n_topics" in params:
+            return {"K": int(params["n_topics"])}
+        return {}
+
     @classmethod
     def _check_loaded(cls, where: str, arrays: dict[str, np.ndarray]) -> None:
         """Hook: checks across members that shapes alone do not express (override;
         one-line ValueError naming ``where``)."""
 
 
-def _check_memory(n_topics: int, corpus: Corpus) -> None:
-    """Refuse, before allocating, a model whose count arrays cannot fit in memory
-    (K x (D + V) counts, K x V topics, per-token assignments)."""
-    D, V, N = corpus.n_docs, corpus.n_words, corpus.n_tokens
-    need = 8 * n_topics * (D + 2 * V) + 8 * N + 8 * n_topics * n_topics
+def _check_memory(need: float, what: str) -> None:
+    """Refuse, before allocating, a fit whose arrays need ``need`` bytes (one line:
+    what, GiB needed, GiB available)."""
     have = available_memory()
     if need > have:
-        raise ValueError(f"fit: {n_topics} topics over {D} documents and {V} words need about "
-                         f"{need / 2**30:.3g} GiB, more than this machine's "
-                         f"{have / 2**30:.3g} GiB")
+        raise ValueError(f"{what} need about {need / 2**30:.3g} GiB, more than this "
+                         f"machine's {have / 2**30:.3g} GiB")
 
 
 def _is_json_int(value: Any) -> bool:

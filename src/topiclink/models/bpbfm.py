@@ -39,7 +39,7 @@ from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
 from topiclink.inference.engine import State
 from topiclink.inference.online import RobbinsMonro
 from topiclink.kernels import bpbfm as kernels
-from topiclink.models.base import Estimator
+from topiclink.models.base import Estimator, _check_memory
 from topiclink.models.capabilities import EntityFactorsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
@@ -66,6 +66,22 @@ class _KeepSamples:
                                self.algorithm.relation_matrices(state).copy()))
             del m._samples[:-int(m.max_samples)]
         return False
+
+
+def _chunk_names(given: np.ndarray | None, n: int, fitted: np.ndarray,
+                 what: str) -> np.ndarray:
+    """The names of a stream chunk's ``n`` entities (or relations): its own, or for an
+    unnamed chunk those of the fitted ones by index (see ``partial_fit``)."""
+    if given is not None:
+        return np.asarray(given, dtype=str)
+    default = np.arange(n).astype(str)
+    if n <= fitted.size:
+        return fitted[:n]
+    if np.array_equal(fitted, default[:fitted.size]):
+        return default                  # an unnamed stream grows: index i is "i"
+    raise DataError(f"partial_fit: this chunk has no {what[:-1]} names and {n} {what}, the "
+                    f"fit has {fitted.size} named ones: an unnamed chunk is matched by "
+                    f"index, so it cannot add {what} (give the chunk's names)")
 
 
 class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimator):
@@ -171,17 +187,36 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_active_factors_",
                                                  "n_parameters_", "binary_")
     _array_specs: ClassVar[dict[str, ArraySpec]] = {
-        "embedding_": ArraySpec(("N", "K"), "f", "nonnegative"),
+        "embedding_": ArraySpec(("N", "K"), "f", "colsimplex"),
         "relation_matrices_": ArraySpec(("R", "K", "K"), "f", "nonnegative"),
-        "factor_weights_": ArraySpec(("K",), "f", "nonnegative"),
+        "factor_weights_": ArraySpec(("K",), "f", "simplex"),
         "entity_names_": ArraySpec(("N",), "U", None),
         "relation_names_": ArraySpec(("R",), "U", None),
-        "samples_embedding_": ArraySpec(("S", "N", "K"), "f", "nonnegative"),
+        "samples_embedding_": ArraySpec(("S", "N", "K"), "f", "colsimplex"),
         "samples_relation_matrices_": ArraySpec(("S", "R", "K", "K"), "f", "nonnegative"),
         "dictionary_": ArraySpec(("M", "K", "K"), "f", "nonnegative"),
         "relation_weights_": ArraySpec(("M", "R"), "f", "nonnegative"),
     }
     _state_class = BPBFMState
+
+    @classmethod
+    def _param_sizes(cls, where: str, params: dict[str, Any],
+                     arrays: dict[str, np.ndarray]) -> dict[str, int]:
+        """K from ``n_components``; BPBFM-2 (``n_dictionary`` M) needs ``dictionary_`` and
+        ``relation_weights_`` with M rows, BPBFM-1 has neither."""
+        sizes = {"K": int(params.get("n_components", 10))}
+        M = params.get("n_dictionary")
+        present = [n for n in ("dictionary_", "relation_weights_") if n in arrays]
+        if M is None and present:
+            raise ValueError(f"{where}: array {present[0]!r} belongs to BPBFM-2, but "
+                             "n_dictionary is None (BPBFM-1)")
+        if M is not None:
+            missing = [n for n in ("dictionary_", "relation_weights_") if n not in arrays]
+            if missing:
+                raise ValueError(f"{where}: required array {missing[0]!r} is missing "
+                                 f"(n_dictionary = {M})")
+            sizes["M"] = int(M)
+        return sizes
 
     def __init__(self, n_components: int = 10, *, n_dictionary: int | None = None,
                  inference: str = "batch", max_iter: int = 500, burn_in: int = 250,
@@ -247,9 +282,24 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     def _state_class_for(self) -> type[State]:
         return BPBFMOnlineState if self._online else BPBFMState
 
+    def _tensor_memory(self, tensor: RelationalTensor) -> int:
+        """Bytes of the sampler's arrays: U and its counts (N x K, per thread), the K x K
+        matrices (R or M, with their counts), the kept samples, the entries."""
+        N, R, K = tensor.n_entities, tensor.n_relations, int(self.n_components)
+        M = R if self.n_dictionary is None else int(self.n_dictionary)
+        kept = max(1, (int(self.max_iter) - int(self.burn_in)) // int(self.thinning) + 1)
+        S = min(int(self.max_samples), kept) + 2
+        T = n_threads(resolve_n_jobs(self.n_jobs)) + 3
+        return 8 * (N * K * (T + S) + M * K * K * (T + 1) + R * K * K * S
+                    + 2 * M * R + 6 * (tensor.n_entries + len(tensor.missing)))
+
     def _check_tensor(self, tensor: Any) -> tuple[RelationalTensor, bool]:
         if not isinstance(tensor, RelationalTensor):
             raise TypeError(f"fit: expected a RelationalTensor, got {type(tensor).__name__}")
+        tensor.check("fit: tensor")            # its fields may have been reassigned
+        _check_memory(self._tensor_memory(tensor),
+                      f"fit: {self.n_components} factors over {tensor.n_entities} "
+                      f"entities and {tensor.n_relations} relations")
         values = np.asarray(tensor.values, dtype=np.float64)
         bad = ~np.isfinite(values) | (values < 0)
         if bad.any():
@@ -318,13 +368,19 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     def partial_fit(self, tensor: RelationalTensor) -> BilinearPoissonFactorModel:
         """Fold a chunk of new triples (a stream) into the fit (``inference="online"``).
 
-        The chunk's entities and relations are matched to the fitted ones by name (a
-        tensor without names: by index); new names add entities (a prior draw of their
-        factor weights) and relations.  Triples seen in an earlier chunk of this session
-        are dropped (their count is logged).  The chunk's entries, shuffled, are folded in
-        by minibatches of ``batch_size`` with the continuing step sizes; ``|I|`` (the
-        scale of the statistics) counts every entry seen so far.  The estimates published
-        after each call are those of the current state (no averaging over samples).
+        The chunk's entities and relations are matched to the fitted ones by name; new
+        names add entities (a prior draw of their factor weights) and relations.  A chunk
+        without names (``entity_names`` / ``relation_names`` None) is matched by index:
+        its entity i is the fitted entity i (whatever its name).  Such a chunk can add
+        entities only when the fit's own names are the default ``"0", "1", ...`` (an
+        unnamed stream): index i >= N then becomes the new entity ``str(i)``; against a
+        named fit an index beyond the fitted entities is a one-line DataError (name the
+        chunk's entities to add some). Relations likewise. Triples seen in an earlier chunk
+        of this session are dropped (their count is logged). The chunk's entries, shuffled,
+        are folded in by minibatches of ``batch_size`` with the continuing step sizes;
+        ``|I|`` (the scale of the statistics) counts every entry seen so far. The estimates
+        published after each call are those of the current state (no averaging over
+        samples).
         """
         if not self._online:
             raise ValueError("partial_fit needs inference='online'")
@@ -357,6 +413,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         self._samples = []
         self._publish(state, algorithm, None, names_e, names_r, binary)
         del self._samples
+        self._check_finite_fit()
         row = {**info, "log_likelihood": float(algorithm.objective(state, data))}
         trace = dict(getattr(self, "trace_", {}) or {})
         n_old = len(next(iter(trace.values()))) if trace else 0
@@ -371,14 +428,10 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                       ) -> tuple[np.ndarray, np.ndarray, RelationalTensor]:
         """(entity names, relation names, the chunk in the fit's numbering) with names
         the fit has not seen appended, and triples already seen dropped."""
-        def names(given: np.ndarray | None, n: int) -> np.ndarray:
-            return (np.asarray(given, dtype=str) if given is not None
-                    else np.arange(n).astype(str))
-
-        new_e = names(tensor.entity_names, tensor.n_entities)
-        new_r = names(tensor.relation_names, tensor.n_relations)
         old_e = np.asarray(getattr(self, "entity_names_", np.zeros(0, str)), dtype=str)
         old_r = np.asarray(getattr(self, "relation_names_", np.zeros(0, str)), dtype=str)
+        new_e = _chunk_names(tensor.entity_names, tensor.n_entities, old_e, "entities")
+        new_r = _chunk_names(tensor.relation_names, tensor.n_relations, old_r, "relations")
 
         def merge(old: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             index = {n: i for i, n in enumerate(old.tolist())}

@@ -472,16 +472,26 @@ class EntityFactorsMixin:
                             f"{more}")
         return self._triple_proba(*(f[0] for f in found.values()))
 
+    def _one_index(self, value: Any, names: np.ndarray, what: str) -> np.ndarray:
+        """The index (shape (1,)) of exactly one entity or relation: an empty list or
+        several values are a one-line ValueError (scoring takes one query)."""
+        n = int(np.size(value)) if not isinstance(value, str | bytes) else 1
+        if n != 1:
+            raise ValueError(f"{what}: expected one name or index, got {n} values")
+        return self._entity_index(value, names, what)
+
     def score_tails(self, head: Any, relation: Any) -> np.ndarray:
-        """A score for every entity as the tail of (head, relation, ?)."""
+        """A score for every entity as the tail of (head, relation, ?): one head and one
+        relation (a name or an index each; an empty or longer list is a ValueError)."""
         self._check_fitted()
-        h = self._entity_index(head, np.asarray(self.entity_names_), "head")
-        r = self._entity_index(relation, np.asarray(self.relation_names_), "relation")
+        h = self._one_index(head, np.asarray(self.entity_names_), "head")
+        r = self._one_index(relation, np.asarray(self.relation_names_), "relation")
         return self._scores(h, r, None, "tail")
 
     def score_heads(self, relation: Any, tail: Any) -> np.ndarray:
-        """A score for every entity as the head of (?, relation, tail)."""
+        """A score for every entity as the head of (?, relation, tail) (one relation and
+        one tail, as :meth:`score_tails`)."""
         self._check_fitted()
-        r = self._entity_index(relation, np.asarray(self.relation_names_), "relation")
-        t = self._entity_index(tail, np.asarray(self.entity_names_), "tail")
+        r = self._one_index(relation, np.asarray(self.relation_names_), "relation")
+        t = self._one_index(tail, np.asarray(self.entity_names_), "tail")
         return self._scores(None, r, t, "head")

@@ -29,6 +29,8 @@ from topiclink.data.checks import (
     Integer,
     NoneValue,
     Options,
+    as_real,
+    check_memory,
 )
 from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.dmr import DMRData, DMRGibbs, DMRState, doc_priors
@@ -322,6 +324,12 @@ def _encode_features(features: Any, n_docs: int, encoding: str | None, what: str
         if features.shape[0] != n_docs:
             raise DataError(f"{what}: features have {features.shape[0]} rows for {n_docs} "
                             "documents")
+        for name in features.columns:
+            if features[name].dtype.kind == "c" or (
+                    features[name].dtype == object
+                    and features[name].map(lambda v: isinstance(v, complex)).any()):
+                raise DataError(f"{what}: features column {str(name)!r} holds complex "
+                                "numbers (real numbers or categories expected)")
         if spec is None and n_features is not None:      # fitted on an array: positional
             values = _frame_numbers(features, what)
             names = [str(c) for c in features.columns]
@@ -334,16 +342,19 @@ def _encode_features(features: Any, n_docs: int, encoding: str | None, what: str
         if sp.issparse(features):
             values = sp.csr_matrix(features)
             if values.dtype.kind not in "biuf":
-                raise DataError(f"{what}: features must hold numbers, got "
+                raise DataError(f"{what}: features must hold real numbers, got "
                                 f"{values.dtype}")
+            check_memory(16.0 * values.shape[0] * (values.shape[1] + 1),
+                         f"{what}: features as a dense {values.shape[0]} x "
+                         f"{values.shape[1]} design")
             values = values.astype(np.float64).toarray()
         else:
             try:
-                values = np.asarray(features, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise DataError(f"{what}: features must be numbers (an (n_docs, "
-                                "n_features) array; pass text columns in a DataFrame to "
-                                "one-hot encode them)") from None
+                values = as_real(features, f"{what}: features")
+            except DataError as exc:
+                raise DataError(f"{exc} (an (n_docs, n_features) array of numbers; pass "
+                                "text columns in a DataFrame to one-hot encode them)"
+                                ) from None
         if values.ndim == 1:
             values = values[:, None]
         if values.ndim != 2:

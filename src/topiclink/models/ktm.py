@@ -25,7 +25,9 @@ from topiclink.data.checks import (
     InstanceOf,
     Integer,
     NoneValue,
+    as_real,
 )
+from topiclink.data.corpus import Corpus
 from topiclink.gp.regression import FITCGP, HeteroscedasticGP
 from topiclink.inference.ktm import KTMData, KTMState, KTMVariational, bridge_to_dirichlet
 from topiclink.models.base import Estimator
@@ -116,12 +118,13 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     _array_specs: ClassVar[dict[str, ArraySpec]] = {
         **TOPIC_ARRAYS,
         "doc_prior_": ArraySpec(("D", "K"), "f", "positive"),
-        "features_": ArraySpec(("D", "F"), "f", None),
-        "messages_mean_": ArraySpec(("D", "K"), "f", None),
+        "features_": ArraySpec(("D", "F"), "f", "finite"),
+        "messages_mean_": ArraySpec(("D", "K"), "f", "finite"),
         "messages_var_": ArraySpec(("D", "K"), "f", "positive"),
-        "prior_mean_": ArraySpec(("K",), "f", None),
-        "kernel_theta_": ArraySpec(("P",), "f", None),
+        "prior_mean_": ArraySpec(("K",), "f", "finite"),
+        "kernel_theta_": ArraySpec(("P",), "f", "finite"),
     }
+    _scalar_specs: ClassVar[dict[str, str]] = {"tau_": "positive", "n_tokens_": "count"}
     _state_class = KTMState
 
     def __init__(self, n_topics: int = 10, *, kernel: Kernel | None = None,
@@ -150,6 +153,39 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     def _kernel(self) -> Kernel:
         return default_kernel() if self.kernel is None else self.kernel
 
+    def _check_params(self) -> None:
+        """Every hyper-parameter of the kernel (composites included) is a finite number
+        > 0 or an array of them, and its search bounds (unless "fixed") are numbers > 0
+        (scikit-learn kernels accept anything at construction)."""
+        kernel = self._kernel()
+        try:
+            values = kernel.get_params(deep=True)
+            hyper = list(kernel.hyperparameters)
+        except Exception as exc:  # noqa: BLE001 - a kernel whose parameters are broken
+            raise ValueError(f"KernelTopicModel: kernel {type(kernel).__name__} has invalid "
+                             f"parameters ({type(exc).__name__}: {exc})".splitlines()[0]
+                             ) from None
+        for h in hyper:
+            for what, value in ((h.name, values.get(h.name)),
+                                (f"{h.name}_bounds", None if h.fixed else h.bounds)):
+                if value is None and what != h.name:
+                    continue
+                try:
+                    arr = as_real(value, what)
+                except DataError:
+                    arr = np.array([np.nan])
+                if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+                    raise ValueError(f"KernelTopicModel: kernel parameter {what} must be a "
+                                     f"finite number > 0 (or an array of them), got "
+                                     f"{value!r}")
+
+    def _fit_memory(self, corpus: Corpus) -> int:
+        """Plus the GPs: a few D x D matrices (exact) or D x M (FITC), and the messages
+        and priors (several D x K)."""
+        K, D = int(self.n_topics), corpus.n_docs
+        M = D if self.n_inducing is None else min(D, int(self.n_inducing))
+        return super()._fit_memory(corpus) + 8 * 4 * D * M + 8 * 6 * D * K
+
     def _algorithm(self) -> KTMVariational:
         return KTMVariational(int(self.n_topics), self._kernel(),
                               beta=float(self.topic_word_prior), n_inner=int(self.n_inner),
@@ -163,10 +199,10 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
             raise DataError(f"{what}: features must be given (an (n_docs, n_features) "
                             "array of numbers)")
         try:
-            values = np.asarray(features, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise DataError(f"{what}: features must be numbers (code categories as "
-                            "numbers for a kernel that reads them)") from None
+            values = as_real(features, f"{what}: features")
+        except DataError as exc:
+            raise DataError(f"{exc} (code categories as numbers for a kernel that reads "
+                            "them)") from None
         if values.ndim == 1:
             values = values[:, None]
         if values.ndim != 2 or values.shape[0] != n_docs:

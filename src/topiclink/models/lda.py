@@ -204,14 +204,15 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         by shard (the same results as for the corpus in memory).
         """
         self._validate_params()
-        algorithm = self._algorithm()
         if isinstance(X, ShardSet):
-            data: TokenData | ShardTokenData = self._training_shards(X, algorithm)
+            data: TokenData | ShardTokenData
+            data, algorithm = self._training_shards(X)
             vocabulary = X.vocabulary()
             if vocabulary is None:
                 vocabulary = np.array([f"w{i}" for i in range(X.n_words)])
         else:
-            corpus = self._training_corpus(X)
+            corpus = self._training_corpus(X)   # sizes and memory before any K array
+            algorithm = self._algorithm()
             data = TokenData.from_corpus(corpus)
             vocabulary = corpus.vocabulary
         logger.info("LDA: %d documents, %d words, %d tokens, K=%d", data.n_docs,
@@ -228,23 +229,25 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
                     float(np.sum(self.trace_.get("seconds", 0.0))))
         return self
 
-    def _training_shards(self, shards: ShardSet, algorithm: CollapsedGibbsLDA
-                         ) -> ShardTokenData:
-        """The training data of a ShardSet, checked as :meth:`_training_corpus` checks a
-        corpus (sizes, memory), without reading the tokens."""
+    def _training_shards(self, shards: ShardSet
+                         ) -> tuple[ShardTokenData, CollapsedGibbsLDA]:
+        """The training data of a ShardSet and the algorithm, checked as
+        :meth:`_training_corpus` checks a corpus (sizes, memory; before the algorithm's
+        K-sized arrays), without reading the tokens."""
         if shards.n_docs == 0 or shards.n_words == 0 or shards.n_tokens == 0:
             raise DataError(f"fit: the ShardSet {shards.directory} has no tokens")
+        K, D, V, N = int(self.n_topics), shards.n_docs, shards.n_words, shards.n_tokens
+        # the driver's arrays: counts K (D + 2 V), z and offsets (as for a Corpus)
+        check_memory(8 * K * (D + 2 * V) + 8 * N + 8 * K * K,
+                     f"fit: {K} topics over the ShardSet's {D} documents and {V} words")
+        algorithm = self._algorithm()
         data = ShardTokenData.from_shards(shards)
         algorithm.check_data(data)
         n_empty = int(np.count_nonzero(np.diff(data.offsets) == 0))
         if n_empty:
             logger.info("%d of %d training documents are empty; their topic proportions "
                         "stay at the prior", n_empty, shards.n_docs)
-        K, D, V, N = int(self.n_topics), shards.n_docs, shards.n_words, shards.n_tokens
-        # the driver's arrays: counts K (D + 2 V), z and offsets (as for a Corpus)
-        check_memory(8 * K * (D + 2 * V) + 8 * N + 8 * K * K,
-                     f"fit: {K} topics over the ShardSet's {D} documents and {V} words")
-        return data
+        return data, algorithm
 
     def _publish(self, state: LDAState, algorithm: CollapsedGibbsLDA,
                  vocabulary: np.ndarray) -> None:

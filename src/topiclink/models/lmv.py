@@ -46,6 +46,7 @@ from topiclink.models.capabilities import (
 )
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.models.times import as_times
 from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
@@ -149,13 +150,24 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
     _array_specs: ClassVar[dict[str, ArraySpec]] = {
         **TOPIC_ARRAYS,
         **LINK_ARRAYS,
-        "blockmodel_": ArraySpec(("K", "K"), "f", "nonnegative"),
-        "visibility_": ArraySpec(("D",), "f", "nonnegative"),
+        "blockmodel_": ArraySpec(("K", "K"), "f", "probability"),
+        "visibility_": ArraySpec(("D",), "f", "probability"),
         "log_topics_": ArraySpec(("K", "V"), "f", "nonpositive"),
         "citation_topics_": ArraySpec(("L", 2), "i", None),
     }
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_links_")
     _state_class = LMVState
+
+    @classmethod
+    def _check_loaded(cls, where: str, arrays: dict[str, np.ndarray]) -> None:
+        super()._check_loaded(where, arrays)
+        topics, blocks = arrays.get("citation_topics_"), arrays.get("blockmodel_")
+        if topics is not None and blocks is not None and topics.size and (
+                topics.min() < -1 or topics.max() >= blocks.shape[0]):
+            raise ValueError(f"{where}: array 'citation_topics_' holds topics outside "
+                             f"[-1, {blocks.shape[0]})")
+    _divergence_hint = ("inference='stochastic': lower step_a1 or raise step_a2; batch: "
+                        "check the priors")
 
     def __init__(self, n_topics: int = 10, *, visibility: bool = True,
                  inference: str = "batch", doc_topic_prior: float | None = None,
@@ -212,6 +224,13 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
     def _stochastic(self) -> bool:
         return self.inference == "stochastic"
 
+    def _fit_memory(self, corpus: Corpus) -> int:
+        """Plus the batch algorithm's (D, K, K) pair statistics and the variational
+        topics and proportions (K x V, D x K)."""
+        K, D = int(self.n_topics), corpus.n_docs
+        pairs = 0 if self._stochastic else 8 * D * K * K
+        return super()._fit_memory(corpus) + pairs + 8 * K * (D + corpus.n_words)
+
     def _algorithm(self) -> BatchLMV | StochasticLMV:
         K = int(self.n_topics)
         alpha = 1.0 / K if self.doc_topic_prior is None else float(self.doc_topic_prior)
@@ -250,7 +269,9 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
             resume: bool = False) -> VisibilityTopicModel:
         """Fit to documents ``X`` and their directed citations ``links`` (d cites d').
 
-        ``publication_time``: one number per document (LMV(t)): a pair whose cited
+        ``publication_time``: one time per document (LMV(t)): numbers, or dates
+        (datetime64, Timestamps, ISO text such as ``"1994-05-01"``; read as days since
+        1970-01-01, :mod:`topiclink.models.times`); a pair whose cited
         document is newer than the citing one carries no likelihood term, and a link to a
         newer document is an error naming the pair (``newer_citations="drop"``: such
         links are dropped and their count logged).
@@ -326,7 +347,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         old = self._partial_corpus_
         new = self._as_model_corpus(X)
         new.check_no_empty("partial_fit")
-        corpus = old.append(new)
+        corpus = _append_documents(old, new)
         D0, D = old.n_docs, corpus.n_docs
         lk = as_links(links if links is not None else np.zeros((0, 2), np.int64), D,
                       doc_ids=corpus.doc_ids, directed=True)
@@ -342,7 +363,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                 raise DataError("partial_fit: the fit has publication times; give "
                                 "publication_time for the new documents")
             time, pairs = self._times(np.concatenate([previous.time,
-                                                      np.asarray(publication_time, float)]),
+                                                      as_times(publication_time, D - D0)]),
                                       D, pairs)
         algorithm = self._algorithm()
         data = LMVData.build(corpus.counts, pairs, time)
@@ -367,6 +388,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         self.state_ = state
         self._stream_data_ = data
         self._publish(state, algorithm, self._partial_corpus_, data)
+        self._check_finite_fit()
         trace = dict(getattr(self, "trace_", {}) or {})
         row = {**info, "log_likelihood": float("nan")}
         n_old = len(next(iter(trace.values()))) if trace else 0
@@ -388,12 +410,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                              f"{newer_citations!r}")
         if publication_time is None:
             return None, pairs
-        t = np.asarray(publication_time, dtype=np.float64)
-        if t.shape != (n_docs,):
-            raise DataError(f"publication_time has {t.size} values for {n_docs} documents")
-        if not np.all(np.isfinite(t)):
-            bad = int(np.flatnonzero(~np.isfinite(t))[0])
-            raise DataError(f"publication_time of document {bad} is {t[bad]}")
+        t = as_times(publication_time, n_docs)
         newer = t[pairs[:, 1]] > t[pairs[:, 0]]
         if newer.any() and newer_citations == "error":
             i = int(np.flatnonzero(newer)[0])
@@ -468,6 +485,31 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
             lines.append("least visible: " + "; ".join(
                 f"{names[d]} ({self.visibility_[d]:.2f})" for d in order[-3:]))
         return "\n".join(lines)
+
+
+def _append_documents(old: Corpus, new: Corpus) -> Corpus:
+    """The training documents followed by a stream chunk's.  New documents keep their ids;
+    an id that is already a training document's is a one-line DataError.  A chunk with
+    the default ids ``0..n-1`` gets its positions in the result; integer ids of the
+    fit and text ids of the chunk (or the reverse) make every id text."""
+    default = new.doc_ids.dtype.kind in "iu" and np.array_equal(new.doc_ids,
+                                                                np.arange(new.n_docs))
+    if default:
+        return old.append(new)
+    old_ids, new_ids = old.doc_ids.astype(str), new.doc_ids.astype(str)
+    clash = np.flatnonzero(np.isin(new_ids, old_ids))
+    if clash.size:
+        i = int(clash[0])
+        raise DataError(f"partial_fit: new document {i} has the id {new_ids[i]!r} of a "
+                        f"training document ({clash.size} such ids; ids must be unique)")
+    if old.doc_ids.dtype.kind == new.doc_ids.dtype.kind:
+        return old.append(new)
+
+    def as_text(c: Corpus, ids: np.ndarray) -> Corpus:
+        return Corpus(c.counts, vocabulary=c.vocabulary, doc_ids=ids, titles=c.titles,
+                      metadata=c.metadata, name=c.name)
+
+    return as_text(old, old_ids).append(as_text(new, new_ids))
 
 
 class _DiagonalChange:

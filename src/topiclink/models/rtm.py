@@ -211,6 +211,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
     }
     _saved_scalars: ClassVar[tuple[str, ...]] = (
         "n_iter_", "n_pairs_", "n_negatives_", "directed_", "mean_doc_length_")
+    _scalar_specs: ClassVar[dict[str, str]] = {"mean_doc_length_": "positive"}
     _state_class = RelationalState
 
     def __init__(self, n_topics: int = 10, *, loss: str = "logistic", weights: str = "full",

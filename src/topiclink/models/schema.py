@@ -6,8 +6,9 @@ Shapes are written with symbols (``("K", "V")``): every symbol must take one val
 all arrays of a file (``"*"`` is free).  ``kind`` is the NumPy dtype kind class
 (``"f"`` float, ``"i"`` integer, ``"U"`` text, ``"*"`` any); ``check`` is a value
 constraint: ``"finite"``, ``"positive"``, ``"nonnegative"``, ``"nonpositive"``,
-``"simplex"`` (non-negative,
-each slice along the last axis sums to 1).
+``"probability"`` (in [0, 1]), ``"simplex"`` (non-negative, each slice along the last axis
+sums to 1), ``"colsimplex"`` (non-negative, each slice along the second-to-last axis sums
+to 1: columns that are distributions).  Every check but ``None`` includes "finite".
 """
 
 from __future__ import annotations
@@ -78,28 +79,34 @@ def _check_values(where: str, name: str, value: np.ndarray, check: str) -> None:
         raise ValueError(f"{where}: array {name!r} must be > 0 (min {np.min(value)!r})")
     if check == "nonpositive" and value.size and np.max(value) > 0:
         raise ValueError(f"{where}: array {name!r} must be <= 0 (max {np.max(value)!r})")
-    if check in ("nonnegative", "simplex") and value.size and np.min(value) < 0:
+    if check in ("nonnegative", "simplex", "colsimplex", "probability") and value.size \
+            and np.min(value) < 0:
         raise ValueError(f"{where}: array {name!r} must be >= 0 (min {np.min(value)!r})")
-    if check == "simplex" and value.size:
-        sums = value.sum(axis=-1).ravel()
+    if check == "probability" and value.size and np.max(value) > 1:
+        raise ValueError(f"{where}: array {name!r} holds probabilities, which must be <= 1 "
+                         f"(max {np.max(value)!r})")
+    if check in ("simplex", "colsimplex") and value.size:
+        axis = -1 if check == "simplex" else -2
+        sums = value.sum(axis=axis).ravel()
         worst = float(sums[np.argmax(np.abs(sums - 1.0))])
         if abs(worst - 1.0) > 1e-6:
-            raise ValueError(f"{where}: array {name!r} must sum to 1 along its last axis "
-                             f"(found a sum of {worst:.6g})")
+            raise ValueError(f"{where}: array {name!r} must sum to 1 along its "
+                             f"{'last' if axis == -1 else 'second-to-last'} axis (found a "
+                             f"sum of {worst:.6g})")
 
 
 #: the topics contract: K x V topics, D x K proportions, K weights, V words, K priors
 TOPIC_ARRAYS = {
     "components_": ArraySpec(("K", "V"), "f", "simplex"),
     "doc_topic_": ArraySpec(("D", "K"), "f", "simplex"),
-    "topic_weights_": ArraySpec(("K",), "f", "nonnegative"),
+    "topic_weights_": ArraySpec(("K",), "f", "simplex"),
     "vocabulary_": ArraySpec(("V",), "U", None),
     "alpha_": ArraySpec(("K",), "f", "positive"),
 }
 
 #: the link-prediction contract's training documents
 LINK_ARRAYS = {
-    "train_zbar_": ArraySpec(("D", "K"), "f", "nonnegative"),
+    "train_zbar_": ArraySpec(("D", "K"), "f", "probability"),
     "train_doc_ids_": ArraySpec(("D",), "U", None),
     "train_titles_": ArraySpec(("*",), "U", None),
 }

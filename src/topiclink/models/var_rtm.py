@@ -163,6 +163,8 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
     _saved_scalars: ClassVar[tuple[str, ...]] = (
         "intercept_", "n_iter_", "n_links_", "n_pseudo_negatives_", "mean_doc_length_",
         "n_tokens_")
+    _scalar_specs: ClassVar[dict[str, str]] = {"mean_doc_length_": "positive",
+                                               "n_pseudo_negatives_": "nonnegative"}
     _state_class = VarRTMState
 
     def __init__(self, n_topics: int = 10, *, doc_topic_prior: Any = None,

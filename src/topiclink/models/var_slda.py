@@ -173,6 +173,10 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
         self.callbacks = callbacks
 
     # ------------------------------------------------------------------ fitting
+    def _fit_memory(self, corpus: Corpus) -> int:
+        """Plus phi: K floats per token (the (N, K) variational parameters)."""
+        return super()._fit_memory(corpus) + 8 * int(self.n_topics) * corpus.n_tokens
+
     def _algorithm(self) -> VariationalSLDAEM:
         K = int(self.n_topics)
         return VariationalSLDAEM(
