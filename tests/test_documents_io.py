@@ -344,3 +344,18 @@ def test_io_package_exports():
 
     assert callable(read_documents) and callable(read_edges)
     assert DocumentTable and EdgeList and io
+
+
+def test_linked_corpus_fit_on_a_subset(tmp_path):
+    d, e = _files(tmp_path)
+    docs = read_documents(d)
+    edges = read_edges(e, normalize_ids="zero-pad:7")
+    lc = linked_corpus(docs, edges, fit_on=[0, 1], drop_empty=False)
+    assert lc.corpus.vocabulary.tolist() == ["black", "branes", "holes", "strings"]
+    # document 2 ("gauge theory strings") is counted over the vocabulary of 0 and 1 only
+    assert lc.corpus.counts.toarray().tolist()[:3] == [[0, 1, 0, 2], [1, 1, 1, 0],
+                                                      [0, 0, 0, 1]]
+    full = linked_corpus(docs, edges, drop_empty=False)
+    assert "gauge" in full.corpus.vocabulary.tolist()
+    with pytest.raises(ValueError, match="already fitted"):
+        linked_corpus(docs, edges, analyzer=lc.analyzer, fit_on=[0])

@@ -147,10 +147,7 @@ class TextAnalyzer:
 
     # ------------------------------------------------------------------ analysis
     def _term(self, token: str) -> str | None:
-        try:
-            return self._cache[token]
-        except KeyError:
-            pass
+        """The term of a token (None: a stop word), cached."""
         term: str | None
         if token in self._stop:
             term = None
@@ -163,12 +160,13 @@ class TextAnalyzer:
         """The terms of one text, in order (before the vocabulary filter)."""
         if self.lowercase:
             text = text.lower()
-        out = []
-        for tok in self._regex.findall(text):
-            term = self._term(tok)
-            if term is not None:
-                out.append(term)
-        return out
+        cache = self._cache
+        tokens = self._regex.findall(text)
+        try:
+            terms = [cache[t] for t in tokens]
+        except KeyError:
+            terms = [cache[t] if t in cache else self._term(t) for t in tokens]
+        return [t for t in terms if t is not None]
 
     def _counting(self, text: str) -> list[str]:
         terms = self.analyze(text)

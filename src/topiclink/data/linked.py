@@ -18,10 +18,11 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from topiclink.data import ids as id_rules
 from topiclink.data.analyzer import TextAnalyzer
-from topiclink.data.checks import DataError
+from topiclink.data.checks import DataError, check_index
 from topiclink.data.clean import drop_empty_documents
 from topiclink.data.corpus import Corpus
 from topiclink.data.ids import IdRule
@@ -102,6 +103,23 @@ def _id_hint(doc_ids: np.ndarray, bad_ids: np.ndarray) -> str:
             f"normalize_ids={rule} or a callable")
 
 
+def _count(analyzer: TextAnalyzer, texts: list[str], fit_on: object) -> sp.csr_matrix:
+    """Counts of ``texts``: transform only when fitted; else fit on ``fit_on`` (all texts
+    by default) and transform the rest, each text analysed once."""
+    if analyzer.vocabulary_ is not None:
+        if fit_on is not None:
+            raise ValueError("fit_on given with an analyzer that is already fitted")
+        return analyzer.transform(texts)
+    if fit_on is None:
+        return analyzer.fit_transform(texts)
+    fit = check_index(fit_on, len(texts), name="fit_on")
+    rest = np.setdiff1d(np.arange(len(texts)), fit)
+    X_fit = analyzer.fit_transform([texts[i] for i in fit.tolist()])
+    X_rest = analyzer.transform([texts[i] for i in rest.tolist()])
+    order = np.argsort(np.concatenate([fit, rest]), kind="stable")
+    return sp.csr_matrix(sp.vstack([X_fit, X_rest], format="csr")[order])
+
+
 def _first_line(edges: EdgeList, mask: np.ndarray, keep: np.ndarray) -> int:
     return int(edges.lines[keep][np.flatnonzero(mask)[0]])
 
@@ -110,7 +128,7 @@ def linked_corpus(documents: DocumentTable, edges: EdgeList, *,
                   analyzer: TextAnalyzer | None = None, normalize_ids: IdRule = None,
                   max_unknown: float = 0.01, self_citations: Policy = "drop",
                   duplicates: Policy = "drop", drop_empty: bool = True,
-                  name: str = "") -> LinkedCorpus:
+                  fit_on: object = None, name: str = "") -> LinkedCorpus:
     """Join documents and citations into an aligned corpus, links, times and metadata.
 
     Parameters
@@ -137,6 +155,10 @@ def linked_corpus(documents: DocumentTable, edges: EdgeList, *,
     drop_empty : bool
         Remove documents without any vocabulary word (and their links) with
         :func:`~topiclink.data.clean.drop_empty_documents`; ``False`` keeps them aligned.
+    fit_on : array_like of bool or int, optional
+        Fit an unfitted ``analyzer`` on these documents only (a mask or positions, e.g.
+        the training documents of a split by time); the others are counted over that
+        vocabulary.  Default: all documents.
     name : str
         The corpus name.
 
@@ -222,8 +244,7 @@ def linked_corpus(documents: DocumentTable, edges: EdgeList, *,
     # ---- words
     if analyzer is None:
         analyzer = TextAnalyzer()
-    X = (analyzer.transform(documents.texts) if analyzer.vocabulary_ is not None
-         else analyzer.fit_transform(documents.texts))
+    X = _count(analyzer, documents.texts, fit_on)
     metadata = documents.metadata.reset_index(drop=True)
     corpus = Corpus(X, vocabulary=analyzer.vocabulary_, doc_ids=doc_ids,
                     titles=documents.titles, metadata=metadata, name=name)

@@ -283,6 +283,9 @@ def _open_text(p: Path, encoding: str) -> io.TextIOBase:
 
 
 # ---------------------------------------------------------------------- one file per document
+#: Files larger than this are checked against the available memory before reading.
+_CHECK_ABOVE = 1 << 24
+
 IdFromName = str | re.Pattern[str] | Callable[[str], str] | None
 
 
@@ -323,7 +326,9 @@ def _files_in_folder(p: Path, suffix: str | None, encoding: str
             continue
         if suffix is not None and not f.name.endswith(suffix):
             continue
-        check_memory(f.stat().st_size, f"{f} ({f.stat().st_size} bytes)")
+        size = f.stat().st_size
+        if size > _CHECK_ABOVE:
+            check_memory(size, f"{f} ({size} bytes)")
         yield rel, _decode(f.read_bytes(), str(f), encoding)
 
 
@@ -338,7 +343,8 @@ def _files_in_tar(p: Path, suffix: str | None, encoding: str) -> Iterator[tuple[
                     continue
                 if suffix is not None and not rel.endswith(suffix):
                     continue
-                check_memory(member.size, f"{p}: member {rel} ({member.size} bytes)")
+                if member.size > _CHECK_ABOVE:
+                    check_memory(member.size, f"{p}: member {rel} ({member.size} bytes)")
                 fobj = tar.extractfile(member)
                 raw = fobj.read() if fobj is not None else b""
                 if len(raw) != member.size:
