@@ -53,7 +53,8 @@ HEPTH_SOURCE = ("arXiv hep-th, KDD Cup 2003 (Gehrke, Ginsparg & Kleinberg, SIGKD
 
 #: Settings of the analyser of the KDD protocol, fitted on the training abstracts only:
 #: words of 2+ letters, scikit-learn's English stop words, the Snowball English (Porter2)
-#: stemmer, terms in at least 2 training abstracts: 7,714 terms.  The paper reports 7,211
+#: stemmer, terms in at least 2 training abstracts: 7,714 terms (Snowball 3 stemmers:
+#: snowballstemmer 3.1 and PyStemmer 3.1 agree).  The paper reports 7,211
 #: "after stemming and removal of stop words and infrequent terms" without the rule; no
 #: standard combination tried (stop lists of scikit-learn / Snowball / old tm / NLTK-like,
 #: Porter or Porter2, letters-only or punctuation-stripped tokens, title + abstract or
