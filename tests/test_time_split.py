@@ -135,7 +135,10 @@ def test_rank_in_chunks_bounds_memory():
     full_matrix = n_q * n_c * 8  # 24 MB of scores at once
     block = chunk * n_c * 8       # 2 MB per block
     assert peak_whole > full_matrix  # the unchunked run holds the whole matrix
-    assert peak < 10 * block < full_matrix, peak  # a few blocks, whatever n_q
+    # blocks of 1/12 of the rows: the peak is a few blocks (ranking copies a block a few
+    # times), far below one full matrix and the unchunked peak
+    assert block < peak < full_matrix, peak
+    assert 4 * peak < peak_whole, (peak, peak_whole)
 
 
 def test_rank_in_chunks_errors():
