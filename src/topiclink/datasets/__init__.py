@@ -9,6 +9,7 @@ of a folder (:func:`detect_format`, :func:`load_folder`).
 from topiclink.datasets.base import Dataset
 from topiclink.datasets.bundled_cora import load_bundled_cora
 from topiclink.datasets.detect import FORMATS, detect_format, load_folder
+from topiclink.datasets.hepth import hepth_kdd_split, read_hepth_abstracts
 from topiclink.datasets.home import DATA_HOME_ENV, data_home, dataset_dir
 from topiclink.datasets.loaders import (
     LOADERS,
@@ -17,6 +18,7 @@ from topiclink.datasets.loaders import (
     load_cora_linqs,
     load_cora_rlda,
     load_dataset,
+    load_hepth,
     load_nations,
     load_poliblog,
     load_sampson,
@@ -53,8 +55,10 @@ __all__ = [
     "load_bundled_cora",
     "load_cora_linqs",
     "load_cora_rlda",
+    "hepth_kdd_split",
     "load_dataset",
     "load_folder",
+    "load_hepth",
     "load_nations",
     "load_poliblog",
     "load_sampson",
@@ -66,6 +70,7 @@ __all__ = [
     "make_lmv_data",
     "make_rtm_data",
     "make_slda_data",
+    "read_hepth_abstracts",
     "register_dataset",
     "unregister_dataset",
 ]

@@ -43,6 +43,9 @@ class Dataset:
         Citation / provenance.
     path : Path or None
         Where it was read from.
+    test_links : scipy.sparse.csr_matrix of bool, shape (n_test, n_train), or None
+        Held-out links from the documents of :attr:`test` to those of ``corpus`` (e.g.
+        the test -> training citations of a split by time).
     """
 
     name: str
@@ -54,6 +57,7 @@ class Dataset:
     test: Dataset | None = None
     source: str = ""
     path: Path | None = None
+    test_links: Any = None
 
     def summary(self) -> dict[str, Any]:
         """Counts for listings: one entry per key of :data:`SUMMARY_KEYS`.

@@ -36,6 +36,7 @@ from topiclink.datasets.bundled_cora import (
     cora_rlda_dataset,
     load_bundled_cora,
 )
+from topiclink.datasets.hepth import HEPTH_FILES, HEPTH_SOURCE, load_hepth
 from topiclink.datasets.home import data_home, dataset_dir
 from topiclink.datasets.registry import (
     DatasetSpec,
@@ -46,7 +47,7 @@ from topiclink.datasets.registry import (
 
 __all__ = ["LOADERS", "REQUIRED_FILES", "SOURCES", "USER_FORMAT_LOADERS", "list_datasets",
            "load_20newsgroups", "load_cora_linqs", "load_cora_rlda", "load_dataset",
-           "load_nations", "load_linqs", "load_poliblog", "load_sampson", "load_sotu",
+           "load_hepth", "load_nations", "load_linqs", "load_poliblog", "load_sampson", "load_sotu",
            "load_umls", "load_webkb"]
 
 logger = logging.getLogger(__name__)
@@ -388,6 +389,14 @@ register_dataset(DatasetSpec(
            "from The American Presidency Project; public domain",
     description="240 State of the Union addresses 1790-2020 with year, president, party",
     kind="documents"))
+
+
+# ---------------------------------------------------------------------- citations
+register_dataset(DatasetSpec(
+    "hepth", load_hepth, required_files=HEPTH_FILES, source=HEPTH_SOURCE,
+    description="arXiv hep-th 1992-2003: 29,555 abstracts, 352,768 dated citations; "
+                "protocol='kdd': the LMV paper's split by time",
+    kind="documents+links"))
 
 
 # ---------------------------------------------------------------------- relational

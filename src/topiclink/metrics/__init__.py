@@ -3,6 +3,7 @@ knowledge-graph filtered ranks (MRR, Hits@k)."""
 
 from __future__ import annotations
 
+from topiclink.metrics.chunked import rank_in_chunks
 from topiclink.metrics.classification import accuracy, perplexity
 from topiclink.metrics.coherence import npmi_coherence
 from topiclink.metrics.links import link_auc, link_rank, link_rank_per_query, predictive_rank
@@ -13,6 +14,7 @@ __all__ = [
     "link_rank",
     "link_rank_per_query",
     "predictive_rank",
+    "rank_in_chunks",
     "link_auc",
     "word_rank",
     "word_rank_per_doc",

@@ -1,4 +1,5 @@
-"""Readers for real data formats: LINQS, R save files, triples, raw text, UCI bag-of-words.
+"""Readers for real data formats: LINQS, R save files, triples, raw text, UCI bag-of-words,
+users' own documents (CSV, TSV, JSON lines, Parquet, folders, tarballs) and edge lists.
 
 Every reader raises :class:`~topiclink.data.checks.DataError` with a one-line message naming
 the file and line (or the document) of the first problem, and
@@ -6,6 +7,13 @@ the file and line (or the document) of the first problem, and
 missing file.
 """
 
+from topiclink.data.io.documents import (
+    DOCUMENT_FORMATS,
+    DocumentTable,
+    EdgeList,
+    read_documents,
+    read_edges,
+)
 from topiclink.data.io.linqs import (
     read_linqs,
     read_linqs_cites,
@@ -30,13 +38,18 @@ from topiclink.data.io.triples import read_triples
 from topiclink.data.io.uci_bow import read_uci_bow
 
 __all__ = [
+    "DOCUMENT_FORMATS",
     "TOKEN_PATTERN",
     "DataFileNotFoundError",
+    "DocumentTable",
+    "EdgeList",
     "check_file",
     "corpus_from_newsgroups_tar",
     "corpus_from_texts",
     "default_vectorizer",
     "lda_link_pairs",
+    "read_documents",
+    "read_edges",
     "read_lda_documents",
     "read_linqs",
     "read_linqs_cites",
