@@ -146,7 +146,7 @@ class Estimator(BaseEstimator):
         K = getattr(self, "n_topics", None)
         if isinstance(K, int | np.integer):
             shards = getattr(self, "n_shards", 1) if getattr(self, "parallel", None) else 1
-            _check_memory(self._fit_memory(corpus), f"fit: {int(K)} topics over "
+            check_fit_memory(self._fit_memory(corpus), f"fit: {int(K)} topics over "
                           f"{corpus.n_docs} documents and {corpus.n_words} words"
                           + (f" in {shards} shards" if shards != 1 else ""))
         return corpus
@@ -550,7 +550,7 @@ class Estimator(BaseEstimator):
         one-line ValueError naming ``where``)."""
 
 
-def _check_memory(need: float, what: str) -> None:
+def check_fit_memory(need: float, what: str) -> None:
     """Refuse, before allocating, a fit whose arrays need ``need`` bytes (one line:
     what, GiB needed, GiB available)."""
     have = available_memory()

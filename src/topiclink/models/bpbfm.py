@@ -39,7 +39,7 @@ from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
 from topiclink.inference.engine import State
 from topiclink.inference.online import RobbinsMonro
 from topiclink.kernels import bpbfm as kernels
-from topiclink.models.base import Estimator, _check_memory
+from topiclink.models.base import Estimator, check_fit_memory
 from topiclink.models.capabilities import EntityFactorsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
@@ -297,7 +297,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         if not isinstance(tensor, RelationalTensor):
             raise TypeError(f"fit: expected a RelationalTensor, got {type(tensor).__name__}")
         tensor.check("fit: tensor")            # its fields may have been reassigned
-        _check_memory(self._tensor_memory(tensor),
+        check_fit_memory(self._tensor_memory(tensor),
                       f"fit: {self.n_components} factors over {tensor.n_entities} "
                       f"entities and {tensor.n_relations} relations")
         values = np.asarray(tensor.values, dtype=np.float64)
