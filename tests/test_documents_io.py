@@ -84,7 +84,7 @@ CSV = (BOM + 'id,text,date,venue\n'
 
 def test_read_csv_crlf_bom_quoted_newlines(tmp_path, caplog):
     p = _write(tmp_path / "docs.csv", CSV)
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="topiclink"):
         t = read_documents(p, time_column="date", time_format="yymm",
                            metadata_columns=["venue"])
     assert t.ids.tolist() == ["0001", "0002", "0003"]  # strings with their zeros
@@ -288,7 +288,7 @@ def test_linked_corpus_accounts_for_everything(tmp_path, caplog):
     d, e = _files(tmp_path)
     docs = read_documents(d, time_column="year", time_format="year")
     edges = read_edges(e)
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger="topiclink"):
         lc = linked_corpus(docs, edges, normalize_ids="zero-pad:7")
     assert lc.report == {"documents_read": 5, "edges_read": 7, "unknown_id_edges": 0,
                          "self_citations": 1, "duplicate_edges": 1, "empty_documents": 1,

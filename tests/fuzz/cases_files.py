@@ -77,7 +77,7 @@ def _array_edits(cls: Any, arrays: dict) -> list[tuple[str, Any, str]]:
     """(label, edit, expect) for each saved array: every way it can be wrong."""
     out = []
     for member, value in sorted(arrays.items()):
-        if member.startswith(("trace_/", "state_/")):
+        if member.startswith(("trace_/", "state_/", "run_/")):   # state: state_cases
             continue
         spec = cls._array_specs.get(member)
         out.append((f"drop-{member}", lambda h, a, m=member: (
@@ -206,7 +206,18 @@ def _state_edits() -> list[tuple[str, Any]]:
         ("pairs-out-of-range", arr("pair_source", lambda p: p + 10**6)),
         ("b-zero", arr("b", lambda b: b * 0)),
         ("eta-wrong-shape", arr("eta", lambda e: e[..., :1])),
+        ("run-sum-dropped", lambda h, a: (h, {k: v for k, v in a.items()
+                                            if not k.startswith("run_/")})),
+        ("run-sum-nan", _run_sums(lambda v: v * np.nan)),
+        ("run-sum-transposed", _run_sums(lambda v: v.T[..., :1] if v.ndim >= 2
+                                         else v[None, :])),
+        ("run-sum-text", _run_sums(lambda v: v.astype(str))),
     ]
+
+
+def _run_sums(f: Any) -> Any:
+    """An edit of every averaging sum of a saved run (``run_/sum/*``)."""
+    return lambda h, a: (h, {k: f(v) if k.startswith("run_/") else v for k, v in a.items()})
 
 
 def state_cases() -> list[Case]:
@@ -215,11 +226,15 @@ def state_cases() -> list[Case]:
         _, arrays = members(saved(name))
         for label, edit in _state_edits():
             field = label.split("-")[0]
-            key = {"z": "z", "counts": "ndk", "nk": "nk", "rng": "kernel_rng",
-                   "gamma": "gamma", "phibar": "phibar", "pairs": "pair_source",
-                   "b": "b", "eta": "eta"}[field]
-            if f"state_/{key}" not in arrays:
-                continue
+            if field == "run":
+                if not any(k.startswith("run_/") for k in arrays):
+                    continue
+            else:
+                key = {"z": "z", "counts": "ndk", "nk": "nk", "rng": "kernel_rng",
+                       "gamma": "gamma", "phibar": "phibar", "pairs": "pair_source",
+                       "b": "b", "eta": "eta"}[field]
+                if f"state_/{key}" not in arrays:
+                    continue
             out.append(Case(f"state/{name}/{label}", "model-files",
                             lambda n=name, e=edit: _state_resume(n, e)))
     return out

@@ -39,6 +39,7 @@ from topiclink.inference.engine import (
 )
 from topiclink.models.checkpoint import (
     CheckpointRequest,
+    check_progress_sums,
     progress_from_saved,
     progress_to_saved,
     with_checkpoint_options,
@@ -305,7 +306,7 @@ class Estimator(BaseEstimator):
             raise ValueError(f"checkpoint {path} continues a chain of {previous_iter} "
                              f"iterations, this model has {getattr(self, 'n_iter_', 0)}; "
                              f"{advice}")
-        self.state_ = saved.state_
+        self.state_, self._progress_ = saved.state_, progress
         try:
             state = self._state_to_resume(algorithm, data)
         except ValueError as exc:
@@ -360,6 +361,9 @@ class Estimator(BaseEstimator):
                              "fit (these documents/links differ)")
         try:
             check_state(algorithm, state, data)
+            progress = getattr(self, "_progress_", None)
+            if progress is not None:
+                check_progress_sums(progress, algorithm.averaged(state, data), "state")
         except ValueError as exc:
             raise ValueError(f"{type(self).__name__}: cannot resume: {exc}") from None
         return state

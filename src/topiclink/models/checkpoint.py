@@ -33,7 +33,8 @@ import numpy as np
 from topiclink.inference.engine import RunProgress
 
 __all__ = ["CheckpointRequest", "parse_every", "checkpoint_folder", "progress_to_saved",
-           "progress_from_saved", "with_checkpoint_options", "DEFAULT_EVERY"]
+           "progress_from_saved", "check_progress_sums", "with_checkpoint_options",
+           "DEFAULT_EVERY"]
 
 #: how often a fit given ``checkpoint=`` writes it when ``checkpoint_every`` is not given
 DEFAULT_EVERY = "5min"
@@ -184,7 +185,8 @@ def progress_to_saved(progress: RunProgress, previous_iter: int
     arrays = {f"run_/sum/{k}": np.asarray(v) for k, v in progress.sums.items()}
     meta = {"n_iter": int(progress.n_iter), "done": int(progress.done),
             "n_summed": int(progress.n_summed), "stopped": bool(progress.stopped),
-            "previous_iter": int(previous_iter), "callbacks": progress.callbacks}
+            "previous_iter": int(previous_iter), "callbacks": progress.callbacks,
+            "sums": sorted(progress.sums)}
     return arrays, meta
 
 
@@ -210,9 +212,36 @@ def progress_from_saved(meta: Any, arrays: dict[str, np.ndarray], trace: dict[st
                          f"{previous} + {done}")
     rows = [{k: float(v[i]) for k, v in trace.items() if not np.isnan(v[i])}
             for i in range(previous, previous + done)]
-    sums = {k.split("/", 2)[2]: np.array(v, dtype=float) for k, v in arrays.items()}
-    for key, value in sums.items():
+    listed = meta.get("sums", [])
+    found = sorted(k.split("/", 2)[2] for k in arrays)
+    if not isinstance(listed, list) or sorted(map(str, listed)) != found:
+        raise ValueError(f"{where}: the run's averaging sums are {found}, its header lists "
+                         f"{listed!r}")
+    sums = {}
+    for key, value in arrays.items():
+        name = key.split("/", 2)[2]
+        if value.dtype.kind != "f":
+            raise ValueError(f"{where}: averaging sum {name!r} has dtype {value.dtype}, "
+                             "expected floats")
         if not np.all(np.isfinite(value)):
-            raise ValueError(f"{where}: averaging sum {key!r} holds NaN or infinite values")
+            raise ValueError(f"{where}: averaging sum {name!r} holds NaN or infinite values")
+        sums[name] = np.array(value, dtype=float)
+    if bool(sums) != (n_summed > 0):
+        raise ValueError(f"{where}: {n_summed} averaged iterations but {len(sums)} sums")
     return RunProgress(n_iter=n_iter, done=done, rows=rows, sums=sums, n_summed=n_summed,
                        callbacks=callbacks, stopped=stopped), previous
+
+
+def check_progress_sums(progress: RunProgress, expected: dict[str, np.ndarray],
+                        where: str) -> None:
+    """The averaging sums of a saved run must be those the algorithm averages (names and
+    shapes); one-line ValueError naming ``where``."""
+    if not progress.n_summed:
+        return
+    if sorted(progress.sums) != sorted(expected):
+        raise ValueError(f"{where}: the saved averaging sums {sorted(progress.sums)} are not "
+                         f"the algorithm's {sorted(expected)}")
+    for key, value in progress.sums.items():
+        if np.shape(value) != np.shape(expected[key]):
+            raise ValueError(f"{where}: averaging sum {key!r} has shape {np.shape(value)}, "
+                             f"expected {np.shape(expected[key])}")
