@@ -34,7 +34,7 @@ from topiclink.data.shards import ShardSet
 from topiclink.inference.fixed_topics import completion_split
 from topiclink.random import RandomState, as_generator, spawn
 
-__all__ = ["TopicsMixin", "LinkPredictionMixin", "ScoresAreProbabilitiesMixin",
+__all__ = ["TopicsMixin", "LinkPredictionMixin", "ScoresAreProbabilitiesMixin", "training_ids",
            "ClassifierCapability", "EntityFactorsMixin", "DIRECTIONS"]
 
 logger = logging.getLogger(__name__)
@@ -189,6 +189,14 @@ class TopicsMixin:
         """Held-out log-likelihood per token by document completion (higher is better)."""
         ll, n = self.log_likelihood_completion(X)
         return ll / max(n, 1)
+
+
+def training_ids(corpus: Any) -> np.ndarray:
+    """The training documents' ids as the model keeps them: integers stay integers (int64)
+    and text stays text, so ``suggest_links`` gives back the ids the user gave (the data
+    layer accepts only integer or text ids)."""
+    ids = np.asarray(corpus.doc_ids)
+    return ids.astype(np.int64) if ids.dtype.kind in "iu" else ids.astype(str)
 
 
 class LinkPredictionMixin:

@@ -47,6 +47,7 @@ from topiclink.models.capabilities import (
     LinkPredictionMixin,
     ScoresAreProbabilitiesMixin,
     TopicsMixin,
+    training_ids,
 )
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
@@ -252,7 +253,7 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         self.train_zbar_ = self.doc_topic_
         self.alpha_ = np.full(algorithm.n_topics, algorithm.alpha)
         self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
-        self.train_doc_ids_ = np.asarray(corpus.doc_ids).astype(str)
+        self.train_doc_ids_ = training_ids(corpus)
         self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
                               else np.zeros(0, dtype=str))
         topic_mass = state.word_stats.sum(axis=0)

@@ -43,6 +43,7 @@ from topiclink.models.capabilities import (
     LinkPredictionMixin,
     ScoresAreProbabilitiesMixin,
     TopicsMixin,
+    training_ids,
 )
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
@@ -436,7 +437,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         self.citation_topics_ = state.citation_topics
         self.alpha_ = np.full(algorithm.n_topics, algorithm.alpha)
         self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
-        self.train_doc_ids_ = np.asarray(corpus.doc_ids).astype(str)
+        self.train_doc_ids_ = training_ids(corpus)
         self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
                               else np.zeros(0, dtype=str))
         topic_mass = (lam - float(self.topic_word_prior)).sum(axis=1)

@@ -36,6 +36,7 @@ from topiclink.data.checks import (
     RANDOM_STATE,
     VERBOSE,
     Boolean,
+    DataError,
     Integer,
     NoneValue,
     Options,
@@ -57,7 +58,7 @@ from topiclink.inference.rtm import (
 from topiclink.inference.rtm_dask import DaskRelationalGibbs
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.models.base import Estimator
-from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
@@ -312,6 +313,10 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         if self.directed is not None and links.directed != self.directed:
             links = Links.from_pairs(links.pairs, links.n_docs, directed=bool(self.directed),
                                      duplicates="drop")
+        if links.n_links == 0:
+            raise DataError(f"{type(self).__name__}.fit: no links among the {corpus.n_docs} "
+                            "documents; the link model cannot be fitted (LDA fits the words "
+                            "alone)")
         data = RelationalData(TokenData.from_corpus(corpus), links)
 
         def publish(state: RelationalState, averaged: dict[str, np.ndarray] | None) -> None:
@@ -342,7 +347,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         self.topic_weights_ = state.nk / max(int(state.nk.sum()), 1)
         self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
         self.alpha_ = alpha
-        self.train_doc_ids_ = np.asarray(corpus.doc_ids).astype(str)
+        self.train_doc_ids_ = training_ids(corpus)
         self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
                               else np.zeros(0, dtype=str))
         self.n_pairs_ = int(state.pair_source.size)

@@ -19,8 +19,9 @@ import numpy as np
 
 __all__ = ["ArraySpec", "check_arrays"]
 
-_KINDS = {"f": "fc", "i": "iu", "U": "US", "b": "b", "*": None}
-_KIND_NAMES = {"f": "floats", "i": "integers", "U": "text", "b": "booleans", "*": "anything"}
+_KINDS = {"f": "fc", "i": "iu", "U": "US", "b": "b", "id": "iuUS", "*": None}
+_KIND_NAMES = {"f": "floats", "i": "integers", "U": "text", "b": "booleans",
+               "id": "integers or text (document ids)", "*": "anything"}
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,6 @@ TOPIC_ARRAYS = {
 #: the link-prediction contract's training documents
 LINK_ARRAYS = {
     "train_zbar_": ArraySpec(("D", "K"), "f", "probability"),
-    "train_doc_ids_": ArraySpec(("D",), "U", None),
+    "train_doc_ids_": ArraySpec(("D",), "id", None),
     "train_titles_": ArraySpec(("*",), "U", None),
 }

@@ -48,7 +48,7 @@ from topiclink.data.links import as_links
 from topiclink.inference.var_rtm import VariationalRTMEM, VarRTMData, VarRTMState
 from topiclink.inference.variational import TOPIC_INFERENCE, expected_proportions
 from topiclink.models.base import Estimator
-from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin
+from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import TRANSFORM_TOL, VariationalTopicsMixin
 from topiclink.random import RandomState
@@ -249,7 +249,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         token_topics = state.stats.T.copy().sum(axis=1)
         self.topic_weights_ = token_topics / token_topics.sum()
         self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
-        self.train_doc_ids_ = np.asarray(corpus.doc_ids).astype(str)
+        self.train_doc_ids_ = training_ids(corpus)
         self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
                               else np.zeros(0, dtype=str))
         self.n_links_ = data.n_links
