@@ -96,7 +96,8 @@ def _array_edits(cls: Any, arrays: dict) -> list[tuple[str, Any, str]]:
                         "any" if signed else "error"))
         if value.dtype.kind != "U":
             out.append((f"as-text-{member}", lambda h, a, m=member: (
-                h, {**a, m: a[m].astype(str)}), "any" if member == "classes_" else "error"))
+                h, {**a, m: a[m].astype(str)}),
+                "any" if member in ("classes_", "train_doc_ids_") else "error"))  # ids: text ok
     return out
 
 
