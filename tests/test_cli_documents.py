@@ -172,6 +172,11 @@ def test_times_are_passed_to_lmv_and_a_newer_citation_is_named(tmp_path):
     assert "newer" in _error_line(result) and "--newer-citations drop" in _error_line(result)
     result = runner.invoke(app, ["fit", "lmv", *args, "--newer-citations", "drop"])
     assert result.exit_code == 0, result.output
+    # the times follow the documents through a held-out split
+    result = runner.invoke(app, ["fit", "lmv", *args, "--newer-citations", "drop",
+                                 "--holdout", "0.2", "--n-jobs", "1"])
+    assert result.exit_code == 0, result.output
+    assert "link_auc" in result.output
 
 
 def test_fit_rtm_lda_and_model_read_documents(tmp_path):
@@ -213,6 +218,8 @@ def test_fit_rtm_lda_and_model_read_documents(tmp_path):
      "--min-df must be >= 1"),
     (["fit", "lmv", "--documents", "{docs}", "--edges", "{edges}", "--max-unknown", "2"],
      "--max-unknown must be a fraction"),
+    (["fit", "model", "SupervisedTopicModel", "--documents", "{docs}"],
+     "needs labels, which --documents does not provide"),
     (["fit", "lda", "--dataset", "cora", "--id-rule", "zero-pad:7"],
      "--id-rule describes --documents FILE"),
 ])

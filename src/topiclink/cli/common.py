@@ -334,7 +334,7 @@ def dataset_choices() -> str:
 
 def require_data(dataset: str | None, data: Path | None, input_file: Path | None = None,
                  *, inputs: bool = True, source: DocumentSource | None = None,
-                 needs_links: bool = False) -> None:
+                 requires: tuple[str, ...] = ("X",)) -> None:
     """Refuse a command run with no data named (no silent default dataset), or with two
     sources; check every ``--documents`` option (``source``) before any data is read."""
     check_input_paths(data, input_file)
@@ -342,7 +342,7 @@ def require_data(dataset: str | None, data: Path | None, input_file: Path | None
         if dataset is not None or data is not None or input_file is not None:
             raise fail("give your documents as --documents or a dataset as --dataset/"
                        "--data/--input, not both")
-        source.check(needs_links=needs_links)
+        source.check(requires=requires)
         return
     if dataset is None and data is None and input_file is None:
         where = "--dataset NAME, --data DIR" + (" or --input FILE" if inputs else "")

@@ -66,8 +66,10 @@ class DocumentSource:
     newer_citations: str = "error"
 
     # ------------------------------------------------------------------ checks
-    def check(self, *, needs_links: bool = False) -> None:
-        """Every option, before any data is read (one-line error, exit 1)."""
+    def check(self, *, requires: tuple[str, ...] = ("X",)) -> None:
+        """Every option, before any data is read (one-line error, exit 1); ``requires``:
+        the model's ``fit_requires`` (links need ``--edges``; labels, tensors and
+        document features are not read from --documents)."""
         from topiclink.data.dates import TIME_FORMATS, parse_times
         from topiclink.data.ids import id_normalizer
 
@@ -80,7 +82,13 @@ class DocumentSource:
                 raise fail(f"{option} file not found: {path}")
             if option == "--edges" and path.is_dir():
                 raise fail(f"--edges {path} is a directory; give the edge-list file")
-        if needs_links and self.edges is None:
+        other = [need for need in requires if need not in ("X", "links")]
+        if other:
+            what = {"y": "labels", "tensor": "a relational tensor",
+                    "features": "document features"}.get(other[0], other[0])
+            raise fail(f"this model needs {what}, which --documents does not provide; use "
+                       "--dataset or --data")
+        if "links" in requires and self.edges is None:
             raise fail("this model learns from citations: give the edge list with --edges "
                        "FILE (one 'citing cited' pair per line)")
         for option, value in (("--id-column", self.id_column),

@@ -76,7 +76,7 @@ def _checked(model: Any, out: Path | None, force: bool, dataset: str | None,
     check_model(model)
     check(0 <= holdout < 1, f"--holdout must be a fraction in [0, 1), got {holdout:g}")
     require_data(dataset, data, input_file, inputs=inputs, source=source,
-                 needs_links="links" in getattr(model, "fit_requires", ()))
+                 requires=tuple(getattr(model, "fit_requires", ("X",))))
     if vocab is not None:
         from topiclink.cli.common import check_input_paths
 
