@@ -124,7 +124,7 @@ def test_a_tampered_analyser_is_a_one_line_error(stemmed_lda, tmp_path, edit, me
     assert result.exit_code == 1 and message.split()[0] in _error_line(result)
 
 
-def test_set_analyzer_refuses_an_analyser_of_other_words(stemmed_lda):
+def test_set_analyzer_refuses_an_analyser_of_other_words(stemmed_lda, tmp_path):
     _, corpus = stemmed_lda
     model = LDA(n_topics=3, max_iter=2, random_state=0).fit(corpus)
     other = TextAnalyzer().fit(["entirely different words"])
@@ -132,6 +132,11 @@ def test_set_analyzer_refuses_an_analyser_of_other_words(stemmed_lda):
         model.set_analyzer(other)
     with pytest.raises(TypeError, match="fitted TextAnalyzer"):
         model.set_analyzer({"format": "topiclink.TextAnalyzer"})
+    # refitted on other words after set_analyzer: save refuses to write an unloadable file
+    model.analyzer_ = other
+    with pytest.raises(ValueError, match="lacks"):
+        model.save(tmp_path / "stale.npz")
+    assert not (tmp_path / "stale.npz").exists()
 
 
 # ---------------------------------------------------------------------- the command line

@@ -394,6 +394,9 @@ class Estimator(BaseEstimator):
         params = self._encoded_params(extra["param_schemas"])
         analyzer = getattr(self, "analyzer_", None)
         if analyzer is not None:  # the TextAnalyzer that counted the training texts
+            vocabulary = getattr(self, "vocabulary_", None)
+            if vocabulary is not None:  # e.g. refitted on other texts since set_analyzer
+                analyzer.check_covers(vocabulary)
             extra["analyzer"] = analyzer.to_dict()
         if full:
             state = getattr(self, "state_", None)
