@@ -288,7 +288,7 @@ def test_linked_corpus_accounts_for_everything(tmp_path, caplog):
     d, e = _files(tmp_path)
     docs = read_documents(d, time_column="year", time_format="year")
     edges = read_edges(e)
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger="topiclink"):
         lc = linked_corpus(docs, edges, normalize_ids="zero-pad:7")
     assert lc.report == {"documents_read": 5, "edges_read": 7, "unknown_id_edges": 0,
                          "self_citations": 1, "duplicate_edges": 1, "empty_documents": 1,
