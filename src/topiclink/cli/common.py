@@ -22,6 +22,7 @@ import typer
 from typer.core import TyperGroup
 
 if TYPE_CHECKING:
+    from topiclink.cli.documents import DocumentSource
     from topiclink.datasets.base import Dataset
 
 __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "WorkersOpt",
@@ -31,7 +32,8 @@ __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "Wo
            "check_model_size", "check_model", "model_file_path", "check_out_file",
            "check_out_dir", "check_input_paths", "require_data", "load_model_file",
            "load_data", "load_input", "int_list", "float_list", "parse_params", "FitData",
-           "prepare_fit_data", "check_usable_links", "fit_and_report", "echo_table"]
+           "prepare_fit_data", "check_usable_links", "takes_publication_time", "fit_and_report",
+           "echo_table"]
 
 DatasetOpt = Annotated[str | None, typer.Option(
     "--dataset", "-d", help="Dataset name (see `topiclink datasets`); with --data and no "
@@ -331,13 +333,21 @@ def dataset_choices() -> str:
 
 
 def require_data(dataset: str | None, data: Path | None, input_file: Path | None = None,
-                 *, inputs: bool = True) -> None:
-    """Refuse a command run with no data named (no silent default dataset)."""
+                 *, inputs: bool = True, source: DocumentSource | None = None,
+                 requires: tuple[str, ...] = ("X",)) -> None:
+    """Refuse a command run with no data named (no silent default dataset), or with two
+    sources; check every ``--documents`` option (``source``) before any data is read."""
     check_input_paths(data, input_file)
+    if source is not None:
+        if dataset is not None or data is not None or input_file is not None:
+            raise fail("give your documents as --documents or a dataset as --dataset/"
+                       "--data/--input, not both")
+        source.check(requires=requires)
+        return
     if dataset is None and data is None and input_file is None:
         where = "--dataset NAME, --data DIR" + (" or --input FILE" if inputs else "")
-        raise fail(f"no data given: use {where} (datasets: {dataset_choices()}; "
-                   "`topiclink datasets` lists them)")
+        raise fail(f"no data given: use {where}, or your own --documents FILE [--edges "
+                   f"FILE] (datasets: {dataset_choices()}; `topiclink datasets` lists them)")
 
 
 def load_model_file(path: Path) -> Any:
@@ -390,10 +400,13 @@ def load_input(path: Path, vocab: Path | None) -> Any:
 
 def load_data(dataset: str | None, data: Path | None, input_file: Path | None = None,
               vocab: Path | None = None, default: str | None = None, *,
-              directed: bool = False) -> Dataset:
+              directed: bool = False, source: DocumentSource | None = None) -> Dataset:
     """The data a command works on.
 
-    ``--input FILE``: the user's documents; ``--dataset NAME`` (with ``--data DIR``: the
+    ``source`` (``--documents FILE [--edges FILE]``, checked by :func:`require_data`):
+    the user's documents and citations (:meth:`DocumentSource.load`, which prints what was
+    read and dropped); ``--input FILE``: the user's documents; ``--dataset NAME`` (with
+    ``--data DIR``: the
     user's copy); ``--data DIR`` alone: the folder's format is detected; neither: the
     command's ``default`` dataset (an error when it has none).  ``directed``: read the
     links as citing -> cited pairs where the data set's loader can (models of directed
@@ -402,6 +415,8 @@ def load_data(dataset: str | None, data: Path | None, input_file: Path | None = 
     from topiclink.datasets import load_dataset
     from topiclink.datasets.base import Dataset
 
+    if source is not None:
+        return source.load()
     check_input_paths(data, input_file, vocab)
     if input_file is not None:
         if dataset is not None or data is not None:
@@ -515,6 +530,7 @@ class FitData:
     labels: Any = None
     tensor: Any = None
     features: Any = None
+    times: Any = None                        # publication times (Dataset.time_column)
     held_out: Dataset | None = None          # the data before the split ...
     held_out_positions: Any = None           # ... and the held-out documents in it
 
@@ -564,6 +580,8 @@ def prepare_fit_data(ds: Dataset, requires: tuple[str, ...], *, holdout: float =
                        f"{corpus.n_docs} training documents; a relational model needs links")
         labels = None if labels is None else labels[split.train_index]
     out.corpus, out.links, out.labels = corpus, links, labels
+    if ds.time_column is not None:
+        out.times = corpus.metadata[ds.time_column].to_numpy(dtype=float)
     return out
 
 
@@ -597,10 +615,24 @@ def _fit_details(model: Any, data: FitData, seconds: float) -> list[str]:
     return details
 
 
+def takes_publication_time(model: Any) -> bool:
+    """Whether ``model.fit`` takes ``publication_time`` (e.g. LMV)."""
+    import inspect
+
+    try:
+        return "publication_time" in inspect.signature(model.fit).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float = 0.0,
-                   seed: int = 0, checkpoint: dict[str, Any] | None = None) -> Any:
+                   seed: int = 0, checkpoint: dict[str, Any] | None = None,
+                   newer_citations: str = "error") -> Any:
     """The one scaffold of the fit commands: data -> fit -> report -> save.
 
+    Passes the dataset's publication times (``ds.time_column``) to a model whose ``fit``
+    takes ``publication_time`` (with ``newer_citations``), and attaches the dataset's
+    text analyser (``ds.analyzer``) to the model, so the model file carries it.
     Reads what ``fit`` needs from ``model.fit_requires``; prints the model's summary, the
     training time (tokens per second, training pairs, training accuracy as the model
     has them), test accuracy on a dataset's test split, held-out metrics when
@@ -615,11 +647,26 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
         check_model_size(getattr(model, "n_topics", None), data.corpus.n_docs,
                          data.corpus.n_words, what=f" on {data.corpus.n_docs} documents x "
                          f"{data.corpus.n_words} words")
+    options = dict(checkpoint or {})
+    if data.times is not None:
+        if takes_publication_time(model):
+            options.update(publication_time=data.times, newer_citations=newer_citations)
+        else:
+            typer.secho(f"note: {type(model).__name__} does not use publication times; "
+                        "--time-column was read but not used", err=True)
     with reported_errors():
         t0 = time.perf_counter()
-        fit_model(model, data.corpus, links=data.links, y=data.labels, tensor=data.tensor,
-                  features=data.features, **(checkpoint or {}))
+        try:
+            fit_model(model, data.corpus, links=data.links, y=data.labels,
+                      tensor=data.tensor, features=data.features, **options)
+        except ValueError as exc:  # name the option, not the Python argument
+            if "newer_citations=" not in str(exc):
+                raise
+            raise ValueError(str(exc).replace("pass newer_citations='drop'", "give "
+                                              "--newer-citations drop")) from None
         seconds = time.perf_counter() - t0
+        if ds.analyzer is not None and hasattr(model, "set_analyzer"):
+            model.set_analyzer(ds.analyzer)
     path = None
     if out is not None:
         try:

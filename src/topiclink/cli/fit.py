@@ -5,6 +5,11 @@ silent default), writes only the file ``--out`` names (no ``--out``: the model i
 reported but not saved; an existing file only with ``--force``), and checks its options,
 its output path and the model's size against the machine before reading any data.
 
+Every fit command of documents also reads your own ``--documents FILE`` (with
+``--edges FILE`` for the models of links; :mod:`topiclink.cli.documents`): the text
+analyser it fits is saved with the model, and publication times (``--time-column``) go
+to the models that use them.
+
 ``fit model NAME`` fits any registered estimator (by class name or paper name), reading
 its ``fit_requires`` to know whether to pass links or labels; ``fit lda``, ``fit rtm``,
 ``fit lmv`` and ``fit slda`` are the same scaffold with each family's options; ``fit
@@ -45,6 +50,7 @@ from topiclink.cli.common import (
     require_data,
     setup_logging,
 )
+from topiclink.cli.documents import DocumentSource, document_options
 
 __all__ = ["app", "resolve_model"]
 
@@ -62,12 +68,15 @@ HoldoutOpt = Annotated[float, typer.Option(
 
 def _checked(model: Any, out: Path | None, force: bool, dataset: str | None,
              data: Path | None, input_file: Path | None = None, vocab: Path | None = None,
-             holdout: float = 0.0, inputs: bool = True) -> Path | None:
+             holdout: float = 0.0, inputs: bool = True,
+             source: DocumentSource | None = None) -> Path | None:
     """Everything a fit command checks before reading data: the model's parameters and
-    size, ``--holdout``, that data was named and exists, and the output file."""
+    size, ``--holdout``, that data was named and exists (every ``--documents`` option,
+    ``--edges`` for a model of links), and the output file."""
     check_model(model)
     check(0 <= holdout < 1, f"--holdout must be a fraction in [0, 1), got {holdout:g}")
-    require_data(dataset, data, input_file, inputs=inputs)
+    require_data(dataset, data, input_file, inputs=inputs, source=source,
+                 requires=tuple(getattr(model, "fit_requires", ("X",))))
     if vocab is not None:
         from topiclink.cli.common import check_input_paths
 
@@ -76,6 +85,7 @@ def _checked(model: Any, out: Path | None, force: bool, dataset: str | None,
 
 
 @app.command("lda")
+@document_options
 def fit_lda(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -101,9 +111,11 @@ def fit_lda(
     checkpoint: CheckpointOpt = None,
     checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
+    source: DocumentSource | None = None,
 ) -> None:
-    """Fit LDA (collapsed Gibbs) to a dataset (--dataset, --data or --input) and save it
-    to --out; on a Dask cluster with --scheduler."""
+    """Fit LDA (collapsed Gibbs) to a dataset (--dataset, --data or --input) or your own
+    --documents (their text analysis saved with the model) and save it to --out; on a
+    Dask cluster with --scheduler."""
     from topiclink.models.lda import LDA
     from topiclink.parallel import resolve_n_jobs
 
@@ -117,12 +129,13 @@ def fit_lda(
                 max_iter=iterations, sampler=sampler, random_state=seed, verbose=verbose,
                 **parallel)
     ckpt = checkpoint_options(checkpoint, checkpoint_every)
-    out = _checked(model, out, force, dataset, data, input_file, vocab)
-    ds = load_data(dataset, data, input_file, vocab)
+    out = _checked(model, out, force, dataset, data, input_file, vocab, source=source)
+    ds = load_data(dataset, data, input_file, vocab, source=source)
     fit_and_report(model, ds, out, seed=seed, checkpoint=ckpt)
 
 
 @app.command("rtm")
+@document_options
 def fit_rtm(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -149,10 +162,11 @@ def fit_rtm(
     checkpoint: CheckpointOpt = None,
     checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
+    source: DocumentSource | None = None,
 ) -> None:
     """Fit a relational topic model (gRTM family) to a linked dataset (--dataset or
-    --data, e.g. --dataset cora) and save it to --out; the Gibbs variants on a Dask
-    cluster with --scheduler."""
+    --data, e.g. --dataset cora, or your own --documents and --edges) and save it to
+    --out; the Gibbs variants on a Dask cluster with --scheduler."""
     from topiclink.experiments.runner import build_model, model_fit_requires
 
     setup_logging(verbose)
@@ -168,12 +182,15 @@ def fit_rtm(
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
     ckpt = checkpoint_options(checkpoint, checkpoint_every)
-    out = _checked(model, out, force, dataset, data, holdout=holdout, inputs=False)
-    ds = load_data(dataset, data)
-    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt)
+    out = _checked(model, out, force, dataset, data, holdout=holdout, inputs=False,
+                   source=source)
+    ds = load_data(dataset, data, source=source)
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt,
+                   newer_citations=source.newer_citations if source else "error")
 
 
 @app.command("lmv")
+@document_options
 def fit_lmv(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -207,10 +224,13 @@ def fit_lmv(
     checkpoint: CheckpointOpt = None,
     checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
+    source: DocumentSource | None = None,
 ) -> None:
     """Fit the topic-adjusted visibility model (LMV / LMVS / Pairwise-Link-LDA) to a
-    directed citation dataset (--dataset or --data, e.g. --dataset cora-rlda) and save it
-    to --out; `topiclink suggest FILE --text ...` then ranks documents to cite."""
+    directed citation dataset (--dataset or --data, e.g. --dataset cora-rlda, or your own
+    --documents and --edges; with --time-column a document only cites older ones: LMV(t))
+    and save it to --out; `topiclink suggest FILE --text ...` then ranks documents to
+    cite."""
     from topiclink.models.lmv import VisibilityTopicModel
 
     setup_logging(verbose)
@@ -222,9 +242,11 @@ def fit_lmv(
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
     ckpt = checkpoint_options(checkpoint, checkpoint_every)
-    out = _checked(model, out, force, dataset, data, holdout=holdout, inputs=False)
-    ds = load_data(dataset, data, directed=True)
-    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt)
+    out = _checked(model, out, force, dataset, data, holdout=holdout, inputs=False,
+                   source=source)
+    ds = load_data(dataset, data, directed=True, source=source)
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt,
+                   newer_citations=source.newer_citations if source else "error")
 
 
 @app.command("slda")
@@ -358,6 +380,7 @@ def resolve_model(name: str) -> tuple[type, dict[str, Any]]:
 
 
 @app.command("model")
+@document_options
 def fit_model_cmd(
     name: Annotated[str, typer.Argument(
         help="A registered estimator (class name, e.g. RelationalTopicModel) or a paper "
@@ -382,9 +405,11 @@ def fit_model_cmd(
     checkpoint: CheckpointOpt = None,
     checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
+    source: DocumentSource | None = None,
 ) -> None:
-    """Fit any registered estimator by name; what its fit needs (links, labels) comes
-    from its fit_requires declaration, so a new estimator class works here as is."""
+    """Fit any registered estimator by name to a dataset or your own --documents (and
+    --edges); what its fit needs (links, labels) comes from its fit_requires
+    declaration, so a new estimator class works here as is."""
     setup_logging(verbose)
     cls, base = resolve_model(name)
     accepted = set(cls._get_param_names())
@@ -408,7 +433,9 @@ def fit_model_cmd(
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
     ckpt = checkpoint_options(checkpoint, checkpoint_every)
-    out = _checked(model, out, force, dataset, data, input_file, vocab, holdout=holdout)
+    out = _checked(model, out, force, dataset, data, input_file, vocab, holdout=holdout,
+                   source=source)
     ds = load_data(dataset, data, input_file, vocab,
-                   directed=bool(getattr(cls, "directed_links", False)))
-    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt)
+                   directed=bool(getattr(cls, "directed_links", False)), source=source)
+    fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt,
+                   newer_citations=source.newer_citations if source else "error")

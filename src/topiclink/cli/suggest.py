@@ -29,7 +29,9 @@ def suggest_cmd(
         help="out (query cites), in (cited by the query's targets) or either.")] = "either",
 ) -> None:
     """Suggest links from new documents (raw text) to a relational model's training
-    documents, with their titles where the training data had them."""
+    documents, with their titles where the training data had them.  A model fitted on
+    --documents analyses the text as its training texts were (stop words, stemming) and
+    warns how many words it does not know."""
     from topiclink.data.io import corpus_from_texts
 
     if (text is None) == (text_file is None):
@@ -56,7 +58,19 @@ def suggest_cmd(
     else:
         texts = [text]
     with reported_errors():
-        queries = corpus_from_texts(texts, vocabulary=list(model.vocabulary_))
+        analyzer = getattr(model, "analyzer_", None)
+        if analyzer is not None:  # the analysis of the training texts (stemming...)
+            queries = model.count_texts(texts)
+            unknown = int(analyzer.last_unknown_)
+            if unknown:
+                total = unknown + queries.n_tokens
+                typer.secho(f"warning: {unknown} of the {total} words of the "
+                            f"quer{'y' if len(texts) == 1 else 'ies'} (stop words aside) "
+                            f"are not in the model's vocabulary of "
+                            f"{len(model.vocabulary_)} terms; they are not counted",
+                            err=True, fg=typer.colors.YELLOW)
+        else:
+            queries = corpus_from_texts(texts, vocabulary=list(model.vocabulary_))
         empty = queries.empty_documents()
         if empty.size:
             raise fail(f"query {int(empty[0]) + 1} has no word of the model's vocabulary")

@@ -234,6 +234,21 @@ class TextAnalyzer:
                         self.vocabulary_.size)
         return sp.csr_matrix(X, dtype=np.int32)
 
+    def check_covers(self, vocabulary: Sequence[str] | np.ndarray, what: str = "model"
+                     ) -> None:
+        """Check that this fitted analyser can produce every term of ``vocabulary`` (a
+        model's ``vocabulary_``); one-line DataError otherwise (an analyser saved with a
+        model it did not count the words of)."""
+        if self.vocabulary_ is None:
+            raise DataError(f"the text analyser of the {what} is not fitted (no vocabulary)")
+        terms = np.asarray(vocabulary, dtype=str)
+        missing = terms[~np.isin(terms, self.vocabulary_)]
+        if missing.size:
+            shown = ", ".join(repr(str(t)) for t in missing[:3])
+            raise DataError(f"the text analyser's vocabulary of {self.vocabulary_.size} terms "
+                            f"lacks {missing.size} of the {what}'s {terms.size} terms (e.g. "
+                            f"{shown}); it did not count this {what}'s words")
+
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict: ``format``, ``version``, ``params`` and ``vocabulary`` (a list

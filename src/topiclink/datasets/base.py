@@ -46,6 +46,13 @@ class Dataset:
     test_links : scipy.sparse.csr_matrix of bool, shape (n_test, n_train), or None
         Held-out links from the documents of :attr:`test` to those of ``corpus`` (e.g.
         the test -> training citations of a split by time).
+    analyzer : TextAnalyzer or None
+        The fitted analyser that counted the texts (users' own documents): the fit
+        commands save it with the model, so new texts are analysed the same way.
+    time_column : str or None
+        The ``corpus.metadata`` column of publication times (fractional years) that the
+        fit commands pass to models taking ``publication_time`` (set when the user named
+        a time column).
     """
 
     name: str
@@ -58,6 +65,8 @@ class Dataset:
     source: str = ""
     path: Path | None = None
     test_links: Any = None
+    analyzer: Any = None
+    time_column: str | None = None
 
     def summary(self) -> dict[str, Any]:
         """Counts for listings: one entry per key of :data:`SUMMARY_KEYS`.

@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
+from topiclink.data.analyzer import TextAnalyzer
 from topiclink.data.checks import Constraint, DataError, available_memory, validate_params
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.distributed.dask_sweeper import SchedulerLostError, WorkerLostError
@@ -375,7 +376,10 @@ class Estimator(BaseEstimator):
         ``full=True`` also stores the sampler state (``state_``) and where the last run
         stood (its averaging sums, for a chain-long window), so that a loaded model
         continues training with ``fit(..., resume=True)`` draw for draw; this is also the
-        checkpoint format.
+        checkpoint format.  A model with an ``analyzer_`` (the fitted
+        :class:`~topiclink.data.analyzer.TextAnalyzer` that counted its training texts)
+        stores it as the header member ``analyzer`` (its ``to_dict()`` JSON), restored
+        and checked by :func:`load`.
         """
         self._check_fitted()
         arrays: dict[str, np.ndarray] = {name: getattr(self, name)
@@ -392,6 +396,12 @@ class Estimator(BaseEstimator):
         extra: dict[str, Any] = {"module": type(self).__module__,
                                  "param_schemas": {}}
         params = self._encoded_params(extra["param_schemas"])
+        analyzer = getattr(self, "analyzer_", None)
+        if analyzer is not None:  # the TextAnalyzer that counted the training texts
+            vocabulary = getattr(self, "vocabulary_", None)
+            if vocabulary is not None:  # e.g. refitted on other texts since set_analyzer
+                analyzer.check_covers(vocabulary)
+            extra["analyzer"] = analyzer.to_dict()
         if full:
             state = getattr(self, "state_", None)
             if not isinstance(state, State):
@@ -489,6 +499,9 @@ class Estimator(BaseEstimator):
         model.trace_ = trace
         for name, value in attributes.items():
             setattr(model, name, value)
+        if "analyzer" in header:
+            model.analyzer_ = _saved_analyzer(header["analyzer"], plain.get("vocabulary_"),
+                                              where)
         if "state" in header:
             try:
                 state_class = cls._state_class_for(model)
@@ -561,6 +574,21 @@ def check_fit_memory(need: float, what: str) -> None:
     if need > have:
         raise ValueError(f"{what} need about {need / 2**30:.3g} GiB, more than this "
                          f"machine's {have / 2**30:.3g} GiB")
+
+
+def _saved_analyzer(data: Any, vocabulary: np.ndarray | None, where: str) -> TextAnalyzer:
+    """The :class:`TextAnalyzer` of a model file's ``analyzer`` header member, checked
+    (a known format, valid settings, a vocabulary covering the model's); one line
+    naming ``where`` otherwise."""
+    try:
+        analyzer = TextAnalyzer.from_dict(data)
+        if vocabulary is not None:
+            analyzer.check_covers(vocabulary)
+    except ImportError as exc:
+        raise ValueError(f"{where}: the saved text analyser needs {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ValueError(f"{where}: the saved text analyser is invalid ({exc})") from None
+    return analyzer
 
 
 def _is_json_int(value: Any) -> bool:

@@ -3,7 +3,9 @@
 - :class:`TopicsMixin`: ``components_`` (K x V, rows sum to 1), ``vocabulary_``,
   ``top_words``, ``summary``, and one ``transform`` = the *expected topic proportions*
   E[theta_d] of new documents (smoothed by the prior, so an empty document gets the prior
-  mean); ``fit_transform``; held-out ``score`` / ``perplexity`` by document completion.
+  mean); ``fit_transform``; held-out ``score`` / ``perplexity`` by document completion;
+  raw texts wherever documents are taken once the model has its text analyser
+  (``set_analyzer`` / ``analyzer_``, saved in the model file; ``count_texts``).
 - :class:`LinkPredictionMixin`: ``link_scores`` / ``predict_link_proba(X_new=None,
   targets=None, *, direction="either")``, ``suggest_links``, ``predict_words_from_links``.
 - :class:`ClassifierCapability`: scikit-learn classifier tags, ``predict``,
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
 
+from topiclink.data.analyzer import TextAnalyzer
 from topiclink.data.checks import DataError
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.data.shards import ShardSet
@@ -35,7 +38,7 @@ from topiclink.inference.fixed_topics import completion_split
 from topiclink.random import RandomState, as_generator, spawn
 
 __all__ = ["TopicsMixin", "LinkPredictionMixin", "ScoresAreProbabilitiesMixin", "training_ids",
-           "ClassifierCapability", "EntityFactorsMixin", "DIRECTIONS"]
+           "ClassifierCapability", "EntityFactorsMixin", "DIRECTIONS", "is_texts"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,9 +57,54 @@ class TopicsMixin:
         self._check_fitted()
         return int(np.shape(self.components_)[-2])
 
+    def set_analyzer(self, analyzer: TextAnalyzer) -> Any:
+        """Attach the fitted :class:`~topiclink.data.analyzer.TextAnalyzer` that counted
+        the training texts (e.g. ``linked_corpus(...).analyzer``); returns self.
+
+        The model then takes raw texts wherever it takes documents (``transform(texts)``,
+        ``suggest_links(texts)``...), analysed exactly as the training texts were
+        (stop words, stemming), and :meth:`save` stores the analyser in the model file.
+        One-line DataError when the analyser is unfitted or lacks words of the model.
+        """
+        self._check_fitted()
+        if not isinstance(analyzer, TextAnalyzer):
+            raise TypeError(f"set_analyzer takes a fitted TextAnalyzer, got "
+                            f"{type(analyzer).__name__}")
+        analyzer.check_covers(self.vocabulary_)
+        self.analyzer_ = analyzer
+        return self
+
+    def count_texts(self, texts: Sequence[str]) -> Corpus:
+        """Raw texts -> counts over the model's vocabulary, with the model's analyser.
+
+        Terms outside the vocabulary are not counted; their number is logged (INFO) and
+        left in ``analyzer_.last_unknown_``.  A model without an analyser
+        (one fitted on counts) raises a one-line TypeError: count the texts the way its
+        training texts were counted (e.g. :func:`topiclink.data.io.corpus_from_texts` with
+        ``vocabulary=model.vocabulary_``).
+        """
+        self._check_fitted()
+        analyzer = getattr(self, "analyzer_", None)
+        if analyzer is None:
+            raise TypeError(f"this {type(self).__name__} has no text analyser, so it cannot "
+                            "take raw texts: pass counts (a Corpus), or attach the analyser "
+                            "that counted its training texts with set_analyzer()")
+        counts = analyzer.transform(texts)
+        unknown = int(analyzer.last_unknown_)
+        if unknown:
+            total = unknown + int(counts.sum())
+            logger.info("%d of %d terms of %d texts are not in the model's vocabulary "
+                        "(not counted)", unknown, total, counts.shape[0])
+        corpus, _ = Corpus(counts, vocabulary=analyzer.vocabulary_).with_vocabulary(
+            self.vocabulary_)
+        return corpus
+
     def _as_model_corpus(self, X: Any) -> Corpus:
-        """New documents over the fitted vocabulary: a Corpus is mapped word by word
-        (unknown words dropped, their token count logged); a matrix must have V columns."""
+        """New documents over the fitted vocabulary: raw texts through the model's
+        analyser (:meth:`count_texts`); a Corpus is mapped word by word (unknown words
+        dropped, their token count logged); a matrix must have V columns."""
+        if is_texts(X):
+            return self.count_texts(X if isinstance(X, str) else list(X))
         corpus = as_corpus(X)
         n_words = len(self.vocabulary_)
         if isinstance(X, Corpus | pd.DataFrame):
@@ -322,6 +370,16 @@ class LinkPredictionMixin:
         rng = (self._prediction_generator() if random_state is None
                else as_generator(random_state))
         return self._words_from_links(out, into, n_tokens, rng)
+
+
+def is_texts(X: Any) -> bool:
+    """Whether ``X`` is raw text: one string (refused by :meth:`TextAnalyzer.transform`
+    with a clear message), or a non-empty list, tuple, Series or array of strings."""
+    if isinstance(X, str):
+        return True
+    if isinstance(X, pd.Series | np.ndarray):
+        X = X.tolist() if X.ndim == 1 else None
+    return isinstance(X, list | tuple) and len(X) > 0 and all(isinstance(t, str) for t in X)
 
 
 def _link_indicator(links: Any, name: str, n_train: int) -> sp.csr_matrix:
