@@ -94,8 +94,9 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         path of length l < n0 is sampled with probability 1/l, all others with 1/n0;
         links always.  Smaller n0: more pairs per minibatch.
     step_a1, step_a2, step_v : float, default 1, 5, 0.501
-        Stochastic: step size A1 / (sweep + m/M + A2)^v (m: minibatch within the sweep,
-        M: minibatches per sweep); 0.5 < v <= 1.
+        Stochastic: step size A1 / (s_w + m/M + A2)^v (s_w = 1, 2, ...: the sweep; m:
+        minibatch within the sweep, M: minibatches per sweep; supplement S4, where
+        W = M (A2 + 1) - 1); 0.5 < v <= 1.  The first step is A1 / (1 + A2)^v.
     transform_iter : int, default 100
         E-step rounds per new document.
     n_jobs : int, optional

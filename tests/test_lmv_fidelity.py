@@ -1,0 +1,109 @@
+"""Fidelity fixes of the LMV family against the paper (issue 23, items 6-7).
+
+Tan, Chan & Zheng (2016); supplement S4 for the step size and the stopping rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from topiclink.datasets import make_lmv_data
+from topiclink.inference.lmv import LMVData
+from topiclink.inference.lmv_stochastic import StochasticLMV, positive_mix
+from topiclink.inference.online import RobbinsMonro
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_lmv_data(n_docs=120, n_words=60, n_topics=6, random_state=3)
+
+
+def _algorithm(a1: float, a2: float, v: float = 0.501, batch_size: int = 40
+               ) -> StochasticLMV:
+    return StochasticLMV(6, alpha=1 / 6, eta=0.1, blockmodel_prior=(1.0, 1.0),
+                         visibility_prior=(1.0, 1.0), batch_size=batch_size,
+                         schedule=RobbinsMonro(a1, a2, v))
+
+
+def _data(small) -> LMVData:
+    (corpus, links), _ = small
+    return LMVData.build(corpus.counts, np.asarray(links.pairs, np.int64))
+
+
+# ---------------------------------------------------------------------------- 1: step size
+@pytest.mark.parametrize(("a1", "a2", "first"), [
+    (2.0, 3.0, 2.0 / 4.0 ** 0.501),   # the simulation (S7): 0.99861...
+    (1.0, 5.0, 1.0 / 6.0 ** 0.501),   # Cora and KDD: 0.40753...
+])
+def test_first_step_counts_sweeps_from_one(small, a1, a2, first):
+    """s = A1 / (s_w + m/M + A2)^v with s_w = 1 at the first sweep: the supplement's
+    w / (t + W)^v, w = A1 M^v, W = M (A2 + 1) - 1, at t = 1."""
+    data = _data(small)
+    alg = _algorithm(a1, a2)
+    state = alg.init(data, np.random.default_rng(0))
+    M = alg.n_minibatches(data)
+    assert M == 3
+    assert alg.step_size(state, data) == pytest.approx(first, rel=1e-12)
+    w, W = a1 * M ** 0.501, M * (a2 + 1) - 1
+    for t in range(1, 2 * M + 1):
+        state.updates = t - 1
+        assert alg.step_size(state, data) == pytest.approx(w / (t + W) ** 0.501, rel=1e-12)
+    # the numbers quoted in the issue
+    assert round(2.0 / 4.0 ** 0.501, 3) == 0.999 and round(1.0 / 6.0 ** 0.501, 3) == 0.408
+
+
+def test_every_simulation_step_is_at_most_one(small):
+    """With A1 = 2, A2 = 3 (S7) no step of the first sweep extrapolates (before the fix
+    the first sweep's steps ran from 1.153 down to 1.011)."""
+    data = _data(small)
+    alg = _algorithm(2.0, 3.0)
+    state = alg.init(data, np.random.default_rng(0))
+    steps = []
+    for u in range(alg.n_minibatches(data)):
+        state.updates = u
+        steps.append(alg.step_size(state, data))
+    assert max(steps) < 1.0
+
+
+def test_positive_mix_halves_an_extrapolating_step():
+    x, target = np.array([1.0, 2.0]), np.array([0.1, 3.0])
+    new = positive_mix(x, target, 2.0, "gamma")        # 2 * 0.1 - 1 = -0.8 < 0
+    assert np.all(new > 0)
+    np.testing.assert_array_equal(new, 0.0 * x + 1.0 * target)  # s halved to 1
+    np.testing.assert_array_equal(positive_mix(x, target, 0.5, "gamma"), 0.5 * x + 0.5 * target)
+    with pytest.raises(ValueError, match="lambda"):
+        positive_mix(x, np.array([np.nan, 1.0]), 0.5, "lambda")
+
+
+def test_every_update_stays_positive_under_a_large_first_step(small, monkeypatch):
+    """A mock first minibatch with a step far above 1 (A1 = 8: s = 8 / 6^0.501 = 3.3):
+    gamma and lambda go through ``positive_mix`` and (a, b), (g, h) through
+    ``positive_step``; all stay > 0 and finite."""
+    import topiclink.inference.lmv_stochastic as mod
+
+    data = _data(small)
+    alg = _algorithm(8.0, 5.0)
+    state = alg.init(data, np.random.default_rng(1))
+    calls: list[str] = []
+    real_mix, real_step = mod.positive_mix, mod.positive_step
+
+    def mix(x, target, s, what, **kw):
+        calls.append(what)
+        return real_mix(x, target, s, what, **kw)
+
+    def step(x, y, target, s, **kw):
+        calls.append("ab/gh")
+        return real_step(x, y, target, s, **kw)
+
+    monkeypatch.setattr(mod, "positive_mix", mix)
+    monkeypatch.setattr(mod, "positive_step", step)
+    rho = alg.step_size(state, data)
+    assert rho > 3
+    batch = np.arange(40)
+    alg.minibatch_step(state, data, batch, rho)
+    assert calls == ["gamma", "lambda", "ab/gh", "ab/gh"]
+    for name in ("gamma", "lam", "a", "b", "g", "h"):
+        value = getattr(state, name)
+        assert np.all(np.isfinite(value)) and np.all(value > 0), name
+    alg.check_values(state, data)
