@@ -107,3 +107,47 @@ def test_every_update_stays_positive_under_a_large_first_step(small, monkeypatch
         value = getattr(state, name)
         assert np.all(np.isfinite(value)) and np.all(value > 0), name
     alg.check_values(state, data)
+
+
+# ---------------------------------------------------------------------------- 5: keep
+def test_newer_citations_keep_keeps_the_links_with_their_likelihood_term(small):
+    """A link to a newer document: "error" refuses it, "drop" drops it, "keep" keeps it
+    as a link with its likelihood term (its kappa nu^T adds 1 to S1, like every link)."""
+    from scipy.special import digamma
+
+    from topiclink.data import DataError
+    from topiclink.inference.lmv import expected_log_dirichlet
+    from topiclink.inference.lmv_pairs import stream_pair_statistics
+    from topiclink.models.lmv import VisibilityTopicModel
+
+    (corpus, links), _ = small
+    pairs = np.asarray(links.pairs, np.int64)
+    time = np.arange(corpus.n_docs, dtype=float)[::-1]   # higher index = older
+    newer = time[pairs[:, 1]] > time[pairs[:, 0]]
+    assert 0 < newer.sum() < len(pairs)
+    kw = dict(max_iter=2, random_state=0, n_jobs=1)
+    with pytest.raises(DataError, match="'keep'"):
+        VisibilityTopicModel(6, **kw).fit(corpus, links=links, publication_time=time)
+    drop = VisibilityTopicModel(6, **kw).fit(corpus, links=links, publication_time=time,
+                                             newer_citations="drop")
+    keep = VisibilityTopicModel(6, **kw).fit(corpus, links=links, publication_time=time,
+                                             newer_citations="keep")
+    assert drop.n_links_ == len(pairs) - newer.sum()
+    assert keep.n_links_ == len(pairs)
+    assert not np.allclose(keep.visibility_, drop.visibility_)
+    with pytest.raises(ValueError, match="'keep'"):
+        VisibilityTopicModel(6, **kw).fit(corpus, links=links, publication_time=time,
+                                          newer_citations="ignore")
+    # the kernel: every kept link, newer or not, is a link term of S1
+    data = LMVData.build(corpus.counts, pairs, time)
+    st = keep.state_
+    stats = stream_pair_statistics(
+        expected_log_dirichlet(st.gamma), data.cites.indptr, data.cites.indices,
+        digamma(st.a) - digamma(st.a + st.b), digamma(st.g) - digamma(st.g + st.h),
+        st.g / (st.g + st.h), st.a / (st.a + st.b), time=time)
+    assert stats["S1"].sum() == pytest.approx(len(pairs), rel=1e-9)
+    # LMVS keeps them too
+    lmvs = VisibilityTopicModel(6, inference="stochastic", batch_size=40, tol=0.0,
+                                **kw).fit(corpus, links=links, publication_time=time,
+                                          newer_citations="keep")
+    assert lmvs.n_links_ == len(pairs)

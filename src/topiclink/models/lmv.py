@@ -272,10 +272,16 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
 
         ``publication_time``: one time per document (LMV(t)): numbers, or dates
         (datetime64, Timestamps, ISO text such as ``"1994-05-01"``; read as days since
-        1970-01-01, :mod:`topiclink.models.times`); a pair whose cited
-        document is newer than the citing one carries no likelihood term, and a link to a
-        newer document is an error naming the pair (``newer_citations="drop"``: such
-        links are dropped and their count logged).
+        1970-01-01, :mod:`topiclink.models.times`); a *non-link* whose cited
+        document is newer than the citing one carries no likelihood term (the paper's
+        LMV(t), Sec. 7.2: the absence of such a citation is no true zero).
+
+        ``newer_citations`` says what happens to a *link* whose cited document is newer
+        than the citing one (real data has them: preprints cite each other's later
+        versions; hep-th has 943): ``"error"`` (default) refuses them naming the first
+        pair, ``"drop"`` drops them (their count logged), ``"keep"`` keeps them as links,
+        each with its full likelihood term log(tau_d' B_sr) like any other citation (the
+        kernels skip only the newer *non-links*); their count is logged.
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -405,9 +411,10 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
     def _times(publication_time: Any, n_docs: int, pairs: np.ndarray,
                newer_citations: str = "error") -> tuple[np.ndarray | None, np.ndarray]:
         """(times, pairs): the checked publication times and the citations, without those
-        to a newer document when ``newer_citations="drop"`` (logged with their count)."""
-        if newer_citations not in ("error", "drop"):
-            raise ValueError(f"newer_citations must be 'error' or 'drop', got "
+        to a newer document when ``newer_citations="drop"``, with them when ``"keep"``
+        (either logged with their count)."""
+        if newer_citations not in ("error", "drop", "keep"):
+            raise ValueError(f"newer_citations must be 'error', 'drop' or 'keep', got "
                              f"{newer_citations!r}")
         if publication_time is None:
             return None, pairs
@@ -417,7 +424,12 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
             i = int(np.flatnonzero(newer)[0])
             raise DataError(f"link {i}: document {pairs[i, 0]} cites document {pairs[i, 1]}, "
                             f"which is newer ({t[pairs[i, 1]]:g} > {t[pairs[i, 0]]:g}); "
-                            "pass newer_citations='drop' to drop such citations")
+                            "pass newer_citations='drop' to drop such citations or "
+                            "'keep' to keep them as links")
+        if newer.any() and newer_citations == "keep":
+            logger.info("kept %d citations to newer documents (of %d) as links",
+                        int(newer.sum()), len(pairs))
+            return t, pairs
         if newer.any():
             logger.info("dropped %d citations to newer documents (of %d)", int(newer.sum()),
                         len(pairs))
