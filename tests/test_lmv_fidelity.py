@@ -151,3 +151,78 @@ def test_newer_citations_keep_keeps_the_links_with_their_likelihood_term(small):
                                 **kw).fit(corpus, links=links, publication_time=time,
                                           newer_citations="keep")
     assert lmvs.n_links_ == len(pairs)
+
+
+# ---------------------------------------------------------------------------- 2: stopping
+def _lmvs(**kw):
+    from topiclink.models.lmv import VisibilityTopicModel
+
+    args = dict(inference="stochastic", batch_size=40, n0=10, random_state=0, n_jobs=1)
+    return VisibilityTopicModel(6, **{**args, **kw})
+
+
+def test_window_rule_needs_min_sweeps_and_a_calm_average(small):
+    """The default rule does not stop on one calm sweep: it waits for ``min_sweeps`` and
+    for the mean change of the last ``tol_window`` sweeps to fall below eps; the paper's
+    rule (``stopping="paper"``) stops at the first calm sweep."""
+    (corpus, links), _ = small
+    paper = _lmvs(max_iter=30, tol=0.5, stopping="paper").fit(corpus, links=links)
+    window = _lmvs(max_iter=30, tol=0.5).fit(corpus, links=links)
+    c = window.trace_["blockmodel_change"]
+    w = window.n_iter_
+    assert paper.n_iter_ < 5 <= w < 30
+    assert window.converged_ and window.stop_reason_.startswith(f"tolerance at sweep {w}")
+    assert c[w - 3:w].mean() < 0.5
+    assert all(c[k - 3:k].mean() >= 0.5 for k in range(5, w))
+    np.testing.assert_array_equal(c[:paper.n_iter_], paper.trace_["blockmodel_change"])
+
+
+def test_max_iter_before_the_tolerance_warns_and_says_so(small):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from topiclink.models.lmv import VisibilityTopicModel
+
+    (corpus, links), _ = small
+    with pytest.warns(ConvergenceWarning, match="max_iter reached before the tolerance"):
+        m = _lmvs(max_iter=3, tol=1e-9).fit(corpus, links=links)
+    assert not m.converged_ and "max_iter=3" in m.stop_reason_
+    with pytest.warns(ConvergenceWarning, match="has not converged"):
+        b = VisibilityTopicModel(6, max_iter=2, random_state=0, n_jobs=1).fit(
+            corpus, links=links)
+    assert not b.converged_ and b.stop_reason_.startswith("max_iter reached before")
+    ok = VisibilityTopicModel(6, max_iter=200, tol=1e-3, random_state=0, n_jobs=1).fit(
+        corpus, links=links)
+    assert ok.converged_ and ok.stop_reason_.startswith(
+        f"tolerance at iteration {ok.n_iter_}: relative change of L*")
+
+
+def test_window_rule_resumes_from_a_checkpoint_where_it_would_stop(small, tmp_path):
+    """A fit killed in sweep 4 and resumed from its checkpoint stops at the same
+    sweep as one uninterrupted fit (the rule's memory, its changes, is checkpointed)."""
+    from topiclink.callbacks import LambdaCallback
+
+    (corpus, links), _ = small
+    whole = _lmvs(max_iter=30, tol=0.5).fit(corpus, links=links)
+    assert whole.n_iter_ >= 5   # the window of the stop holds sweeps before the kill
+    path = tmp_path / "ck.npz"
+
+    class Interrupt(Exception):
+        pass
+
+    def boom(model, it, info):
+        if it + 1 == 4:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        _lmvs(max_iter=30, tol=0.5, callbacks=[LambdaCallback(boom)]).fit(
+            corpus, links=links, checkpoint=path, checkpoint_every=1)
+    again = _lmvs(max_iter=30, tol=0.5).fit(corpus, links=links, checkpoint=path,
+                                           checkpoint_every=1)
+    assert again.n_iter_ == whole.n_iter_ and again.converged_
+    assert again.stop_reason_ == whole.stop_reason_
+    np.testing.assert_array_equal(again.blockmodel_, whole.blockmodel_)
+    # fit(resume=True) continues the rule too
+    part = _lmvs(max_iter=4, tol=0.5).fit(corpus, links=links)
+    part.max_iter = 30
+    part.fit(corpus, links=links, resume=True)
+    assert part.n_iter_ == whole.n_iter_

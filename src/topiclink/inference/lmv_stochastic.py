@@ -18,8 +18,10 @@ from the state's stream.  For each minibatch (step size s_t):
      (a, b) <-> (g, h) loop (it would break the step-size conditions; supplement S4).
 
 Step size s = A1 / (s_w + m/M + A2)^v with s_w = 1, 2, ... the sweep, m the minibatch within
-the sweep and M the minibatches per sweep (:meth:`StochasticLMV.step_size`).  The stopping rule (checked by the estimator after each sweep):
-||diag(Bbar_sweep - Bbar_previous)|| < eps ||diag(Bbar_previous)||.  The bound L* would
+the sweep and M the minibatches per sweep (:meth:`StochasticLMV.step_size`).  The stopping
+rule (checked by the estimator after each sweep) reads the change
+||diag(Bbar_sweep - Bbar_previous)|| / ||diag(Bbar_previous)|| (``stopping`` of
+:class:`~topiclink.models.lmv.VisibilityTopicModel`).  The bound L* would
 cost a full O(D^2) pass, so ``objective`` is NaN; the trace records ``blockmodel_change``.
 
 Every random choice comes from the state: the minibatch order from ``batch_rng`` and, per
@@ -248,6 +250,15 @@ class StochasticLMV(OnlineAlgorithm):
         minibatches done (m + (s_w - 1) M), so s_w + m/M = 1 + updates / M.
         """
         return self.schedule(1.0 + state.updates / self.n_minibatches(data))
+
+    @property
+    def init_topics(self) -> np.ndarray | None:
+        """(K, V) topic-word statistics to start from (``BatchLMV.init_topics``)."""
+        return self.batch.init_topics
+
+    @init_topics.setter
+    def init_topics(self, value: np.ndarray | None) -> None:
+        self.batch.init_topics = value
 
     def init(self, data: LMVData, rng: np.random.Generator) -> LMVSState:
         b = self.batch.init(data, rng)
