@@ -226,3 +226,94 @@ def test_window_rule_resumes_from_a_checkpoint_where_it_would_stop(small, tmp_pa
     part.max_iter = 30
     part.fit(corpus, links=links, resume=True)
     assert part.n_iter_ == whole.n_iter_
+
+
+# ---------------------------------------------------------------------------- 3: the start
+def _start_of(model, corpus, links, S):
+    """The initial state the estimator's algorithm builds from ``init_topics`` S."""
+    from topiclink.data.links import as_links
+    from topiclink.inference.lmv import LMVData as LD
+    from topiclink.inference.var_lda import LDAData
+    from topiclink.inference.var_rtm import VarRTMData
+
+    alg = model._algorithm()
+    alg.init_topics = S
+    rng = np.random.default_rng(0)
+    name = type(model).__name__
+    if name == "VisibilityTopicModel":
+        return alg.init(LD.build(corpus.counts, np.asarray(links.pairs, np.int64)), rng)
+    if name == "VariationalRTM":
+        return alg.init(VarRTMData.from_corpus(corpus, as_links(links, corpus.n_docs)), rng)
+    return alg.init(LDAData.build(corpus.counts), rng)
+
+
+def test_init_topics_is_the_start_of_every_estimator(small):
+    """``init_topics`` S: LMV / LMVS / PLLDA and LDA+Reg start at lambda = eta + S, Var-RTM
+    (variational topics) at lambda = S + s; none of them draws its own topics."""
+    from topiclink.inference.lmv import start_lda
+    from topiclink.models.lda_regression import LDARegression
+    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.models.var_rtm import VariationalRTM
+
+    (corpus, links), _ = small
+    _, S = start_lda(corpus.counts, 6, 1 / 6, 0.5, np.random.default_rng(3), n_iter=20,
+                     restarts=2)
+    assert S.shape == (6, corpus.n_words) and S.sum() == corpus.n_tokens
+    for model in (VisibilityTopicModel(6, topic_word_prior=0.5),
+                  VisibilityTopicModel(6, topic_word_prior=0.5, inference="stochastic"),
+                  VisibilityTopicModel(6, topic_word_prior=0.5, visibility=False),
+                  LDARegression(6, topic_word_prior=0.5)):
+        st = _start_of(model, corpus, links, S)
+        np.testing.assert_allclose(st.lam, 0.5 + S, err_msg=type(model).__name__)
+    rtm = VariationalRTM(6, topic_word_prior=0.5, topic_inference="variational")
+    st = _start_of(rtm, corpus, links, S)
+    np.testing.assert_allclose(st.components, (S + 0.5) / (S + 0.5).sum(1, keepdims=True))
+    # with a given start, batch LMV no longer depends on the seed (only the start was random)
+    a, b = (VisibilityTopicModel(6, topic_word_prior=0.5, init_topics=S, max_iter=3,
+                                 random_state=seed, n_jobs=1).fit(corpus, links=links)
+            for seed in (0, 1))
+    np.testing.assert_array_equal(a.blockmodel_, b.blockmodel_)
+    from topiclink.data import DataError
+
+    with pytest.raises(DataError, match="init_topics has shape"):
+        VisibilityTopicModel(5, init_topics=S[:5, :10], max_iter=1).fit(corpus, links=links)
+    with pytest.raises(ValueError, match="init_topics"):
+        LDARegression(6, init_topics=-S).fit(corpus, links=links)
+
+
+def test_the_models_of_a_cell_share_their_start(small, monkeypatch):
+    """Cora protocol (and the simulation's, same helper): LMV, LMVS, PLLDA, RTM and LDA+Reg
+    of one (fold, K, eta) get the same ``init_topics`` (one fitted LDA); another eta gets
+    another; RTM has variational topics and tol 1e-5; the batch cap is raised."""
+    import topiclink.experiments.lmv as proto
+
+    (corpus, links), _ = small
+    seen: list[tuple[str, float, np.ndarray, dict]] = []
+    real = proto.build_model
+
+    def spy(name, required, optional):
+        seen.append((name, required["topic_word_prior"], required.get("init_topics"),
+                     {**optional, **required}))
+        return real(name, required, optional)
+
+    monkeypatch.setattr(proto, "build_model", spy)
+    settings = proto.LMVSettings(start_iter=10, start_restarts=1, batch_max_iter=3)
+    settings.lmvs["max_iter"] = 2
+    table = proto.run_lmv_experiment((corpus, links), folds=2, only_folds=[0], topics=(6,),
+                                     etas=(0.5, 0.1),
+                                     models=("LMV", "LMVS", "PLLDA", "RTM", "LDA+Reg"),
+                                     settings=settings)
+    assert len(seen) == 10 and {"converged", "stop_reason"} <= set(table.columns)
+    for eta in (0.5, 0.1):
+        starts = [s for _, e, s, _ in seen if e == eta]
+        assert all(s is not None for s in starts)
+        for s in starts[1:]:
+            np.testing.assert_array_equal(s, starts[0])
+    one = [s for _, e, s, _ in seen if e == 0.5][0]
+    other = [s for _, e, s, _ in seen if e == 0.1][0]
+    assert not np.array_equal(one, other)
+    params = {name: p for name, e, _, p in seen if e == 0.5}
+    assert params["Var-RTM"]["topic_inference"] == "variational"
+    assert params["Var-RTM"]["tol"] == 1e-5
+    assert params["LMV"]["max_iter"] == 3 and params["LDA+Reg"]["max_iter"] == 3
+    assert not table.loc[table["model"] == "LMV", "converged"].any()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
 
 from topiclink.data.time_split import TimeSplit
 from topiclink.experiments.runner import Cell, build_model, fit_model, grid, run_grid, write_csv
@@ -141,7 +143,9 @@ def _run_cell(cell: Cell, context: tuple[TimeSplit, KDDSettings]) -> dict[str, A
     if KDD_ESTIMATORS[name][2]:
         fit_options = {"publication_time": split.train_times, "newer_citations": "keep"}
     c0, w0 = time.process_time(), time.perf_counter()
-    fit_model(model, split.train_corpus, links=split.train_links, **fit_options)
+    with warnings.catch_warnings():   # the row records converged / stop_reason
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit_model(model, split.train_corpus, links=split.train_links, **fit_options)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     t0 = time.perf_counter()
     test = split.test_corpus
