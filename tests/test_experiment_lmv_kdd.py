@@ -79,7 +79,7 @@ def test_chunked_rank_is_the_full_rank_and_times_are_used(split, monkeypatch):
     monkeypatch.setattr(kdd, "build_model", build)
     table = run_lmv_kdd_experiment(split, topics=(6,), etas=(0.5,),
                                    models=("LMVS(t)", "LMVS"), settings=_settings())
-    (_, s0, m0), (_, s1, m1) = models[0], models[1]
+    (_, s0, m0), (_, s1, _) = models[0], models[1]
     np.testing.assert_array_equal(s0, s1)
     opts = list(fits.values())
     assert opts[0]["newer_citations"] == "keep"
