@@ -101,12 +101,13 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         minibatches), so a single calm sweep fires it long before the predictive rank
         stops improving.  Measured on Cora (folds 0 and 1 of 5, K = 5, 9, 13, two seeds,
         eta = 0.5, minibatch 200, the paper's step sizes; predictive rank after each of 40
-        sweeps, 11 runs), the excess of the rank where a rule stops over the mean rank of
-        sweeps 36-40: eps = 0.1 (the paper's KDD value): paper rule after 4-26 sweeps
-        (mean 13.5), +2.0 % on average, up to +6.2 % (it fired at sweep 4 twice);
-        window (5 sweeps, mean of 3) after 8-37 (mean 19.9), +0.4 %, at most +1.9 %.
-        eps = 0.05: paper rule mean 31.5 sweeps, at most +2.2 %; window mean 36.3, at most
-        +1.2 %.  A window of 5 or a bare minimum of 10 sweeps did no better.
+        sweeps, 12 runs; ``benchmarks/results/lmv_stop_rule_cora.json``), the excess of
+        the rank where a rule stops over the mean rank of sweeps 36-40: eps = 0.1 (the
+        paper's KDD value): paper rule after 4-26 sweeps (mean 14.3), +2.0 % on average,
+        up to +6.2 % (it fired at sweep 4 twice); window (5 sweeps, mean of 3) after 8-40
+        (mean 21.6), +0.4 %, at most +1.9 %.  eps = 0.05: paper rule mean 32.2 sweeps, at
+        most +2.2 %; window mean 36.6, at most +1.2 %.  A window of 5 or a bare minimum of
+        10 sweeps did no better.
         On hep-th the paper's rule (eps = 0.1) fired after sweep 2 on such a transient,
         and 14 sweeps predicted 18 % better.
     min_sweeps, tol_window : int, default 5, 3
