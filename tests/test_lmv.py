@@ -143,7 +143,7 @@ def test_bad_input_is_one_line(planted):
     assert dropped.n_links_ == 1 and dropped.elbo_.shape == (2,)
     with pytest.raises(ValueError, match="newer_citations must be"):
         VisibilityTopicModel(3).fit(small, links=both, publication_time=times,
-                                    newer_citations="keep")
+                                    newer_citations="ignore")
     with pytest.raises(DataError, match="publication_time of document 2"):
         VisibilityTopicModel(3).fit(small, links=lk, publication_time=np.where(
             np.arange(20) == 2, np.nan, times))

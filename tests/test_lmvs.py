@@ -439,13 +439,16 @@ def test_resume_continues_exactly(small, tmp_path):
 # ---------------------------------------------------------------------------- 10: stopping
 def test_diagonal_change_stops_the_sweeps(small):
     (corpus, links), _ = small
-    model = _lmvs(max_iter=30, tol=0.5).fit(corpus, links=links)
+    model = _lmvs(max_iter=30, tol=0.5, stopping="paper").fit(corpus, links=links)
     change = model.trace_["blockmodel_change"]
     assert model.stopped_early_ and model.n_iter_ < 30
     assert change.size == model.n_iter_ and np.all(np.isfinite(change))
     assert change[-1] < 0.5 and np.all(change[:-1] >= 0.5)
+    assert model.converged_ and model.stop_reason_.startswith(
+        f"tolerance at sweep {model.n_iter_}")
     never = _lmvs(max_iter=4, tol=0.0).fit(corpus, links=links)
     assert not never.stopped_early_ and never.n_iter_ == 4
+    assert not never.converged_ and never.stop_reason_.startswith("max_iter reached")
 
 
 def test_blockmodel_counts_every_pair_once(small_fit, small):

@@ -383,9 +383,15 @@ def experiment_lmv(
         "findings are only printed.")] = None,
     force: ForceOpt = False,
     verbose: VerboseOpt = True,
+    protocol: Annotated[str, typer.Option(
+        help="kfold (the paper's Cora protocol, Sec. 6) or kdd (the hep-th split of Sec. "
+             "7.2: --dataset hepth; models LMVS(t), LMVS, PLLDA, RTM, Gibbs-gRTM; default "
+             "--topics 10,15,20,25,30 and --eta 0.5,0.1,0.01; --folds ignored).")]
+    = "kfold",
 ) -> None:
     """The LMV paper's Cora protocol (default data: cora-rlda, directed citations):
-    predictive rank and CPU time against K, per eta, over folds."""
+    predictive rank and CPU time against K, per eta, over folds; ``--protocol kdd``: the
+    hep-th protocol (Sec. 7.2, Figure 7)."""
     from topiclink.experiments.lmv import (
         available_models,
         paper_findings,
@@ -394,6 +400,11 @@ def experiment_lmv(
     )
 
     setup_logging(verbose)
+    check(protocol in ("kfold", "kdd"), f"--protocol must be kfold or kdd, got {protocol!r}")
+    if protocol == "kdd":
+        _experiment_lmv_kdd(dataset, data, topics, eta, models, max_iter, seed, workers, out,
+                            force)
+        return
     names = _names(models, available_models())
     k_values = int_list(topics, "--topics", minimum=2)
     check_model_size(max(k_values))
@@ -427,6 +438,66 @@ def experiment_lmv(
     if out is not None:
         typer.echo(f"results: {out / 'lmv_results.csv'}, summary, findings and figures in "
                    f"{out}/")
+
+
+def _experiment_lmv_kdd(dataset: str | None, data: Path | None, topics: str, eta: str,
+                        models: str, max_iter: int | None, seed: int, workers: int,
+                        out: Path | None, force: bool) -> None:
+    """``experiment lmv --protocol kdd``: :func:`topiclink.experiments.lmv_kdd.
+    run_lmv_kdd_experiment` on the hep-th split (the defaults of the CLI's Cora grid are
+    replaced by the paper's hep-th grid)."""
+    from topiclink.experiments.lmv_kdd import (
+        KDD_MODELS,
+        KDDSettings,
+        kdd_findings,
+        run_lmv_kdd_experiment,
+        summarise_kdd,
+    )
+
+    check(dataset in (None, "hepth"), f"--protocol kdd runs on --dataset hepth, got "
+          f"{dataset!r}")
+    if topics == "5,7,9,11,13":
+        topics = "10,15,20,25,30"
+    if eta == "0.1,0.5":
+        eta = "0.5,0.1,0.01"
+    if models == "LMV,LMVS,PLLDA,RTM,LDA+Reg,Gibbs-gRTM":
+        models = ",".join(KDD_MODELS)
+    names = _names(models, list(KDD_MODELS))
+    k_values = int_list(topics, "--topics", minimum=2)
+    etas = float_list(eta, "--eta", positive=True)
+    check(max_iter is None or max_iter >= 1, f"--max-iter must be >= 1, got {max_iter}")
+    check(workers >= 1, f"--workers must be >= 1, got {workers}")
+    if out is not None:
+        _check_out(out, "lmv_kdd", force)
+    settings = KDDSettings()
+    if max_iter is not None:
+        settings.stochastic["max_iter"] = int(max_iter)
+    from topiclink.datasets.hepth import hepth_kdd_split
+
+    with reported_errors():
+        split = hepth_kdd_split(data)
+    r = split.report
+    typer.echo(f"hep-th KDD split: {split.n_train} training papers, "
+               f"{r.get('train_links', split.train_links.n_links)} training citations; "
+               f"{split.n_test} test papers, {split.test_citations.nnz} test->train "
+               f"citations; vocabulary {split.train_corpus.n_words} terms")
+
+    def show(row: dict) -> None:
+        typer.echo(f"{row['model']:>10s} K={row['K']:<3d} eta={row['eta']:<5g}: predictive "
+                   f"rank {row['predictive_rank']:8.1f} ({100 * row['improvement']:.1f} % "
+                   f"better than random {row['random_rank']:.1f})  CPU "
+                   f"{row['cpu_seconds']:.0f} s  [{row['stop_reason'] or row['n_iter']}]")
+
+    with reported_errors():
+        table = run_lmv_kdd_experiment(split, topics=k_values, etas=etas, models=names,
+                                       workers=workers, seed=seed, settings=settings,
+                                       out=out, on_row=show)
+    echo_table(summarise_kdd(table))
+    typer.echo("\nthe paper's claims:")
+    _write_lines(kdd_findings(table))
+    if out is not None:
+        typer.echo(f"results: {out / 'lmv_kdd_results.csv'}, summary, findings and Figure 7 "
+                   f"in {out}/")
 
 
 @app.command("lmv-simulation")

@@ -498,6 +498,37 @@ class PositiveVector(Constraint):
                 else "an array of numbers > 0")
 
 
+class TopicStatistics(Constraint):
+    """A 2-D array (K, V) of finite numbers >= 0 with every row summing to > 0: topic-word
+    statistics (expected counts) a model starts its topics from (``init_topics``)."""
+
+    def accepts(self, value: object) -> bool:
+        if isinstance(value, str | bytes | bool) or _is_real(value) or value is None:
+            return False
+        try:
+            a = as_real(value, "value")
+        except DataError:
+            return False
+        return (a.ndim == 2 and a.size > 0 and bool(np.all(np.isfinite(a)))
+                and bool(np.all(a >= 0)) and bool(np.all(a.sum(axis=1) > 0)))
+
+    def describe(self) -> str:
+        return "an array (K, V) of numbers >= 0, every row with a positive sum"
+
+
+def check_init_topics(value: object, n_topics: int, n_words: int, where: str) -> np.ndarray:
+    """``init_topics`` as a float64 (K, V) array; one-line DataError for another shape."""
+    a = as_real(value, "init_topics")
+    if a.shape != (int(n_topics), int(n_words)):
+        raise DataError(f"{where}: init_topics has shape {a.shape}, expected (n_topics, "
+                        f"n_words) = ({n_topics}, {n_words})")
+    return np.array(a, dtype=np.float64)
+
+
+#: ``init_topics`` of the estimators that accept one
+INIT_TOPICS = [NoneValue(), TopicStatistics()]
+
+
 class InstanceOf(Constraint):
     def __init__(self, *types: type, name: str | None = None) -> None:
         self.types, self.name = types, name

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
 
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
@@ -46,7 +48,7 @@ from topiclink.experiments.runner import (
 from topiclink.metrics import link_rank
 
 __all__ = ["ALIASES", "MODEL_NAMES", "LMVSettings", "resolve_model", "available_models",
-           "check_models", "fit_and_rank", "run_lmv_experiment", "summarise",
+           "check_models", "fit_and_rank", "shared_start", "run_lmv_experiment", "summarise",
            "paper_findings", "write_lmv_outputs"]
 
 logger = logging.getLogger(__name__)
@@ -99,21 +101,40 @@ def _accepts(name: str, param: str) -> bool:
 class LMVSettings:
     """Hyper-parameters of the protocol (paper S4-S5).
 
-    ``doc_topic_prior`` None is the paper's 1/K.  ``max_iter`` None keeps every model's
-    own default (LMV: 100 outer iterations with the paper's relative-bound stop 1e-5).
+    ``doc_topic_prior`` None is the paper's 1/K.  ``max_iter`` None: the batch models
+    (LMV, PLLDA, RTM, LDA+Reg) run up to ``batch_max_iter`` = 2000 iterations, so that
+    they stop by the paper's rule (relative change of the bound < 1e-5; at the models'
+    own cap of 100 every batch Cora fit stopped before it), and a fit that still hits the
+    cap says so (``converged`` False in its row); the others keep their defaults.
     ``lmvs`` are the stochastic LMV's settings on Cora (minibatch 200, step size
-    A1 / (sweeps + A2)^v with A1 = 1, A2 = 5, v = 0.501, stop when the relative change of
-    diag(B) over a sweep is below eps = 0.05), passed to model "LMVS" only.  ``n_jobs``
+    A1 / (s_w + m/M + A2)^v with A1 = 1, A2 = 5, v = 0.501, eps = 0.05 on the relative
+    change of diag(B) over a sweep, the library's "window" rule, at most 500 sweeps),
+    passed to "LMVS" only.  ``rtm``: the RTM baseline as the paper's (variational topics
+    under the same Dir(eta) prior as the other models, not MAP topics; tol 1e-5 as every
+    batch model).  ``shared_start``: every model that accepts ``init_topics`` (LMV, LMVS,
+    PLLDA, RTM, LDA+Reg; not Gibbs-gRTM) starts from one fitted LDA per (fold, K, eta)
+    (:func:`shared_start`), as the paper starts LMV, RTM and PLLDA from the same LDA.  ``n_jobs``
     (threads of one fit) is 1 so that CPU times compare models, not thread counts.
     ``model_params`` adds or overrides constructor parameters per (paper) model name.
     """
 
     doc_topic_prior: float | None = None
     max_iter: int | None = None
+    batch_max_iter: int = 2000
     n_jobs: int = 1
     lmvs: dict[str, Any] = field(default_factory=lambda: {
-        "batch_size": 200, "step_a1": 1.0, "step_a2": 5.0, "step_v": 0.501, "tol": 0.05})
+        "batch_size": 200, "step_a1": 1.0, "step_a2": 5.0, "step_v": 0.501, "tol": 0.05,
+        "max_iter": 500})
+    rtm: dict[str, Any] = field(default_factory=lambda: {
+        "topic_inference": "variational", "tol": 1e-5})
+    shared_start: bool = True
+    start_iter: int = 100
+    start_restarts: int = 5
     model_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def start(self, name: str) -> bool:
+        """Whether paper model ``name`` starts from the cell's shared LDA."""
+        return self.shared_start and _accepts(resolve_model(name), "init_topics")
 
     def params(self, name: str, K: int, eta: float, seed: int
                ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -123,6 +144,8 @@ class LMVSettings:
                                     "random_state": int(seed)}
         if name == "LMVS":
             required.update(self.lmvs)
+        if name == "RTM":
+            required.update(self.rtm)
         required.update(self.model_params.get(name, {}))
         optional: dict[str, Any] = {
             "doc_topic_prior": (1.0 / K if self.doc_topic_prior is None
@@ -130,6 +153,9 @@ class LMVSettings:
             "n_jobs": self.n_jobs, "evaluate_every": 0}
         if self.max_iter is not None:
             optional["max_iter"] = int(self.max_iter)
+            required.pop("max_iter", None)
+        elif name in ("LMV", "PLLDA", "RTM", "LDA+Reg"):
+            optional["max_iter"] = int(self.batch_max_iter)
         if _accepts(est, "c") and model_params(est) is not None:
             from topiclink.experiments.grtm import default_c
 
@@ -144,10 +170,19 @@ def fit_and_rank(name: str, required: dict[str, Any], optional: dict[str, Any],
 
     Returns the fitted model and: predictive_rank, random_rank ((n_train + 1) / 2),
     improvement (1 - rank / random), cpu_seconds (``time.process_time`` of the fit, all
-    threads of this process), wall_seconds, test_seconds, n_iter, n_queries (test
-    documents citing at least one training document).
+    threads of this process), wall_seconds, test_seconds, n_iter, converged and
+    stop_reason (models that record them; a ``max_iter`` stop is in the row, not
+    warned), n_queries (test documents citing at least one training document).
     """
     model = build_model(resolve_model(name), required, optional)
+    with warnings.catch_warnings():
+        # the row records converged / stop_reason; the warning is logged instead
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return _fit_and_rank(model, train_corpus, train_links, test_corpus, test_out)
+
+
+def _fit_and_rank(model: Any, train_corpus: Corpus, train_links: Links, test_corpus: Corpus,
+                  test_out: Any) -> tuple[Any, dict[str, Any]]:
     c0, w0 = time.process_time(), time.perf_counter()
     fit_model(model, train_corpus, links=train_links)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
@@ -163,15 +198,44 @@ def fit_and_rank(name: str, required: dict[str, Any], optional: dict[str, Any],
         "cpu_seconds": cpu, "wall_seconds": wall,
         "test_seconds": time.perf_counter() - t0,
         "n_iter": np.nan if n_iter is None else int(n_iter),
+        "converged": getattr(model, "converged_", np.nan),
+        "stop_reason": getattr(model, "stop_reason_", ""),
         "n_train": n_train,
         "n_queries": int((np.asarray(test_out.sum(axis=1)).ravel() > 0).sum()),
     }
+
+
+def shared_start(corpus: Corpus, K: int, eta: float, alpha: float, seed: int, *,
+                 n_iter: int = 100, restarts: int = 5) -> np.ndarray:
+    """The topic-word counts (K, V) of the fitted LDA every model of one cell starts from
+    (:func:`topiclink.inference.lmv.start_lda`, Dir(alpha), Dir(eta), seeded by the
+    cell's seed).  Cached per process for the last key, so the models of a cell reuse it;
+    the same numbers in any worker (deterministic in the seed)."""
+    from topiclink.inference.lmv import start_lda
+
+    key = (corpus.n_docs, corpus.n_words, corpus.n_tokens, int(K), float(eta), float(alpha),
+           int(seed), int(n_iter), int(restarts))
+    if _START.get("key") != key:
+        _, nwk = start_lda(corpus.counts, K, alpha, eta, np.random.default_rng(int(seed)),
+                           n_iter=n_iter, restarts=restarts)
+        _START.clear()
+        _START.update(key=key, nwk=nwk)
+    return _START["nwk"]
+
+
+_START: dict[str, Any] = {}
 
 
 def _run_cell(cell: Cell, context: tuple[Fold, LMVSettings]) -> dict[str, Any]:
     fold, settings = context
     name, K, eta = cell["model"], int(cell["K"]), float(cell["eta"])
     required, optional = settings.params(name, K, eta, cell.seed)
+    if settings.start(name):
+        alpha = 1.0 / K if settings.doc_topic_prior is None else float(
+            settings.doc_topic_prior)
+        required["init_topics"] = shared_start(
+            fold.train_corpus, K, eta, alpha, cell.seed, n_iter=settings.start_iter,
+            restarts=settings.start_restarts)
     _, row = fit_and_rank(name, required, optional, fold.train_corpus, fold.train_links,
                           fold.test_corpus, fold.test_out)
     logger.info("%s K=%d eta=%g fold %d: predictive rank %.1f (random %.1f), CPU %.1f s",
@@ -235,8 +299,8 @@ def run_lmv_experiment(dataset: Any, *, folds: int = 5,
     only_folds : run only these fold indices.
 
     Columns: model (the paper's name), estimator, K, eta, fold, predictive_rank,
-    random_rank, improvement, cpu_seconds, wall_seconds, test_seconds, n_iter, n_train,
-    n_queries.
+    random_rank, improvement, cpu_seconds, wall_seconds, test_seconds, n_iter, converged,
+    stop_reason, n_train, n_queries.
     """
     names = check_models(models)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:

@@ -7,6 +7,10 @@ Beta(1, 1), 100 words per document, D = 3000 documents (the first 2000 train, th
 ``make_lmv_data(topic_word=..., visibility=...)``).  Every model is fitted on the
 training documents and the citations among them with the generating hyper-parameters
 as priors; LMVS (Algorithm 2) with minibatch 200, eps = 0.015, A1 = 2, A2 = 3, v = 0.501.
+As in the paper, LMV, LMVS, PLLDA, RTM and LDA+Reg of one replicate start from the same
+fitted LDA (``SimulationSettings.shared_start``; :func:`topiclink.experiments.lmv.
+shared_start`); RTM has variational topics under the same Dir(eta) prior, tol 1e-5, and
+the batch models run until the paper's 1e-5 rule (``batch_max_iter``).
 
 Per (replicate, model): the estimated blockmodel after matching the estimated topics to
 the true ones (Hungarian matching on the topic-word distributions; B's rows and columns
@@ -34,7 +38,13 @@ from scipy.optimize import linear_sum_assignment
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.datasets.synthetic import make_lmv_data, paper_blockmodel
-from topiclink.experiments.lmv import check_models, fit_and_rank, resolve_model
+from topiclink.experiments.lmv import (
+    _accepts,
+    check_models,
+    fit_and_rank,
+    resolve_model,
+    shared_start,
+)
 from topiclink.experiments.runner import Cell, CSVRows, cell_seed, grid, run_grid, write_csv
 
 __all__ = ["PAPER_TABLE_S1", "PAPER_ZERO_MAX", "VISIBILITY_CORR_THRESHOLD", "SIM_MODELS",
@@ -125,9 +135,16 @@ class SimulationSettings:
     topic_word_prior: float = 0.1
     visibility_prior: tuple[float, float] = (1.0, 1.0)
     max_iter: int | None = None
+    batch_max_iter: int = 2000
     n_jobs: int = 1
     lmvs: dict[str, Any] = field(default_factory=lambda: {
-        "batch_size": 200, "step_a1": 2.0, "step_a2": 3.0, "step_v": 0.501, "tol": 0.015})
+        "batch_size": 200, "step_a1": 2.0, "step_a2": 3.0, "step_v": 0.501, "tol": 0.015,
+        "max_iter": 500})
+    rtm: dict[str, Any] = field(default_factory=lambda: {
+        "topic_inference": "variational", "tol": 1e-5})
+    shared_start: bool = True
+    start_iter: int = 100
+    start_restarts: int = 5
     model_params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -144,6 +161,8 @@ class SimulationSettings:
             if "batch_size" in lmvs:
                 lmvs["batch_size"] = min(int(lmvs["batch_size"]), self.n_train)
             required.update(lmvs)
+        if name == "RTM":
+            required.update(self.rtm)
         required.update(self.model_params.get(name, {}))
         optional: dict[str, Any] = {"doc_topic_prior": self.doc_topic_prior,
                                     "visibility_prior": tuple(self.visibility_prior),
@@ -151,6 +170,9 @@ class SimulationSettings:
                                     "n_jobs": self.n_jobs, "evaluate_every": 0}
         if self.max_iter is not None:
             optional["max_iter"] = int(self.max_iter)
+            required.pop("max_iter", None)
+        elif name in ("LMV", "PLLDA", "RTM", "LDA+Reg"):
+            optional["max_iter"] = int(self.batch_max_iter)
         return required, optional
 
 
@@ -229,6 +251,11 @@ def _run_cell(cell: Cell, context: tuple[_Replicate, SimulationSettings, int]
     rep, settings, scatter = context
     name, r = cell["model"], int(cell["replicate"])
     required, optional = settings.params(name, cell.seed)
+    if settings.shared_start and _accepts(resolve_model(name), "init_topics"):
+        required["init_topics"] = shared_start(
+            rep.train_corpus, settings.n_topics, settings.topic_word_prior,
+            settings.doc_topic_prior, cell.seed, n_iter=settings.start_iter,
+            restarts=settings.start_restarts)
     model, row = fit_and_rank(name, required, optional, rep.train_corpus, rep.train_links,
                               rep.test_corpus, rep.test_out)
     out: dict[str, Any] = {"model": name, "estimator": resolve_model(name), "replicate": r,

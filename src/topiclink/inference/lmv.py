@@ -37,7 +37,7 @@ from topiclink.inference.lmv_updates import (
 from topiclink.kernels.lmv_words import word_e_step
 from topiclink.random import spawn
 
-__all__ = ["LMVData", "LMVState", "BatchLMV", "expected_log_dirichlet"]
+__all__ = ["LMVData", "LMVState", "BatchLMV", "expected_log_dirichlet", "start_lda"]
 
 
 def expected_log_dirichlet(x: np.ndarray) -> np.ndarray:
@@ -107,6 +107,37 @@ class LMVState(State):
     bound: float = float("nan")
 
 
+def start_lda(counts: sp.csr_matrix, n_topics: int, alpha: float, eta: float,
+              rng: np.random.Generator, *, n_iter: int = 100, restarts: int = 5
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The fitted LDA the LMV family starts from (paper Sec. 6: LMV, PLLDA and RTM start
+    from the same fitted LDA): the best of ``restarts`` collapsed Gibbs chains of
+    ``n_iter`` sweeps each (highest log p(w, z)), with priors Dir(alpha), Dir(eta).
+
+    Returns ``(ndk, nwk)`` as float64: the document-topic counts (D, K) and the
+    topic-word counts (K, V) of the best chain.  ``nwk`` is what ``init_topics`` of
+    :class:`~topiclink.models.lmv.VisibilityTopicModel`,
+    :class:`~topiclink.models.var_rtm.VariationalRTM` and
+    :class:`~topiclink.models.lda_regression.LDARegression` take.
+    """
+    from topiclink.data.corpus import Corpus
+    from topiclink.inference.lda import CollapsedGibbsLDA, TokenData
+
+    K = int(n_topics)
+    tokens = TokenData.from_corpus(Corpus(sp.csr_matrix(counts, dtype=np.int32)))
+    lda = CollapsedGibbsLDA(K, np.full(K, float(alpha)), float(eta))
+    best, best_score = None, -np.inf
+    for chain_rng in spawn(rng, max(1, int(restarts))):
+        chain = lda.init(tokens, chain_rng)
+        for _ in range(int(n_iter)):
+            lda.step(chain, tokens)
+        score = lda.objective(chain, tokens)
+        if score > best_score:
+            best, best_score = chain, score
+    assert best is not None
+    return best.ndk.astype(np.float64), best.nwk.T.astype(np.float64).copy()
+
+
 class BatchLMV(Algorithm):
     """Batch LMV / Pairwise-Link-LDA; see the module docstring.
 
@@ -134,6 +165,7 @@ class BatchLMV(Algorithm):
         self.nested_iter, self.nested_tol = int(nested_iter), float(nested_tol)
         self.init_lda_iter = int(init_lda_iter)
         self.init_restarts = max(1, int(init_restarts))
+        self.init_topics: np.ndarray | None = None   # (K, V) statistics to start from
         self.name = "LMV" if visibility else "PLLDA"
 
     def fingerprint(self, data: LMVData) -> str:
@@ -142,7 +174,10 @@ class BatchLMV(Algorithm):
     # ------------------------------------------------------------------ set-up
     def init(self, data: LMVData, rng: np.random.Generator) -> LMVState:
         K, (D, V) = self.n_topics, data.counts.shape
-        gamma, lam = self.initial_topics(data, rng)
+        if self.init_topics is None:
+            gamma, lam = self.initial_topics(data, rng)
+        else:
+            gamma, lam = self.given_topics(data, self.init_topics)
         a, b = self.initial_blockmodel(data)
         state = LMVState(
             gamma=gamma, lam=lam, a=a, b=b, g=np.full(D, self.g0), h=np.full(D, self.h0),
@@ -163,22 +198,25 @@ class BatchLMV(Algorithm):
         paper's Table S1).  A single Gibbs chain also gets stuck, in about a third of the
         simulated data sets: the best of 5 found the topics in every one checked.
         """
-        from topiclink.data.corpus import Corpus
-        from topiclink.inference.lda import CollapsedGibbsLDA, TokenData
+        ndk, nwk = start_lda(data.counts, self.n_topics, self.alpha, self.eta, rng,
+                             n_iter=self.init_lda_iter, restarts=self.init_restarts)
+        return self.alpha + ndk, self.eta + nwk
 
-        K = self.n_topics
-        tokens = TokenData.from_corpus(Corpus(sp.csr_matrix(data.counts, dtype=np.int32)))
-        lda = CollapsedGibbsLDA(K, np.full(K, self.alpha), self.eta)
-        best, best_score = None, -np.inf
-        for chain_rng in spawn(rng, self.init_restarts):
-            chain = lda.init(tokens, chain_rng)
-            for _ in range(self.init_lda_iter):
-                lda.step(chain, tokens)
-            score = lda.objective(chain, tokens)
-            if score > best_score:
-                best, best_score = chain, score
-        return (self.alpha + best.ndk.astype(np.float64),
-                self.eta + best.nwk.T.astype(np.float64))
+    def given_topics(self, data: LMVData, stats: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """(gamma, lambda) from given topic-word statistics S (K, V) (``init_topics``, e.g.
+        the n_wk of a fitted LDA shared with other models): lambda = eta + S, and gamma
+        from LDA's word E-step (paper eq. 3.2-3.3 without the pair terms) at these topics,
+        so that the documents start where that LDA puts them."""
+        K, (D, V) = self.n_topics, data.counts.shape
+        lam = self.eta + np.asarray(stats, dtype=np.float64)
+        doc_len = np.asarray(data.counts.sum(axis=1)).ravel()
+        gamma = np.full((D, K), self.alpha) + doc_len[:, None] / K
+        word_e_step(data.counts.indptr.astype(np.int64), data.counts.indices.astype(np.int32),
+                    data.counts.data, np.ascontiguousarray(expected_log_dirichlet(lam).T),
+                    np.full(K, self.alpha), np.zeros((D, K)), gamma, np.zeros((V, K)),
+                    np.zeros(D), self.e_step_iter, self.e_step_tol)
+        return gamma, lam
 
     def initial_blockmodel(self, data: LMVData) -> tuple[np.ndarray, np.ndarray]:
         """(a, b) with mean = the network's link density / the prior mean visibility

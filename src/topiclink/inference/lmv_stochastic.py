@@ -17,9 +17,11 @@ from the state's stream.  For each minibatch (step size s_t):
      s halved for (a, b) and for (g, h) until all parameters are positive.  No nested
      (a, b) <-> (g, h) loop (it would break the step-size conditions; supplement S4).
 
-Step size s = A1 / (sweep + m/M + A2)^v with m the minibatch within the sweep and M the
-minibatches per sweep.  The stopping rule (checked by the estimator after each sweep):
-||diag(Bbar_sweep - Bbar_previous)|| < eps ||diag(Bbar_previous)||.  The bound L* would
+Step size s = A1 / (s_w + m/M + A2)^v with s_w = 1, 2, ... the sweep, m the minibatch within
+the sweep and M the minibatches per sweep (:meth:`StochasticLMV.step_size`).  The stopping
+rule (checked by the estimator after each sweep) reads the change
+||diag(Bbar_sweep - Bbar_previous)|| / ||diag(Bbar_previous)|| (``stopping`` of
+:class:`~topiclink.models.lmv.VisibilityTopicModel`).  The bound L* would
 cost a full O(D^2) pass, so ``objective`` is NaN; the trace records ``blockmodel_change``.
 
 Every random choice comes from the state: the minibatch order from ``batch_rng`` and, per
@@ -238,8 +240,25 @@ class StochasticLMV(OnlineAlgorithm):
         return -(-data.n_docs // self.batch_size)
 
     def step_size(self, state: LMVSState, data: LMVData) -> float:
-        """A1 / (sweep + m/M + A2)^v (supplement S4): the update counter over M."""
-        return self.schedule(state.updates / self.n_minibatches(data))
+        """s = A1 / (s_w + m/M + A2)^v (supplement S4) with the sweep s_w counted from 1.
+
+        The supplement writes this as s_t = w / (t + W)^v with w = A1 M^v and
+        W = M (A2 + 1) - 1, i.e. t = (s_w - 1) M + m + 1 = 1, 2, ...: the first step of
+        the first sweep (s_w = 1, m = 0) is A1 / (1 + A2)^v, e.g. 1 / 6^0.501 = 0.4075
+        for Cora and KDD (A1 = 1, A2 = 5) and 2 / 4^0.501 = 0.9986 for the simulation
+        (A1 = 2, A2 = 3): every step is <= 1 there.  ``state.updates`` counts the
+        minibatches done (m + (s_w - 1) M), so s_w + m/M = 1 + updates / M.
+        """
+        return self.schedule(1.0 + state.updates / self.n_minibatches(data))
+
+    @property
+    def init_topics(self) -> np.ndarray | None:
+        """(K, V) topic-word statistics to start from (``BatchLMV.init_topics``)."""
+        return self.batch.init_topics
+
+    @init_topics.setter
+    def init_topics(self, value: np.ndarray | None) -> None:
+        self.batch.init_topics = value
 
     def init(self, data: LMVData, rng: np.random.Generator) -> LMVSState:
         b = self.batch.init(data, rng)

@@ -115,6 +115,7 @@ class BatchVarLDA(Algorithm):
         self.n_threads = max(1, int(n_threads))
         self.e_step_iter, self.e_step_tol = int(e_step_iter), float(e_step_tol)
         self._pool: ThreadPoolExecutor | None = None
+        self.init_topics: np.ndarray | None = None   # (K, V) statistics to start from
 
     def fingerprint(self, data: LDAData) -> str:
         return data.fingerprint()
@@ -122,12 +123,16 @@ class BatchVarLDA(Algorithm):
     # ------------------------------------------------------------------ set-up
     def init(self, data: LDAData, rng: np.random.Generator) -> VarLDAState:
         """LDA-C's seeded topics (as :class:`~topiclink.inference.lmv.BatchLMV`): lambda =
-        eta + the counts of K random documents + 1; gamma = alpha + N_d / K."""
+        eta + the counts of K random documents + 1 (or eta + ``init_topics``, given
+        statistics); gamma = alpha + N_d / K."""
         K, (D, V) = self.n_topics, data.counts.shape
-        seeded = seeded_topic_stats(data.counts, K, rng)
+        if self.init_topics is None:
+            lam = self.eta + seeded_topic_stats(data.counts, K, rng) + 1.0
+        else:
+            lam = self.eta + np.array(self.init_topics, dtype=np.float64)
         doc_len = np.asarray(data.counts.sum(axis=1)).ravel()
         return VarLDAState(gamma=np.full((D, K), self.alpha) + doc_len[:, None] / K,
-                           lam=self.eta + seeded + 1.0, word_stats=np.zeros((V, K)),
+                           lam=lam, word_stats=np.zeros((V, K)),
                            word_terms=np.zeros(D), data_fingerprint=self.fingerprint(data))
 
     def check_values(self, state: VarLDAState, data: LDAData) -> None:

@@ -216,6 +216,7 @@ class VariationalRTMEM(Algorithm):
         self.topic_inference = topic_inference
         self.e_step_iter = int(e_step_iter)
         self.e_step_tol = float(e_step_tol)
+        self.init_topics: np.ndarray | None = None   # (K, V) statistics to start from
 
     def rho(self, data: VarRTMData) -> float:
         """The number of pseudo non-links used on ``data``."""
@@ -227,15 +228,21 @@ class VariationalRTMEM(Algorithm):
 
     def init(self, data: VarRTMData, rng: np.random.Generator) -> VarRTMState:
         """Uniform phibar (so the first M-step gives eta = 0), topics seeded from the
-        counts of random documents plus one pseudo-count per word."""
+        counts of random documents plus one pseudo-count per word, or from
+        ``init_topics`` S (K, V) plus the topic prior s."""
         K, D = self.n_topics, data.n_docs
         M = data.n_links
         if M == 0:
             raise ValueError("VariationalRTMEM needs at least one link")
         gamma = np.tile(self.alpha, (D, 1)) + data.doc_len[:, None] / K
         phibar = np.full((D, K), 1.0 / K)
-        seed_stats = seeded_topic_stats(data.counts, K, rng)
-        components, log_topics, _ = topic_m_step(seed_stats, 1.0, self.topic_inference)
+        if self.init_topics is None:
+            seed_stats = seeded_topic_stats(data.counts, K, rng)
+            components, log_topics, _ = topic_m_step(seed_stats, 1.0, self.topic_inference)
+        else:  # given statistics (e.g. a fitted LDA's n_wk) under the model's own prior
+            seed_stats = np.array(self.init_topics, dtype=np.float64)
+            components, log_topics, _ = topic_m_step(seed_stats, self.s,
+                                                     self.topic_inference)
         return VarRTMState(gamma=gamma, phibar=phibar,
                            stats=np.ascontiguousarray(seed_stats.T), components=components,
                            log_topics=log_topics, eta=np.zeros(K),

@@ -28,6 +28,7 @@ from sklearn.linear_model import LogisticRegression
 from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
     CALLBACKS,
+    INIT_TOPICS,
     N_JOBS,
     N_TOPICS,
     POSITIVE,
@@ -37,6 +38,7 @@ from topiclink.data.checks import (
     Integer,
     NoneValue,
     Real,
+    check_init_topics,
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
@@ -132,6 +134,11 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         E-step rounds per new document.
     n_jobs : int, optional
         Threads running the LDA's fixed document blocks (never changes the result).
+    init_topics : array (K, V) or None, default None
+        Where the topics start: topic-word statistics S >= 0 (expected counts, e.g. the
+        ``nwk`` of :func:`topiclink.inference.lmv.start_lda`, a fitted LDA shared with
+        other models as in the LMV paper, Sec. 6), combined with the topic prior as the
+        M-step would.  None: LDA-C's seeded topics (``random_state``).
     random_state, verbose, callbacks
         As for :class:`~topiclink.models.lda.LDA`; the seed draws the topic
         initialisation and the non-link sample (same seed, same model).
@@ -162,7 +169,7 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         "topic_word_prior": POSITIVE, "n_negatives": POSITIVE, "C": POSITIVE,
         "max_iter": [Integer(1)], "tol": [Real(0)], "transform_iter": [Integer(1)],
         "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE,
-        "callbacks": CALLBACKS,
+        "callbacks": CALLBACKS, "init_topics": INIT_TOPICS,
     }
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "coef_", "vocabulary_", "alpha_", "train_zbar_",
@@ -180,7 +187,8 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
     def __init__(self, n_topics: int = 10, *, doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.1, n_negatives: float = 10, C: float = 1.0,
                  max_iter: int = 100, tol: float = 1e-5, transform_iter: int = 100,
-                 n_jobs: int | None = None, random_state: RandomState = None,
+                 n_jobs: int | None = None, init_topics: Any = None,
+                 random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
         self.doc_topic_prior = doc_topic_prior
@@ -191,6 +199,7 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         self.tol = tol
         self.transform_iter = transform_iter
         self.n_jobs = n_jobs
+        self.init_topics = init_topics
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -219,6 +228,9 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
             raise DataError("LDARegression.fit: every ordered pair of documents is linked "
                             "(the regression needs non-links)")
         algorithm = self._algorithm()
+        if self.init_topics is not None:
+            algorithm.init_topics = check_init_topics(self.init_topics, algorithm.n_topics,
+                                                      corpus.n_words, "LDARegression")
         data = LDAData.build(corpus.counts)
         negatives: list[np.ndarray] = []
 

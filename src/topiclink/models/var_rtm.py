@@ -30,6 +30,7 @@ from scipy.special import digamma
 from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
     CALLBACKS,
+    INIT_TOPICS,
     N_TOPICS,
     NON_NEGATIVE,
     POSITIVE,
@@ -41,6 +42,7 @@ from topiclink.data.checks import (
     NoneValue,
     Options,
     Real,
+    check_init_topics,
     doc_topic_prior_vector,
 )
 from topiclink.data.corpus import Corpus
@@ -97,6 +99,11 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         Maximum phi/gamma rounds per new document in :meth:`transform`,
         :meth:`topic_features`, the link scores of new documents and
         :meth:`predict_words_from_links`.
+    init_topics : array (K, V) or None, default None
+        Where the topics start: topic-word statistics S >= 0 (expected counts, e.g. the
+        ``nwk`` of :func:`topiclink.inference.lmv.start_lda`, a fitted LDA shared with
+        other models as in the LMV paper, Sec. 6), combined with the topic prior as the
+        M-step would.  None: topics seeded from random documents (``random_state``).
     random_state : int, Generator or None
         Only the topic initialisation is random: each topic starts from the word counts
         of distinct random documents ("seeded", as LDA-C) plus one pseudo-count per word.
@@ -148,6 +155,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         "n_pseudo_negatives": [NoneValue(), Real(0, low_open=True)],
         "topic_inference": [Options(*TOPIC_INFERENCE)], "max_iter": [Integer(1)],
         "e_step_iter": [Integer(1)], "tol": NON_NEGATIVE, "transform_iter": [Integer(1)],
+        "init_topics": INIT_TOPICS,
         "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
     }
     _saved_arrays: ClassVar[tuple[str, ...]] = (
@@ -170,7 +178,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
     def __init__(self, n_topics: int = 10, *, doc_topic_prior: Any = None,
                  topic_word_prior: float = 0.01, n_pseudo_negatives: float | None = None,
                  topic_inference: str = "map", max_iter: int = 100, e_step_iter: int = 5,
-                 tol: float = 1e-4, transform_iter: int = 100,
+                 tol: float = 1e-4, transform_iter: int = 100, init_topics: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -182,6 +190,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         self.e_step_iter = e_step_iter
         self.tol = tol
         self.transform_iter = transform_iter
+        self.init_topics = init_topics
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -213,6 +222,9 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         self._validate_params()
         corpus = self._training_corpus(X)
         algorithm = self._algorithm()
+        if self.init_topics is not None:
+            algorithm.init_topics = check_init_topics(self.init_topics, algorithm.n_topics,
+                                                      corpus.n_words, "VariationalRTM")
         data = VarRTMData.from_corpus(corpus, as_links(links, corpus.n_docs,
                                                        doc_ids=corpus.doc_ids))
         if data.n_links == 0:

@@ -1,0 +1,319 @@
+"""Fidelity fixes of the LMV family against the paper (issue 23, items 6-7).
+
+Tan, Chan & Zheng (2016); supplement S4 for the step size and the stopping rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from topiclink.datasets import make_lmv_data
+from topiclink.inference.lmv import LMVData
+from topiclink.inference.lmv_stochastic import StochasticLMV, positive_mix
+from topiclink.inference.online import RobbinsMonro
+
+
+@pytest.fixture(scope="module")
+def small():
+    return make_lmv_data(n_docs=120, n_words=60, n_topics=6, random_state=3)
+
+
+def _algorithm(a1: float, a2: float, v: float = 0.501, batch_size: int = 40
+               ) -> StochasticLMV:
+    return StochasticLMV(6, alpha=1 / 6, eta=0.1, blockmodel_prior=(1.0, 1.0),
+                         visibility_prior=(1.0, 1.0), batch_size=batch_size,
+                         schedule=RobbinsMonro(a1, a2, v))
+
+
+def _data(small) -> LMVData:
+    (corpus, links), _ = small
+    return LMVData.build(corpus.counts, np.asarray(links.pairs, np.int64))
+
+
+# ---------------------------------------------------------------------------- 1: step size
+@pytest.mark.parametrize(("a1", "a2", "first"), [
+    (2.0, 3.0, 2.0 / 4.0 ** 0.501),   # the simulation (S7): 0.99861...
+    (1.0, 5.0, 1.0 / 6.0 ** 0.501),   # Cora and KDD: 0.40753...
+])
+def test_first_step_counts_sweeps_from_one(small, a1, a2, first):
+    """s = A1 / (s_w + m/M + A2)^v with s_w = 1 at the first sweep: the supplement's
+    w / (t + W)^v, w = A1 M^v, W = M (A2 + 1) - 1, at t = 1."""
+    data = _data(small)
+    alg = _algorithm(a1, a2)
+    state = alg.init(data, np.random.default_rng(0))
+    M = alg.n_minibatches(data)
+    assert M == 3
+    assert alg.step_size(state, data) == pytest.approx(first, rel=1e-12)
+    w, W = a1 * M ** 0.501, M * (a2 + 1) - 1
+    for t in range(1, 2 * M + 1):
+        state.updates = t - 1
+        assert alg.step_size(state, data) == pytest.approx(w / (t + W) ** 0.501, rel=1e-12)
+    # the numbers quoted in the issue
+    assert round(2.0 / 4.0 ** 0.501, 3) == 0.999 and round(1.0 / 6.0 ** 0.501, 3) == 0.408
+
+
+def test_every_simulation_step_is_at_most_one(small):
+    """With A1 = 2, A2 = 3 (S7) no step of the first sweep extrapolates (before the fix
+    the first sweep's steps ran from 1.153 down to 1.011)."""
+    data = _data(small)
+    alg = _algorithm(2.0, 3.0)
+    state = alg.init(data, np.random.default_rng(0))
+    steps = []
+    for u in range(alg.n_minibatches(data)):
+        state.updates = u
+        steps.append(alg.step_size(state, data))
+    assert max(steps) < 1.0
+
+
+def test_positive_mix_halves_an_extrapolating_step():
+    x, target = np.array([1.0, 2.0]), np.array([0.1, 3.0])
+    new = positive_mix(x, target, 2.0, "gamma")        # 2 * 0.1 - 1 = -0.8 < 0
+    assert np.all(new > 0)
+    np.testing.assert_array_equal(new, 0.0 * x + 1.0 * target)  # s halved to 1
+    np.testing.assert_array_equal(positive_mix(x, target, 0.5, "gamma"), 0.5 * x + 0.5 * target)
+    with pytest.raises(ValueError, match="lambda"):
+        positive_mix(x, np.array([np.nan, 1.0]), 0.5, "lambda")
+
+
+def test_every_update_stays_positive_under_a_large_first_step(small, monkeypatch):
+    """A mock first minibatch with a step far above 1 (A1 = 8: s = 8 / 6^0.501 = 3.3):
+    gamma and lambda go through ``positive_mix`` and (a, b), (g, h) through
+    ``positive_step``; all stay > 0 and finite."""
+    import topiclink.inference.lmv_stochastic as mod
+
+    data = _data(small)
+    alg = _algorithm(8.0, 5.0)
+    state = alg.init(data, np.random.default_rng(1))
+    calls: list[str] = []
+    real_mix, real_step = mod.positive_mix, mod.positive_step
+
+    def mix(x, target, s, what, **kw):
+        calls.append(what)
+        return real_mix(x, target, s, what, **kw)
+
+    def step(x, y, target, s, **kw):
+        calls.append("ab/gh")
+        return real_step(x, y, target, s, **kw)
+
+    monkeypatch.setattr(mod, "positive_mix", mix)
+    monkeypatch.setattr(mod, "positive_step", step)
+    rho = alg.step_size(state, data)
+    assert rho > 3
+    batch = np.arange(40)
+    alg.minibatch_step(state, data, batch, rho)
+    assert calls == ["gamma", "lambda", "ab/gh", "ab/gh"]
+    for name in ("gamma", "lam", "a", "b", "g", "h"):
+        value = getattr(state, name)
+        assert np.all(np.isfinite(value)) and np.all(value > 0), name
+    alg.check_values(state, data)
+
+
+# ---------------------------------------------------------------------------- 5: keep
+def test_newer_citations_keep_keeps_the_links_with_their_likelihood_term(small):
+    """A link to a newer document: "error" refuses it, "drop" drops it, "keep" keeps it
+    as a link with its likelihood term (its kappa nu^T adds 1 to S1, like every link)."""
+    from scipy.special import digamma
+
+    from topiclink.data import DataError
+    from topiclink.inference.lmv import expected_log_dirichlet
+    from topiclink.inference.lmv_pairs import stream_pair_statistics
+    from topiclink.models.lmv import VisibilityTopicModel
+
+    (corpus, links), _ = small
+    pairs = np.asarray(links.pairs, np.int64)
+    time = np.arange(corpus.n_docs, dtype=float)[::-1]   # higher index = older
+    newer = time[pairs[:, 1]] > time[pairs[:, 0]]
+    assert 0 < newer.sum() < len(pairs)
+    kw = dict(max_iter=2, random_state=0, n_jobs=1)
+    with pytest.raises(DataError, match="'keep'"):
+        VisibilityTopicModel(6, **kw).fit(corpus, links=links, publication_time=time)
+    drop = VisibilityTopicModel(6, **kw).fit(corpus, links=links, publication_time=time,
+                                             newer_citations="drop")
+    keep = VisibilityTopicModel(6, **kw).fit(corpus, links=links, publication_time=time,
+                                             newer_citations="keep")
+    assert drop.n_links_ == len(pairs) - newer.sum()
+    assert keep.n_links_ == len(pairs)
+    assert not np.allclose(keep.visibility_, drop.visibility_)
+    with pytest.raises(ValueError, match="'keep'"):
+        VisibilityTopicModel(6, **kw).fit(corpus, links=links, publication_time=time,
+                                          newer_citations="ignore")
+    # the kernel: every kept link, newer or not, is a link term of S1
+    data = LMVData.build(corpus.counts, pairs, time)
+    st = keep.state_
+    stats = stream_pair_statistics(
+        expected_log_dirichlet(st.gamma), data.cites.indptr, data.cites.indices,
+        digamma(st.a) - digamma(st.a + st.b), digamma(st.g) - digamma(st.g + st.h),
+        st.g / (st.g + st.h), st.a / (st.a + st.b), time=time)
+    assert stats["S1"].sum() == pytest.approx(len(pairs), rel=1e-9)
+    # LMVS keeps them too
+    lmvs = VisibilityTopicModel(6, inference="stochastic", batch_size=40, tol=0.0,
+                                **kw).fit(corpus, links=links, publication_time=time,
+                                          newer_citations="keep")
+    assert lmvs.n_links_ == len(pairs)
+
+
+# ---------------------------------------------------------------------------- 2: stopping
+def _lmvs(**kw):
+    from topiclink.models.lmv import VisibilityTopicModel
+
+    args = dict(inference="stochastic", batch_size=40, n0=10, random_state=0, n_jobs=1)
+    return VisibilityTopicModel(6, **{**args, **kw})
+
+
+def test_window_rule_needs_min_sweeps_and_a_calm_average(small):
+    """The default rule does not stop on one calm sweep: it waits for ``min_sweeps`` and
+    for the mean change of the last ``tol_window`` sweeps to fall below eps; the paper's
+    rule (``stopping="paper"``) stops at the first calm sweep."""
+    (corpus, links), _ = small
+    paper = _lmvs(max_iter=30, tol=0.5, stopping="paper").fit(corpus, links=links)
+    window = _lmvs(max_iter=30, tol=0.5).fit(corpus, links=links)
+    c = window.trace_["blockmodel_change"]
+    w = window.n_iter_
+    assert paper.n_iter_ < 5 <= w < 30
+    assert window.converged_ and window.stop_reason_.startswith(f"tolerance at sweep {w}")
+    assert c[w - 3:w].mean() < 0.5
+    assert all(c[k - 3:k].mean() >= 0.5 for k in range(5, w))
+    np.testing.assert_array_equal(c[:paper.n_iter_], paper.trace_["blockmodel_change"])
+
+
+def test_max_iter_before_the_tolerance_warns_and_says_so(small):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from topiclink.models.lmv import VisibilityTopicModel
+
+    (corpus, links), _ = small
+    with pytest.warns(ConvergenceWarning, match="max_iter reached before the tolerance"):
+        m = _lmvs(max_iter=3, tol=1e-9).fit(corpus, links=links)
+    assert not m.converged_ and "max_iter=3" in m.stop_reason_
+    with pytest.warns(ConvergenceWarning, match="has not converged"):
+        b = VisibilityTopicModel(6, max_iter=2, random_state=0, n_jobs=1).fit(
+            corpus, links=links)
+    assert not b.converged_ and b.stop_reason_.startswith("max_iter reached before")
+    ok = VisibilityTopicModel(6, max_iter=200, tol=1e-3, random_state=0, n_jobs=1).fit(
+        corpus, links=links)
+    assert ok.converged_ and ok.stop_reason_.startswith(
+        f"tolerance at iteration {ok.n_iter_}: relative change of L*")
+
+
+def test_window_rule_resumes_from_a_checkpoint_where_it_would_stop(small, tmp_path):
+    """A fit killed in sweep 4 and resumed from its checkpoint stops at the same
+    sweep as one uninterrupted fit (the rule's memory, its changes, is checkpointed)."""
+    from topiclink.callbacks import LambdaCallback
+
+    (corpus, links), _ = small
+    whole = _lmvs(max_iter=30, tol=0.5).fit(corpus, links=links)
+    assert whole.n_iter_ >= 5   # the window of the stop holds sweeps before the kill
+    path = tmp_path / "ck.npz"
+
+    class Interrupt(Exception):
+        pass
+
+    def boom(model, it, info):
+        if it + 1 == 4:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        _lmvs(max_iter=30, tol=0.5, callbacks=[LambdaCallback(boom)]).fit(
+            corpus, links=links, checkpoint=path, checkpoint_every=1)
+    again = _lmvs(max_iter=30, tol=0.5).fit(corpus, links=links, checkpoint=path,
+                                           checkpoint_every=1)
+    assert again.n_iter_ == whole.n_iter_ and again.converged_
+    assert again.stop_reason_ == whole.stop_reason_
+    np.testing.assert_array_equal(again.blockmodel_, whole.blockmodel_)
+    # fit(resume=True) continues the rule too
+    part = _lmvs(max_iter=4, tol=0.5).fit(corpus, links=links)
+    part.max_iter = 30
+    part.fit(corpus, links=links, resume=True)
+    assert part.n_iter_ == whole.n_iter_
+
+
+# ---------------------------------------------------------------------------- 3: the start
+def _start_of(model, corpus, links, S):
+    """The initial state the estimator's algorithm builds from ``init_topics`` S."""
+    from topiclink.data.links import as_links
+    from topiclink.inference.lmv import LMVData as LD
+    from topiclink.inference.var_lda import LDAData
+    from topiclink.inference.var_rtm import VarRTMData
+
+    alg = model._algorithm()
+    alg.init_topics = S
+    rng = np.random.default_rng(0)
+    name = type(model).__name__
+    if name == "VisibilityTopicModel":
+        return alg.init(LD.build(corpus.counts, np.asarray(links.pairs, np.int64)), rng)
+    if name == "VariationalRTM":
+        return alg.init(VarRTMData.from_corpus(corpus, as_links(links, corpus.n_docs)), rng)
+    return alg.init(LDAData.build(corpus.counts), rng)
+
+
+def test_init_topics_is_the_start_of_every_estimator(small):
+    """``init_topics`` S: LMV / LMVS / PLLDA and LDA+Reg start at lambda = eta + S, Var-RTM
+    (variational topics) at lambda = S + s; none of them draws its own topics."""
+    from topiclink.inference.lmv import start_lda
+    from topiclink.models.lda_regression import LDARegression
+    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.models.var_rtm import VariationalRTM
+
+    (corpus, links), _ = small
+    _, S = start_lda(corpus.counts, 6, 1 / 6, 0.5, np.random.default_rng(3), n_iter=20,
+                     restarts=2)
+    assert S.shape == (6, corpus.n_words) and S.sum() == corpus.n_tokens
+    for model in (VisibilityTopicModel(6, topic_word_prior=0.5),
+                  VisibilityTopicModel(6, topic_word_prior=0.5, inference="stochastic"),
+                  VisibilityTopicModel(6, topic_word_prior=0.5, visibility=False),
+                  LDARegression(6, topic_word_prior=0.5)):
+        st = _start_of(model, corpus, links, S)
+        np.testing.assert_allclose(st.lam, 0.5 + S, err_msg=type(model).__name__)
+    rtm = VariationalRTM(6, topic_word_prior=0.5, topic_inference="variational")
+    st = _start_of(rtm, corpus, links, S)
+    np.testing.assert_allclose(st.components, (S + 0.5) / (S + 0.5).sum(1, keepdims=True))
+    # with a given start, batch LMV no longer depends on the seed (only the start was random)
+    a, b = (VisibilityTopicModel(6, topic_word_prior=0.5, init_topics=S, max_iter=3,
+                                 random_state=seed, n_jobs=1).fit(corpus, links=links)
+            for seed in (0, 1))
+    np.testing.assert_array_equal(a.blockmodel_, b.blockmodel_)
+    from topiclink.data import DataError
+
+    with pytest.raises(DataError, match="init_topics has shape"):
+        VisibilityTopicModel(5, init_topics=S[:5, :10], max_iter=1).fit(corpus, links=links)
+    with pytest.raises(ValueError, match="init_topics"):
+        LDARegression(6, init_topics=-S).fit(corpus, links=links)
+
+
+def test_the_models_of_a_cell_share_their_start(small, monkeypatch):
+    """Cora protocol (and the simulation's, same helper): LMV, LMVS, PLLDA, RTM and LDA+Reg
+    of one (fold, K, eta) get the same ``init_topics`` (one fitted LDA); another eta gets
+    another; RTM has variational topics and tol 1e-5; the batch cap is raised."""
+    import topiclink.experiments.lmv as proto
+
+    (corpus, links), _ = small
+    seen: list[tuple[str, float, np.ndarray, dict]] = []
+    real = proto.build_model
+
+    def spy(name, required, optional):
+        seen.append((name, required["topic_word_prior"], required.get("init_topics"),
+                     {**optional, **required}))
+        return real(name, required, optional)
+
+    monkeypatch.setattr(proto, "build_model", spy)
+    settings = proto.LMVSettings(start_iter=10, start_restarts=1, batch_max_iter=3)
+    settings.lmvs["max_iter"] = 2
+    table = proto.run_lmv_experiment((corpus, links), folds=2, only_folds=[0], topics=(6,),
+                                     etas=(0.5, 0.1),
+                                     models=("LMV", "LMVS", "PLLDA", "RTM", "LDA+Reg"),
+                                     settings=settings)
+    assert len(seen) == 10 and {"converged", "stop_reason"} <= set(table.columns)
+    for eta in (0.5, 0.1):
+        starts = [s for _, e, s, _ in seen if e == eta]
+        assert all(s is not None for s in starts)
+        for s in starts[1:]:
+            np.testing.assert_array_equal(s, starts[0])
+    one = [s for _, e, s, _ in seen if e == 0.5][0]
+    other = [s for _, e, s, _ in seen if e == 0.1][0]
+    assert not np.array_equal(one, other)
+    params = {name: p for name, e, _, p in seen if e == 0.5}
+    assert params["Var-RTM"]["topic_inference"] == "variational"
+    assert params["Var-RTM"]["tol"] == 1e-5
+    assert params["LMV"]["max_iter"] == 3 and params["LDA+Reg"]["max_iter"] == 3
+    assert not table.loc[table["model"] == "LMV", "converged"].any()
