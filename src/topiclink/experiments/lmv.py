@@ -92,7 +92,7 @@ def check_models(models: Sequence[str]) -> list[str]:
     return names
 
 
-def _accepts(name: str, param: str) -> bool:
+def accepts_param(name: str, param: str) -> bool:
     accepted = model_params(name)
     return accepted is None or param in accepted
 
@@ -134,7 +134,7 @@ class LMVSettings:
 
     def start(self, name: str) -> bool:
         """Whether paper model ``name`` starts from the cell's shared LDA."""
-        return self.shared_start and _accepts(resolve_model(name), "init_topics")
+        return self.shared_start and accepts_param(resolve_model(name), "init_topics")
 
     def params(self, name: str, K: int, eta: float, seed: int
                ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -156,7 +156,7 @@ class LMVSettings:
             required.pop("max_iter", None)
         elif name in ("LMV", "PLLDA", "RTM", "LDA+Reg"):
             optional["max_iter"] = int(self.batch_max_iter)
-        if _accepts(est, "c") and model_params(est) is not None:
+        if accepts_param(est, "c") and model_params(est) is not None:
             from topiclink.experiments.grtm import default_c
 
             optional["c"] = default_c(est)

@@ -39,7 +39,7 @@ from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.datasets.synthetic import make_lmv_data, paper_blockmodel
 from topiclink.experiments.lmv import (
-    _accepts,
+    accepts_param,
     check_models,
     fit_and_rank,
     resolve_model,
@@ -251,7 +251,7 @@ def _run_cell(cell: Cell, context: tuple[_Replicate, SimulationSettings, int]
     rep, settings, scatter = context
     name, r = cell["model"], int(cell["replicate"])
     required, optional = settings.params(name, cell.seed)
-    if settings.shared_start and _accepts(resolve_model(name), "init_topics"):
+    if settings.shared_start and accepts_param(resolve_model(name), "init_topics"):
         required["init_topics"] = shared_start(
             rep.train_corpus, settings.n_topics, settings.topic_word_prior,
             settings.doc_topic_prior, cell.seed, n_iter=settings.start_iter,
