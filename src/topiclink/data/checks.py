@@ -477,6 +477,17 @@ class NoneValue(Constraint):
         return "None"
 
 
+def _real_array_or_none(value: object) -> np.ndarray | None:
+    """``value`` as an array of real numbers, or None when it is not an array of them
+    (text, a bool, a single number, None, complex or object values)."""
+    if isinstance(value, str | bytes | bool) or _is_real(value) or value is None:
+        return None
+    try:
+        return as_real(value, "value")
+    except DataError:
+        return None
+
+
 class PositiveVector(Constraint):
     """A 1-D (or, with ``per_row``, 2-D) array of finite numbers > 0."""
 
@@ -484,13 +495,8 @@ class PositiveVector(Constraint):
         self.per_row = per_row
 
     def accepts(self, value: object) -> bool:
-        if isinstance(value, str | bytes | bool) or _is_real(value) or value is None:
-            return False
-        try:
-            a = as_real(value, "value")
-        except DataError:
-            return False
-        return (a.ndim in ((1, 2) if self.per_row else (1,)) and a.size > 0
+        a = _real_array_or_none(value)
+        return a is not None and (a.ndim in ((1, 2) if self.per_row else (1,)) and a.size > 0
                 and bool(np.all(np.isfinite(a))) and bool(np.all(a > 0)))
 
     def describe(self) -> str:
@@ -503,13 +509,8 @@ class TopicStatistics(Constraint):
     statistics (expected counts) a model starts its topics from (``init_topics``)."""
 
     def accepts(self, value: object) -> bool:
-        if isinstance(value, str | bytes | bool) or _is_real(value) or value is None:
-            return False
-        try:
-            a = as_real(value, "value")
-        except DataError:
-            return False
-        return (a.ndim == 2 and a.size > 0 and bool(np.all(np.isfinite(a)))
+        a = _real_array_or_none(value)
+        return a is not None and (a.ndim == 2 and a.size > 0 and bool(np.all(np.isfinite(a)))
                 and bool(np.all(a >= 0)) and bool(np.all(a.sum(axis=1) > 0)))
 
     def describe(self) -> str:
