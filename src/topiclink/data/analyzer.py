@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from topiclink.data.checks import DataError, check_vocabulary
+from topiclink.data.io.text import check_texts
 
 __all__ = ["STEMMERS", "TextAnalyzer", "english_stop_words"]
 
@@ -175,13 +176,7 @@ class TextAnalyzer:
 
     @staticmethod
     def _check_texts(texts: Iterable[str]) -> list[str]:
-        if isinstance(texts, str):
-            raise TypeError("texts must be an iterable of strings, not one string")
-        docs = list(texts)
-        for i, t in enumerate(docs):
-            if not isinstance(t, str):
-                raise DataError(f"texts[{i}] is {type(t).__name__}, not str")
-        return docs
+        return check_texts(texts)
 
     # ------------------------------------------------------------------ fit / transform
     def fit(self, texts: Iterable[str]) -> TextAnalyzer:

@@ -26,7 +26,7 @@ from topiclink.data.checks import DataError, check_memory
 from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file
 
-__all__ = ["TOKEN_PATTERN", "corpus_from_newsgroups_tar", "corpus_from_texts",
+__all__ = ["TOKEN_PATTERN", "check_texts", "corpus_from_newsgroups_tar", "corpus_from_texts",
            "default_vectorizer", "read_newsgroups_tar"]
 
 logger = logging.getLogger(__name__)
@@ -52,6 +52,18 @@ def default_vectorizer(n_texts: int | None = None, **kwargs: Any) -> Any:
     }
     params.update(kwargs)
     return CountVectorizer(**params)
+
+
+def check_texts(texts: Iterable[str]) -> list[str]:
+    """``texts`` as a list of strings; TypeError for one string, DataError naming the
+    first entry that is not a string."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be an iterable of strings, not one string")
+    docs = list(texts)
+    for i, t in enumerate(docs):
+        if not isinstance(t, str):
+            raise DataError(f"texts[{i}] is {type(t).__name__}, not str")
+    return docs
 
 
 def _is_fitted(vectorizer: Any) -> bool:
@@ -91,12 +103,7 @@ def corpus_from_texts(texts: Iterable[str], vectorizer: Any = None,
     DataError
         An entry that is not a string (naming its position).
     """
-    if isinstance(texts, str):
-        raise TypeError("texts must be an iterable of strings, not one string")
-    docs = list(texts)
-    for i, t in enumerate(docs):
-        if not isinstance(t, str):
-            raise DataError(f"texts[{i}] is {type(t).__name__}, not str")
+    docs = check_texts(texts)
     if vectorizer is None:
         vectorizer = default_vectorizer(len(docs), **vectorizer_kwargs)
     elif vectorizer_kwargs:
