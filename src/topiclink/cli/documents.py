@@ -141,11 +141,16 @@ class DocumentSource:
             raise fail(f"--stemmer {self.stemmer}: {exc}") from None
 
     # ------------------------------------------------------------------ reading
-    def load(self) -> Dataset:
+    def load(self, *, fit_before: float | None = None) -> Dataset:
         """Read, join and count (prints the account of what was read and dropped); a
         one-line error for bad input (a missing column with the columns there are,
         unknown ids over ``--max-unknown`` with counts and examples, an unparsable date
-        with its value and row)."""
+        with its value and row).
+
+        ``fit_before`` (a time split's cutoff, fractional years): the documents are
+        ordered by time, then id (so the row order of the file does not matter) and the
+        analyser is fitted on the documents before it only (the test documents are
+        counted over the training vocabulary, as in the LMV paper's protocol)."""
         import numpy as np
 
         from topiclink.data.corpus import Corpus
@@ -158,6 +163,14 @@ class DocumentSource:
                                   text_column=self.text_column,
                                   title_column=self.title_column,
                                   time_column=self.time_column, time_format=self.time_format)
+            fit_on = None
+            if fit_before is not None:
+                docs = docs.sorted_by_time()
+                assert docs.times is not None
+                fit_on = docs.times < fit_before
+                if not fit_on.any():
+                    raise ValueError(f"no document of {self.documents} is older than the "
+                                     f"cutoff ({_earliest(docs.times)} is the earliest)")
             if self.edges is not None:
                 edges = read_edges(self.edges, direction=self.edge_direction)  # type: ignore
             else:  # documents only (LDA): no citations to join
@@ -166,7 +179,7 @@ class DocumentSource:
                                  source_file="(no --edges)")
             linked = linked_corpus(docs, edges, analyzer=self.analyzer(),
                                    normalize_ids=self.id_rule, max_unknown=self.max_unknown,
-                                   name=self.documents.stem)
+                                   fit_on=fit_on, name=self.documents.stem)
         typer.echo(self.account(linked.report, linked.corpus.n_words))
         corpus = linked.corpus
         if linked.times is not None:
@@ -196,6 +209,12 @@ class DocumentSource:
             kept += f", {r['links']} links"
         return (f"{read}; dropped {', '.join(dropped) if dropped else 'nothing'}; "
                 f"kept {kept}, {n_terms} terms")
+
+
+def _earliest(times: Any) -> str:
+    from topiclink.data.dates import format_year
+
+    return format_year(float(min(times)))
 
 
 @contextlib.contextmanager

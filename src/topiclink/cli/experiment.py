@@ -31,6 +31,7 @@ from topiclink.cli.common import (
     reported_errors,
     setup_logging,
 )
+from topiclink.cli.documents import DocumentSource, document_options
 
 __all__ = ["app"]
 
@@ -359,6 +360,7 @@ def _write_lines(lines: list[str]) -> None:
 
 @app.command("lmv")
 @checkpointable
+@document_options
 def experiment_lmv(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -388,10 +390,25 @@ def experiment_lmv(
              "7.2: --dataset hepth; models LMVS(t), LMVS, PLLDA, RTM, Gibbs-gRTM; default "
              "--topics 10,15,20,25,30 and --eta 0.5,0.1,0.01; --folds ignored).")]
     = "kfold",
+    n_jobs: Annotated[int, typer.Option(
+        "--n-jobs", help="Threads of one fit (--protocol kdd: the pair blocks of LMVS / "
+        "PLLDA minibatches; -1: all cores).")] = 1,
+    split: Annotated[str | None, typer.Option(
+        "--split", help="kfold: random folds over documents (the Cora protocol); time: "
+        "train on the documents before --cutoff and the citations among them, test on "
+        "the later documents citing them (the hep-th protocol; models LMVS(t), LMVS, "
+        "PLLDA, RTM, Gibbs-gRTM).  Default: kfold; time with --protocol kdd.",
+        show_default=False)] = None,
+    cutoff: Annotated[str | None, typer.Option(
+        "--cutoff", help="--split time: documents before this time train; written as the "
+        "--time-column is, as an ISO date (2002-01) or a fractional year (2002.0).  "
+        "Default with --dataset hepth: 2002-01 (the paper's).", show_default=False)] = None,
+    source: DocumentSource | None = None,
 ) -> None:
     """The LMV paper's Cora protocol (default data: cora-rlda, directed citations):
     predictive rank and CPU time against K, per eta, over folds; ``--protocol kdd``: the
-    hep-th protocol (Sec. 7.2, Figure 7)."""
+    hep-th protocol (Sec. 7.2, Figure 7); your own ``--documents`` and ``--edges`` with
+    either split (``--split time --cutoff DATE`` with ``--time-column``)."""
     from topiclink.experiments.lmv import (
         available_models,
         paper_findings,
@@ -401,10 +418,23 @@ def experiment_lmv(
 
     setup_logging(verbose)
     check(protocol in ("kfold", "kdd"), f"--protocol must be kfold or kdd, got {protocol!r}")
+    split_kind = split if split is not None else ("time" if protocol == "kdd" else "kfold")
+    check(split_kind in ("kfold", "time"), f"--split must be kfold or time, got {split!r}")
+    check(cutoff is None or split_kind == "time", "--cutoff needs --split time")
     if protocol == "kdd":
+        check(source is None, "--protocol kdd is the hep-th protocol (--dataset hepth); for "
+              "your own --documents give --split time --cutoff DATE")
+        check(split_kind == "time", "--protocol kdd splits by time; drop --split kfold")
+    if source is not None:
+        check(dataset is None and data is None, "give either --documents or --dataset / "
+              "--data, not both")
+        source.check(requires=("X", "links"))
+    if split_kind == "time":
         _experiment_lmv_kdd(dataset, data, topics, eta, models, max_iter, seed, workers, out,
-                            force)
+                            force, n_jobs, cutoff=cutoff, source=source)
         return
+    check(n_jobs == 1, "--n-jobs applies to --protocol kdd (the Cora protocol's fits run "
+          "one thread each; use --workers)")
     names = _names(models, available_models())
     k_values = int_list(topics, "--topics", minimum=2)
     check_model_size(max(k_values))
@@ -416,7 +446,13 @@ def experiment_lmv(
     check(workers >= 1, f"--workers must be >= 1, got {workers}")
     if out is not None:
         _check_out(out, "lmv", force)
-    ds = _load_directed(dataset, data, "cora-rlda")
+    if source is not None:
+        ds = source.load()
+        if ds.links is None or not ds.links.directed:
+            raise fail("the LMV protocol needs directed citations: give --edge-direction "
+                       "source-cites-target or target-cites-source")
+    else:
+        ds = _load_directed(dataset, data, "cora-rlda")
     check_model_size(max(k_values), ds.corpus.n_docs, ds.corpus.n_words,
                      what=f" on {ds.corpus.n_docs} documents x {ds.corpus.n_words} words")
     typer.echo(f"{ds.name}: {ds.corpus.n_docs} documents, {ds.links.n_links} directed links")
@@ -442,10 +478,15 @@ def experiment_lmv(
 
 def _experiment_lmv_kdd(dataset: str | None, data: Path | None, topics: str, eta: str,
                         models: str, max_iter: int | None, seed: int, workers: int,
-                        out: Path | None, force: bool) -> None:
-    """``experiment lmv --protocol kdd``: :func:`topiclink.experiments.lmv_kdd.
-    run_lmv_kdd_experiment` on the hep-th split (the defaults of the CLI's Cora grid are
-    replaced by the paper's hep-th grid)."""
+                        out: Path | None, force: bool, n_jobs: int = 1, *,
+                        cutoff: str | None = None,
+                        source: DocumentSource | None = None) -> None:
+    """``experiment lmv --split time`` (``--protocol kdd``): :func:`topiclink.experiments.
+    lmv_kdd.run_lmv_kdd_experiment` on a split by time: the hep-th split of the paper
+    (at ``--cutoff``, default January 2002) or of the user's ``--documents`` (sorted by
+    time and id, the vocabulary fitted on the documents before the cutoff).  The
+    defaults of the CLI's Cora grid are replaced by the paper's hep-th grid."""
+    from topiclink.data.dates import format_year, parse_cutoff
     from topiclink.experiments.lmv_kdd import (
         KDD_MODELS,
         KDDSettings,
@@ -454,8 +495,14 @@ def _experiment_lmv_kdd(dataset: str | None, data: Path | None, topics: str, eta
         summarise_kdd,
     )
 
-    check(dataset in (None, "hepth"), f"--protocol kdd runs on --dataset hepth, got "
-          f"{dataset!r}")
+    if source is None:
+        check(dataset in (None, "hepth"), f"--split time runs on --dataset hepth or on your "
+              f"own --documents with --time-column, got --dataset {dataset!r}")
+    else:
+        check(source.time_column is not None, "--split time needs the documents' times: "
+              "give --time-column and --time-format")
+        check(cutoff is not None, "--split time needs --cutoff DATE (documents before it "
+              "train)")
     if topics == "5,7,9,11,13":
         topics = "10,15,20,25,30"
     if eta == "0.1,0.5":
@@ -467,17 +514,45 @@ def _experiment_lmv_kdd(dataset: str | None, data: Path | None, topics: str, eta
     etas = float_list(eta, "--eta", positive=True)
     check(max_iter is None or max_iter >= 1, f"--max-iter must be >= 1, got {max_iter}")
     check(workers >= 1, f"--workers must be >= 1, got {workers}")
+    check(n_jobs != 0, "--n-jobs must be an integer other than 0 (-1: all cores), got 0")
+    cutoff_value = None
+    if cutoff is not None:
+        try:
+            cutoff_value = parse_cutoff(cutoff, source.time_format if source else None)
+        except ValueError as exc:
+            raise fail(f"--cutoff: {exc}") from None
     if out is not None:
         _check_out(out, "lmv_kdd", force)
-    settings = KDDSettings()
+    settings = KDDSettings(n_jobs=n_jobs)
     if max_iter is not None:
         settings.stochastic["max_iter"] = int(max_iter)
-    from topiclink.datasets.hepth import hepth_kdd_split
+    from topiclink.data.time_split import split_by_time
+    from topiclink.datasets.hepth import KDD_CUTOFF, hepth_kdd_split
 
-    with reported_errors():
-        split = hepth_kdd_split(data)
+    if source is None:
+        with reported_errors():
+            split = hepth_kdd_split(data, cutoff=KDD_CUTOFF if cutoff_value is None
+                                    else cutoff_value)
+        what = ("hep-th KDD split" if cutoff_value in (None, KDD_CUTOFF) else
+                f"hep-th split at {format_year(split.cutoff)}")
+    else:
+        from topiclink.cli.documents import TIME_COLUMN
+
+        assert cutoff_value is not None
+        ds = source.load(fit_before=cutoff_value)
+        if ds.links is None or not ds.links.directed:
+            raise fail("the LMV protocol needs directed citations: give --edge-direction "
+                       "source-cites-target or target-cites-source")
+        with reported_errors():
+            split = split_by_time(ds.corpus, ds.links,
+                                  ds.corpus.metadata[TIME_COLUMN].to_numpy(), cutoff_value,
+                                  train_vocabulary=False)
+        what = f"{ds.name} split at {format_year(cutoff_value)}"
+    check(split.n_train >= 2 and split.n_test >= 1,
+          f"the split at the cutoff leaves {split.n_train} training and {split.n_test} test "
+          "documents (test documents must cite a training document); move --cutoff")
     r = split.report
-    typer.echo(f"hep-th KDD split: {split.n_train} training papers, "
+    typer.echo(f"{what}: {split.n_train} training papers, "
                f"{r.get('train_links', split.train_links.n_links)} training citations; "
                f"{split.n_test} test papers, {split.test_citations.nnz} test->train "
                f"citations; vocabulary {split.train_corpus.n_words} terms")
@@ -493,7 +568,8 @@ def _experiment_lmv_kdd(dataset: str | None, data: Path | None, topics: str, eta
                                        workers=workers, seed=seed, settings=settings,
                                        out=out, on_row=show)
     echo_table(summarise_kdd(table))
-    typer.echo("\nthe paper's claims:")
+    typer.echo("\nthe paper's claims:" if source is None else
+               "\nthe LMV paper's hep-th claims (Sec. 7.2.1), checked on this data:")
     _write_lines(kdd_findings(table))
     if out is not None:
         typer.echo(f"results: {out / 'lmv_kdd_results.csv'}, summary, findings and Figure 7 "

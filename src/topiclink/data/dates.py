@@ -37,7 +37,8 @@ import numpy as np
 
 from topiclink.data.checks import DataError
 
-__all__ = ["TIME_FORMATS", "YYMM_PIVOT", "parse_times", "yymm_to_year"]
+__all__ = ["TIME_FORMATS", "YYMM_PIVOT", "format_year", "parse_cutoff", "parse_times",
+           "yymm_to_year"]
 
 #: Two-digit years at or above this are 19xx, below it 20xx (``"yymm"``).
 YYMM_PIVOT = 90
@@ -179,3 +180,39 @@ def parse_times(values: Sequence[object] | np.ndarray, time_format: str,
         raise DataError(f"{what}: row {r} has {shown}, not a {time_format!r} date; "
                         f"{len(bad)} of {len(seq)} values unparsable")
     return out
+
+
+def format_year(t: float) -> str:
+    """A fractional year as ``YYYY-MM`` (the month it falls in): ``2000.0`` ->
+    ``"2000-01"``, ``1999.917`` -> ``"1999-12"``; non-integral inputs of the ``"number"``
+    format print the same way."""
+    year = math.floor(t)
+    month = min(12, int(math.floor((t - year) * 12 + 1e-9)) + 1)
+    return f"{year:04d}-{month:02d}"
+
+
+def parse_cutoff(text: str, time_format: str | None = None) -> float:
+    """A split's cutoff on the fractional-year scale: written as the time column is
+    (``time_format``), or as an ISO date / year-month / year (``"2002-01"``), or as a
+    fractional year (``"2002.0"``).  ValueError (one line) for anything else."""
+    value = str(text).strip()
+    readings: dict[str, float] = {}
+    for fmt in dict.fromkeys(f for f in (time_format, "iso", "number") if f is not None):
+        if fmt == "number" and readings:
+            break
+        try:
+            reading = float(parse_times([value], fmt, what="cutoff")[0])
+        except (DataError, ValueError):
+            continue
+        if fmt != "iso" or reading >= 1000 or not readings:  # "0201": not the year 201
+            readings[fmt] = reading
+    if not readings:
+        raise ValueError(f"cutoff {value!r} is not a date: write it as the time column is"
+                         f"{f' ({time_format})' if time_format else ''}, as an ISO date "
+                         "(2002-01-31, 2002-01, 2002) or as a fractional year (2002.0)")
+    values = sorted(set(readings.values()))
+    if len(values) > 1:
+        shown = ", ".join(f"{format_year(v)} as {f}" for f, v in readings.items())
+        raise ValueError(f"cutoff {value!r} is ambiguous ({shown}); write it as an ISO "
+                         "year-month such as 2002-01")
+    return values[0]

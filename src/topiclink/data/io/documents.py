@@ -101,6 +101,23 @@ class DocumentTable:
         times = ", with times" if self.times is not None else ""
         return f"DocumentTable({len(self)} documents from {self.source!r}{times})"
 
+    def take(self, rows: Sequence[int] | np.ndarray) -> DocumentTable:
+        """The documents at positions ``rows``, in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return DocumentTable(
+            ids=self.ids[rows], texts=[self.texts[i] for i in rows.tolist()],
+            times=None if self.times is None else self.times[rows],
+            metadata=self.metadata.iloc[rows].reset_index(drop=True),
+            titles=None if self.titles is None else self.titles[rows], source=self.source)
+
+    def sorted_by_time(self) -> DocumentTable:
+        """The documents ordered by time, then id (a canonical order: whatever order the
+        file had, a fit on the result is the same).  Needs times."""
+        if self.times is None:
+            raise DataError(f"{self.source or 'documents'}: no times to order by (read a "
+                            "time column)")
+        return self.take(np.lexsort((self.ids, self.times)))
+
     @property
     def empty_texts(self) -> np.ndarray:
         """Positions of the documents whose text is empty or only whitespace."""
