@@ -431,7 +431,7 @@ def experiment_lmv(
         source.check(requires=("X", "links"))
     if split_kind == "time":
         _experiment_lmv_kdd(dataset, data, topics, eta, models, max_iter, seed, workers, out,
-                            force, n_jobs, cutoff=cutoff, source=source)
+                            force, n_jobs, cutoff=cutoff, source=source, verbose=verbose)
         return
     check(n_jobs == 1, "--n-jobs applies to --protocol kdd (the Cora protocol's fits run "
           "one thread each; use --workers)")
@@ -480,7 +480,8 @@ def _experiment_lmv_kdd(dataset: str | None, data: Path | None, topics: str, eta
                         models: str, max_iter: int | None, seed: int, workers: int,
                         out: Path | None, force: bool, n_jobs: int = 1, *,
                         cutoff: str | None = None,
-                        source: DocumentSource | None = None) -> None:
+                        source: DocumentSource | None = None,
+                        verbose: bool = False) -> None:
     """``experiment lmv --split time`` (``--protocol kdd``): :func:`topiclink.experiments.
     lmv_kdd.run_lmv_kdd_experiment` on a split by time: the hep-th split of the paper
     (at ``--cutoff``, default January 2002) or of the user's ``--documents`` (sorted by
@@ -523,7 +524,7 @@ def _experiment_lmv_kdd(dataset: str | None, data: Path | None, topics: str, eta
             raise fail(f"--cutoff: {exc}") from None
     if out is not None:
         _check_out(out, "lmv_kdd", force)
-    settings = KDDSettings(n_jobs=n_jobs)
+    settings = KDDSettings(n_jobs=n_jobs, verbose=verbose and workers == 1)
     if max_iter is not None:
         settings.stochastic["max_iter"] = int(max_iter)
     from topiclink.data.time_split import split_by_time

@@ -79,6 +79,7 @@ class KDDSettings:
     model accepting ``init_topics`` starts from one LDA per (K, eta).  ``n_jobs``: threads
     of one fit.  ``chunk_size``: test papers scored per block (None: about 32 MiB).
     ``model_params``: per paper name, added or overriding constructor parameters.
+    ``verbose``: each fit shows its progress bar (one fit at a time: ``workers=1``).
     """
 
     stochastic: dict[str, Any] = field(default_factory=lambda: {
@@ -90,6 +91,7 @@ class KDDSettings:
     n_jobs: int = 1
     chunk_size: int | None = None
     model_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    verbose: bool = False
 
     def params(self, name: str, K: int, eta: float, seed: int
                ) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -100,7 +102,8 @@ class KDDSettings:
         if name in _STOCHASTIC:
             required.update(self.stochastic)
         required.update(self.model_params.get(name, {}))
-        optional = {"doc_topic_prior": 1.0 / K, "n_jobs": self.n_jobs, "evaluate_every": 0}
+        optional = {"doc_topic_prior": 1.0 / K, "n_jobs": self.n_jobs, "evaluate_every": 0,
+                    "verbose": self.verbose}
         return est, required, optional
 
 
