@@ -97,6 +97,24 @@ def test_the_row_order_of_the_file_does_not_change_the_results(tmp_path):
     pd.testing.assert_frame_equal(results[0][cols], results[1][cols])
 
 
+def test_a_parquet_table_gives_the_same_split_and_ranks_as_the_csv(tmp_path):
+    """The same documents as a Parquet table with a timestamp column (types kept, no
+    text dates) and as the CSV: the same protocol rows."""
+    pytest.importorskip("pyarrow")
+    docs, edges = _write_files(tmp_path)
+    table = pd.read_csv(docs, dtype=str, encoding="utf-8-sig")
+    table["date"] = pd.to_datetime(table["date"])
+    parquet = tmp_path / "papers.parquet"
+    table.to_parquet(parquet)
+    results = []
+    for name, path in (("csv", docs), ("parquet", parquet)):
+        result = runner.invoke(app, _args(path, edges, *TIME_RUN, "-o", str(tmp_path / name)))
+        assert result.exit_code == 0, result.output
+        results.append(pd.read_csv(tmp_path / name / "lmv_kdd_results.csv"))
+    cols = ["model", "predictive_rank", "n_iter", "n_train", "n_test", "n_test_citations"]
+    pd.testing.assert_frame_equal(results[0][cols], results[1][cols])
+
+
 def test_kfold_protocol_from_files(tmp_path):
     docs, edges = _write_files(tmp_path)
     result = runner.invoke(app, _args(docs, edges, "--folds", "2", "--only-folds", "0",

@@ -172,22 +172,45 @@ def test_read_folder_and_tar(tmp_path):
         read_documents(d, time_column="x", time_format="iso")
 
 
-def test_parquet_round_trip_or_clear_import_error(tmp_path, monkeypatch):
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        monkeypatch.setitem(sys.modules, "fastparquet", None)
-        p = tmp_path / "d.parquet"
-        p.write_bytes(b"PAR1")
-        with pytest.raises(ImportError, match="pip install pyarrow"):
-            read_documents(p)
-        pytest.skip("pyarrow not installed: only the ImportError message is checked")
+def test_parquet_without_pyarrow_is_a_clear_import_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "fastparquet", None)
+    p = tmp_path / "d.parquet"
+    p.write_bytes(b"PAR1")
+    with pytest.raises(ImportError, match="pip install pyarrow"):
+        read_documents(p)
+
+
+def test_parquet_table_with_typed_columns(tmp_path):
+    """Parquet keeps types: integer and zero-padded string ids, a timestamp column, an
+    integer year column, nulls in text and metadata; a corrupt file is one line."""
+    pytest.importorskip("pyarrow")
     import pandas as pd
 
     p = tmp_path / "d.parquet"
-    pd.DataFrame({"id": [1, 2], "text": ["a b", None]}).to_parquet(p)
-    t = read_documents(p)
-    assert t.ids.tolist() == ["1", "2"] and t.texts == ["a b", ""]
+    pd.DataFrame({"id": [1001, 9201001, 3], "text": ["a b", "gauge strings", None],
+                  "date": pd.to_datetime(["2001-05-17", "1999-12-01", "2000-01-01"]),
+                  "year": [2001, 1999, 2000], "venue": ["x", "y", None]}).to_parquet(p)
+    t = read_documents(p, time_column="date", time_format="iso", metadata_columns=["venue"])
+    assert t.ids.tolist() == ["1001", "9201001", "3"]
+    assert t.texts == ["a b", "gauge strings", ""]
+    np.testing.assert_allclose(t.times, [2001 + 136 / 365, 1999 + 334 / 365, 2000.0])
+    assert t.metadata["venue"].tolist()[:2] == ["x", "y"]
+    assert pd.isna(t.metadata["venue"].tolist()[2])
+    years = read_documents(p, time_column="year", time_format="year").times
+    assert years.tolist() == [2001.0, 1999.0, 2000.0]
+    padded = tmp_path / "padded.parquet"
+    pd.DataFrame({"id": ["0001001", "0001002"], "text": ["a", "b"]}).to_parquet(padded)
+    assert read_documents(padded).ids.tolist() == ["0001001", "0001002"]
+    missing = tmp_path / "missing.parquet"
+    pd.DataFrame({"id": pd.array([1, None], dtype="Int64"), "text": ["a", "b"]}
+                 ).to_parquet(missing)
+    with pytest.raises(DataError, match="missing.parquet: row 1: id None is not a usable id"):
+        read_documents(missing)
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 not really")
+    with pytest.raises(DataError, match="bad.parquet: not a readable Parquet file"):
+        read_documents(bad)
 
 
 # ---------------------------------------------------------------------- read_edges
