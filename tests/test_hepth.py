@@ -140,3 +140,15 @@ def test_hepth_kdd_split_counts(shared_datasets):
     # the documented vocabulary rule (the paper's 7,211 is not reproduced, see KDD_ANALYZER)
     assert split.train_corpus.n_words == 7714
     assert seconds < 120, seconds
+
+
+def test_listing_counts_without_the_text_analysis_match_the_load(tmp_path):
+    """The listing counts hep-th from the tarball's names and the edge list (no text
+    analysis): the same documents and links as the full load (self-citation, unpadded ids
+    and a citation of a newer paper included)."""
+    from topiclink.datasets.hepth import count_hepth
+
+    folder = _hepth_folder(tmp_path)
+    ds = load_dataset("hepth", data_dir=folder)
+    assert count_hepth(folder) == {"documents": ds.corpus.n_docs, "links": ds.links.n_links}
+    assert count_hepth(folder) == {"documents": 5, "links": 7}

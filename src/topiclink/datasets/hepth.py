@@ -39,8 +39,8 @@ from topiclink.data.time_split import TimeSplit, split_by_time
 from topiclink.datasets.base import Dataset
 from topiclink.datasets.home import dataset_dir
 
-__all__ = ["HEPTH_FILES", "HEPTH_SOURCE", "KDD_ANALYZER", "hepth_analyzer", "hepth_kdd_split",
-           "load_hepth", "parse_abs_record", "read_hepth_abstracts"]
+__all__ = ["HEPTH_FILES", "HEPTH_SOURCE", "KDD_ANALYZER", "count_hepth", "hepth_analyzer",
+           "hepth_kdd_split", "load_hepth", "parse_abs_record", "read_hepth_abstracts"]
 
 logger = logging.getLogger(__name__)
 
@@ -251,6 +251,23 @@ def hepth_kdd_split(data_dir: PathLike | None = None, *,
                           train_vocabulary=False)
     split.report.update({f"input_{k}": v for k, v in linked.report.items()})
     return split
+
+
+def count_hepth(folder: PathLike) -> dict[str, int]:
+    """The listing's counts without the text analysis (about 2 s instead of 15 s):
+    ``documents`` = the ``.abs`` records of the tarball, ``links`` = the distinct
+    citations between two of them, self-citations dropped (as :func:`load_hepth`)."""
+    import gzip
+    import tarfile
+
+    folder = Path(folder)
+    with tarfile.open(folder / HEPTH_FILES[0], "r:*") as tar:
+        ids = np.array(sorted({int(m.group(1)) for m in map(_ID.search, tar.getnames())
+                               if m}), dtype=np.int64)
+    with gzip.open(folder / HEPTH_FILES[1], "rt") as f:  # ids as numbers = zero-pad:7
+        edges = np.loadtxt(f, dtype=np.int64, comments="#", ndmin=2).reshape(-1, 2)
+    known = np.isin(edges[:, 0], ids) & np.isin(edges[:, 1], ids) & (edges[:, 0] != edges[:, 1])
+    return {"documents": int(ids.size), "links": int(np.unique(edges[known], axis=0).shape[0])}
 
 
 def load_hepth(data_dir: PathLike | None = None,

@@ -51,6 +51,10 @@ class DatasetSpec:
     bundled_path : callable, optional
         ``location="bundled"``: returns the bundled file (a path or an
         :mod:`importlib.resources` traversable) for the listing.
+    counter : callable, optional
+        ``counter(folder) -> dict``: the listing's counts (keys of
+        :data:`~topiclink.datasets.base.SUMMARY_KEYS`, those it cannot count left out)
+        without loading the data set, for data sets whose load is slow (text analysis).
     """
 
     name: str
@@ -61,6 +65,7 @@ class DatasetSpec:
     kind: str = "documents"
     location: Location = "home"
     bundled_path: Callable[[], Any] | None = None
+    counter: Callable[[Any], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
