@@ -224,7 +224,8 @@ def test_fit_rtm_lda_and_model_read_documents(tmp_path):
     (["fit", "lmv", "--documents", "{docs}", "--edges", "{edges}", "--max-unknown", "2"],
      "--max-unknown must be a fraction"),
     (["fit", "model", "SupervisedTopicModel", "--documents", "{docs}"],
-     "needs labels, which --documents does not provide"),
+     "this model learns from labels: name the column of each document's class with "
+     "--label-column"),
     (["fit", "lda", "--dataset", "cora", "--id-rule", "zero-pad:7"],
      "--id-rule describes --documents FILE"),
 ])
@@ -278,3 +279,49 @@ def test_unknown_ids_below_the_threshold_are_dropped_and_counted(tmp_path):
     assert result.exit_code == 0, result.output
     assert f"read 36 documents and {n_edges + 1} edges; dropped 1 edges naming unknown " \
         f"ids; kept 36 documents, {n_edges} links" in result.output
+
+
+def _labelled_csv(path: Path, blank: int | None = None, one_class: bool = False) -> Path:
+    rng = random.Random(1)
+    lines = ["id,venue,abstract"]
+    for i in range(40):
+        venue = "" if i == blank else ("net" if one_class or i % 2 == 0 else "hep")
+        words = " ".join(rng.choice(TOPICS[i % 2]) for _ in range(20))
+        lines.append(f"{i},{venue},{words}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_fit_slda_reads_labels_from_a_documents_column(tmp_path):
+    """`fit slda --documents --label-column`: the classes are the column's names, saved
+    with the model and its analyser; the documents of each venue are told apart."""
+    docs = _labelled_csv(tmp_path / "p.csv")
+    out = tmp_path / "m.npz"
+    result = runner.invoke(app, ["fit", "slda", "--documents", str(docs), "--text-column",
+                                 "abstract", "--label-column", "venue", "-k", "2", "-n",
+                                 "30", "--quiet", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "training accuracy 1.000" in result.output
+    model = topiclink.load(out)
+    assert model.classes_.tolist() == ["hep", "net"]
+    assert model.predict(["gauge strings branes duality", "citations graph links"]
+                         ).tolist() == ["hep", "net"]
+
+
+@pytest.mark.parametrize("case, message", [
+    ("no-column", "this model learns from labels: name the column of each document's "
+                  "class with --label-column"),
+    ("blank", "1 of 40 documents have no label in column 'venue' (e.g. 5)"),
+    ("one-class", "column 'venue' holds one class ('net')"),
+    ("bad-column", "venu"),
+])
+def test_bad_labels_are_one_line(tmp_path, case, message):
+    docs = _labelled_csv(tmp_path / "p.csv", blank=5 if case == "blank" else None,
+                         one_class=case == "one-class")
+    args = ["fit", "slda", "--documents", str(docs), "--text-column", "abstract", "-k", "2",
+            "-n", "3", "--quiet"]
+    if case != "no-column":
+        args += ["--label-column", "venu" if case == "bad-column" else "venue"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert message in _error_line(result)

@@ -54,6 +54,7 @@ class DocumentSource:
     id_column: str = "id"
     text_column: str = "text"
     title_column: str | None = None
+    label_column: str | None = None
     time_column: str | None = None
     time_format: str | None = None
     id_rule: str | None = None
@@ -82,7 +83,10 @@ class DocumentSource:
                 raise fail(f"{option} file not found: {path}")
             if option == "--edges" and path.is_dir():
                 raise fail(f"--edges {path} is a directory; give the edge-list file")
-        other = [need for need in requires if need not in ("X", "links")]
+        if "y" in requires and self.label_column is None:
+            raise fail("this model learns from labels: name the column of each document's "
+                       "class with --label-column")
+        other = [need for need in requires if need not in ("X", "links", "y")]
         if other:
             what = {"y": "labels", "tensor": "a relational tensor",
                     "features": "document features"}.get(other[0], other[0])
@@ -94,6 +98,7 @@ class DocumentSource:
         for option, value in (("--id-column", self.id_column),
                               ("--text-column", self.text_column),
                               ("--title-column", self.title_column),
+                              ("--label-column", self.label_column),
                               ("--time-column", self.time_column)):
             check(value is None or bool(value.strip()), f"{option} needs a column name")
         if self.time_column is not None and self.time_format is None:
@@ -162,7 +167,9 @@ class DocumentSource:
             docs = read_documents(self.documents, id_column=self.id_column,
                                   text_column=self.text_column,
                                   title_column=self.title_column,
-                                  time_column=self.time_column, time_format=self.time_format)
+                                  time_column=self.time_column, time_format=self.time_format,
+                                  metadata_columns=([self.label_column]
+                                                    if self.label_column else []))
             fit_on = None
             if fit_before is not None:
                 docs = docs.sorted_by_time()
@@ -188,8 +195,13 @@ class DocumentSource:
             corpus = Corpus(corpus.counts, vocabulary=corpus.vocabulary,
                             doc_ids=corpus.doc_ids, titles=corpus.titles, metadata=meta,
                             name=corpus.name)
+        labels = label_names = None
+        if self.label_column is not None:
+            labels, label_names = _labels(linked.metadata, self.label_column,
+                                          corpus.doc_ids, self.documents)
         return Dataset(name=self.documents.stem, corpus=corpus,
                        links=linked.links if self.edges is not None else None,
+                       labels=labels, label_names=label_names,
                        path=self.documents, analyzer=linked.analyzer,
                        time_column=TIME_COLUMN if linked.times is not None else None)
 
@@ -215,6 +227,27 @@ def _earliest(times: Any) -> str:
     from topiclink.data.dates import format_year
 
     return format_year(float(min(times)))
+
+
+def _labels(metadata: Any, column: str, doc_ids: Any, path: Path) -> tuple[Any, Any]:
+    """The class name of each document (so the model's ``classes_`` are the names) and
+    the sorted class names of ``--label-column``; documents without a label, or a
+    single class, are a one-line error (counts and example ids)."""
+    import numpy as np
+
+    values = metadata[column]
+    text = values.astype(object).where(values.notna(), "").astype(str).str.strip()
+    missing = np.flatnonzero((text == "").to_numpy())
+    if missing.size:
+        ids = ", ".join(str(i) for i in np.asarray(doc_ids)[missing[:3]])
+        raise fail(f"{path}: {missing.size} of {len(text)} documents have no label in column "
+                   f"{column!r} (e.g. {ids}); give every document a class or remove those "
+                   "rows")
+    names, codes = np.unique(text.to_numpy(dtype=str), return_inverse=True)
+    if names.size < 2:
+        raise fail(f"{path}: column {column!r} holds one class ({str(names[0])!r}); a "
+                   "supervised model needs at least two")
+    return names[codes], names
 
 
 @contextlib.contextmanager
@@ -248,6 +281,9 @@ _OPTIONS: dict[str, Any] = {
     "title_column": Annotated[str | None, typer.Option(
         help="--documents: a title column (shown by `topiclink suggest`).",
         show_default=False)],
+    "label_column": Annotated[str | None, typer.Option(
+        help="--documents: the column of each document's class (supervised models: fit "
+        "slda).", show_default=False)],
     "time_column": Annotated[str | None, typer.Option(
         help="--documents: the publication time column (with --time-format); passed to "
         "models that use times (LMV: a document cites only older ones).",

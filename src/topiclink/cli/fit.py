@@ -250,6 +250,7 @@ def fit_lmv(
 
 
 @app.command("slda")
+@document_options
 def fit_slda(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
@@ -270,10 +271,12 @@ def fit_slda(
     checkpoint: CheckpointOpt = None,
     checkpoint_every: CheckpointEveryOpt = "5min",
     verbose: VerboseOpt = True,
+    source: DocumentSource | None = None,
 ) -> None:
     """Fit a supervised topic model (gSLDA / Gibbs MedLDA) to a labelled dataset's
-    training documents (--dataset or --data, e.g. --dataset poliblog-rlda) and save it to
-    --out; prints test accuracy where the dataset has a test split."""
+    training documents (--dataset or --data, e.g. --dataset poliblog-rlda) or to your own
+    --documents with --label-column (their text analysis saved with the model) and save
+    it to --out; prints test accuracy where the dataset has a test split."""
     from topiclink.models.base import make_paper_model
 
     setup_logging(verbose)
@@ -285,8 +288,8 @@ def fit_slda(
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
     ckpt = checkpoint_options(checkpoint, checkpoint_every)
-    out = _checked(model, out, force, dataset, data, inputs=False)
-    ds = load_data(dataset, data)
+    out = _checked(model, out, force, dataset, data, inputs=False, source=source)
+    ds = load_data(dataset, data, source=source)
     fit_and_report(model, ds, out, seed=seed, checkpoint=ckpt)
 
 

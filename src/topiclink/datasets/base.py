@@ -32,7 +32,8 @@ class Dataset:
     links : Links or None
         Links between the documents of ``corpus``.
     labels : ndarray of int64, shape (n_docs,), or None
-        Class of each document as an index into ``label_names``.
+        Class of each document as an index into ``label_names`` (a user's
+        ``--documents --label-column``: the class names themselves, str).
     label_names : ndarray of str, shape (n_classes,), or None
     tensor : dict of str -> RelationalTensor, or None
         Multi-relational data by split (``"train"``, ``"valid"``, ``"test"``; a single

@@ -274,7 +274,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
     def summary(self, n_words: int = 8) -> str:
         text = super().summary(n_words)
         lines = [f"{'gSLDA' if self.loss == 'logistic' else 'Gibbs MedLDA'} (c={self.c}), "
-                 f"classes {list(self.classes_)}", text]
+                 f"classes {self.classes_.tolist()}", text]
         names = [str(self.classes_[1])] if self.classes_.size == 2 else \
             [str(c) for c in self.classes_]
         for m, name in enumerate(names):

@@ -265,5 +265,5 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
         """Topics with their label weight eta_k."""
         text = super().summary(n_words)
         eta = " ".join(f"{v:+.3f}" for v in np.asarray(self.coef_[0]))
-        return (f"vSLDA (c={self.c}), classes {list(self.classes_)}\n{text}\n"
+        return (f"vSLDA (c={self.c}), classes {self.classes_.tolist()}\n{text}\n"
                 f"label weights eta: {eta}")
