@@ -25,6 +25,7 @@ from topiclink.datasets import (
     load_cora_linqs,
     load_cora_rlda,
     load_dataset,
+    load_fb15k237,
     load_nations,
     load_poliblog,
     load_sampson,
@@ -167,6 +168,7 @@ def test_sotu(need):
 @pytest.mark.parametrize(("name", "loader", "counts"), [
     ("nations", load_nations, (14, 55, 1592, 199, 201)),
     ("umls", load_umls, (135, 46, 5216, 652, 661)),
+    ("fb15k-237", load_fb15k237, (14541, 237, 272115, 17535, 20466)),
 ])
 def test_triples(need, name, loader, counts):
     need(name)
@@ -176,6 +178,23 @@ def test_triples(need, name, loader, counts):
     assert [ds.tensor[s].n_entries for s in ("train", "valid", "test")] == list(counts[2:])
     assert tr.entity_names.tolist() == sorted(tr.entity_names.tolist())
     assert all(t.entity_names.tolist() == tr.entity_names.tolist() for t in ds.tensor.values())
+
+
+def test_fb15k237_from_its_archive(need, caplog):
+    """The ConvE archive as distributed (CRLF lines): every entity indexed, the entities
+    of held-out triples never in train counted in the log (README: 9 valid, 28 test)."""
+    need("fb15k-237")
+    caplog.set_level(logging.INFO, logger="topiclink")
+    ds = load_dataset("fb15k-237")
+    tr = ds.tensor["train"]
+    assert not any(n.endswith("\r") for n in tr.entity_names.tolist())
+    assert all(n.startswith("/m/") for n in tr.entity_names.tolist())
+    assert int((tr.heads == tr.tails).sum()) == 1625
+    assert np.unique(np.concatenate([tr.heads, tr.tails])).size == 14505
+    assert np.unique(tr.relations).size == 237
+    assert "valid.txt: 9 of 17535 triples mention" in caplog.text
+    assert "test.txt: 28 of 20466 triples mention" in caplog.text
+    assert ds.summary()["triples"] == 310116
 
 
 def test_sampson(need):

@@ -15,7 +15,10 @@ from topiclink.data.tensor import RelationalTensor
 from topiclink.experiments.bpbfm import (
     KG_METRICS,
     BPBFMSettings,
+    check_paper_protocol,
     current_proba,
+    evaluate_kg,
+    kg_ranks,
     kg_task,
     paper_folds,
     run_bpbfm_experiment,
@@ -121,6 +124,121 @@ def test_union_and_kg_task():
     assert folds[0].entries.shape[0] == round(0.1 * 5 * 5 * 2)
 
 
+def _random_splits(seed, n=30, n_rel=3, n_triples=260):
+    rng = np.random.default_rng(seed)
+    key = np.unique(rng.integers(0, n_rel * n * n, n_triples))
+    key = key[rng.permutation(key.size)]
+    r, rest = np.divmod(key, n * n)
+    h, t = np.divmod(rest, n)
+    parts = np.array_split(np.arange(key.size), [int(0.7 * key.size), int(0.8 * key.size)])
+    return {name: RelationalTensor(h[i], r[i], t[i], np.ones(i.size), n, n_rel)
+            for name, i in zip(("train", "valid", "test"), parts, strict=True)}
+
+
+class _TiedScorer:
+    """Scores from a fixed table of small integers: many ties; one query at a time."""
+
+    def __init__(self, n, n_rel, seed):
+        self.table = np.random.default_rng(seed).integers(0, 4, (n_rel, n, n)).astype(float)
+
+    def score_tails(self, head, relation):
+        return self.table[relation, head, :]
+
+    def score_heads(self, relation, tail):
+        return self.table[relation, :, tail]
+
+
+class _BatchTiedScorer(_TiedScorer):
+    """The same scores, a batch of queries at a time."""
+
+    def score_tails_batch(self, heads, relations):
+        return self.table[relations, heads, :]
+
+    def score_heads_batch(self, relations, tails):
+        return self.table[relations, :, tails]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_chunked_filtered_ranks_equal_an_unchunked_reference(seed):
+    """kg_ranks / evaluate_kg, whatever the chunk of queries, with and without batch
+    scoring, equal the naive loop over the whole score table with the filter built from
+    the triples of every split."""
+    splits = _random_splits(seed)
+    n, n_rel = 30, 3
+    task = kg_task(splits)
+    triples = {(int(a), int(b), int(c)) for p in splits.values()
+               for a, b, c in zip(p.heads, p.relations, p.tails, strict=True)}
+    test = task.test
+    scorer = _TiedScorer(n, n_rel, seed)
+    ref = {"tail": np.array([naive_rank(scorer.score_tails(h, r), t,
+                                        {e for e in range(n) if (h, r, e) in triples})
+                             for h, r, t in test]),
+           "head": np.array([naive_rank(scorer.score_heads(r, t), h,
+                                        {e for e in range(n) if (e, r, t) in triples})
+                             for h, r, t in test])}
+    assert (ref["tail"] % 1 == 0.5).any()           # ties occur
+    expected = metrics_by_side(ref, (1, 3, 10))
+    for model in (scorer, _BatchTiedScorer(n, n_rel, seed)):
+        for chunk in (1, 2, 7, test.shape[0], None):
+            for side in ("head", "tail"):
+                np.testing.assert_array_equal(kg_ranks(model, task, side, chunk), ref[side])
+            got = evaluate_kg(model, task, chunk=chunk)
+            assert got.pop("n_test") == test.shape[0]
+            assert got == expected
+    with pytest.raises(ValueError, match="chunk must be an integer >= 1"):
+        evaluate_kg(scorer, task, chunk=0)
+
+
+def test_bpbfm_batch_scores_are_the_single_query_scores():
+    """BPBFM scores a batch of queries by matrix products: the rows equal score_tails /
+    score_heads (one query, the per-entry kernel), and the ranks do not depend on the
+    chunk."""
+    from topiclink.experiments.runner import build_model
+
+    splits = _random_splits(3)
+    task = kg_task(splits)
+    for name in MODELS:
+        params = {"n_dictionary": 2} if name == "BPBFM-2" else {}
+        model = build_model(name, {"n_components": 4, "max_iter": 8, "burn_in": 4,
+                                   "thinning": 2, "random_state": 0, **params})
+        model.fit(task.train)
+        h, r, t = task.test.T
+        tails = model.score_tails_batch(h, r)
+        heads = model.score_heads_batch(r, t)
+        assert tails.shape == heads.shape == (h.size, 30)
+        for i in range(h.size):
+            np.testing.assert_allclose(tails[i], model.score_tails(int(h[i]), int(r[i])),
+                                       rtol=1e-12, atol=1e-300)
+            np.testing.assert_allclose(heads[i], model.score_heads(int(r[i]), int(t[i])),
+                                       rtol=1e-12, atol=1e-300)
+        names = model.entity_names_[h]
+        np.testing.assert_array_equal(model.score_tails_batch(names, r), tails)
+        assert model.score_tails_batch([], []).shape == (0, 30)
+        ranks = [kg_ranks(model, task, "tail", c) for c in (1, 5, None)]
+        np.testing.assert_array_equal(ranks[0], ranks[1])
+        np.testing.assert_array_equal(ranks[0], ranks[2])
+        with pytest.raises(ValueError, match="same length"):
+            model.score_heads_batch([0, 1], [0])
+
+
+def test_paper_protocol_is_refused_at_fb15k237_scale(monkeypatch):
+    """14,541 x 14,541 x 237 cells: 10 % held out is 5e9 entries; refused in one line
+    before anything is drawn (the kg protocol is the sparse one)."""
+    import topiclink.experiments.bpbfm as protocols
+
+    monkeypatch.setattr(protocols, "available_memory", lambda: 128 * 2 ** 30)
+    big = RelationalTensor(np.array([0, 1]), np.array([0, 236]), np.array([2, 3]),
+                           np.ones(2), 14541, 237)
+    with pytest.raises(ValueError, match=r"paper protocol holds out 0\.1 of all 14541 x "
+                                         r"14541 x 237 = 5\.01e\+10 entries of 'fb'") as info:
+        check_paper_protocol(big, 0.1, "fb")
+    assert "\n" not in str(info.value) and "--protocol kg" in str(info.value)
+    splits = {"train": big, "test": big}
+    with pytest.raises(ValueError, match="paper protocol holds out"):
+        run_bpbfm_experiment(splits, models=("BPBFM-1",), topics=(2,), folds=1)
+    check_paper_protocol(union_tensor(_splits()), 0.1)          # small: accepted
+
+
 def test_current_proba_is_the_last_sample():
     from topiclink.experiments.runner import build_model
 
@@ -180,7 +298,8 @@ def test_protocol_table(nations_run):
     table, _ = nations_run
     assert len(table) == 2 * 2 * 2 * 2          # protocols x folds x K x models
     for col in ("protocol", "model", "K", "fold", "auc_roc", "auc_pr", "fit_seconds",
-                "n_parameters", "n_active_factors", "n_iter", *KG_METRICS):
+                "n_parameters", "n_active_factors", "n_iter", "test_seconds",
+                "peak_rss_mb", *KG_METRICS):
         assert col in table.columns, col
     assert set(table["fold"]) == {0, 2}
     paper = table[table["protocol"] == "paper"]
@@ -194,6 +313,7 @@ def test_protocol_table(nations_run):
     assert (kg["hits_at_1"] <= kg["hits_at_3"]).all()
     assert (kg["hits_at_3"] <= kg["hits_at_10"]).all()
     assert (kg["n_test"] == 201).all() and (table["n_iter"] == 12).all()
+    assert (table["peak_rss_mb"] > 0).all() and (table["test_seconds"] >= 0).all()
     k4 = table[(table["K"] == 4) & (table["model"] == "BPBFM-1")]
     assert (k4["n_parameters"] == 55 * 16 + 14 * 4).all()
     # models of one (protocol, fold, K) share their seed

@@ -8,6 +8,7 @@ import logging
 import struct
 import tarfile
 import warnings
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from topiclink.data.io import (
     read_newsgroups_tar,
     read_rda_object,
     read_triples,
+    read_triples_archive,
     read_uci_bow,
 )
 from topiclink.data.io.rda import _fast_read_rda
@@ -415,6 +417,109 @@ def test_read_triples_errors_and_duplicates(tmp_path, caplog):
     te = _write(tmp_path / "test.txt", "a\tr\tb\n")
     read_triples({"train": dup, "test": te}, duplicates="drop")
     assert "test.txt: 1 triples also appear in split 'train'" in caplog.text
+
+
+_SPLITS = {"train": "a\tr\tb\nb\ts\tc\nc\tr\ta\n",
+           "valid": "a\ts\tc\n",
+           "test": "b\tr\tc\nd\ts\ta\n"}          # d: only in test
+
+
+def _archive(path: Path, files: dict[str, bytes]) -> Path:
+    """A .zip or tar archive (compression from the name) holding ``files``."""
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for name, data in files.items():
+                zf.writestr(name, data)
+        return path
+    mode = "w:gz" if path.name.endswith((".tar.gz", ".tgz")) else "w"
+    with tarfile.open(path, mode) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _same(a: dict, b: dict) -> None:
+    assert list(a) == list(b)
+    for k in a:
+        assert a[k].entity_names.tolist() == b[k].entity_names.tolist()
+        assert a[k].relation_names.tolist() == b[k].relation_names.tolist()
+        for f in ("heads", "relations", "tails", "values"):
+            np.testing.assert_array_equal(getattr(a[k], f), getattr(b[k], f))
+
+
+@pytest.mark.parametrize("name", ["kg.tar.gz", "kg.tgz", "kg.zip", "kg.tar"])
+def test_read_triples_archive_crlf_and_an_entity_only_in_test(tmp_path, caplog, name):
+    """Members read without unpacking: CRLF lines, valid listed first in the archive (as
+    in the ConvE FB15k-237 archive), an entity of the test split alone kept in the index
+    and logged."""
+    plain = {k: _write(tmp_path / f"{k}.txt", v) for k, v in _SPLITS.items()}
+    expected = read_triples(plain)
+    members = {f"{k}.txt": v.replace("\n", "\r\n").encode() for k, v in
+               (("valid", _SPLITS["valid"]), ("train", _SPLITS["train"]),
+                ("test", _SPLITS["test"]))}
+    arch = _archive(tmp_path / name, members)
+    caplog.set_level(logging.INFO, logger="topiclink")
+    out = read_triples_archive(arch)                 # default: train, valid, test first
+    _same(out, expected)
+    assert out["train"].entity_names.tolist() == ["a", "b", "c", "d"]
+    assert f"{name}:test.txt: 1 of 2 triples mention one of 1 entities never in split " \
+        "'train'" in caplog.text
+    _same(read_triples(arch), expected)              # one archive path: delegated
+    _same(read_triples([arch]), expected)
+    picked = read_triples_archive(arch, {"fit": "train.txt", "eval": "test.txt"})
+    assert list(picked) == ["fit", "eval"] and picked["fit"].n_entities == 4
+
+
+def test_read_triples_archive_members_and_errors(tmp_path):
+    data = {"FB/train.txt": b"a\tr\tb\r\n", "FB/test.txt": b"a\tr\tc\r\nb\tr\r\n",
+            "FB/README.md": b"# x\n", "._train.txt": b"\x00junk"}
+    arch = _archive(tmp_path / "fb.tgz", data)
+    out = read_triples_archive(arch, ["train.txt"])   # by base name, in a sub-folder
+    assert list(out) == ["train"] and out["train"].n_entries == 1
+    with pytest.raises(DataError, match=r"fb\.tgz:FB/test\.txt:2: expected 3 or 4 "):
+        read_triples_archive(arch)
+    with pytest.raises(DataError, match=r"fb\.tgz: no member 'valid\.txt' \(members: "
+                                        r"FB/train\.txt, FB/test\.txt, FB/README\.md\)"):
+        read_triples_archive(arch, {"valid": "valid.txt"})
+    dup = _archive(tmp_path / "dup.zip", {"x/train.txt": b"a\tr\tb\n",
+                                          "y/train.txt": b"a\tr\tb\n"})
+    with pytest.raises(DataError, match="2 members are called 'train.txt'"):
+        read_triples_archive(dup, ["train.txt"])
+    with pytest.raises(ValueError, match="split names are not unique"):
+        read_triples_archive(dup)
+    bad = _write(tmp_path / "bad.tar.gz", "not an archive\n")
+    with pytest.raises(DataError, match=r"bad\.tar\.gz: not a readable tar or zip archive"):
+        read_triples_archive(bad)
+    empty = _archive(tmp_path / "none.zip", {"notes.md": b"x"})
+    with pytest.raises(DataError, match=r"none\.zip: no \.txt member \(members: notes\.md\)"):
+        read_triples_archive(empty)
+    plain = _write(tmp_path / "train.txt", "a\tr\tb\n")
+    with pytest.raises(ValueError, match=r"fb\.tgz is an archive: pass it alone"):
+        read_triples({"train": plain, "test": arch})
+    zipped = _archive(tmp_path / "dup2.zip", {"train.txt": b"a\tr\tb\na\tr\tb\n"})
+    with pytest.raises(DataError, match=r"dup2\.zip:train\.txt:2: repeats the triple of "
+                                        r"line 1"):
+        read_triples(zipped)
+    gz_member = _archive(tmp_path / "gz.tar", {"train.txt.gz": gzip.compress(b"a\tr\tb\n")})
+    assert read_triples_archive(gz_member, {"train": "train.txt.gz"})["train"].n_entries == 1
+
+
+def test_read_triples_fast_and_line_by_line_paths_agree(tmp_path):
+    """A file of three fields on every line (the fast path) and the same file with a blank
+    line and stray spaces (the line-by-line parser) give the same tensors."""
+    lines = [f"e{i % 7}\tr{i % 3}\te{i % 2}" for i in range(50)]   # line 43 = line 1
+    fast = _write(tmp_path / "train.txt", "\r\n".join(lines) + "\r\n")
+    slow_text = "\n".join(lines[:10]) + "\n\n" + "\n".join(
+        f" {x.replace(chr(9), ' ' + chr(9) + ' ')} " for x in lines[10:])
+    (tmp_path / "slow").mkdir()
+    slow = _write(tmp_path / "slow" / "train.txt", slow_text)
+    _same(read_triples([fast], duplicates="drop"), read_triples([slow], duplicates="drop"))
+    with pytest.raises(DataError, match=r"train\.txt:44: repeats the triple of line 1;"):
+        read_triples([slow])                         # the blank line 11 shifts it
+    with pytest.raises(DataError, match=r"train\.txt:43: repeats the triple of line 1;"):
+        read_triples([fast])
 
 
 # ---------------------------------------------------------------------- text

@@ -660,8 +660,10 @@ def experiment_bpbfm(
     data: DataDirOpt = None,
     protocol: Annotated[str, typer.Option(
         help="paper (RESCAL's: 10 % of all entries held out per fold, AUC-ROC and "
-             "AUC-PR), kg (the data set's test triples, filtered MRR and Hits@1/3/10 for "
-             "head and tail prediction, ties at the mean rank) or both.")] = "both",
+             "AUC-PR; refused where those entries do not fit in memory, e.g. FB15k-237), "
+             "kg (the data set's test triples, filtered MRR and Hits@1/3/10 for head and "
+             "tail prediction, ties at the mean rank; sparse, in bounded memory) or "
+             "both.")] = "both",
     folds: Annotated[int, typer.Option(help="Folds of the paper protocol (independent "
                                        "random 10 % draws); in the kg protocol each fold "
                                        "is a repetition with another seed.")] = 10,
@@ -744,7 +746,8 @@ def experiment_bpbfm(
             what = (f"MRR {row['mrr']:.4f}  Hits@1 {row['hits_at_1']:.3f}  Hits@3 "
                     f"{row['hits_at_3']:.3f}  Hits@10 {row['hits_at_10']:.3f}")
         typer.echo(f"{row['protocol']:>5s} {row['model']:>10s} K={row['K']:<3d} fold "
-                   f"{row['fold']}: {what}  fit {row['fit_seconds']:.1f} s")
+                   f"{row['fold']}: {what}  fit {row['fit_seconds']:.1f} s  evaluation "
+                   f"{row['test_seconds']:.1f} s  peak RSS {row['peak_rss_mb']:.0f} MiB")
 
     settings = BPBFMSettings(max_iter=iterations, burn_in=burn_in, thinning=thinning,
                              n_jobs=n_jobs, holdout_fraction=fraction,

@@ -34,6 +34,7 @@ compare batch and online inference.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from topiclink.data.checks import available_memory
 from topiclink.data.splits import holdout_tensor_entries
 from topiclink.data.tensor import RelationalTensor
 from topiclink.experiments.runner import (
@@ -65,7 +67,8 @@ from topiclink.metrics.ranking import filtered_ranks, metrics_by_side
 
 __all__ = ["MODEL_NAMES", "PROTOCOLS", "BPBFMSettings", "PaperFold", "KGTask",
            "tensor_model_names", "check_models", "union_tensor", "paper_folds", "kg_task",
-           "current_proba", "HeldoutTrajectory", "evaluate_paper", "evaluate_kg",
+           "current_proba", "HeldoutTrajectory", "evaluate_paper", "evaluate_kg", "kg_chunk",
+           "kg_ranks", "peak_rss_mb", "check_paper_protocol",
            "run_bpbfm_experiment", "summarise", "summary_text", "write_bpbfm_outputs"]
 
 logger = logging.getLogger(__name__)
@@ -82,7 +85,8 @@ PAPER_METRICS = ("auc_roc", "auc_pr")
 KG_METRICS = ("mrr", *(f"hits_at_{k}" for k in HITS_AT),
               *(f"{m}_{side}" for side in ("head", "tail")
                 for m in ("mrr", *(f"hits_at_{k}" for k in HITS_AT))))
-COST_METRICS = ("fit_seconds", "test_seconds", "n_parameters", "n_active_factors")
+COST_METRICS = ("fit_seconds", "test_seconds", "n_parameters", "n_active_factors",
+                "peak_rss_mb")
 
 
 # ---------------------------------------------------------------------- models
@@ -343,32 +347,123 @@ def evaluate_paper(model: Any, fold: PaperFold) -> dict[str, float]:
 
 
 def _score_matrix(model: Any, queries: np.ndarray, side: str) -> np.ndarray:
-    """Scores of every entity for each (a, r) query (tail: a = head; head: a = tail);
-    one call per distinct query."""
+    """Scores of every entity for each (a, r) query (tail: a = head; head: a = tail), one
+    row per query.  A model with ``score_tails_batch`` / ``score_heads_batch`` scores the
+    distinct queries at once (BPBFM: one matrix product a sample); others are called once
+    per distinct query."""
+    queries = np.asarray(queries, dtype=np.int64).reshape(-1, 2)
     uniq, inverse = np.unique(queries, axis=0, return_inverse=True)
-    rows = []
-    for a, r in uniq:
-        s = model.score_tails(int(a), int(r)) if side == "tail" \
-            else model.score_heads(int(r), int(a))
-        rows.append(np.asarray(s, dtype=np.float64).ravel())
-    return np.stack(rows)[np.ravel(inverse)]
+    inverse = np.ravel(inverse)
+    batch = getattr(model, "score_tails_batch" if side == "tail" else "score_heads_batch",
+                    None)
+    if callable(batch):
+        a, r = uniq[:, 0], uniq[:, 1]
+        scores = np.asarray(batch(a, r) if side == "tail" else batch(r, a),
+                            dtype=np.float64)
+    else:
+        rows = []
+        for a, r in uniq:
+            s = model.score_tails(int(a), int(r)) if side == "tail" \
+                else model.score_heads(int(r), int(a))
+            rows.append(np.asarray(s, dtype=np.float64).ravel())
+        scores = np.stack(rows) if rows else np.zeros((0, 0))
+    if uniq.shape[0] == queries.shape[0] and np.array_equal(inverse,
+                                                            np.arange(inverse.size)):
+        return scores
+    return scores[inverse]
 
 
-def evaluate_kg(model: Any, task: KGTask, chunk: int = 2048) -> dict[str, float]:
-    """Filtered MRR and Hits@1/3/10 (head, tail and both) over the test triples."""
+#: bytes of one (queries, entities) float64 block of scores in :func:`evaluate_kg` (the
+#: chunk of queries is sized to it; about three such blocks are alive at once).  Small
+#: enough for the allocator to reuse the blocks of the previous chunk (larger ones are
+#: mapped afresh and page-faulted every chunk: 576-query blocks of FB15k-237 scored 1.6x
+#: slower per query than 144-query ones, single thread)
+SCORE_BLOCK_BYTES = 16 * 2 ** 20
+#: most queries in one block
+MAX_CHUNK = 4096
+
+
+def kg_chunk(n_entities: int, chunk: int | None = None) -> int:
+    """Queries scored at once: ``chunk``, or (None) as many as fit in
+    :data:`SCORE_BLOCK_BYTES` (at most :data:`MAX_CHUNK`; FB15k-237's 14,541 entities:
+    144)."""
+    if chunk is None:
+        return int(max(1, min(MAX_CHUNK, SCORE_BLOCK_BYTES // (8 * max(int(n_entities), 1)))))
+    if isinstance(chunk, bool) or not isinstance(chunk, int | np.integer) or chunk < 1:
+        raise ValueError(f"chunk must be an integer >= 1 or None, got {chunk!r}")
+    return int(chunk)
+
+
+def kg_ranks(model: Any, task: KGTask, side: str, chunk: int | None = None) -> np.ndarray:
+    """Filtered ranks of the test triples' tails (``side="tail"``) or heads (``"head"``)
+    in the test order, among all entities (ties at the mean rank).
+
+    Bounded memory: the triples are taken ``chunk`` at a time (sorted by query, so that
+    the triples sharing a query are scored once), each chunk's scores are one
+    (chunk, N) block and its filter the rows of the known-answer CSR matrix of the task
+    (no E x E x R array, no score matrix of all queries).
+    """
+    if side not in ("head", "tail"):
+        raise ValueError(f"side must be 'head' or 'tail', got {side!r}")
     N = task.n_entities
-    ranks: dict[str, list[np.ndarray]] = {"head": [], "tail": []}
-    for lo in range(0, task.test.shape[0], chunk):
-        h, r, t = task.test[lo:lo + chunk].T
-        scores = _score_matrix(model, np.column_stack([h, r]), "tail")
-        known = task.tails_of[r * N + h].toarray()
-        ranks["tail"].append(filtered_ranks(scores, t, known))
-        scores = _score_matrix(model, np.column_stack([t, r]), "head")
-        known = task.heads_of[r * N + t].toarray()
-        ranks["head"].append(filtered_ranks(scores, h, known))
-    out = metrics_by_side({k: np.concatenate(v) for k, v in ranks.items()}, HITS_AT)
+    size = kg_chunk(N, chunk)
+    h, r, t = (np.ascontiguousarray(c) for c in task.test.T)
+    given, answer = (h, t) if side == "tail" else (t, h)
+    known = task.tails_of if side == "tail" else task.heads_of
+    rows = r * N + given
+    order = np.lexsort((r, given))      # the order of the distinct (given, r) queries
+    ranks = np.empty(rows.size)
+    for lo in range(0, rows.size, size):
+        idx = order[lo:lo + size]
+        scores = _score_matrix(model, np.column_stack([given[idx], r[idx]]), side)
+        ranks[idx] = filtered_ranks(scores, answer[idx], known[rows[idx]])
+    return ranks
+
+
+def evaluate_kg(model: Any, task: KGTask, chunk: int | None = None) -> dict[str, float]:
+    """Filtered MRR and Hits@1/3/10 (head, tail and both) over the test triples, every
+    entity a candidate, scored ``chunk`` queries at a time (None: :func:`kg_chunk`, a
+    block of about 16 MiB; see :func:`kg_ranks`)."""
+    ranks = {side: kg_ranks(model, task, side, chunk) for side in ("head", "tail")}
+    out = metrics_by_side(ranks, HITS_AT)
     out["n_test"] = int(task.test.shape[0])
     return out
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far in MiB (``getrusage`` ``ru_maxrss``;
+    NaN where the ``resource`` module is missing)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return float(peak) / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
+
+
+#: bytes per held-out entry of the paper protocol, at least: its (h, r, t) and value, the
+#: draw's keys and ranks, the training tensor's ``missing`` rows, the sampler's copy and
+#: the predicted probabilities
+PAPER_BYTES_PER_ENTRY = 160
+
+
+def check_paper_protocol(full: RelationalTensor, fraction: float, name: str = "data"
+                         ) -> None:
+    """Refuse (one-line ValueError) the paper protocol where its held-out entries, a
+    ``fraction`` of *all* E x E x R cells, cannot fit in memory (FB15k-237: 5.0e9 of
+    5.0e10 cells); the kg protocol is sparse and runs there."""
+    E, R = int(full.n_entities), int(full.n_relations)
+    cells = E * E * R
+    m = round(float(fraction) * cells)
+    need = m * PAPER_BYTES_PER_ENTRY
+    have = available_memory()
+    if need > have:
+        raise ValueError(
+            f"the paper protocol holds out {fraction:g} of all {E} x {E} x {R} = "
+            f"{cells:.3g} entries of {name!r} ({m:.3g} entries, each imputed every "
+            f"sweep): about {need / 2 ** 30:.3g} GiB, more than the {have / 2 ** 30:.3g} GiB "
+            f"available; use the kg protocol (--protocol kg: the data set's test triples, "
+            f"sparse)")
 
 
 # ---------------------------------------------------------------------- the grid
@@ -408,6 +503,7 @@ def _run_cell(cell: Cell, context: tuple[Any, BPBFMSettings, bool]) -> dict[str,
     t0 = time.perf_counter()
     metrics = evaluate_paper(model, data) if protocol == "paper" else evaluate_kg(model, data)
     test_seconds = time.perf_counter() - t0
+    peak = peak_rss_mb()
     n_iter = getattr(model, "n_iter_", None)
     row: dict[str, Any] = {
         "protocol": protocol, "model": name, "K": K, "fold": int(cell["fold"]),
@@ -416,6 +512,7 @@ def _run_cell(cell: Cell, context: tuple[Any, BPBFMSettings, bool]) -> dict[str,
         "n_iter": np.nan if n_iter is None else int(n_iter),
         "n_parameters": _int_or_nan(getattr(model, "n_parameters_", None)),
         "n_active_factors": _int_or_nan(getattr(model, "n_active_factors_", None)),
+        "peak_rss_mb": peak,
     }
     if recorder is not None and recorder.history:
         row["trajectory"] = [{"model": name, "K": K, "fold": row["fold"], **h}
@@ -424,8 +521,9 @@ def _run_cell(cell: Cell, context: tuple[Any, BPBFMSettings, bool]) -> dict[str,
         logger.info("%s K=%d fold %d: AUC-ROC %.4f AUC-PR %.4f, %.1f s", name, K,
                     row["fold"], row["auc_roc"], row["auc_pr"], row["fit_seconds"])
     else:
-        logger.info("%s K=%d run %d: MRR %.4f Hits@10 %.4f, %.1f s", name, K, row["fold"],
-                    row["mrr"], row["hits_at_10"], row["fit_seconds"])
+        logger.info("%s K=%d run %d: MRR %.4f Hits@10 %.4f, fit %.1f s, evaluation %.1f "
+                    "s, peak RSS %.0f MiB", name, K, row["fold"], row["mrr"],
+                    row["hits_at_10"], row["fit_seconds"], test_seconds, peak)
     return row
 
 
@@ -473,7 +571,13 @@ def run_bpbfm_experiment(dataset: Any, *, models: Sequence[str] = MODEL_NAMES,
     Columns: protocol, model, K, fold, seed; paper: auc_roc, auc_pr, n_heldout,
     n_heldout_true; kg: mrr, hits_at_1/3/10 (both sides), the same with suffix _head and
     _tail, n_test; fit_seconds (wall time of ``fit``, the trajectory's evaluations
-    excluded), cpu_seconds, test_seconds, n_iter, n_parameters, n_active_factors.
+    excluded), cpu_seconds, test_seconds (wall time of the evaluation), n_iter,
+    n_parameters, n_active_factors, peak_rss_mb (the process's peak resident memory after
+    the cell's evaluation, :func:`peak_rss_mb`: a high-water mark since the process
+    started, so it covers earlier cells of the same process too).
+
+    Raises ValueError (one line) before fitting anything when the paper protocol's
+    held-out entries cannot fit in memory (:func:`check_paper_protocol`; e.g. FB15k-237).
     ``table.attrs["trajectory"]`` holds the AUC-against-time table (model, K, fold,
     iteration, seconds, auc_roc, auc_pr).
     """
@@ -494,8 +598,11 @@ def run_bpbfm_experiment(dataset: Any, *, models: Sequence[str] = MODEL_NAMES,
     for f in chosen:
         if not 0 <= f < folds:
             raise ValueError(f"fold {f} is not in [0, {folds})")
-    paper = (paper_folds(union_tensor(splits), chosen, settings.holdout_fraction, seed)
-             if "paper" in protocols else {})
+    paper: dict[int, PaperFold] = {}
+    if "paper" in protocols:
+        full = union_tensor(splits)
+        check_paper_protocol(full, settings.holdout_fraction, ds_name)
+        paper = paper_folds(full, chosen, settings.holdout_fraction, seed)
     task = kg_task(splits) if "kg" in protocols else None
     first = min(chosen) if chosen else None
     cells = grid({"protocol": protocols, "fold": chosen, "K": [int(k) for k in topics],
@@ -555,7 +662,7 @@ def summary_text(table: pd.DataFrame) -> str:
     parts = []
     shown = {"paper": ("auc_roc", "auc_pr", "fit_seconds", "n_active_factors"),
              "kg": ("mrr", "hits_at_1", "hits_at_3", "hits_at_10", "mrr_head", "mrr_tail",
-                    "fit_seconds", "n_active_factors")}
+                    "fit_seconds", "test_seconds", "n_active_factors")}
     for protocol in [p for p in PROTOCOLS if p in set(table["protocol"])]:
         part = table[table["protocol"] == protocol]
         cols = [c for c in shown[protocol] if c in part]
@@ -563,7 +670,8 @@ def summary_text(table: pd.DataFrame) -> str:
         for (model, K), g in part.groupby(["model", "K"], sort=False):
             row = {"model": model, "K": K, "folds": g["fold"].nunique()}
             for c in cols:
-                digits = 1 if c in ("fit_seconds", "n_active_factors") else 3
+                digits = 1 if c in ("fit_seconds", "test_seconds", "n_active_factors") \
+                    else 3
                 mean, sd = g[c].mean(), g[c].std()
                 row[c] = (f"{mean:.{digits}f}" if not np.isfinite(sd)
                           else f"{mean:.{digits}f} ± {sd:.{digits}f}")

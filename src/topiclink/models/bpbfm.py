@@ -533,6 +533,31 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
             return self._triple_proba(np.full(N, int(h[0])), rr, every)  # type: ignore[index]
         return self._triple_proba(every, rr, np.full(N, int(t[0])))  # type: ignore[index]
 
+    def _score_rows(self, a: np.ndarray, r: np.ndarray, axis: str) -> np.ndarray:
+        """Mean over the kept samples of ``1 - exp(-rate)`` for a batch of queries, every
+        entity a candidate, by matrix products: tail queries ``(u_a^T Lambda^r_a) U^T``,
+        head queries ``(Lambda^r_a u_a)^T U^T`` (O(n K^2 + n N K) a sample, the second
+        term one BLAS call).  Two (n, N) float64 arrays are allocated."""
+        a = np.asarray(a, dtype=np.int64)
+        r = np.asarray(r, dtype=np.int64)
+        N = self.embedding_.shape[0]
+        out = np.zeros((a.size, N))
+        if a.size == 0:
+            return out
+        buf = np.empty((a.size, N))
+        for U, L in zip(self.samples_embedding_, self.samples_relation_matrices_,
+                        strict=True):
+            U = np.asarray(U, dtype=np.float64)
+            Lq = np.asarray(L, dtype=np.float64)[r]                   # (n, K, K)
+            left = (np.einsum("nk,nkl->nl", U[a], Lq) if axis == "tail"
+                    else np.einsum("nkl,nl->nk", Lq, U[a]))
+            np.matmul(left, U.T, out=buf)
+            np.negative(buf, out=buf)
+            np.expm1(buf, out=buf)
+            out -= buf
+        out /= self.samples_embedding_.shape[0]
+        return out
+
     def summary(self, n_entities: int = 5, n_pairs: int = 3) -> str:
         """Each factor's top entities, each relation's strongest factor pairs, and the
         number of active factors."""

@@ -475,7 +475,10 @@ class EntityFactorsMixin:
     Contract: ``embedding_`` (n_entities, K), ``entity_names_``, ``relation_names_``;
     ``predict_proba(heads, relations, tails)`` -> (n,) probabilities of the triples;
     ``score_tails(head, relation)`` / ``score_heads(relation, tail)`` -> a score per
-    entity.  Hooks: ``_triple_proba(h, r, t)`` and ``_scores(h, r, t, axis)``.
+    entity; ``score_tails_batch(heads, relations)`` / ``score_heads_batch(relations,
+    tails)`` -> a row of scores per query.  Hooks: ``_triple_proba(h, r, t)``,
+    ``_scores(h, r, t, axis)`` and, optionally, ``_score_rows(a, r, axis)`` (a batch of
+    queries at once; the default calls ``_scores`` once per query).
     """
 
     @staticmethod
@@ -561,3 +564,42 @@ class EntityFactorsMixin:
         r = self._one_index(relation, np.asarray(self.relation_names_), "relation")
         t = self._one_index(tail, np.asarray(self.entity_names_), "tail")
         return self._scores(None, r, t, "head")
+
+    def _queries(self, entities: Any, relations: Any, what: str
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Indices of a batch of (entity, relation) queries (names or indices; one-line
+        errors as :meth:`predict_proba`'s)."""
+        a = self._entity_index(entities, np.asarray(self.entity_names_), what)
+        r = self._entity_index(relations, np.asarray(self.relation_names_), "relation")
+        if a.size != r.size:
+            raise ValueError(f"{what}s and relations must have the same length, got "
+                             f"{a.size} and {r.size}")
+        return a, r
+
+    def score_tails_batch(self, heads: Any, relations: Any) -> np.ndarray:
+        """Scores of every entity as the tail of each query ``(heads[i], relations[i],
+        ?)``: an (n_queries, n_entities) array whose row i is ``score_tails(heads[i],
+        relations[i])`` (up to rounding: a model may score a batch with one matrix
+        product).  Heads and relations are names or indices, of the same length."""
+        self._check_fitted()
+        h, r = self._queries(heads, relations, "head")
+        return self._score_rows(h, r, "tail")
+
+    def score_heads_batch(self, relations: Any, tails: Any) -> np.ndarray:
+        """Scores of every entity as the head of each query ``(?, relations[i],
+        tails[i])``: (n_queries, n_entities), row i as ``score_heads(relations[i],
+        tails[i])`` (see :meth:`score_tails_batch`)."""
+        self._check_fitted()
+        t, r = self._queries(tails, relations, "tail")
+        return self._score_rows(t, r, "head")
+
+    def _score_rows(self, a: np.ndarray, r: np.ndarray, axis: str) -> np.ndarray:
+        """Hook: the (n, n_entities) scores of the queries (entity ``a[i]``, relation
+        ``r[i]``), ``a`` the head (``axis="tail"``) or the tail (``"head"``).  Default: one
+        :meth:`_scores` call per query."""
+        out = np.empty((a.size, np.asarray(self.entity_names_).size))
+        for i in range(a.size):
+            one, rel = a[i:i + 1], r[i:i + 1]
+            out[i] = (self._scores(one, rel, None, "tail") if axis == "tail"
+                      else self._scores(None, rel, one, "head"))
+        return out

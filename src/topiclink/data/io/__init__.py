@@ -34,7 +34,7 @@ from topiclink.data.io.text import (
     default_vectorizer,
     read_newsgroups_tar,
 )
-from topiclink.data.io.triples import read_triples
+from topiclink.data.io.triples import read_triples, read_triples_archive
 from topiclink.data.io.uci_bow import read_uci_bow
 
 __all__ = [
@@ -58,5 +58,6 @@ __all__ = [
     "read_newsgroups_tar",
     "read_rda_object",
     "read_triples",
+    "read_triples_archive",
     "read_uci_bow",
 ]
