@@ -401,3 +401,16 @@ def test_cli_bpbfm(tmp_path):
     res = runner.invoke(app, [*args[:-3], "--protocol", "nope", "--out",
                               str(tmp_path / "y")])
     assert res.exit_code != 0 and "--protocol" in res.output
+
+
+def test_cli_refuses_the_paper_protocol_on_fb15k237_before_making_the_folder(
+        shared_datasets, tmp_path):
+    if not (shared_datasets / "fb15k-237" / "FB15k-237.tar.gz").is_file():
+        pytest.skip("FB15k-237 archive not in the data home")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["experiment", "bpbfm", "--dataset", "fb15k-237",
+                                   "--protocol", "paper", "-o", str(out), "--quiet"])
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines()[-1].startswith("error: the paper protocol holds "
+                                                          "out 0.1 of all 14541 x 14541")
+    assert not out.exists()

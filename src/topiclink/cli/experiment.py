@@ -737,6 +737,11 @@ def experiment_bpbfm(
     if train is not None:
         typer.echo(f"{ds.name}: {train.n_entities} entities, {train.n_relations} relations, "
                    + ", ".join(f"{len(splits[s].heads)} {s}" for s in splits) + " triples")
+    if "paper" in protocols:  # refused at scale before the output folder is made
+        from topiclink.experiments.bpbfm import check_paper_protocol, union_tensor
+
+        with reported_errors():
+            check_paper_protocol(union_tensor(splits), fraction, ds.name)
     out.mkdir(parents=True, exist_ok=True)
 
     def show(row: dict) -> None:
