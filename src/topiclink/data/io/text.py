@@ -27,6 +27,7 @@ from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file
 
 __all__ = ["TOKEN_PATTERN", "check_texts", "corpus_from_newsgroups_tar", "corpus_from_texts",
+           "read_tar_member",
            "default_vectorizer", "read_newsgroups_tar"]
 
 logger = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ def read_newsgroups_tar(path: PathLike, splits: Sequence[str] = ("train", "test"
                 if split not in rows:
                     continue
                 check_memory(member.size, f"{p}: member {member.name} ({member.size} bytes)")
-                text = _read_member(tar, member).decode("latin-1")
+                text = read_tar_member(tar, member).decode("latin-1")
                 if strip_headers:
                     head, sep, body = text.partition("\n\n")
                     text = body if sep else text
@@ -206,7 +207,7 @@ def _one_line(exc: BaseException) -> str:
     return text + (f" ({'; '.join(detail)})" if detail else "")
 
 
-def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
+def read_tar_member(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
     """A member's bytes, read in chunks so that a header declaring a size larger than the
     archive's data fails on the missing data instead of allocating that size."""
     f = tar.extractfile(member)

@@ -28,6 +28,7 @@ import numpy as np
 
 from topiclink.data.checks import DataError, check_memory, where
 from topiclink.data.io.rda import check_file, check_text, read_bytes
+from topiclink.data.io.text import read_tar_member
 from topiclink.data.tensor import RelationalTensor
 
 __all__ = ["ARCHIVE_SUFFIXES", "is_archive", "read_triples", "read_triples_archive"]
@@ -337,16 +338,7 @@ def _member_files(p: Path) -> tuple[list[str], Any, Callable[[str], bytes]]:
     def read_tar(name: str) -> bytes:
         member = members[name]
         check_memory(member.size, f"{p}:{name} ({member.size} bytes)")
-        f = tar.extractfile(member)
-        chunks: list[bytes] = []
-        left = member.size
-        while left > 0 and f is not None:
-            chunk = f.read(min(left, 1 << 20))
-            if not chunk:
-                raise tarfile.ReadError(f"member {name}: unexpected end of data")
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        return read_tar_member(tar, member)
 
     return list(members), tar, read_tar
 
