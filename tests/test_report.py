@@ -501,3 +501,39 @@ def test_report_command_with_the_users_documents(tmp_path):
     result = runner.invoke(app, ["report", str(model), "--documents", str(docs), "--dataset",
                                  "cora", "--out", str(tmp_path / "x.html")])
     assert "not both" in _error_line(result)
+
+
+# ---------------------------------------------------------------------- a large model
+@pytest.mark.slow
+def test_a_25000_document_report_stays_small_and_quick(tmp_path):
+    """A gRTM of 25,000 documents (K = 50, V = 20,000, ~100,000 links; arrays drawn at
+    random, saved and loaded) with its links: the page stays under 30 MB and builds in
+    well under a minute (``benchmarks/report_size.py`` measures it with a corpus)."""
+    import time
+
+    rng = np.random.default_rng(0)
+    D, K, V = 25_000, 50, 20_000
+    theta = rng.dirichlet(np.full(K, 0.1), size=D)
+    model = tl.RelationalTopicModel(K, random_state=0)
+    model.components_ = rng.dirichlet(np.full(V, 0.05), size=K)
+    model.doc_topic_ = model.train_zbar_ = theta
+    model.weights_ = np.diag(rng.uniform(5, 20, K))
+    model.topic_weights_ = theta.mean(axis=0)
+    model.vocabulary_ = np.array([f"term{j}" for j in range(V)])
+    model.alpha_ = np.full(K, 0.1)
+    model.train_doc_ids_ = np.arange(D)
+    model.train_titles_ = np.array([f"document {d}" for d in range(D)])
+    model.n_iter_, model.n_pairs_, model.n_negatives_ = 1, 1, 0
+    model.directed_, model.mean_doc_length_, model.random_state_ = False, 100.0, 0
+    model = tl.load(model.save(tmp_path / "big.npz"))
+    pairs = np.column_stack([np.repeat(np.arange(D), 4), rng.integers(0, D, 4 * D)])
+    links = Links.from_pairs(pairs[pairs[:, 0] != pairs[:, 1]], D, directed=False,
+                             duplicates="drop")
+    t0 = time.perf_counter()
+    report = build_report(model, links=links)
+    seconds = time.perf_counter() - t0
+    assert report.size_bytes < 30e6 and seconds < 120
+    rel = report.data["views"]["relational"]
+    assert len(rel["network"]["nodes"]) == 2000
+    assert len(rel["suggestions"]["queries"]) == 20_000_000 // D
+    assert report.data["views"]["documents"]["n_docs"] == D

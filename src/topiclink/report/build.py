@@ -5,6 +5,7 @@ and script do not meet the notebook's)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from html import escape
@@ -87,7 +88,7 @@ def build_report(model: Any, corpus: Corpus | None = None, *, links: Any = None,
     import numpy as np
 
     t0 = time.perf_counter()
-    inputs = inputs or ReportInputs()
+    inputs = dataclasses.replace(inputs) if inputs is not None else ReportInputs()
     if corpus is not None:
         inputs.corpus = corpus
     if links is not None:
