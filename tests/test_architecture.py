@@ -20,6 +20,8 @@ FORBIDDEN = {
     # transport of the shard sweeps (Dask): kernels and data checks only
     "distributed": {"models", "inference", "experiments", "cli", "plotting", "datasets"},
     "models": {"experiments", "cli"},
+    # reports of fitted models: over models and data, never the experiments or the CLI
+    "report": {"experiments", "cli", "kernels", "inference", "distributed"},
     # top-level modules
     "persistence": {"models", "inference", "kernels", "data", "datasets", "experiments",
                     "cli", "plotting", "callbacks", "metrics"},

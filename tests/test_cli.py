@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from typer.testing import CliRunner
 
@@ -92,6 +94,10 @@ def test_demo_runs_and_beats_random(tmp_path):
     assert figures["Gibbs-gRTM_link_rank"] < figures["random_link_rank"]
     assert (tmp_path / "demo_weights.png").exists()
     assert any("suggested citations" in line for line in lines)
+    if importlib.util.find_spec("bokeh") is not None:   # the gRTM's report (issue 26)
+        page = (tmp_path / "demo_report.html").read_text(encoding="utf-8")
+        assert 'id="view-relational"' in page and "held-out precision@" in page
+        assert any("open it in a browser" in line for line in lines)
 
 
 def test_fit_lda_from_user_files(tmp_path):

@@ -16,11 +16,11 @@ def test_every_command_group_is_its_own_module():
     import topiclink.cli as cli
 
     for module in ("common", "fit", "experiment", "suggest", "info", "datasets", "evaluate",
-                   "demo"):
+                   "demo", "report"):
         __import__(f"{cli.__name__}.{module}")
     result = runner.invoke(app, ["--help"])
     for cmd in ("fit", "experiment", "evaluate", "suggest", "info", "models", "datasets",
-                "demo"):
+                "demo", "report"):
         assert cmd in result.output
     result = runner.invoke(app, ["fit", "--help"])
     assert all(c in result.output for c in ("lda", "rtm", "lmv", "slda", "model"))

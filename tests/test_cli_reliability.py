@@ -311,7 +311,7 @@ def test_evaluate_csv_is_checked_before_and_not_overwritten(tmp_path, lda_file):
 # ------------------------------------------------------------------ 5. help
 COMMANDS = [[], ["fit"], ["fit", "lda"], ["fit", "rtm"], ["fit", "slda"], ["fit", "model"],
             ["experiment"], ["experiment", "grtm"], ["experiment", "slda"], ["evaluate"],
-            ["suggest"], ["info"], ["models"], ["datasets"], ["demo"]]
+            ["suggest"], ["info"], ["models"], ["datasets"], ["demo"], ["report"]]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "topiclink")

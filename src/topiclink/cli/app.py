@@ -3,7 +3,8 @@
 The root app and the console-script entry point :func:`main`; the commands live in one
 module per group (:mod:`~topiclink.cli.fit`, :mod:`~topiclink.cli.experiment`,
 :mod:`~topiclink.cli.evaluate`, :mod:`~topiclink.cli.suggest`, :mod:`~topiclink.cli.info`,
-:mod:`~topiclink.cli.datasets`, :mod:`~topiclink.cli.demo`) over the shared options and
+:mod:`~topiclink.cli.report`, :mod:`~topiclink.cli.datasets`, :mod:`~topiclink.cli.demo`)
+over the shared options and
 the fit-and-report scaffold of :mod:`~topiclink.cli.common`.
 """
 
@@ -14,7 +15,17 @@ from typing import Annotated
 import typer
 
 from topiclink import __version__
-from topiclink.cli import common, datasets, demo, evaluate, experiment, fit, info, suggest
+from topiclink.cli import (
+    common,
+    datasets,
+    demo,
+    evaluate,
+    experiment,
+    fit,
+    info,
+    report,
+    suggest,
+)
 from topiclink.cli.common import CheckedGroup
 
 # rich_markup_mode=None: the plain help layout (typer's rich one shows every flag as
@@ -36,6 +47,7 @@ app.add_typer(experiment.app, name="experiment")
 app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("suggest")(suggest.suggest_cmd)
 app.command("info")(info.info_cmd)
+app.command("report")(report.report_cmd)
 app.command("models")(info.models_cmd)
 app.command("datasets")(datasets.datasets_cmd)
 app.command("demo")(demo.demo_cmd)

@@ -182,6 +182,19 @@ class Estimator(BaseEstimator):
                 return seed
         return as_generator(seed)
 
+    # ------------------------------------------------------------------ looking at it
+    def explore(self, corpus: Any = None, **kwargs: Any) -> Any:
+        """The model's report (:func:`topiclink.report.build_report`, drawn with
+        bokeh): displayed inline by Jupyter, written with
+        ``.save("report.html")`` (one self-contained page that opens offline).
+
+        ``corpus``: the training documents in the model's order; ``links=``, ``labels=``,
+        ``inputs=``, ``limits=``, ``title=`` as :func:`~topiclink.report.build_report`.
+        """
+        from topiclink.report import build_report
+
+        return build_report(self, corpus, **kwargs)
+
     # ------------------------------------------------------------------ fitted marker
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "n_iter_")

@@ -274,48 +274,56 @@ class LinkPredictionMixin:
             raise ValueError(f"{where}: {titles.size} training titles for {ids.size} "
                              "training documents")
 
-    def _targets(self, targets: Any) -> np.ndarray:
+    def _targets(self, targets: Any, name: str = "targets") -> np.ndarray:
         n_train = np.shape(self.train_zbar_)[0]
         if targets is None:
             return np.arange(n_train)
         t = np.asarray(targets)
         if t.dtype == bool:
             if t.shape != (n_train,):
-                raise ValueError(f"a boolean targets mask needs {n_train} entries (one per "
+                raise ValueError(f"a boolean {name} mask needs {n_train} entries (one per "
                                  f"training document), got shape {t.shape}")
             return np.flatnonzero(t)
         t = t.ravel() if t.ndim == 0 else t
         if t.ndim != 1 or (t.size and t.dtype.kind not in "iu"):
-            raise ValueError("targets must be a 1-D array of training-document positions or "
+            raise ValueError(f"{name} must be a 1-D array of training-document positions or "
                              "a boolean mask")
         if t.size and (t.min() < 0 or t.max() >= n_train):
             bad = int(t[(t < 0) | (t >= n_train)][0])
-            raise DataError(f"targets: training document {bad} is not in [0, {n_train})")
+            raise DataError(f"{name}: training document {bad} is not in [0, {n_train})")
         return t.astype(np.int64)
 
     def link_scores(self, X_new: Any = None, targets: Any = None, *,
-                    direction: str = "either") -> np.ndarray:
+                    direction: str = "either", queries: Any = None) -> np.ndarray:
         """Link scores (n_query, n_targets) between query documents and training documents.
 
         Parameters
         ----------
         X_new : Corpus or document-term matrix, optional
             Query documents, known by their words.  None: the training documents are the
-            queries (then ``targets`` is required, to avoid a D x D matrix by accident).
+            queries (then ``targets`` or ``queries`` is required, to avoid a D x D matrix
+            by accident).
         targets : positions (n_targets,) or boolean mask (n_train,), optional
             Training documents to score against (default all).
         direction : ``"out"`` query -> training (the query cites), ``"in"`` training ->
             query, ``"either"`` a link in at least one direction.
+        queries : positions (n_query,) or boolean mask (n_train,), optional
+            With ``X_new=None``: the training documents scored as queries (default all).
         """
         self._check_fitted()
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
         if X_new is None:
-            if targets is None:
-                raise ValueError("link_scores: give X_new or targets (scoring every "
+            if targets is None and queries is None:
+                raise ValueError("link_scores: give X_new, targets or queries (scoring every "
                                  "training pair would build a D x D matrix)")
             zq = np.asarray(self.train_zbar_)
+            if queries is not None:
+                zq = zq[self._targets(queries, "queries")]
         else:
+            if queries is not None:
+                raise ValueError("link_scores: queries picks training documents; it cannot "
+                                 "be given with X_new")
             zq = self._query_topics(self._as_model_corpus(X_new))
         return self._scores_from_topics(zq, self._targets(targets), direction)
 

@@ -1,0 +1,80 @@
+"""``topiclink report``: one self-contained HTML page of a saved model (opens offline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from topiclink.cli.common import (
+    DataDirOpt,
+    DatasetOpt,
+    ForceOpt,
+    InputOpt,
+    VerboseOpt,
+    VocabOpt,
+    check_input_paths,
+    check_out_file,
+    fail,
+    load_data,
+    load_model_file,
+    reported_errors,
+    setup_logging,
+)
+from topiclink.cli.documents import DocumentSource, document_options
+
+__all__ = ["report_cmd"]
+
+
+@document_options
+def report_cmd(
+    model_path: Annotated[Path, typer.Argument(help="A saved model file (.npz).")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="The HTML file to write (default: the model file's name with "
+        ".html); an existing file is refused unless --force.", show_default=False)] = None,
+    dataset: DatasetOpt = None,
+    data: DataDirOpt = None,
+    input_file: InputOpt = None,
+    vocab: VocabOpt = None,
+    title: Annotated[str | None, typer.Option(
+        help="The page's title.", show_default=False)] = None,
+    force: ForceOpt = False,
+    verbose: VerboseOpt = False,
+    source: DocumentSource | None = None,
+) -> None:
+    """Write one self-contained HTML report of a saved model, for every model family
+    (it opens offline: its JavaScript is inlined): topics with term-score labels, the
+    relevance slider and the topic map; documents with search, topic mix and nearest
+    documents; for link models the link matrix, suggested links and the network; LMV
+    visibility; classifier weights; BPBFM relations and predicted tails; topics over time
+    (KTM, DMR).  A model file holds no documents or links: give the data the model was
+    fitted on (--dataset, --data, --input or --documents [--edges]) to search by words,
+    mark the true links, draw the network and, with documents that were not in training,
+    state held-out precision@k."""
+    from topiclink.report import build_report, inputs_from_dataset
+
+    setup_logging(verbose)
+    path = out if out is not None else model_path.with_suffix(".html")
+    path = check_out_file(path, force=force, option="--out", model=False)
+    if source is not None:
+        if dataset is not None or data is not None or input_file is not None:
+            raise fail("give the documents as --documents or a dataset as --dataset/--data/"
+                       "--input, not both")
+        source.check(requires=("X",))
+    else:
+        check_input_paths(data, input_file, vocab)
+    model = load_model_file(model_path)
+    inputs = None
+    if source is not None or dataset is not None or data is not None or input_file is not None:
+        ds = load_data(dataset, data, input_file, vocab, source=source,
+                       directed=bool(getattr(model, "directed_links", False)))
+        with reported_errors():
+            inputs = inputs_from_dataset(model, ds)
+    with reported_errors(ImportError):
+        report = build_report(model, inputs=inputs, title=title)
+        report.save(path)
+    views = ", ".join(report.data["views"])
+    typer.echo(f"report of {report.data['model']['name']} ({views}) written to {path} "
+               f"({report.size_bytes / 1e6:.1f} MB, {report.seconds:.1f} s)")
+    typer.echo(f"open it in a browser (no network needed): {path.resolve().as_uri()}")

@@ -1,0 +1,1 @@
+"""One module per view of the report (plain data, NumPy only)."""
