@@ -50,11 +50,26 @@ step is a conditional of the same joint; van Dyk & Park 2008).
 
 The printed variants (``u_counts="sender"``, ``d_conditional="rows"``) exist for the
 Geweke test only.
+
+**Self-pairs** (``self_pairs="scaled"``, an option beyond the paper).  Knowledge graphs
+rarely hold a triple (i, r, i) (UMLS and Nations hold none), but the bilinear rate
+``u_i^T Lambda^r u_i`` of a self-pair is as large as that of two entities of the same
+factor, so the paper's model predicts self-loops wherever a relation links entities of one
+factor.  The option thins the self-pair's count: ``X_iir ~ Poisson(rho_r u_i^T Lambda^r
+u_i)``, ``rho_r ~ Beta(1, 1)`` per relation.  Augmented exactly by Poisson thinning: every
+cell keeps its bilinear count ``Y ~ Poisson(rate)`` (so the exposure stays 1 and every
+conditional above is unchanged, given Y), and a self-pair's observed count is ``X ~
+Binomial(Y, rho_r)``.  Each sweep visits the N R self-pairs that are not held out
+(:func:`topiclink.kernels.bpbfm.sweep_self_pairs`): X (0 for a zero, zero-truncated
+Poisson(rho_r rate) for a one, the value for counts) and ``Y - X ~ Poisson((1 - rho_r)
+rate)``, Y allocated like any count; then ``rho_r ~ Beta(1 + sum X, 1 + sum (Y - X))``.
+A held-out self-pair is imputed as before (``Y ~ Poisson(rate)``, X marginalised).  Cost:
+O(N R K^2) more a sweep.  The default ``"bilinear"`` is the paper's model.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -138,12 +153,19 @@ class BPBFMData:
     n_relations: int
     binary: bool
     n_observed: int         # entries [0, n_observed) are observed, the rest held out
+    # self_pairs="scaled": every observed self-pair (i, r, i), zeros included (a one of
+    # the diagonal is listed here, not among the entries above); empty otherwise
+    self_entities: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    self_rels: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    self_values: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @classmethod
-    def from_tensor(cls, tensor: RelationalTensor, binary: bool) -> BPBFMData:
+    def from_tensor(cls, tensor: RelationalTensor, binary: bool,
+                    self_pairs: bool = False) -> BPBFMData:
         """Observed nonzero entries (values > 0; listed zeros are zeros like the unlisted),
         then the distinct held-out entries; an observed entry also listed as missing is
-        held out."""
+        held out.  ``self_pairs``: the observed self-pairs (i, r, i), zeros included, go
+        to the ``self_*`` lists (``self_pairs="scaled"``)."""
         N, R = int(tensor.n_entities), int(tensor.n_relations)
         miss = np.asarray(tensor.missing, dtype=np.int64).reshape(-1, 3)
         mkey = np.unique((miss[:, 1] * N + miss[:, 0]) * N + miss[:, 2])
@@ -155,6 +177,18 @@ class BPBFMData:
         h, r, t, v = h[keep], r[keep], t[keep], v[keep]
         if binary:
             v = np.ones_like(v)
+        selfs: dict[str, np.ndarray] = {}
+        if self_pairs:
+            diag = h == t
+            cells = np.arange(N * R, dtype=np.int64)          # r * N + i
+            sr, si = np.divmod(cells, N)
+            observed = ~np.isin((sr * N + si) * N + si, mkey)
+            sv = np.zeros(N * R)
+            sv[r[diag] * N + h[diag]] = v[diag]
+            selfs = {"self_entities": si[observed].astype(np.int32),
+                     "self_rels": sr[observed].astype(np.int32),
+                     "self_values": sv[observed]}
+            h, r, t, v = h[~diag], r[~diag], t[~diag], v[~diag]
         mt = mkey % N
         mrest = mkey // N
         mh, mr = mrest % N, mrest // N
@@ -165,7 +199,8 @@ class BPBFMData:
         return cls(np.concatenate([h, mh]).astype(np.int32),
                    np.concatenate([r, mr]).astype(np.int32),
                    np.concatenate([t, mt]).astype(np.int32), kinds,
-                   np.concatenate([v, np.zeros(mkey.size)]), N, R, bool(binary), n_obs)
+                   np.concatenate([v, np.zeros(mkey.size)]), N, R, bool(binary), n_obs,
+                   **selfs)
 
     @property
     def n_entries(self) -> int:
@@ -179,9 +214,15 @@ class BPBFMData:
     def n_observed_cells(self) -> int:
         return self.n_entities ** 2 * self.n_relations - self.n_missing
 
+    @property
+    def n_self_pairs(self) -> int:
+        return int(self.self_entities.size)
+
     def fingerprint(self) -> str:
+        extra = ((self.self_entities, self.self_rels, self.self_values)
+                 if self.n_self_pairs else ())
         return fingerprint(self.heads, self.rels, self.tails, self.kinds, self.values,
-                           np.array([self.n_entities, self.n_relations]))
+                           np.array([self.n_entities, self.n_relations]), *extra)
 
 
 @dataclass(kw_only=True)
@@ -196,6 +237,9 @@ class BPBFMState(State):
     eps: np.ndarray            # (M,)
     kernel_rng: np.ndarray     # uint64 (n_chunks, 4)
     global_rng: np.random.Generator
+    # self_pairs="scaled": rho_r (R,) and the self-pairs' stream (1, 4); empty otherwise
+    rho: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    self_rng: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.uint64))
 
 
 class BPBFMGibbs(Algorithm):
@@ -210,6 +254,9 @@ class BPBFMGibbs(Algorithm):
     n_threads : threads running the chunks (never changes the chain)
     u_counts : "both" (exact) or "sender" (the printed statistic; Geweke test only)
     d_conditional : "exact" or "rows" (the printed conditional; Geweke test only)
+    self_pairs : "bilinear" (the paper) or "scaled" (a self-pair's rate times rho_r ~
+        Beta(``self_prior``); module docstring)
+    self_prior : the Beta prior (a, b) of rho_r
     """
 
     name = "BPBFM"
@@ -219,11 +266,16 @@ class BPBFMGibbs(Algorithm):
                  a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
                  f0: float = 1.0, beta: float = 1.0, h0: float = 1.0, q0: float = 1.0,
                  n_threads: int = 1, u_counts: str = "both",
-                 d_conditional: str = "exact") -> None:
+                 d_conditional: str = "exact", self_pairs: str = "bilinear",
+                 self_prior: tuple[float, float] = (1.0, 1.0)) -> None:
         if u_counts not in ("both", "sender"):
             raise ValueError(f"u_counts must be 'both' or 'sender', got {u_counts!r}")
         if d_conditional not in ("exact", "rows"):
             raise ValueError(f"d_conditional must be 'exact' or 'rows', got {d_conditional!r}")
+        if self_pairs not in ("bilinear", "scaled"):
+            raise ValueError(f"self_pairs must be 'bilinear' or 'scaled', got {self_pairs!r}")
+        self.self_pairs = self_pairs
+        self.self_prior = (float(self_prior[0]), float(self_prior[1]))
         self.K = int(n_components)
         self.M = None if n_dictionary is None else int(n_dictionary)
         self.a, self.gamma0, self.c0, self.e0, self.f0 = (float(x) for x in
@@ -237,6 +289,11 @@ class BPBFMGibbs(Algorithm):
     @property
     def model2(self) -> bool:
         return self.M is not None
+
+    @property
+    def scaled(self) -> bool:
+        """Self-pairs thinned by rho_r (``self_pairs="scaled"``)."""
+        return self.self_pairs == "scaled"
 
     def n_matrices(self, data: BPBFMData) -> int:
         return data.n_relations if self.M is None else self.M
@@ -268,9 +325,13 @@ class BPBFMGibbs(Algorithm):
         init_rng, chain_rng, global_rng = spawn(rng, 3)
         M, K = self.n_matrices(data), self.K
         U, G, eta = self.initial_parameters(data, init_rng)
-        return BPBFMState(U=U, G=G, eta=eta, d=np.ones((M, K)), eps=np.ones(M),
-                          kernel_rng=kernel_state(chain_rng, n_chunks_for(data.n_entries)),
-                          global_rng=global_rng, data_fingerprint=self.fingerprint(data))
+        state = BPBFMState(U=U, G=G, eta=eta, d=np.ones((M, K)), eps=np.ones(M),
+                           kernel_rng=kernel_state(chain_rng, n_chunks_for(data.n_entries)),
+                           global_rng=global_rng, data_fingerprint=self.fingerprint(data))
+        if self.scaled:                  # starts at the paper's model (rho = 1)
+            state.rho = np.ones(data.n_relations)
+            state.self_rng = kernel_state(chain_rng, 1)
+        return state
 
     def check_values(self, state: BPBFMState, data: BPBFMData) -> None:
         for name in ("U", "G", "d", "eps", "eta"):
@@ -278,6 +339,12 @@ class BPBFMGibbs(Algorithm):
                 raise ValueError(f"state: {name} holds negative values")
         if not np.allclose(state.U.sum(axis=0), 1.0, atol=1e-6):
             raise ValueError("state: the columns of U must sum to 1")
+        if self.scaled and (state.rho.shape != (data.n_relations,)
+                            or state.self_rng.shape != (1, 4)):
+            raise ValueError("state: self_pairs='scaled' needs rho (one per relation) and "
+                             "its stream (a state of a 'bilinear' fit cannot be resumed)")
+        if np.any((state.rho < 0) | (state.rho > 1)):
+            raise ValueError("state: rho holds values outside [0, 1]")
 
     # ------------------------------------------------------------------ pieces
     def relation_terms(self, state: BPBFMState, data: BPBFMData
@@ -315,6 +382,18 @@ class BPBFMGibbs(Algorithm):
             np.ascontiguousarray(self.relation_matrices(state)), state.G, (ptr, rm, rw),
             (R, M) if self.model2 else (0, 0), self.u_counts == "sender",
             state.kernel_rng, self.n_threads)
+
+    def self_pair_counts(self, state: BPBFMState, data: BPBFMData, n_ent: np.ndarray,
+                         x_cells: np.ndarray, x_rm: np.ndarray) -> tuple[int, np.ndarray]:
+        """``self_pairs="scaled"``: the observed self-pairs' counts, added in place to the
+        allocation counts; returns (total of Y, (R, 2) sums of X and Y - X)."""
+        ptr, rm, rw = self.relation_terms(state, data)
+        self_counts = np.zeros((data.n_relations, 2), dtype=np.int64)
+        total = kernels.sweep_self_pairs(
+            data.self_entities, data.self_rels, data.self_values, data.binary, state.U,
+            np.ascontiguousarray(self.relation_matrices(state)), state.G, ptr, rm, rw,
+            state.rho, state.self_rng[0], n_ent, x_cells, x_rm, self_counts)
+        return int(total), self_counts
 
     def draw_u(self, rng: np.random.Generator, n_ent: np.ndarray) -> np.ndarray:
         """Step 2: every column of U from its Dirichlet conditional."""
@@ -354,6 +433,9 @@ class BPBFMGibbs(Algorithm):
     def step(self, state: BPBFMState, data: BPBFMData) -> dict[str, float]:
         rng = state.global_rng
         n_ent, x_cells, x_rm, total = self.counts(state, data)
+        if self.scaled:
+            extra, self_counts = self.self_pair_counts(state, data, n_ent, x_cells, x_rm)
+            total += extra
         state.U = self.draw_u(rng, n_ent)
         M = state.G.shape[0]
         theta_eff = state.eta.sum(axis=1) if self.model2 else np.ones(M)
@@ -363,6 +445,9 @@ class BPBFMGibbs(Algorithm):
         if self.model2:
             rate = self.q0 + state.G.sum(axis=(1, 2))                       # (M,)
             state.eta = rng.standard_gamma(self.h0 + x_rm.T) / rate[:, None]
+        if self.scaled:
+            a, b = self.self_prior
+            state.rho = rng.beta(a + self_counts[:, 0], b + self_counts[:, 1])
         return {"latent_count": float(total)}
 
     def objective(self, state: BPBFMState, data: BPBFMData) -> float:
@@ -374,13 +459,23 @@ class BPBFMGibbs(Algorithm):
         ``sum_r sum_k1k2 Lambda^r_k1k2 theta_k1k2 = sum Lambda`` (theta = 1), so
         ``sum_{observed zeros} rate = sum Lambda - sum_{nonzero} rate - sum_{held out}
         rate``, and the total is ``sum_nonzero [log p(x | rate) + rate] + sum_{held out}
-        rate - sum Lambda``: O((#nonzero + #held out) K^2).
+        rate - sum Lambda``: O((#nonzero + #held out) K^2).  ``self_pairs="scaled"``: an
+        observed self-pair's rate is ``rho_r rate``, so its terms use that rate and
+        ``(1 - rho_r) rate`` is added back for each.
         """
         L = self.relation_matrices(state)
         rates = kernels.entry_rates(data.heads, data.rels, data.tails, state.U, L)
         n = data.n_observed
         ll = kernels.ones_loglik(rates[:n], data.values[:n], data.binary)
         ll += float(rates[n:].sum()) - float(L.sum())
+        if self.scaled and data.n_self_pairs:
+            e = data.self_entities
+            bilinear = kernels.entry_rates(e, data.self_rels, e, state.U, L)
+            rho = state.rho[data.self_rels]
+            nz = data.self_values > 0
+            ll += kernels.ones_loglik(rho[nz] * bilinear[nz], data.self_values[nz],
+                                      data.binary)
+            ll += float(((1.0 - rho) * bilinear).sum())
         return ll / max(data.n_observed_cells, 1)
 
     def averaged(self, state: BPBFMState, data: BPBFMData) -> dict[str, np.ndarray]:
@@ -389,4 +484,6 @@ class BPBFMGibbs(Algorithm):
         if self.model2:
             out["G"] = state.G
             out["eta"] = state.eta
+        if self.scaled:
+            out["rho"] = state.rho
         return out

@@ -31,8 +31,8 @@ from numba import njit
 from topiclink.kernels.counts import poisson_draw, zero_truncated_poisson_draw
 from topiclink.kernels.rng import uniform
 
-__all__ = ["KIND_ONE", "KIND_COUNT", "KIND_MISSING", "sweep_entries", "entry_rates",
-           "ones_loglik"]
+__all__ = ["KIND_ONE", "KIND_COUNT", "KIND_MISSING", "sweep_entries", "sweep_self_pairs",
+           "entry_rates", "ones_loglik"]
 
 #: entry kinds: a one of binary data, an observed count, a held-out (imputed) entry
 KIND_ONE = 0
@@ -137,6 +137,114 @@ def sweep_entries(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
             n_ent[i, k1] += 1
             if not sender_only:
                 n_ent[j, k2] += 1
+            x_cells[m, k1, k2] += 1
+            if track_rm:
+                x_rm[r, m] += 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def sweep_self_pairs(entities: np.ndarray, rels: np.ndarray, values: np.ndarray,
+                     binary: bool, U: np.ndarray, L: np.ndarray, G: np.ndarray,
+                     rel_ptr: np.ndarray, rel_m: np.ndarray, rel_w: np.ndarray,
+                     scale: np.ndarray, state: np.ndarray, n_ent: np.ndarray,
+                     x_cells: np.ndarray, x_rm: np.ndarray, self_counts: np.ndarray) -> int:
+    """Latent counts of the observed self-pairs (i, r, i) under a thinned rate, and their
+    allocation (``self_pairs="scaled"``; :mod:`topiclink.inference.bpbfm`).
+
+    The self-pair's bilinear count is ``Y ~ Poisson(rate)``, ``rate = u_i^T Lambda^r u_i``;
+    the observed count is its thinning ``X ~ Binomial(Y, rho_r)`` (``rho_r = scale[r]``),
+    so ``X ~ Poisson(rho_r rate)`` and ``Y - X ~ Poisson((1 - rho_r) rate)`` independent
+    of X.  Per entry: X = 0 for a zero, a zero-truncated Poisson(rho_r rate) draw for a one
+    of binary data, the value for counts; then ``Y - X`` ~ Poisson((1 - rho_r) rate), and
+    Y is allocated over (m, k1, k2) as :func:`sweep_entries` allocates (entity i counted
+    as sender and receiver).  ``self_counts[r]`` accumulates (sum X, sum (Y - X)), the
+    statistics of rho_r's Beta conditional.
+
+    Parameters
+    ----------
+    entities, rels : int32 (E,) the self-pairs (i, r, i); values : float64 (E,) observed
+        value (0 for a zero); binary : the values are ones of the Bernoulli-Poisson link
+    U, L, G, rel_ptr, rel_m, rel_w : as :func:`sweep_entries`
+    scale : float64 (R,) rho_r in [0, 1]
+    state : uint64 (4,) xoshiro256** stream
+    n_ent, x_cells, x_rm : as :func:`sweep_entries`; self_counts : int64 (R, 2)
+
+    Returns
+    -------
+    the total of Y drawn
+    """
+    K = U.shape[1]
+    KK = K * K
+    R = rel_ptr.shape[0] - 1
+    max_terms = 1
+    for r in range(R):
+        nt = rel_ptr[r + 1] - rel_ptr[r]
+        if nt > max_terms:
+            max_terms = nt
+    cum = np.empty(max_terms * KK)
+    track_rm = x_rm.shape[0] > 0
+    total = 0
+    for e in range(entities.shape[0]):
+        i = entities[e]
+        r = rels[e]
+        ui = U[i]
+        Lr = L[r]
+        rate = 0.0
+        for k1 in range(K):
+            a = ui[k1]
+            for k2 in range(K):
+                rate += a * Lr[k1, k2] * ui[k2]
+        rho = scale[r]
+        if values[e] <= 0.0:
+            x = 0
+        elif binary:
+            x = zero_truncated_poisson_draw(rho * rate, state)
+        else:
+            x = int(values[e])
+        extra = poisson_draw((1.0 - rho) * rate, state)
+        self_counts[r, 0] += x
+        self_counts[r, 1] += extra
+        y = x + extra
+        if y == 0:
+            continue
+        total += y
+        p0 = rel_ptr[r]
+        nt = rel_ptr[r + 1] - p0
+        acc = 0.0
+        c = 0
+        for t in range(nt):
+            Gm = G[rel_m[p0 + t]]
+            w = rel_w[p0 + t]
+            for k1 in range(K):
+                a = w * ui[k1]
+                for k2 in range(K):
+                    acc += a * Gm[k1, k2] * ui[k2]
+                    cum[c] = acc
+                    c += 1
+        n_cells = nt * KK
+        for _ in range(y):
+            u = uniform(state)
+            if acc > 0.0:
+                target = u * acc
+                lo_c = 0
+                hi_c = n_cells - 1
+                while lo_c < hi_c:
+                    mid = (lo_c + hi_c) >> 1
+                    if cum[mid] > target:
+                        hi_c = mid
+                    else:
+                        lo_c = mid + 1
+                cell = lo_c
+            else:
+                cell = min(int(u * n_cells), n_cells - 1)
+            t = cell // KK
+            rem = cell - t * KK
+            k1 = rem // K
+            k2 = rem - k1 * K
+            m = rel_m[p0 + t]
+            n_ent[i, k1] += 1
+            n_ent[i, k2] += 1
             x_cells[m, k1, k2] += 1
             if track_rm:
                 x_rm[r, m] += 1
