@@ -107,6 +107,8 @@ class HeteroscedasticGP:
     mean : float or array-like, shape (D,)
         Prior mean of the latent function at the training points.
 
+    Notes
+    -----
     Use :meth:`from_kernel` to keep the kernel and inputs for :meth:`predict` at new
     inputs and for the evidence gradient.
     """

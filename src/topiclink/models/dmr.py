@@ -102,6 +102,8 @@ class DMR(SharedClientMixin, FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     verbose : bool
     callbacks : list, optional
 
+    Notes
+    -----
     Features (``fit(X, features=...)``): an array or scipy sparse matrix (D, F) of
     numbers, used as given -- put them on a scale of about one (the prior on lambda
     assumes it, and a raw feature such as a year, ~2000, sends alpha to its bounds on the

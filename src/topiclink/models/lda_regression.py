@@ -143,6 +143,8 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         As for :class:`~topiclink.models.lda.LDA`; the seed draws the topic
         initialisation and the non-link sample (same seed, same model).
 
+    Notes
+    -----
     Links are directed citations (d cites d').  Undirected links are accepted and taken
     to be both directions of every pair (y_dd' = y_d'd = 1); the covariates are symmetric,
     so link scores are the same in both directions in any case.
