@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import subprocess
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 import topiclink as tl
+from tests.report_fixtures import FAMILIES, make_report_data
+from tests.report_fixtures import family_inputs as _inputs
+from tests.report_fixtures import fit_family as _fit
 from topiclink.cli.app import app
 from topiclink.data import Links
-from topiclink.datasets import make_bpbfm_data, make_rtm_data
 from topiclink.report import (
     Limits,
     ReportInputs,
@@ -35,89 +36,8 @@ SMOKE = Path(__file__).parent / "js" / "report_smoke.js"
 
 @pytest.fixture(scope="module")
 def data():
-    (corpus, links), _ = make_rtm_data(n_docs=40, n_words=60, n_topics=3, doc_length=30,
-                                       random_state=9)
-    titles = np.array([f"paper {i} about {'graphs' if i % 2 else 'strings'}"
-                       for i in range(corpus.n_docs)])
-    corpus = tl.Corpus(corpus.counts, vocabulary=corpus.vocabulary, titles=titles)
-    tensor, _ = make_bpbfm_data(25, 3, 3, random_state=9, density=0.08)
-    return {"corpus": corpus, "links": links,
-            "directed": Links.from_pairs(links.pairs, links.n_docs, directed=True),
-            "y2": np.arange(corpus.n_docs) % 2, "y3": np.arange(corpus.n_docs) % 3,
-            "features": np.random.default_rng(9).random((corpus.n_docs, 2)),
-            "frame": pd.DataFrame({"year": 1990 + np.arange(corpus.n_docs) % 20}),
-            "tensor": tensor}
-
-
-def _fit(name: str, d: dict):
-    kw = {"max_iter": 4, "random_state": 0}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if name == "LDA":
-            return tl.LDA(3, **kw).fit(d["corpus"])
-        if name == "gRTM":
-            return tl.RelationalTopicModel(3, negative_ratio=0.1, **kw).fit(
-                d["corpus"], links=d["links"])
-        if name == "Var-RTM":
-            return tl.VariationalRTM(3, **kw).fit(d["corpus"], links=d["links"])
-        if name == "LDA+Reg":
-            return tl.LDARegression(3, **kw).fit(d["corpus"], links=d["links"])
-        if name == "gSLDA":
-            return tl.SupervisedTopicModel(3, **kw).fit(d["corpus"], d["y2"])
-        if name == "MedLDA-ova":
-            return tl.SupervisedTopicModel(3, loss="hinge", **kw).fit(d["corpus"], d["y3"])
-        if name == "vSLDA":
-            return tl.VariationalSLDA(3, **kw).fit(d["corpus"], d["y2"])
-        if name == "LMV":
-            return tl.VisibilityTopicModel(3, **kw).fit(d["corpus"], links=d["directed"])
-        if name == "LMVS":
-            return tl.VisibilityTopicModel(3, inference="stochastic", batch_size=20,
-                                           **kw).fit(d["corpus"], links=d["directed"])
-        if name == "PLLDA":
-            return tl.VisibilityTopicModel(3, visibility=False, **kw).fit(
-                d["corpus"], links=d["directed"])
-        if name == "BPBFM":
-            return tl.BilinearPoissonFactorModel(3, max_iter=12, burn_in=4, thinning=2,
-                                                 random_state=0).fit(d["tensor"])
-        if name == "KTM":
-            return tl.KernelTopicModel(3, max_iter=2, random_state=0).fit(
-                d["corpus"], features=d["features"])
-        if name == "DMR":
-            return tl.DMR(3, max_iter=12, burn_in=4, optimize_every=4, random_state=0).fit(
-                d["corpus"], features=d["frame"])
-    raise KeyError(name)
-
-
-def _inputs(name: str, d: dict) -> ReportInputs:
-    inputs = ReportInputs(corpus=None if name == "BPBFM" else d["corpus"])
-    if name in ("gRTM", "Var-RTM", "LDA+Reg"):
-        inputs.links = d["links"]
-    if name in ("LMV", "LMVS", "PLLDA"):
-        inputs.links = d["directed"]
-    if name in ("gSLDA", "vSLDA"):
-        inputs.labels = d["y2"]
-    if name == "MedLDA-ova":
-        inputs.labels = d["y3"]
-    if name == "BPBFM":
-        inputs.tensor = d["tensor"]
-    return inputs
-
-
-FAMILIES = {  # name -> the views its report has besides the summary
-    "LDA": {"topics", "documents"},
-    "gRTM": {"topics", "documents", "relational"},
-    "Var-RTM": {"topics", "documents", "relational"},
-    "LDA+Reg": {"topics", "documents", "relational"},
-    "gSLDA": {"topics", "documents", "supervised"},
-    "MedLDA-ova": {"topics", "documents", "supervised"},
-    "vSLDA": {"topics", "documents", "supervised"},
-    "LMV": {"topics", "documents", "relational", "visibility"},
-    "LMVS": {"topics", "documents", "relational", "visibility"},
-    "PLLDA": {"topics", "documents", "relational", "visibility"},
-    "BPBFM": {"entities"},
-    "KTM": {"topics", "documents", "covariate"},
-    "DMR": {"topics", "documents", "covariate"},
-}
+    """The documents, links, labels, features and tensor of ``make_report_data``."""
+    return make_report_data()
 
 
 @pytest.fixture(scope="module")

@@ -90,8 +90,12 @@ def heatmap(matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str], *
 
 def topic_map(x: Sequence[float], y: Sequence[float], prevalence: Sequence[float],
               labels: Sequence[str], *, name: str = "topic-map") -> Any:
-    """Topics as circles (area ~ prevalence) at their map positions; a tap selects."""
-    from bokeh.models import ColumnDataSource, HoverTool, LabelSet
+    """Topics as circles (area ~ prevalence) at their map positions; a tap selects.
+
+    The circles are sized in screen pixels (up to 62 across), which Bokeh's automatic
+    ranges do not allow for: the ranges are padded by 30% so that the outermost topics
+    are drawn whole."""
+    from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, LabelSet
     from bokeh.plotting import figure
 
     prev = np.asarray(prevalence, dtype=np.float64)
@@ -103,7 +107,9 @@ def topic_map(x: Sequence[float], y: Sequence[float], prevalence: Sequence[float
                                "share": [f"{100 * p:.1f}%" for p in prev],
                                "color": topic_colors(K)}, name=f"{name}-source")
     fig = figure(height=420, sizing_mode="stretch_width", tools="tap,hover,pan,wheel_zoom,reset",
-                 title="topic map (tap a topic)", name=name, match_aspect=True)
+                 title="topic map (tap a topic)", name=name, match_aspect=True,
+                 x_range=DataRange1d(range_padding=0.3),
+                 y_range=DataRange1d(range_padding=0.3))
     fig.scatter("x", "y", size="size", source=source, fill_color="color", fill_alpha=0.55,
                 line_color="#333333", nonselection_fill_alpha=0.25,
                 selection_fill_alpha=0.9, selection_line_width=3)

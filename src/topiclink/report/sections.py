@@ -142,11 +142,14 @@ def _visibility(data: dict[str, Any]) -> Section:
         return [[d, names[d], f"{tau[d]:.3f}"] + ([cited[d]] if cited is not None else [])
                 for d in docs]
 
+    # the least visible are those not listed as most visible: none when every document is
+    least = (_doc_table(rows(v["bottom"]), header) if v["bottom"] else
+             _note("every document is listed under the most visible"))
     figs: dict[str, Any] = {}
     parts = [_note(v["note"]), _note(v["cited_note"]),
              '<div class="row"><div class="col"><h3>Most visible</h3>'
              f'{_doc_table(rows(v["top"]), header)}</div><div class="col"><h3>Least '
-             f'visible</h3>{_doc_table(rows(v["bottom"]), header)}</div></div>']
+             f'visible</h3>{least}</div></div>']
     if cited is not None:
         pts = v["points"]
         figs["visibility-scatter"] = figures.scatter(

@@ -306,6 +306,14 @@
     box.appendChild(row);
   }
 
+  /* the header is sticky: a link to a section scrolls it below the header, not under it */
+  function fitHeader() {
+    const header = byId("report-header");
+    const root = document.documentElement;
+    if (!header || !root || !root.style || !header.offsetHeight) return;
+    root.style.scrollPaddingTop = (header.offsetHeight + 8) + "px";
+  }
+
   function selectDocument(d) {
     d = Number(d);
     if (!D || !isIndex(d, D.n_docs)) return false;
@@ -313,6 +321,7 @@
     state.doc = d;
     const chosen = byId("chosen");
     if (chosen) chosen.textContent = "chosen document: " + docName(d);
+    fitHeader();
     renderDocument(d);
     renderSuggestions(d);
     for (const row of document.querySelectorAll("tr.doc-row")) {
@@ -321,6 +330,11 @@
     if (R && R.network) {
       const at = R.network.nodes.indexOf(d);
       selectGlyph("network-source", at >= 0 ? at : null);
+    }
+    const V = views.visibility;
+    if (V && V.points && V.cited) {
+      const at = V.points.indexOf(d);
+      selectGlyph("visibility-scatter-source", at >= 0 ? at : null);
     }
     return true;
   }
@@ -441,6 +455,8 @@
       }
       state.relation = 0;
     }
+    fitHeader();
+    if (window.addEventListener) window.addEventListener("resize", fitHeader);
     document.addEventListener("click", (event) => {
       const target = event.target;
       if (!target || !target.closest) return;
@@ -454,13 +470,21 @@
     });
   }
 
-  /* resolves once Bokeh has embedded the figures (or after 15 s without them) */
+  /* resolves once Bokeh has embedded and drawn the figures (or after 15 s without them):
+   * every figure has its root view, and every Bokeh document says it is idle (its roots
+   * rendered once; a root view alone only means the figure is being built) */
+  function bokehDrawn(wanted) {
+    const B = window.Bokeh;
+    if (!B || !B.index || !B.documents || !B.documents.length) return false;
+    if (Object.keys(B.index).length < wanted) return false;
+    return B.documents.every((doc) => doc.is_idle !== false);
+  }
+
   const ready = new Promise((resolve) => {
     const started = Date.now();
     const wanted = document.querySelectorAll("[data-root-id]").length;
     (function poll() {
-      const B = window.Bokeh;
-      const done = !wanted || (B && B.index && Object.keys(B.index).length >= wanted);
+      const done = !wanted || bokehDrawn(wanted);
       if (done || Date.now() - started > 15000) {
         if (E && state.relation !== null) selectRelation(state.relation);
         if (T && state.topic !== null) selectGlyph("topic-map-source", state.topic);
