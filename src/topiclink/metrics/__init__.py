@@ -1,8 +1,9 @@
 """Evaluation metrics: link and word ranks, link AUCs, perplexity, accuracy, coherence,
-knowledge-graph filtered ranks (MRR, Hits@k)."""
+knowledge-graph filtered ranks (MRR, Hits@k), calibration (ECE, reliability table)."""
 
 from __future__ import annotations
 
+from topiclink.metrics.calibration import expected_calibration_error, reliability_table
 from topiclink.metrics.chunked import rank_in_chunks
 from topiclink.metrics.classification import accuracy, perplexity
 from topiclink.metrics.coherence import npmi_coherence
@@ -23,4 +24,6 @@ __all__ = [
     "npmi_coherence",
     "filtered_ranks",
     "mrr_hits",
+    "expected_calibration_error",
+    "reliability_table",
 ]

@@ -526,6 +526,12 @@ class EntityFactorsMixin:
         by name or by index; an unknown name or an index out of range raises a one-line
         DataError naming the first bad triple, e.g. ``triple 3 ('a', 'likes', 'zz'):
         unknown tail 'zz' (...)``."""
+        return self._triple_proba(*self._triple_indices(heads, relations, tails))
+
+    def _triple_indices(self, heads: Any, relations: Any, tails: Any
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Indices of the triples given by name or index (the checks of
+        :meth:`predict_proba`)."""
         self._check_fitted()
         entities = np.asarray(self.entity_names_)
         parts = {"head": (heads, entities), "relation": (relations, np.asarray(
@@ -547,7 +553,8 @@ class EntityFactorsMixin:
             raise DataError(f"triple {k} {triple!r}: "
                             f"{self._unknown(what, given[k], integer, parts[what][1])}"
                             f"{more}")
-        return self._triple_proba(*(f[0] for f in found.values()))
+        h, r, t = (f[0] for f in found.values())
+        return h, r, t
 
     def _one_index(self, value: Any, names: np.ndarray, what: str) -> np.ndarray:
         """The index (shape (1,)) of exactly one entity or relation: an empty list or
