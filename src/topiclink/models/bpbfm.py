@@ -14,6 +14,7 @@ are the usual weakly informative choices of the gamma-process edge partition mod
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -571,11 +572,11 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                 setattr(self, name, None)
 
     # ------------------------------------------------------------------ prediction
-    def _triple_proba(self, h: np.ndarray, r: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Mean over the kept samples of ``1 - exp(-u_h^T Lambda^r u_t)`` (a self-pair's
+    def _sample_probas(self, h: np.ndarray, r: np.ndarray, t: np.ndarray
+                       ) -> Iterator[np.ndarray]:
+        """Per kept sample, ``1 - exp(-u_h^T Lambda^r u_t)`` of the triples (a self-pair's
         rate times rho_r with ``self_pairs="scaled"``)."""
         h32, r32, t32 = (np.asarray(x, dtype=np.int32) for x in (h, r, t))
-        out = np.zeros(h32.size)
         rhos = getattr(self, "samples_self_scale_", None)
         diag = h32 == t32
         for s, (U, L) in enumerate(zip(self.samples_embedding_,
@@ -584,7 +585,13 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                                        np.ascontiguousarray(L))
             if rhos is not None:
                 rate[diag] *= rhos[s][r32[diag]]
-            out -= np.expm1(-rate)
+            yield -np.expm1(-rate)
+
+    def _triple_proba(self, h: np.ndarray, r: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Mean over the kept samples of :meth:`_sample_probas`."""
+        out = np.zeros(np.size(h))
+        for p in self._sample_probas(h, r, t):
+            out += p
         return out / self.samples_embedding_.shape[0]
 
     def proba_interval(self, heads: Any, relations: Any, tails: Any, level: float = 0.9
@@ -610,17 +617,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         if not 0.0 < level < 1.0:
             raise ValueError(f"level must be in (0, 1), got {level}")
         h, r, t = self._triple_indices(heads, relations, tails)
-        h32, r32, t32 = (x.astype(np.int32) for x in (h, r, t))
-        rhos = getattr(self, "samples_self_scale_", None)
-        diag = h32 == t32
-        draws = np.empty((self.samples_embedding_.shape[0], h.size))
-        for s, (U, L) in enumerate(zip(self.samples_embedding_,
-                                       self.samples_relation_matrices_, strict=True)):
-            rate = kernels.entry_rates(h32, r32, t32, np.ascontiguousarray(U),
-                                       np.ascontiguousarray(L))
-            if rhos is not None:
-                rate[diag] *= rhos[s][r32[diag]]
-            draws[s] = -np.expm1(-rate)
+        draws = np.stack(list(self._sample_probas(h, r, t)))
         tail = (1.0 - level) / 2
         lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
         return draws.mean(axis=0), lower, upper
