@@ -15,7 +15,7 @@ from topiclink.data import Links
 from topiclink.datasets import make_bpbfm_data, make_rtm_data
 from topiclink.report import ReportInputs
 
-__all__ = ["FAMILIES", "make_report_data", "fit_family", "family_inputs"]
+__all__ = ["FAMILIES", "GROUPED", "PRESIDENTS", "make_report_data", "fit_family", "family_inputs"]
 
 FAMILIES: dict[str, set[str]] = {  # name -> the views its report has besides the summary
     "LDA": {"topics", "documents"},
@@ -34,20 +34,30 @@ FAMILIES: dict[str, set[str]] = {  # name -> the views its report has besides th
 }
 
 
+#: the families whose reports group the documents by "president" (and band the years)
+GROUPED = ("KTM", "DMR")
+
+#: the fixture's "presidents", one per five years from 1990
+PRESIDENTS = ("Adams", "Baker", "Clark", "Davis")
+
+
 def make_report_data() -> dict[str, Any]:
     """40 titled documents of 3 topics with their links (undirected and directed), binary
-    and 3-class labels, features, a year column, and a 25-entity, 3-relation tensor."""
+    and 3-class labels, features, a year column (1990-2009) with the sitting "president"
+    of each year (four of five years each), and a 25-entity, 3-relation tensor."""
     (corpus, links), _ = make_rtm_data(n_docs=40, n_words=60, n_topics=3, doc_length=30,
                                        random_state=9)
     titles = np.array([f"paper {i} about {'graphs' if i % 2 else 'strings'}"
                        for i in range(corpus.n_docs)])
     corpus = tl.Corpus(corpus.counts, vocabulary=corpus.vocabulary, titles=titles)
     tensor, _ = make_bpbfm_data(25, 3, 3, random_state=9, density=0.08)
+    year = 1990 + np.arange(corpus.n_docs) % 20
     return {"corpus": corpus, "links": links,
             "directed": Links.from_pairs(links.pairs, links.n_docs, directed=True),
             "y2": np.arange(corpus.n_docs) % 2, "y3": np.arange(corpus.n_docs) % 3,
             "features": np.random.default_rng(9).random((corpus.n_docs, 2)),
-            "frame": pd.DataFrame({"year": 1990 + np.arange(corpus.n_docs) % 20}),
+            "frame": pd.DataFrame({"year": year}),
+            "year": year, "president": np.array(PRESIDENTS)[(year - 1990) // 5],
             "tensor": tensor}
 
 
@@ -92,7 +102,8 @@ def fit_family(name: str, d: dict[str, Any]) -> Any:
 
 
 def family_inputs(name: str, d: dict[str, Any]) -> ReportInputs:
-    """The data the report of family ``name`` attaches (corpus, links, labels, tensor)."""
+    """The data the report of family ``name`` attaches (corpus, links, labels, tensor;
+    KTM and DMR: the year as covariate, the documents grouped by "president")."""
     inputs = ReportInputs(corpus=None if name == "BPBFM" else d["corpus"])
     if name in ("gRTM", "Var-RTM", "LDA+Reg"):
         inputs.links = d["links"]
@@ -104,4 +115,7 @@ def family_inputs(name: str, d: dict[str, Any]) -> ReportInputs:
         inputs.labels = d["y3"]
     if name == "BPBFM":
         inputs.tensor = d["tensor"]
+    if name in GROUPED:
+        inputs.covariate, inputs.covariate_name = d["year"].astype(float), "year"
+        inputs.groups, inputs.group_name = d["president"], "president"
     return inputs

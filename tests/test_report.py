@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import topiclink as tl
-from tests.report_fixtures import FAMILIES, make_report_data
+from tests.report_fixtures import FAMILIES, PRESIDENTS, make_report_data
 from tests.report_fixtures import family_inputs as _inputs
 from tests.report_fixtures import fit_family as _fit
 from topiclink.cli.app import app
@@ -28,6 +28,7 @@ from topiclink.report import (
     report_data,
     to_pyldavis,
 )
+from topiclink.report.views.covariate import group_bands, group_view
 from topiclink.report.views.topics import classical_mds, jensen_shannon
 
 runner = CliRunner()
@@ -246,13 +247,133 @@ def test_covariate_views(reports, data):
     assert lda.data["views"]["covariate"]["empirical"]["x"] == [0, 1, 2, 3, 4]
 
 
+# ---------------------------------------------------------------------- groups (presidents)
+def test_group_view_orders_averages_and_bands():
+    """Groups in order along the covariate (ties in document order), each group's mean
+    topic mix (rows sum to 1), a band per run of one group cut half-way between runs; a
+    group that returns (Cleveland) has two bands; documents without a group are left
+    out."""
+    rng = np.random.default_rng(3)
+    theta = rng.dirichlet(np.ones(4), size=9)
+    years = np.array([1893, 1885, 1889, 1889, 1901, 1886, 1897, 1890, 1999], dtype=float)
+    names = np.array(["Cleveland", "Cleveland", "Harrison", "Cleveland", "McKinley",
+                      "Cleveland", "McKinley", "Harrison", None], dtype=object)
+    view = group_view(theta, names, years, "president", "year")
+    assert view["groups"] == ["Cleveland", "Harrison", "McKinley"]
+    assert view["documents"] == [4, 2, 2]
+    shares = np.asarray(view["shares"])
+    assert np.allclose(shares.sum(axis=1), 1, atol=1e-3)
+    for g, name in enumerate(view["groups"]):
+        assert np.allclose(shares[g], theta[names == name].mean(axis=0), atol=1e-4)
+    assert view["first"] == [1885, 1889, 1897] and view["last"] == [1893, 1890, 1901]
+    bands = view["bands"]
+    # along the year: 1885 C, 1886 C, 1889 H, 1889 C (a tie: document order), 1890 H,
+    # 1893 C, 1897 M, 1901 M
+    assert bands["label"] == ["Cleveland", "Harrison", "Cleveland", "Harrison", "Cleveland",
+                              "McKinley"]
+    assert bands["group"] == [0, 1, 0, 1, 0, 2]
+    assert bands["start"] == [1885, 1887.5, 1889, 1889.5, 1891.5, 1895]
+    assert bands["end"] == bands["start"][1:] + [1901]
+    assert bands["documents"] == [2, 1, 1, 1, 1, 2]
+    assert sum(bands["documents"]) == 8
+    # without the covariate: first-document order, no bands
+    plain = group_view(theta, names)
+    assert plain["groups"] == ["Cleveland", "Harrison", "McKinley"] and plain["bands"] is None
+    # a grouping that does not run along the covariate is not banded
+    alternating = group_view(theta, np.array(["a", "b"] * 4 + ["a"]), np.arange(9.0),
+                             "type", max_bands=5)
+    assert alternating["bands"] is None and "not banded" in alternating["note"]
+    assert group_view(theta, np.array([None] * 9, dtype=object)) is None
+    empty = group_bands(np.zeros(0), np.zeros(0, dtype=object))
+    assert empty["start"] == []
+
+
+def test_the_president_view_of_ktm_and_dmr(reports):
+    for name in ("KTM", "DMR"):
+        groups = reports[name][1].data["views"]["covariate"]["groups"]
+        assert groups["name"] == "president" and groups["groups"] == list(PRESIDENTS)
+        assert np.allclose(np.asarray(groups["shares"]).sum(axis=1), 1, atol=1e-3)
+        assert groups["documents"] == [10, 10, 10, 10]
+        bands = groups["bands"]
+        assert bands["label"] == list(PRESIDENTS)
+        assert bands["start"] == [1990, 1994.5, 1999.5, 2004.5]
+        assert bands["end"] == [1994.5, 1999.5, 2004.5, 2009]
+        html = reports[name][1].html
+        for source in ("covariate-bands-source", "group-topics-source",
+                       "covariate-empirical-bands-source"):
+            assert source in html
+        assert 'id="group-topic"' in html and "Topics by president" in html
+
+
+def test_grouping_from_the_corpus_metadata(reports, data):
+    """A corpus whose metadata has a president column is grouped by it (and its year
+    is the covariate); group_column names another column, False turns it off; a column
+    that is not there is a one-line error naming those that are."""
+    from topiclink.data import DataError
+
+    corpus = data["corpus"]
+    meta = pd.DataFrame({"year": data["year"], "president": data["president"],
+                         "party": np.where(data["year"] < 2000, "blue", "red")})
+    with_meta = tl.Corpus(corpus.counts, vocabulary=corpus.vocabulary, titles=corpus.titles,
+                          metadata=meta)
+    lda = reports["LDA"][0]
+    auto = lda.explore(with_meta).data["views"]["covariate"]
+    assert auto["groups"]["groups"] == list(PRESIDENTS)
+    assert auto["empirical"]["name"] == "year"
+    party = build_report(lda, with_meta, group_column="party").data["views"]["covariate"]
+    assert party["groups"]["groups"] == ["blue", "red"]
+    assert party["groups"]["bands"]["start"] == [1990, 1999.5]
+    off = build_report(lda, with_meta, group_column=False).data["views"]["covariate"]
+    assert off["groups"] is None and off["empirical"] is not None
+    with pytest.raises(DataError, match="no metadata column 'speaker'.*year, president, "
+                                        "party"):
+        build_report(lda, with_meta, group_column="speaker")
+    with pytest.raises(DataError, match="no metadata columns"):
+        build_report(lda, corpus, group_column="president")
+    # no grouping, no covariate: no covariate view (as before)
+    assert "covariate" not in build_report(lda, corpus).data["views"]
+
+
+def test_report_command_group_column(reports, data, tmp_path):
+    """--group-column reads the column from --documents (and --dataset/--data); a
+    column that is not there is a one-line error; it needs the data."""
+    docs = tmp_path / "docs.csv"
+    corpus = data["corpus"]
+    lines = ["id,text,speaker"]
+    counts = corpus.counts.tocsr()
+    for d in range(corpus.n_docs):
+        row = counts[d]
+        text = " ".join(w for j, c in zip(row.indices, row.data, strict=True)  # letters only
+                        for w in ["term" + "".join(chr(97 + int(i)) for i in str(j))] * int(c))
+        lines.append(f"d{d},{text},{data['president'][d]}")
+    docs.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "lda.npz"
+    result = runner.invoke(app, ["fit", "lda", "--documents", str(docs), "-k", "2", "-n",
+                                 "3", "--stop-words", "none", "--quiet", "--out",
+                                 str(model)])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "lda.html"
+    result = runner.invoke(app, ["report", str(model), "--documents", str(docs),
+                                 "--stop-words", "none", "--group-column", "speaker"])
+    assert result.exit_code == 0, result.output
+    groups = embedded(out.read_text(encoding="utf-8"))["views"]["covariate"]["groups"]
+    assert groups["name"] == "speaker" and sorted(groups["groups"]) == list(PRESIDENTS)
+    assert groups["bands"] is None          # no covariate: the groups' shares only
+    assert "no metadata column 'party'" in _error_line(runner.invoke(
+        app, ["report", str(model), "--documents", str(docs), "--stop-words", "none",
+              "--group-column", "party", "--out", str(tmp_path / "p.html")]))
+    assert "give the data too" in _error_line(runner.invoke(
+        app, ["report", str(model), "--group-column", "speaker", "--out",
+              str(tmp_path / "q.html")]))
+
+
 def test_the_page_script_runs(reports):
     """The page's script under a minimal DOM (node; no browser, no Bokeh): the API
     selects topics and documents, moves the slider, searches, finds neighbours."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
-    for name in ("gRTM", "BPBFM", "gSLDA"):
+    for name in ("gRTM", "BPBFM", "gSLDA", "KTM"):
         path = reports[name][2]
         result = subprocess.run([node, str(SMOKE), str(path)], capture_output=True,
                                 text=True, timeout=60)
@@ -269,6 +390,12 @@ def test_the_page_script_runs(reports):
         assert len(out["nearest"]) == 5
         if name == "gRTM":
             assert "true links" in out["suggestions"]
+        if name == "KTM":                   # the chosen topic's shares by president
+            groups = reports[name][1].data["views"]["covariate"]["groups"]
+            k = out["groupTopic"]
+            want = sorted(range(4), key=lambda g: (-groups["shares"][g][k], g))
+            assert out["groupShares"] == [groups["groups"][g] for g in want]
+            assert "mean share by president" in out["groupText"]
 
 
 def test_explore_shows_inline_and_saves(reports, data, tmp_path):
@@ -418,6 +545,33 @@ def test_report_command_with_the_users_documents(tmp_path):
     result = runner.invoke(app, ["report", str(model), "--documents", str(docs), "--dataset",
                                  "cora", "--out", str(tmp_path / "x.html")])
     assert "not both" in _error_line(result)
+
+
+def test_report_command_states_held_out_precision_of_a_holdout_fit(tmp_path):
+    """`topiclink fit rtm --holdout F` keeps the training documents' ids in the model
+    file; `topiclink report` with the same data matches them and scores the documents
+    that were not in training (held-out precision@k, stated on the page)."""
+    rng = np.random.default_rng(1)
+    topics = (("citation", "network", "graph", "links"), ("gauge", "string", "brane", "field"))
+    docs = tmp_path / "docs.csv"
+    docs.write_text("id,text\n" + "".join(
+        f"p{i},{' '.join(rng.choice(topics[i % 2], 20))}\n" for i in range(40)))
+    edges = tmp_path / "edges.txt"
+    edges.write_text("".join(f"p{i} p{j}\n" for i in range(40) for j in range(i)
+                             if i % 2 == j % 2 and rng.random() < 0.3))
+    files = ["--documents", str(docs), "--edges", str(edges)]
+    model = tmp_path / "m.npz"
+    result = runner.invoke(app, ["fit", "rtm", *files, "-k", "2", "-n", "5", "--quiet",
+                                 "--holdout", "0.25", "--out", str(model)])
+    assert result.exit_code == 0, result.output
+    n_train = len(tl.load(model).train_doc_ids_)
+    assert n_train < 40
+    result = runner.invoke(app, ["report", str(model), *files])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "m.html").read_text(encoding="utf-8")
+    held = embedded(html)["views"]["relational"]["held_out"]
+    assert held is not None and 1 <= held["n_documents"] <= 40 - n_train
+    assert 0 <= held["precision@1"] <= 1 and 'id="held-out"' in html
 
 
 # ---------------------------------------------------------------------- a large model

@@ -5,7 +5,8 @@ Each page must render without a console error, warning or uncaught exception and
 nothing (any request that is not ``file:`` or ``data:`` fails the test); its views must be
 there and filled, Bokeh must have drawn every figure (pixels on a canvas), and choosing a
 document, moving the relevance slider, tapping a topic on the map, following the header's
-links (and, for BPBFM, choosing a relation and a query) must change what the page shows.
+links (and, for BPBFM, choosing a relation and a query; for KTM and DMR, whose documents are
+grouped by "president", choosing a topic) must change what the page shows.
 
 With ``TOPICLINK_SCREENSHOTS=<folder>`` each test also saves a full-page screenshot of its
 family's page (``<folder>/<family>.png``; ``benchmarks/results/report_screenshots/`` keeps a
@@ -43,6 +44,7 @@ from playwright.sync_api import (  # noqa: E402
 
 from tests.report_fixtures import (  # noqa: E402
     FAMILIES,
+    GROUPED,
     family_inputs,
     fit_family,
     make_report_data,
@@ -313,6 +315,64 @@ def check_entities(page: Page) -> None:
     assert tails.inner_text() == before
 
 
+_GROUP_SELECTION = """() => Array.from(Bokeh.documents[0].get_model_by_name(
+  "group-topics-source").selected.indices)"""
+
+
+def check_groups(page: Page) -> None:
+    """The president view (KTM, DMR: the documents grouped by "president"): the strip
+    under the topics over time names the presidents band by band; the chosen topic's
+    column of the president-by-topic heat map is selected and its shares by president
+    listed, highest first; choosing another topic (the select, then a real tap on a cell
+    of the heat map) moves both."""
+    groups = page.evaluate("() => window.topiclinkReport.data.views.covariate.groups")
+    K = page.evaluate("() => window.topiclinkReport.data.views.topics.n_topics")
+    labels = page.evaluate("() => window.topiclinkReport.data.views.topics.labels")
+    assert page.locator("#group-heading").inner_text() == f"Topics by {groups['name']}"
+    bands = page.evaluate("""() => Array.from(Bokeh.documents[0].get_model_by_name(
+      "covariate-bands-source").data.label)""")
+    assert bands == groups["bands"]["label"] and len(bands) >= 2
+
+    def column(k: int) -> list[int]:
+        return [g * K + k for g in range(len(groups["groups"]))]
+
+    def listed(k: int) -> list[str]:
+        order = sorted(range(len(groups["groups"])),
+                       key=lambda g: (-groups["shares"][g][k], g))
+        return [groups["groups"][g] for g in order][:15]
+
+    box = page.locator("#group-topic")
+    k = state(page, "topic")
+    assert page.evaluate(_GROUP_SELECTION) == column(k)
+    assert box.locator(".note").inner_text().startswith(labels[k])
+    assert [t.split(" (")[0] for t in box.locator(".bar-label").all_inner_texts()] == listed(k)
+    other = (k + 1) % K
+    page.select_option("#topic-select", str(other))
+    assert page.evaluate(_GROUP_SELECTION) == column(other)
+    assert box.locator(".note").inner_text().startswith(labels[other])
+    assert [t.split(" (")[0] for t in box.locator(".bar-label").all_inner_texts()] == (
+        listed(other))
+    # a real tap on the heat map's cell (first president, a third topic)
+    third = (other + 1) % K
+    at = page.evaluate("""(k) => {
+      const doc = Bokeh.documents[0], fig = doc.get_model_by_name("group-topics");
+      const view = Bokeh.index[fig.id];
+      view.el.scrollIntoView({ block: "center" });
+      const box = view.el.getBoundingClientRect();
+      const s = doc.get_model_by_name("group-topics-source").data;
+      const x = view.frame.x_scale.compute(fig.x_range.synthetic(s.col[k]));
+      const y = view.frame.y_scale.compute(fig.y_range.synthetic(s.row[k]));
+      return { x: box.left + x, y: box.top + y }; }""", third)
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_function("(k) => window.topiclinkReport.state.topic === k", arg=third,
+                           timeout=5000)
+    assert page.locator("#topic-select").input_value() == str(third)
+    page.wait_for_function(f"() => ({_GROUP_SELECTION})().length === {len(groups['groups'])}",
+                           timeout=5000)
+    assert page.evaluate(_GROUP_SELECTION) == column(third)
+    assert box.locator(".note").inner_text().startswith(labels[third])
+
+
 def check_header_links(page: Page) -> None:
     """Each link of the sticky header scrolls its section's heading into view below the
     header, not under it."""
@@ -362,6 +422,8 @@ def test_the_report_in_a_real_browser(browser: Browser, fitted: Callable[[str], 
             check_documents(page, views)
         if "entities" in views:
             check_entities(page)
+        if name in GROUPED:
+            check_groups(page)
         check_header_links(page)
         assert not watch.problems, watch.problems
         assert not watch.outside, f"the page fetched {watch.outside}"

@@ -65,6 +65,12 @@ if (D) {
   out.suggestions = ids["doc-suggestions"] ? ids["doc-suggestions"].textContent : null;
   out.badDocument = api.selectDocument(D.n_docs + 3);
 }
+const C = api.data.views.covariate;
+if (T && C && C.groups) {
+  out.groupTopic = api.state.topic;
+  out.groupShares = api.groupShares(api.state.topic).map((r) => r.group);
+  out.groupText = ids["group-topic"].textContent;
+}
 if (E) {
   out.selectRelation = api.selectRelation(E.relations.length - 1);
   out.selectQuery = api.selectQuery(E.queries.heads[0], E.queries.relations[0]);

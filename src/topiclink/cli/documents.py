@@ -65,6 +65,9 @@ class DocumentSource:
     max_features: int | None = None
     max_unknown: float = 0.01
     newer_citations: str = "error"
+    #: more columns kept as the documents' metadata (not an option: e.g. the column
+    #: ``topiclink report --group-column`` names)
+    extra_columns: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ checks
     def check(self, *, requires: tuple[str, ...] = ("X",)) -> None:
@@ -169,7 +172,9 @@ class DocumentSource:
                                   title_column=self.title_column,
                                   time_column=self.time_column, time_format=self.time_format,
                                   metadata_columns=([self.label_column]
-                                                    if self.label_column else []))
+                                                    if self.label_column else [])
+                                  + [c for c in self.extra_columns
+                                     if c != self.label_column])
             fit_on = None
             if fit_before is not None:
                 docs = docs.sorted_by_time()

@@ -39,6 +39,10 @@ def report_cmd(
     vocab: VocabOpt = None,
     title: Annotated[str | None, typer.Option(
         help="The page's title.", show_default=False)] = None,
+    group_column: Annotated[str | None, typer.Option(
+        "--group-column", help="A metadata column of the data that groups the documents "
+        "(e.g. president): each group's mean topic mix, and the time axis banded by group "
+        "(default: president when the data has it).", show_default=False)] = None,
     force: ForceOpt = False,
     verbose: VerboseOpt = False,
     source: DocumentSource | None = None,
@@ -48,10 +52,11 @@ def report_cmd(
     relevance slider and the topic map; documents with search, topic mix and nearest
     documents; for link models the link matrix, suggested links and the network; LMV
     visibility; classifier weights; BPBFM relations and predicted tails; topics over time
-    (KTM, DMR).  A model file holds no documents or links: give the data the model was
-    fitted on (--dataset, --data, --input or --documents [--edges]) to search by words,
-    mark the true links, draw the network and, with documents that were not in training,
-    state held-out precision@k."""
+    (KTM, DMR), banded by a grouping of the documents (--group-column; the sitting
+    president of the State of the Union) with each group's mean topic mix.  A model file
+    holds no documents or links: give the data the model was fitted on (--dataset, --data,
+    --input or --documents [--edges]) to search by words, mark the true links, draw the
+    network and, with documents that were not in training, state held-out precision@k."""
     from topiclink.report import build_report, inputs_from_dataset
 
     setup_logging(verbose)
@@ -64,13 +69,20 @@ def report_cmd(
         source.check(requires=("X",))
     else:
         check_input_paths(data, input_file, vocab)
+    given = (source is not None or dataset is not None or data is not None
+             or input_file is not None)
+    if group_column is not None and not given:
+        raise fail("--group-column reads the data's metadata: give the data too (--dataset, "
+                   "--data, --input or --documents); a model file keeps none")
     model = load_model_file(model_path)
     inputs = None
-    if source is not None or dataset is not None or data is not None or input_file is not None:
+    if source is not None and group_column:
+        source.extra_columns = (group_column,)
+    if given:
         ds = load_data(dataset, data, input_file, vocab, source=source,
                        directed=bool(getattr(model, "directed_links", False)))
         with reported_errors():
-            inputs = inputs_from_dataset(model, ds)
+            inputs = inputs_from_dataset(model, ds, group_column=group_column)
     with reported_errors(ImportError):
         report = build_report(model, inputs=inputs, title=title)
         report.save(path)

@@ -189,7 +189,9 @@ class Estimator(BaseEstimator):
         ``.save("report.html")`` (one self-contained page that opens offline).
 
         ``corpus``: the training documents in the model's order; ``links=``, ``labels=``,
-        ``inputs=``, ``limits=``, ``title=`` as :func:`~topiclink.report.build_report`.
+        ``inputs=``, ``group_column=`` (a metadata column grouping the documents, e.g.
+        ``"president"``), ``limits=``, ``title=`` as
+        :func:`~topiclink.report.build_report`.
         """
         from topiclink.report import build_report
 

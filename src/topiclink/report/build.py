@@ -17,7 +17,7 @@ from topiclink.data.links import as_links
 from topiclink.persistence import atomic_write
 from topiclink.report.data import Limits, report_data
 from topiclink.report.html import render_html
-from topiclink.report.inputs import ReportInputs
+from topiclink.report.inputs import ReportInputs, group_from_metadata, time_from_metadata
 
 __all__ = ["Report", "build_report"]
 
@@ -62,7 +62,8 @@ class Report:
 
 def build_report(model: Any, corpus: Corpus | None = None, *, links: Any = None,
                  labels: Any = None, inputs: ReportInputs | None = None,
-                 limits: Limits | None = None, title: str | None = None) -> Report:
+                 group_column: str | bool | None = None, limits: Limits | None = None,
+                 title: str | None = None) -> Report:
     """The report of a fitted model (every family; see :mod:`topiclink.report`).
 
     Parameters
@@ -80,6 +81,11 @@ def build_report(model: Any, corpus: Corpus | None = None, *, links: Any = None,
         Everything at once, with held-out documents, a covariate or a tensor (e.g. from
         :func:`~topiclink.report.inputs.inputs_from_dataset`); ``corpus``, ``links`` and
         ``labels`` given too replace its members.
+    group_column : str or False, optional
+        The corpus's metadata column that groups the documents (e.g. ``"president"``):
+        each group's mean topic mix, and the covariate's axis banded by group.  By default
+        the grouping of ``inputs``, else ``president`` when the metadata has it; False:
+        none.  A one-line DataError lists the columns when there is no such column.
     limits : Limits, optional
         Caps on what is embedded (defaults keep a 25,000-document page to a few MB).
     title : str, optional
@@ -96,6 +102,14 @@ def build_report(model: Any, corpus: Corpus | None = None, *, links: Any = None,
         inputs.links = as_links(links, n_docs, doc_ids=getattr(corpus, "doc_ids", None))
     if labels is not None:
         inputs.labels = np.asarray(labels)
+    if inputs.covariate is None:            # e.g. the year in the corpus's metadata
+        inputs.covariate, inputs.covariate_name = time_from_metadata(inputs.corpus)
+    if group_column is False:
+        inputs.groups, inputs.group_name = None, None
+    elif group_column is not None or inputs.groups is None:
+        found, name = group_from_metadata(inputs.corpus, group_column)
+        if found is not None:
+            inputs.groups, inputs.group_name = found, name
     data = report_data(model, inputs, limits)
     html = render_html(data, title)
     return Report(data, html, time.perf_counter() - t0)

@@ -3,10 +3,10 @@
 :func:`report_data` picks the views from the model's capabilities (topics and
 documents for every topic model; relational for link models; visibility for LMV;
 supervised for classifiers; entities for BPBFM; covariate for KTM / DMR or when a
-covariate is attached) and caps what it embeds (:class:`Limits`) so that a large model's
-page stays small and quick: top words per topic, topic mixes rounded and sparse, at most
-``max_network_nodes`` nodes, precomputed suggestions and tails for a bounded number of
-queries.
+covariate or a grouping of the documents is attached) and caps what it embeds
+(:class:`Limits`) so that a large model's page stays small and quick: top words per
+topic, topic mixes rounded and sparse, at most ``max_network_nodes`` nodes, precomputed
+suggestions and tails for a bounded number of queries.
 """
 
 from __future__ import annotations
@@ -131,7 +131,8 @@ def report_data(model: Any, inputs: ReportInputs | None = None,
         views["entities"] = entities_view(model, inputs.tensor,
                                           max_pairs=limits.max_tail_queries)
     if isinstance(model, TopicsMixin):
-        found = covariate_view(model, inputs.covariate, inputs.covariate_name)
+        found = covariate_view(model, inputs.covariate, inputs.covariate_name,
+                               inputs.groups, inputs.group_name)
         if found is not None:
             views["covariate"] = found
     return {"format": REPORT_FORMAT, "format_version": 1, "model": _header(model, inputs),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["require_bokeh", "topic_colors", "heatmap", "topic_map", "network",
-           "stacked_prevalence", "scatter", "BOKEH_HINT"]
+           "stacked_prevalence", "band_strip", "scatter", "BOKEH_HINT"]
 
 BOKEH_HINT = "the HTML report needs bokeh (a dependency of topiclink): pip install bokeh"
 
@@ -51,8 +51,12 @@ def _tap_callback(source: Any, call: str, column: str) -> Any:
 
 def heatmap(matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str], *,
             name: str, title: str, x_title: str = "", y_title: str = "",
-            diverging: bool = False, height: int | None = None) -> Any:
-    """A labelled heat map of ``matrix`` (rows top to bottom) with the value on hover."""
+            diverging: bool = False, height: int | None = None,
+            tap_topic: bool = False) -> Any:
+    """A labelled heat map of ``matrix`` (rows top to bottom) with the value on hover.
+
+    ``tap_topic``: the columns are the topics; a tap on a cell selects its topic (the
+    page then selects the topic's whole column, the other cells dimmed)."""
     from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper
     from bokeh.palettes import RdBu11, Viridis256
     from bokeh.plotting import figure
@@ -63,6 +67,8 @@ def heatmap(matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str], *
     source = ColumnDataSource({"row": [rows[i] for i in r_idx.ravel()],
                                "col": [cols[j] for j in c_idx.ravel()],
                                "value": M.ravel()}, name=f"{name}-source")
+    if tap_topic:
+        source.data["topic"] = c_idx.ravel()
     finite = M[np.isfinite(M)]
     if diverging:
         bound = float(np.abs(finite).max()) if finite.size else 1.0
@@ -75,16 +81,21 @@ def heatmap(matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str], *
                                name=f"{name}-mapper")
     size = height or int(min(900, max(260, 18 * len(rows) + 120)))
     fig = figure(x_range=cols, y_range=list(reversed(rows)), height=size,
-                 sizing_mode="stretch_width", title=title, tools="hover,save,reset",
+                 sizing_mode="stretch_width", title=title,
+                 tools="tap,hover,save,reset" if tap_topic else "hover,save,reset",
                  toolbar_location="right", name=name)
+    selection = ({"nonselection_fill_alpha": 0.3, "selection_line_color": "#000000",
+                  "selection_line_width": 1.5} if tap_topic else {})
     fig.rect("col", "row", 1, 1, source=source, line_color=None,
-             fill_color={"field": "value", "transform": mapper})
+             fill_color={"field": "value", "transform": mapper}, **selection)
     fig.select_one(HoverTool).tooltips = [(y_title or "row", "@row"),
                                           (x_title or "column", "@col"), ("value", "@value")]
     fig.add_layout(ColorBar(color_mapper=mapper, width=10), "right")
     fig.xaxis.major_label_orientation = 0.9
     fig.xaxis.axis_label, fig.yaxis.axis_label = x_title, y_title
     fig.grid.visible = False
+    if tap_topic:
+        source.selected.js_on_change("indices", _tap_callback(source, "selectTopic", "topic"))
     return fig
 
 
@@ -155,9 +166,16 @@ def network(x: Sequence[float], y: Sequence[float], docs: Sequence[int],
 
 
 def stacked_prevalence(x: Sequence[float], prevalence: Any, labels: Sequence[str], *,
-                       name: str, title: str, x_title: str) -> Any:
-    """Topic prevalence stacked over ``x`` (rows of ``prevalence`` renormalised)."""
-    from bokeh.models import ColumnDataSource, Legend
+                       name: str, title: str, x_title: str,
+                       bands: dict[str, Any] | None = None, band_name: str = "group"
+                       ) -> Any:
+    """Topic prevalence stacked over ``x`` (rows of ``prevalence`` renormalised).
+
+    ``bands`` (``start``, ``end``, ``label``, ``first``, ``last``, ``documents`` per band:
+    :func:`~topiclink.report.views.covariate.group_bands`): a white line at each band's
+    edge, and hovering names the band's group (``band_name``, e.g. the sitting
+    president)."""
+    from bokeh.models import ColumnDataSource, HoverTool, Legend
     from bokeh.plotting import figure
 
     P = np.asarray(prevalence, dtype=np.float64)
@@ -176,6 +194,55 @@ def stacked_prevalence(x: Sequence[float], prevalence: Any, labels: Sequence[str
                         label_text_font_size="8pt", click_policy="hide")
         fig.add_layout(legend, "right")
     fig.xaxis.axis_label, fig.yaxis.axis_label = x_title, "topic share"
+    if bands is not None and bands["start"]:
+        edges = np.asarray(bands["start"][1:], dtype=np.float64)
+        fig.segment(edges, np.zeros(edges.size), edges, np.ones(edges.size),
+                    line_color="#ffffff", line_alpha=0.9, line_width=1.2)
+        hover = fig.quad(left="start", right="end", bottom=0, top=1,
+                         source=_band_source(bands, f"{name}-bands-source"),
+                         fill_alpha=0.0, line_alpha=0.0)
+        fig.add_tools(HoverTool(renderers=[hover], tooltips=[
+            (band_name, "@label"), (x_title, "@years"), ("documents", "@documents")]))
+    return fig
+
+
+def _band_source(bands: dict[str, Any], name: str) -> Any:
+    from bokeh.models import ColumnDataSource
+
+    def span(a: float, b: float) -> str:
+        a_s, b_s = f"{a:g}", f"{b:g}"
+        return a_s if a_s == b_s else f"{a_s}\u2013{b_s}"
+
+    start, end = np.asarray(bands["start"], float), np.asarray(bands["end"], float)
+    return ColumnDataSource({
+        "start": start, "end": end, "middle": 0.5 * (start + end),
+        "label": list(bands["label"]), "documents": list(bands["documents"]),
+        "years": [span(a, b) for a, b in zip(bands["first"], bands["last"], strict=True)],
+        "shade": ["#d7dee8" if i % 2 else "#eef1f5" for i in range(start.size)]}, name=name)
+
+
+def band_strip(bands: dict[str, Any], x_range: Any, *, name: str, band_name: str,
+               x_title: str) -> Any:
+    """The covariate's axis as a strip of bands, one per run of a group (e.g. the sitting
+    president), shaded in turn and labelled with the group's name (vertical), sharing
+    ``x_range`` with the figure above it; hovering shows the name, span and documents."""
+    from bokeh.models import HoverTool, LabelSet
+    from bokeh.plotting import figure
+
+    source = _band_source(bands, f"{name}-source")
+    fig = figure(height=190, sizing_mode="stretch_width", x_range=x_range, y_range=(0, 1),
+                 tools="hover,save", toolbar_location="right", name=name,
+                 title=f"sitting {band_name} along {x_title} (hover for the name)")
+    fig.quad(left="start", right="end", bottom=0, top=1, source=source, fill_color="shade",
+             line_color="#ffffff", line_width=1)
+    fig.add_layout(LabelSet(x="middle", y=0.03, text="label", source=source, angle=np.pi / 2,
+                            text_font_size="7.5pt", text_baseline="middle",
+                            text_align="left", text_color="#333333"))
+    fig.select_one(HoverTool).tooltips = [(band_name, "@label"), (x_title, "@years"),
+                                          ("documents", "@documents")]
+    fig.yaxis.visible = False
+    fig.grid.visible = False
+    fig.xaxis.axis_label = x_title
     return fig
 
 

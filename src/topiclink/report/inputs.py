@@ -22,10 +22,15 @@ from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.data.tensor import RelationalTensor
 
-__all__ = ["ReportInputs", "inputs_from_dataset", "held_out_from_dataset"]
+__all__ = ["ReportInputs", "inputs_from_dataset", "held_out_from_dataset",
+           "group_from_metadata", "time_from_metadata", "GROUP_NAMES"]
 
 #: metadata columns read as the covariate (time) when the data names none
 TIME_NAMES = ("publication_time", "year", "time", "date")
+
+#: metadata columns read as the documents' grouping when none is named (the sitting
+#: president of a State of the Union address)
+GROUP_NAMES = ("president",)
 
 
 @dataclass
@@ -36,6 +41,9 @@ class ReportInputs:
     links : links among them
     labels : their labels, in the space of the model's ``classes_``
     covariate, covariate_name : one number per training document (e.g. the year)
+    groups, group_name : one category per training document (e.g. the president; None
+        or "" for none): each group's mean topic mix, and the covariate's axis banded by
+        group
     held_out, held_out_links : documents not in training and their true links (n_held,
         n_train) to the training documents (held-out precision@k)
     tensor : the relational tensor of an entity model (true tails marked)
@@ -47,6 +55,8 @@ class ReportInputs:
     labels: np.ndarray | None = None
     covariate: np.ndarray | None = None
     covariate_name: str | None = None
+    groups: np.ndarray | None = None
+    group_name: str | None = None
     held_out: Corpus | None = None
     held_out_links: sp.csr_matrix | None = None
     tensor: RelationalTensor | None = None
@@ -59,7 +69,8 @@ class ReportInputs:
         if n is None:
             return
         for name, value in (("corpus", self.corpus), ("links", self.links),
-                            ("labels", self.labels), ("covariate", self.covariate)):
+                            ("labels", self.labels), ("covariate", self.covariate),
+                            ("groups", self.groups)):
             if value is None:
                 continue
             size = value.n_docs if hasattr(value, "n_docs") else len(value)
@@ -79,11 +90,14 @@ def _n_train(model: Any) -> int | None:
     return None if theta is None else int(np.shape(theta)[0])
 
 
-def _time_column(ds: Any, corpus: Corpus) -> tuple[np.ndarray | None, str | None]:
-    meta = corpus.metadata
+def time_from_metadata(corpus: Corpus | None, name: str | None = None
+                ) -> tuple[np.ndarray | None, str | None]:
+    """The documents' covariate from their metadata: the column ``name``, else the first
+    of :data:`TIME_NAMES` that holds numbers; (None, None) without one."""
+    meta = None if corpus is None else corpus.metadata
     if meta is None:
         return None, None
-    names = [ds.time_column] if getattr(ds, "time_column", None) else []
+    names = [name] if name else []
     names += [c for c in meta.columns if str(c).lower() in TIME_NAMES]
     for name in names:
         if name in meta.columns:
@@ -92,6 +106,39 @@ def _time_column(ds: Any, corpus: Corpus) -> tuple[np.ndarray | None, str | None
             except (TypeError, ValueError):
                 continue
     return None, None
+
+
+def group_from_metadata(corpus: Corpus | None, name: str | bool | None = None
+                 ) -> tuple[np.ndarray | None, str | None]:
+    """The documents' grouping from their metadata: (one str per document, "" where
+    missing; the column's name), or (None, None).
+
+    ``name``: a metadata column (a one-line DataError naming the columns there are when
+    it is not one); None: the first of :data:`GROUP_NAMES` the metadata has, if any;
+    False: none.
+    """
+    if name is False:
+        return None, None
+    meta = None if corpus is None else corpus.metadata
+    if name is None or name is True:
+        if meta is None:
+            return None, None
+        found = [c for c in meta.columns if str(c).lower() in GROUP_NAMES]
+        if not found:
+            return None, None
+        column = found[0]
+    else:
+        columns = [] if meta is None else [str(c) for c in meta.columns]
+        if str(name) not in columns:
+            there = (f"its metadata columns: {', '.join(columns)}" if columns else
+                     "the documents have no metadata columns")
+            raise DataError(f"report: no metadata column {name!r} to group the documents "
+                            f"by; {there}")
+        column = next(c for c in meta.columns if str(c) == str(name))
+    values = meta[column].to_numpy(dtype=object)
+    labels = np.array(["" if v is None or (isinstance(v, float) and v != v) else str(v)
+                       for v in values.tolist()], dtype=object)
+    return labels, str(column)
 
 
 def _labels(model: Any, ds: Any, positions: np.ndarray) -> np.ndarray | None:
@@ -162,10 +209,16 @@ def _match_by_position(model: Any, corpus: Corpus) -> np.ndarray:
                     "(a model fitted with --holdout keeps no document ids to match)")
 
 
-def inputs_from_dataset(model: Any, ds: Any, *, max_held_out: int = 1000,
-                        seed: int = 0) -> ReportInputs:
+def inputs_from_dataset(model: Any, ds: Any, *, group_column: str | bool | None = None,
+                        max_held_out: int = 1000, seed: int = 0) -> ReportInputs:
     """The parts of a loaded :class:`~topiclink.datasets.base.Dataset` that fit the
-    model (one-line DataError when its documents are not the model's)."""
+    model (one-line DataError when its documents are not the model's).
+
+    ``group_column``: the metadata column that groups the documents (e.g. ``"president"``;
+    None: ``president`` when the metadata has it; False: none); a one-line DataError
+    listing the columns when the data has no such column.
+    """
+    groups, group_name = group_from_metadata(ds.corpus, group_column)
     inputs = ReportInputs(source=f"data: {ds.name}")
     if ds.tensor:
         inputs.tensor = ds.tensor.get("train", next(iter(ds.tensor.values())))
@@ -180,9 +233,11 @@ def inputs_from_dataset(model: Any, ds: Any, *, max_held_out: int = 1000,
     if ds.links is not None and ds.links.n_links:
         inputs.links = ds.links if identity else ds.links.subgraph(pos)
     inputs.labels = _labels(model, ds, pos)
-    x, name = _time_column(ds, corpus)
+    x, name = time_from_metadata(corpus, getattr(ds, "time_column", None))
     if x is not None:
         inputs.covariate, inputs.covariate_name = x[pos], name
+    if groups is not None:
+        inputs.groups, inputs.group_name = groups[pos], group_name
     if by_id and hasattr(model, "link_scores"):
         inputs.held_out, inputs.held_out_links = held_out_from_dataset(
             ds, pos, max_docs=max_held_out, seed=seed)

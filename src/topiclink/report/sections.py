@@ -214,16 +214,35 @@ def _entities(data: dict[str, Any]) -> Section:
 def _covariate(data: dict[str, Any]) -> Section:
     c = data["views"]["covariate"]
     labels = data["views"]["topics"]["labels"]
+    groups = c.get("groups")
+    bands = groups["bands"] if groups is not None else None
     figs: dict[str, Any] = {}
     parts = []
     for key, name in (("empirical", "covariate-empirical"), ("model", "covariate-model")):
         part = c[key]
         if part is None:
             continue
-        figs[name] = figures.stacked_prevalence(part["x"], part["prevalence"], labels,
-                                                name=name, title=part["note"],
-                                                x_title=part["name"])
+        banded = key == "empirical" and bands is not None
+        figs[name] = figures.stacked_prevalence(
+            part["x"], part["prevalence"], labels, name=name, title=part["note"],
+            x_title=part["name"], bands=bands if banded else None,
+            band_name=groups["name"] if banded else "group")
         parts.append(f"{{{{figure:{name}}}}}")
+        if banded:
+            figs["covariate-bands"] = figures.band_strip(
+                bands, figs[name].x_range, name="covariate-bands",
+                band_name=groups["name"], x_title=part["name"])
+            parts.append("{{figure:covariate-bands}}")
+    if groups is not None:
+        name = groups["name"]
+        figs["group-topics"] = figures.heatmap(
+            groups["shares"], groups["groups"], labels, name="group-topics",
+            title=f"mean topic share by {name} (tap a cell to choose its topic)",
+            x_title="topic", y_title=name, tap_topic=True)
+        parts.append(f'<h3 id="group-heading">Topics by {escape(name)}</h3>'
+                     f'{_note(groups["note"])}<div class="row"><div class="col">'
+                     '{{figure:group-topics}}</div><div class="col" id="group-topic">'
+                     '<p class="note">choose a topic</p></div></div>')
     return Section("covariate", SECTION_TITLES["covariate"], "".join(parts), figs)
 
 

@@ -3,7 +3,8 @@
  * Reads the view data from <script id="topiclink-data">, fills the tables and lists,
  * and exposes window.topiclinkReport:
  *   selectTopic(k), setLambda(x), relevance(k, lambda), selectDocument(d), search(text),
- *   nearest(d, n), selectRelation(r), selectQuery(head, relation), data, state, ready.
+ *   nearest(d, n), selectRelation(r), selectQuery(head, relation), groupShares(k),
+ *   data, state, ready.
  */
 (function () {
   "use strict";
@@ -14,6 +15,7 @@
   const D = views.documents || null;
   const R = views.relational || null;
   const E = views.entities || null;
+  const G = views.covariate && views.covariate.groups ? views.covariate.groups : null;
   const state = { topic: null, doc: null, lambda: T ? T.lambda : 0.6, relation: null,
                   query: null };
 
@@ -137,10 +139,56 @@
     box.appendChild(table);
   }
 
+  /* ---------------------------------------------------------------- groups (e.g. presidents) */
+  function groupShares(k) {
+    if (!G || !T || !isIndex(Number(k), T.n_topics)) return [];
+    k = Number(k);
+    const rows = G.groups.map((name, i) => ({ group: name, index: i, share: G.shares[i][k],
+                                              first: G.first ? G.first[i] : null,
+                                              last: G.last ? G.last[i] : null }));
+    rows.sort((a, b) => b.share - a.share || a.index - b.index);
+    return rows;
+  }
+
+  function span(row) {
+    if (row.first === null || row.first === undefined) return "";
+    return row.first === row.last ? " (" + row.first + ")" :
+      " (" + row.first + "\u2013" + row.last + ")";
+  }
+
+  function renderGroupTopic(k) {
+    const box = clear(byId("group-topic"));
+    if (!box || !G) return;
+    const rows = groupShares(k);
+    box.appendChild(el("p", { cls: "note", text: topicLabel(k) + ": mean share by " +
+      G.name + ", highest first" }));
+    const top = rows.length ? Math.max(rows[0].share, 1e-12) : 1;
+    for (const row of rows.slice(0, 15)) {
+      box.appendChild(barRow(row.group + span(row), [{ cls: "topic",
+                                                       width: 100 * row.share / top }],
+                             fmt(100 * row.share, 1) + "%"));
+    }
+  }
+
+  /* the chosen topic's column of the group-by-topic heat map selected (the rest dimmed) */
+  function highlightGroupTopic(k) {
+    if (!G || !T) return;
+    const source = bokehModel("group-topics-source");
+    if (!source) return;
+    const want = G.groups.map((_, i) => i * T.n_topics + k);
+    const now = source.selected.indices;
+    if (now.length !== want.length || now.some((v, j) => v !== want[j])) {
+      source.selected.indices = want;
+    }
+  }
+
   function selectTopic(k) {
     k = Number(k);
     if (!T || !isIndex(k, T.n_topics)) return false;
-    if (state.topic === k) return true;
+    if (state.topic === k) {
+      highlightGroupTopic(k);         /* a tap on a single cell: select the whole column */
+      return true;
+    }
     state.topic = k;
     const select = byId("topic-select");
     if (select) select.value = String(k);
@@ -148,7 +196,9 @@
       row.classList.toggle("selected", Number(row.getAttribute("data-topic")) === k);
     }
     renderTopicWords();
+    renderGroupTopic(k);
     selectGlyph("topic-map-source", k);
+    highlightGroupTopic(k);
     return true;
   }
 
@@ -487,7 +537,10 @@
       const done = !wanted || bokehDrawn(wanted);
       if (done || Date.now() - started > 15000) {
         if (E && state.relation !== null) selectRelation(state.relation);
-        if (T && state.topic !== null) selectGlyph("topic-map-source", state.topic);
+        if (T && state.topic !== null) {
+          selectGlyph("topic-map-source", state.topic);
+          highlightGroupTopic(state.topic);
+        }
         resolve(Boolean(done));
       } else {
         setTimeout(poll, 50);
@@ -500,5 +553,5 @@
                              setLambda: setLambda, relevance: relevance,
                              selectDocument: selectDocument, search: search,
                              nearest: nearest, selectRelation: selectRelation,
-                             selectQuery: selectQuery };
+                             selectQuery: selectQuery, groupShares: groupShares };
 })();
