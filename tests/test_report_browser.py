@@ -321,16 +321,16 @@ _GROUP_SELECTION = """() => Array.from(Bokeh.documents[0].get_model_by_name(
 
 def check_groups(page: Page) -> None:
     """The president view (KTM, DMR: the documents grouped by "president"): the strip
-    under the topics over time names the presidents band by band; the chosen topic's
-    column of the president-by-topic heat map is selected and its shares by president
-    listed, highest first; choosing another topic (the select, then a real tap on a cell
-    of the heat map) moves both."""
+    under the topics over time (in the same figure) names the presidents band by band;
+    the chosen topic's column of the president-by-topic heat map is selected and its
+    shares by president listed, highest first; choosing another topic (the select, then
+    a real tap on a cell of the heat map) moves both."""
     groups = page.evaluate("() => window.topiclinkReport.data.views.covariate.groups")
     K = page.evaluate("() => window.topiclinkReport.data.views.topics.n_topics")
     labels = page.evaluate("() => window.topiclinkReport.data.views.topics.labels")
     assert page.locator("#group-heading").inner_text() == f"Topics by {groups['name']}"
     bands = page.evaluate("""() => Array.from(Bokeh.documents[0].get_model_by_name(
-      "covariate-bands-source").data.label)""")
+      "covariate-empirical-bands-source").data.label)""")
     assert bands == groups["bands"]["label"] and len(bands) >= 2
 
     def column(k: int) -> list[int]:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["require_bokeh", "topic_colors", "heatmap", "topic_map", "network",
-           "stacked_prevalence", "band_strip", "scatter", "BOKEH_HINT"]
+           "stacked_prevalence", "scatter", "BOKEH_HINT"]
 
 BOKEH_HINT = "the HTML report needs bokeh (a dependency of topiclink): pip install bokeh"
 
@@ -172,10 +172,13 @@ def stacked_prevalence(x: Sequence[float], prevalence: Any, labels: Sequence[str
     """Topic prevalence stacked over ``x`` (rows of ``prevalence`` renormalised).
 
     ``bands`` (``start``, ``end``, ``label``, ``first``, ``last``, ``documents`` per band:
-    :func:`~topiclink.report.views.covariate.group_bands`): a white line at each band's
-    edge, and hovering names the band's group (``band_name``, e.g. the sitting
-    president)."""
-    from bokeh.models import ColumnDataSource, HoverTool, Legend
+    :func:`~topiclink.report.views.covariate.group_bands`): the axis banded by group (e.g.
+    the sitting president) in a strip under the stacked areas, in the same frame: each
+    band shaded in turn and labelled with its group's name (vertical); a white line over
+    the areas at each band's edge; hovering over the areas or the strip names the band's
+    group (``band_name``), its span and documents.  The band source is named
+    ``"<name>-bands-source"``."""
+    from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, LabelSet, Legend
     from bokeh.plotting import figure
 
     P = np.asarray(prevalence, dtype=np.float64)
@@ -185,8 +188,11 @@ def stacked_prevalence(x: Sequence[float], prevalence: Any, labels: Sequence[str
     data: dict[str, Any] = {"x": np.asarray(x, float)}
     data.update({key: P[:, k] for k, key in enumerate(keys)})
     source = ColumnDataSource(data, name=f"{name}-source")
-    fig = figure(height=420, sizing_mode="stretch_width", title=title, name=name,
-                 tools="pan,wheel_zoom,box_zoom,reset,save", y_range=(0, 1))
+    banded = bands is not None and bool(bands["start"])
+    strip = (-0.42, -0.02)                  # the band strip, under the areas (0 to 1)
+    fig = figure(height=560 if banded else 420, sizing_mode="stretch_width", title=title,
+                 name=name, tools="pan,wheel_zoom,box_zoom,reset,save",
+                 y_range=(strip[0] - 0.01, 1) if banded else (0, 1))
     renderers = fig.varea_stack(keys, x="x", source=source, color=topic_colors(len(keys)),
                                 fill_alpha=0.85)
     if len(keys) <= 20:
@@ -194,14 +200,23 @@ def stacked_prevalence(x: Sequence[float], prevalence: Any, labels: Sequence[str
                         label_text_font_size="8pt", click_policy="hide")
         fig.add_layout(legend, "right")
     fig.xaxis.axis_label, fig.yaxis.axis_label = x_title, "topic share"
-    if bands is not None and bands["start"]:
+    if banded:
+        assert bands is not None
+        fig.yaxis.ticker = FixedTicker(ticks=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
         edges = np.asarray(bands["start"][1:], dtype=np.float64)
         fig.segment(edges, np.zeros(edges.size), edges, np.ones(edges.size),
                     line_color="#ffffff", line_alpha=0.9, line_width=1.2)
-        hover = fig.quad(left="start", right="end", bottom=0, top=1,
-                         source=_band_source(bands, f"{name}-bands-source"),
-                         fill_alpha=0.0, line_alpha=0.0)
-        fig.add_tools(HoverTool(renderers=[hover], tooltips=[
+        bsource = _band_source(bands, f"{name}-bands-source")
+        shaded = fig.quad(left="start", right="end", bottom=strip[0], top=strip[1],
+                          source=bsource, fill_color="shade", line_color="#ffffff",
+                          line_width=1)
+        fig.add_layout(LabelSet(x="middle", y=strip[0] + 0.01, text="label", source=bsource,
+                                angle=np.pi / 2, text_font_size="7.5pt",
+                                text_baseline="middle", text_align="left",
+                                text_color="#333333"))
+        over = fig.quad(left="start", right="end", bottom=0, top=1, source=bsource,
+                        fill_alpha=0.0, line_alpha=0.0)
+        fig.add_tools(HoverTool(renderers=[shaded, over], tooltips=[
             (band_name, "@label"), (x_title, "@years"), ("documents", "@documents")]))
     return fig
 
@@ -219,31 +234,6 @@ def _band_source(bands: dict[str, Any], name: str) -> Any:
         "label": list(bands["label"]), "documents": list(bands["documents"]),
         "years": [span(a, b) for a, b in zip(bands["first"], bands["last"], strict=True)],
         "shade": ["#d7dee8" if i % 2 else "#eef1f5" for i in range(start.size)]}, name=name)
-
-
-def band_strip(bands: dict[str, Any], x_range: Any, *, name: str, band_name: str,
-               x_title: str) -> Any:
-    """The covariate's axis as a strip of bands, one per run of a group (e.g. the sitting
-    president), shaded in turn and labelled with the group's name (vertical), sharing
-    ``x_range`` with the figure above it; hovering shows the name, span and documents."""
-    from bokeh.models import HoverTool, LabelSet
-    from bokeh.plotting import figure
-
-    source = _band_source(bands, f"{name}-source")
-    fig = figure(height=190, sizing_mode="stretch_width", x_range=x_range, y_range=(0, 1),
-                 tools="hover,save", toolbar_location="right", name=name,
-                 title=f"sitting {band_name} along {x_title} (hover for the name)")
-    fig.quad(left="start", right="end", bottom=0, top=1, source=source, fill_color="shade",
-             line_color="#ffffff", line_width=1)
-    fig.add_layout(LabelSet(x="middle", y=0.03, text="label", source=source, angle=np.pi / 2,
-                            text_font_size="7.5pt", text_baseline="middle",
-                            text_align="left", text_color="#333333"))
-    fig.select_one(HoverTool).tooltips = [(band_name, "@label"), (x_title, "@years"),
-                                          ("documents", "@documents")]
-    fig.yaxis.visible = False
-    fig.grid.visible = False
-    fig.xaxis.axis_label = x_title
-    return fig
 
 
 def scatter(x: Sequence[float], y: Sequence[float], docs: Sequence[int],

@@ -228,11 +228,6 @@ def _covariate(data: dict[str, Any]) -> Section:
             x_title=part["name"], bands=bands if banded else None,
             band_name=groups["name"] if banded else "group")
         parts.append(f"{{{{figure:{name}}}}}")
-        if banded:
-            figs["covariate-bands"] = figures.band_strip(
-                bands, figs[name].x_range, name="covariate-bands",
-                band_name=groups["name"], x_title=part["name"])
-            parts.append("{{figure:covariate-bands}}")
     if groups is not None:
         name = groups["name"]
         figs["group-topics"] = figures.heatmap(
