@@ -84,7 +84,7 @@ def heatmap(matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str], *
                  sizing_mode="stretch_width", title=title,
                  tools="tap,hover,save,reset" if tap_topic else "hover,save,reset",
                  toolbar_location="right", name=name)
-    selection = ({"nonselection_fill_alpha": 0.3, "selection_line_color": "#000000",
+    selection = ({"nonselection_fill_alpha": 0.55, "selection_line_color": "#000000",
                   "selection_line_width": 1.5} if tap_topic else {})
     fig.rect("col", "row", 1, 1, source=source, line_color=None,
              fill_color={"field": "value", "transform": mapper}, **selection)
@@ -176,7 +176,8 @@ def stacked_prevalence(x: Sequence[float], prevalence: Any, labels: Sequence[str
     the sitting president) in a strip under the stacked areas, in the same frame: each
     band shaded in turn and labelled with its group's name (vertical); a white line over
     the areas at each band's edge; hovering over the areas or the strip names the band's
-    group (``band_name``), its span and documents.  The band source is named
+    group (``band_name``), its span and documents (a band too narrow for its label is
+    named on hover only).  The band source is named
     ``"<name>-bands-source"``."""
     from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, LabelSet, Legend
     from bokeh.plotting import figure
@@ -210,7 +211,7 @@ def stacked_prevalence(x: Sequence[float], prevalence: Any, labels: Sequence[str
         shaded = fig.quad(left="start", right="end", bottom=strip[0], top=strip[1],
                           source=bsource, fill_color="shade", line_color="#ffffff",
                           line_width=1)
-        fig.add_layout(LabelSet(x="middle", y=strip[0] + 0.01, text="label", source=bsource,
+        fig.add_layout(LabelSet(x="middle", y=strip[0] + 0.01, text="text", source=bsource,
                                 angle=np.pi / 2, text_font_size="7.5pt",
                                 text_baseline="middle", text_align="left",
                                 text_color="#333333"))
@@ -229,9 +230,14 @@ def _band_source(bands: dict[str, Any], name: str) -> Any:
         return a_s if a_s == b_s else f"{a_s}\u2013{b_s}"
 
     start, end = np.asarray(bands["start"], float), np.asarray(bands["end"], float)
+    span_all = max(float(end.max() - start.min()), 1e-12) if start.size else 1.0
+    # a band narrower than 0.8% of the axis is not labelled (its neighbours' labels
+    # would overlap it); hovering still names it
+    shown = [label if (b - a) >= 0.008 * span_all else ""
+             for a, b, label in zip(start, end, bands["label"], strict=True)]
     return ColumnDataSource({
         "start": start, "end": end, "middle": 0.5 * (start + end),
-        "label": list(bands["label"]), "documents": list(bands["documents"]),
+        "label": list(bands["label"]), "text": shown, "documents": list(bands["documents"]),
         "years": [span(a, b) for a, b in zip(bands["first"], bands["last"], strict=True)],
         "shade": ["#d7dee8" if i % 2 else "#eef1f5" for i in range(start.size)]}, name=name)
 

@@ -232,7 +232,7 @@ def _covariate(data: dict[str, Any]) -> Section:
         name = groups["name"]
         figs["group-topics"] = figures.heatmap(
             groups["shares"], groups["groups"], labels, name="group-topics",
-            title=f"mean topic share by {name} (tap a cell to choose its topic)",
+            title=f"mean topic share by {name} (tap a cell: its topic)",
             x_title="topic", y_title=name, tap_topic=True)
         parts.append(f'<h3 id="group-heading">Topics by {escape(name)}</h3>'
                      f'{_note(groups["note"])}<div class="row"><div class="col">'

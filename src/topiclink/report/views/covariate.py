@@ -103,7 +103,8 @@ def group_bands(x: np.ndarray, labels: np.ndarray) -> dict[str, list[Any]]:
     """The covariate's axis cut at every change of group along it.
 
     ``x`` and ``labels`` are the documents' covariate and group, already in the order
-    along the covariate (ties in document order).  A band is one run of consecutive
+    along the covariate (:func:`group_view` puts ties in the order of the groups' first
+    documents).  A band is one run of consecutive
     documents of one group: it spans from half-way between the previous run's last value
     and its first value to half-way between its last value and the next run's first (the
     outer bands end at the smallest and largest value).  Returns ``start``, ``end``,
@@ -135,8 +136,10 @@ def group_view(theta: np.ndarray, groups: Any, x: np.ndarray | None = None,
 
     theta : (D, K) the training documents' topic mixes
     groups : (D,) each document's group (None, NaN or "" for none)
-    x : (D,) the covariate (e.g. the year), optional: without it the groups keep the
-        order of their first document and there are no bands
+    x : (D,) the covariate (e.g. the year), optional: the groups in the order of their
+        first document along it (ties in document order), and within a tie the documents
+        in group order; without it the groups keep the order of their first document and
+        there are no bands
     max_bands : a grouping with more runs along the covariate is not banded (it does not
         run along it: e.g. a document type that alternates)
 
@@ -165,6 +168,11 @@ def group_view(theta: np.ndarray, groups: Any, x: np.ndarray | None = None,
             index[label] = len(names)
             names.append(label)
     which = np.array([index[v] for v in labels[docs].tolist()], dtype=np.int64)
+    if xs is not None:
+        # ties of the covariate in group order (the outgoing president's last address
+        # before the incoming one's first in the same year): no band split by a tie
+        order = np.lexsort((which, xs[docs]))
+        docs, which = docs[order], which[order]
     counts = np.bincount(which, minlength=len(names))
     sums = np.zeros((len(names), theta.shape[1]))
     np.add.at(sums, which, theta[docs])
