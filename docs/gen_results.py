@@ -12,17 +12,57 @@ cased per file; the renderer follows the structure of the data.
 
 MkDocs runs this as a hook (``hooks:`` in ``mkdocs.yml``): ``on_config`` adds the pages
 to the "Results" section of the nav, ``on_files`` adds them (and the figures) to the
-site.  ``python docs/gen_results.py OUT_DIR`` writes the same markdown to a folder.
+site, ``on_page_markdown`` expands the placeholders of the written pages (below).
+``python docs/gen_results.py OUT_DIR`` writes the same markdown to a folder.
+
+Placeholders: the narrative pages (``docs/results.md``) copy no figure by hand; each
+number is a placeholder that reads it from a results file at build time::
+
+    {{ value("lda_throughput.json", "results[n_topics=10,threads=1].ratio", ".2f") }}
+    {{ value("experiments/sotu_ktm_summary.csv", "[model=KTM].heldout_perplexity", ".1f") }}
+    {{ pct(1 - value("ktm_sotu.json", "ratios.KTM/DMR.train_perplexity"), ".1f") }}
+    {{ table("grtm_scale.json", "results", ["n_docs", "{seconds_per_iteration:.3f}"],
+             ["documents", "s / iteration"]) }}
+    {{ pivot("experiments/grtm_cora-linqs_alpha0.5_summary.csv", "", row=["model", "c"],
+             col="K", cell="{auc_mean:.3f} / {link_rank_mean:.0f}",
+             row_label="{model} c = {c:g}", col_label="K = {K}") }}
+
+A placeholder is ``{{ EXPR }}`` where EXPR is a Python expression (numbers, strings,
+lists, dicts, + - * /, calls) over these functions only (nothing else is evaluated):
+
+- ``value(file, key, spec=None)``: the value at ``key`` in ``benchmarks/results/<file>``
+  (a JSON, or a CSV read as a list of rows), formatted with the format ``spec`` when one
+  is given (else the number itself, for arithmetic).  A key is a path of parts joined by
+  dots: a dict's key, a list's index, or ``[field=value,...]``: the one record of a list
+  with those fields (``[model=KTM]``; values compared as numbers where both are);
+- ``fmt(x, spec)``, ``pct(x, spec)`` (100 x), ``abs``, ``min``, ``max``, ``round``;
+- ``table(file, key, columns, header=None, where=None, group=None)``: a markdown table of
+  the records at ``key`` (a list of dicts, or a dict of dicts: its keys become the field
+  ``name``), one row each (``where``: a dict of field values they must have; ``group``:
+  fields whose records share one row, aggregated as in ``pivot``); a column is a field
+  (a dotted path in the record) or a template such as ``"{auc:.3f}"``;
+- ``pivot(file, key, row, col, cell, row_label=None, col_label=None, rows=None,
+  cols=None, corner="", where=None, row_labels=None)``: one row per value of the
+  field(s) ``row``, one column per value of ``col``, the cell template over the records
+  that fall in it (a numeric field is their mean, ``<field>_sd`` their standard
+  deviation, ``n`` their count); ``rows`` / ``cols`` choose and order them (default: all,
+  in the order of the file); ``row_labels``: the rows' labels as text.
+
+A file, key or function that does not exist, or a key that matches no record or several,
+stops the build with an error that names the page and the placeholder.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import math
+import operator
 import re
+import statistics
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +336,321 @@ def experiment_pages() -> tuple[list[tuple[str, str, str]], list[Path]]:
                     for uri, title, _ in pages))
     pages.insert(0, (f"{PREFIX}/experiments/index.md", "Overview", "\n".join(index)))
     return pages, figures
+
+
+# ---------------------------------------------------------------------------- placeholders
+#: ``{{ name(...) ... }}`` where name is one of the functions below: other ``{{`` text
+#: (a template shown in a code block) is left alone
+PLACEHOLDER = re.compile(r"\{\{\s*((?:value|fmt|pct|table|pivot|abs|min|max|round)\s*\(.*?)"
+                         r"\s*\}\}", re.S)
+_KEY_PART = re.compile(r"\[[^\]]*\]|[^.\[\]]+")
+
+
+class PlaceholderError(ValueError):
+    """A placeholder that cannot be expanded (its page and text in the message)."""
+
+
+def _number(text: str) -> Any:
+    """A CSV cell: an int, a float, None (empty) or the text."""
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+_FILES: dict[Path, Any] = {}
+
+
+def load_result(name: str) -> Any:
+    """``benchmarks/results/<name>``: a JSON's data, a CSV's rows (dicts of numbers)."""
+    path = (RESULTS / name).resolve()
+    if RESULTS.resolve() not in path.parents or not path.is_file():
+        raise PlaceholderError(f"no results file {name!r} in benchmarks/results")
+    if path not in _FILES:
+        if path.suffix == ".json":
+            _FILES[path] = json.loads(path.read_text(encoding="utf-8"))
+        elif path.suffix == ".csv":
+            with path.open(newline="", encoding="utf-8") as f:
+                _FILES[path] = [{k: _number(v) for k, v in row.items()}
+                                for row in csv.DictReader(f)]
+        else:
+            raise PlaceholderError(f"{name}: only .json and .csv files hold values")
+    return _FILES[path]
+
+
+def _same(cell: Any, wanted: str) -> bool:
+    if str(cell) == wanted:
+        return True
+    try:
+        return float(cell) == float(wanted)
+    except (TypeError, ValueError):
+        return False
+
+
+def _select(records: Any, part: str, where: str) -> Any:
+    if not isinstance(records, list):
+        raise PlaceholderError(f"{where}: {part} selects from a list, found "
+                               f"{type(records).__name__}")
+    conditions = []
+    for term in part[1:-1].split(","):
+        field, sep, wanted = term.partition("=")
+        if not sep:
+            raise PlaceholderError(f"{where}: {part}: write [field=value,...]")
+        conditions.append((field.strip(), wanted.strip()))
+    found = [r for r in records if isinstance(r, dict) and all(
+        f in r and _same(r[f], w) for f, w in conditions)]
+    if len(found) != 1:
+        raise PlaceholderError(f"{where}: {part} matches {len(found)} records, not one")
+    return found[0]
+
+
+def lookup(data: Any, key: str, where: str = "") -> Any:
+    """The value at ``key`` (see the module docstring) in ``data``."""
+    value = data
+    for part in _KEY_PART.findall(key):
+        if part.startswith("["):
+            value = _select(value, part, where or key)
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and re.fullmatch(r"-?\d+", part) and (
+                -len(value) <= int(part) < len(value)):
+            value = value[int(part)]
+        else:
+            raise PlaceholderError(f"{where or key}: no {part!r} (in {key!r})")
+    return value
+
+
+def show(value: Any, spec: str | None = None) -> str:
+    """A value as text: formatted with ``spec``; lists joined with commas."""
+    if isinstance(value, list):
+        return ", ".join(show(v, spec) for v in value)
+    if value is None:
+        return "–"
+    if spec is not None:
+        return format(value, spec)
+    if isinstance(value, float):
+        return fmt(value)
+    return str(value) if not isinstance(value, str) else value
+
+
+class _Missing:
+    """A missing value (None, an empty CSV cell) in a template: a dash, whatever the
+    format."""
+
+    def __format__(self, spec: str) -> str:
+        return "–"
+
+    def __str__(self) -> str:
+        return "–"
+
+
+class _Record(dict):
+    """A record whose nested dicts are attributes too (``"{full.seconds:.1f}"``) and
+    whose missing values show as a dash."""
+
+    def __getitem__(self, name: str) -> Any:
+        value = dict.__getitem__(self, name)
+        if value is None:
+            return _Missing()
+        return _Record(value) if isinstance(value, dict) else value
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _fill(template: str, record: dict, where: str) -> str:
+    try:
+        return template.format_map(_Record(record))
+    except (KeyError, AttributeError, IndexError) as exc:
+        raise PlaceholderError(f"{where}: {template!r}: no field {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise PlaceholderError(f"{where}: {template!r}: {exc}") from None
+
+
+def _records(file: str, key: str, where: dict | None, what: str) -> list[dict]:
+    records = lookup(load_result(file), key, what) if key else load_result(file)
+    if isinstance(records, dict) and records and all(isinstance(v, dict)
+                                                     for v in records.values()):
+        records = [{"name": k, **v} for k, v in records.items()]   # name -> record
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise PlaceholderError(f"{what}: {key or file!r} is not a list of records")
+    for field, wanted in (where or {}).items():
+        records = [r for r in records if field in r and _same(r[field], str(wanted))]
+    if not records:
+        raise PlaceholderError(f"{what}: no record matches {where}")
+    return records
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def make_table(file: str, key: str, columns: list[str], header: list[str] | None = None,
+               where: dict | None = None, group: list[str] | None = None) -> str:
+    what = f"table({file!r}, {key!r})"
+    records = _records(file, key, where, what)
+    if group:
+        groups: dict[tuple, list[dict]] = {}
+        for r in records:
+            groups.setdefault(tuple(str(r.get(f)) for f in group), []).append(r)
+        records = [_aggregate(rs) for rs in groups.values()]
+    header = header or columns
+    if len(header) != len(columns):
+        raise PlaceholderError(f"{what}: {len(header)} headers for {len(columns)} columns")
+    rows = [[_fill(c, r, what) if "{" in c else show(lookup(r, c, what)) for c in columns]
+            for r in records]
+    return "\n".join(table([_md_cell(h) for h in header],
+                           ([_md_cell(c) for c in row] for row in rows))).rstrip("\n")
+
+
+def _aggregate(records: list[dict]) -> dict:
+    out: dict[str, Any] = {"n": len(records)}
+    for field in records[0]:
+        values = [r.get(field) for r in records]
+        numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+        if len(numbers) == len(values):
+            out[field] = statistics.fmean(numbers) if len(numbers) > 1 else numbers[0]
+            out[f"{field}_sd"] = statistics.stdev(numbers) if len(numbers) > 1 else 0.0
+        else:
+            out[field] = values[0] if len(set(map(str, values))) == 1 else None
+    return out
+
+
+def make_pivot(file: str, key: str, row: str | list[str], col: str, cell: str,
+               row_label: str | None = None, col_label: str | None = None,
+               rows: list | None = None, cols: list | None = None, corner: str = "",
+               where: dict | None = None, row_labels: list[str] | None = None) -> str:
+    what = f"pivot({file!r}, {key!r})"
+    records = _records(file, key, where, what)
+    row_fields = [row] if isinstance(row, str) else list(row)
+    for r in records:
+        for f in [*row_fields, col]:
+            if f not in r:
+                raise PlaceholderError(f"{what}: no field {f!r}")
+    row_keys: list[tuple] = []
+    col_keys: list[str] = []
+    cells: dict[tuple, list[dict]] = {}
+    for r in records:
+        rk = tuple(str(r[f]) for f in row_fields)
+        ck = str(r[col])
+        row_keys += [rk] if rk not in row_keys else []
+        col_keys += [ck] if ck not in col_keys else []
+        cells.setdefault((rk, ck), []).append(r)
+    if rows is not None:
+        wanted = [tuple(str(v) for v in ([k] if isinstance(k, str | int | float) else k))
+                  for k in rows]
+        chosen = []
+        for w in wanted:
+            match = [rk for rk in row_keys if all(_same(a, b) for a, b in zip(rk, w,
+                                                                             strict=True))]
+            if not match:
+                raise PlaceholderError(f"{what}: no row {w}")
+            chosen.append(match[0])
+        row_keys = chosen
+    if cols is not None:
+        chosen_cols = []
+        for c in cols:
+            match = [ck for ck in col_keys if _same(ck, str(c))]
+            if not match:
+                raise PlaceholderError(f"{what}: no column {c!r}")
+            chosen_cols.append(match[0])
+        col_keys = chosen_cols
+    first_of_col = {ck: next(r for (rk, c), rs in cells.items() if c == ck for r in rs)
+                    for ck in col_keys}
+    header = [corner] + [_fill(col_label, first_of_col[ck], what) if col_label else ck
+                         for ck in col_keys]
+    if row_labels is not None and len(row_labels) != len(row_keys):
+        raise PlaceholderError(f"{what}: {len(row_labels)} row labels for {len(row_keys)} rows")
+    lines = []
+    for i, rk in enumerate(row_keys):
+        first = next(rs[0] for (k, _), rs in cells.items() if k == rk)
+        label = (row_labels[i] if row_labels is not None else
+                 _fill(row_label, first, what) if row_label else " ".join(rk))
+        line = [label]
+        for ck in col_keys:
+            group = cells.get((rk, ck))
+            line.append(_fill(cell, _aggregate(group), what) if group else "–")
+        lines.append(line)
+    return "\n".join(table([_md_cell(h) for h in header],
+                           ([_md_cell(c) for c in row] for row in lines))).rstrip("\n")
+
+
+def _value(file: str, key: str, spec: str | None = None) -> Any:
+    found = lookup(load_result(file), key, f"{file}: {key}")
+    return show(found, spec) if spec is not None else found
+
+
+def _format(value: Any, spec: str) -> str:
+    return show(value, spec)
+
+
+def _pct(value: Any, spec: str = ".1f") -> str:
+    return show(100 * value, spec)
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "value": _value, "fmt": _format, "pct": _pct, "table": make_table, "pivot": make_pivot,
+    "abs": abs, "min": min, "max": max, "round": round}
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+              ast.Div: operator.truediv}
+
+
+def _evaluate(node: ast.AST) -> Any:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body)
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_evaluate(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_evaluate(k): _evaluate(v) for k, v in zip(node.keys, node.values,
+                                                            strict=True)}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_evaluate(node.operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id not in FUNCTIONS:
+            raise PlaceholderError(f"unknown function {node.func.id!r}; known: "
+                                   f"{', '.join(FUNCTIONS)}")
+        args = [_evaluate(a) for a in node.args]
+        kwargs = {k.arg: _evaluate(k.value) for k in node.keywords}
+        try:
+            return FUNCTIONS[node.func.id](*args, **kwargs)
+        except TypeError as exc:
+            raise PlaceholderError(f"{node.func.id}: {exc}") from None
+    raise PlaceholderError(f"not allowed in a placeholder: {ast.dump(node)[:80]}")
+
+
+def expand(markdown: str, page: str = "") -> str:
+    """Every placeholder of ``markdown`` replaced by what it reads (PlaceholderError,
+    naming ``page`` and the placeholder, when one cannot be)."""
+
+    def one(match: re.Match) -> str:
+        expr = " ".join(match.group(1).split())
+        try:
+            result = _evaluate(ast.parse(match.group(1).strip(), mode="eval"))
+        except PlaceholderError as exc:
+            raise PlaceholderError(f"{page}: {{{{ {expr} }}}}: {exc}") from None
+        except (SyntaxError, ArithmeticError, TypeError, ValueError) as exc:
+            raise PlaceholderError(f"{page}: {{{{ {expr} }}}}: {type(exc).__name__}: "
+                                   f"{exc}") from None
+        return show(result)
+
+    return PLACEHOLDER.sub(one, markdown)
+
+
+def on_page_markdown(markdown, page, config, files):
+    return expand(markdown, page.file.src_uri)
 
 
 # ---------------------------------------------------------------------------- MkDocs hook
