@@ -20,21 +20,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from topiclink.data.checks import (
-    CALLBACKS,
-    N_JOBS,
     N_TOPICS,
     POSITIVE,
-    RANDOM_STATE,
-    VERBOSE,
     Boolean,
     DataError,
     Integer,
     NoneValue,
     Options,
-    Real,
 )
 from topiclink.data.tensor import RelationalTensor
-from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin
+from topiclink.distributed import ClientCodec, SharedClientMixin
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
 from topiclink.inference.engine import State
@@ -45,6 +40,7 @@ from topiclink.models.capabilities import EntityFactorsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.parameters import shared
 from topiclink.random import RandomState
 
 __all__ = ["BilinearPoissonFactorModel"]
@@ -194,17 +190,15 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         "BPBFM-2-online": {"n_dictionary": 10, "inference": "online"}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "n_components": N_TOPICS, "n_dictionary": [NoneValue(), Integer(1)],
-        "inference": [Options("batch", "online")], "max_iter": [Integer(1)],
-        "burn_in": [Integer(0)],
-        "thinning": [Integer(1)], "max_samples": [Integer(1)],
+        "inference": [Options("batch", "online")],
+        **shared("max_iter", "burn_in", "thinning", "max_samples"),
         "binary": [NoneValue(), Boolean()],
         "a": POSITIVE, "gamma0": POSITIVE, "c0": POSITIVE, "e0": POSITIVE, "f0": POSITIVE,
-        "beta": POSITIVE, "h0": POSITIVE, "q0": POSITIVE, "evaluate_every": [Integer(0)],
-        "batch_size": [Integer(1)], "step_a2": POSITIVE,
-        "step_v": [Real(0.5, 1.0, low_open=True)],
+        "beta": POSITIVE, "h0": POSITIVE, "q0": POSITIVE,
+        **shared("evaluate_every", "batch_size", "step_a2", "step_v"),
         "self_pairs": [Options("bilinear", "scaled")],
-        "n_jobs": N_JOBS, "parallel": [NoneValue(), Options("dask")], "client": CLIENT,
-        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
+        **shared("n_jobs"), "parallel": [NoneValue(), Options("dask")],
+        **shared("client", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
