@@ -42,7 +42,7 @@ def make(name: str, **overrides):
     early stopping, so that interrupted and uninterrupted runs have the same length)."""
     cls = ESTIMATORS[name]
     params = cls._get_param_names()
-    kwargs = {"n_topics": 3, "n_components": 3, "max_iter": 6, "random_state": 2}
+    kwargs = {"n_topics": 3, "max_iter": 6, "random_state": 2}
     if "tol" in params:
         kwargs["tol"] = 0.0
     if "negative_ratio" in params:

@@ -20,7 +20,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from topiclink.data.checks import (
-    N_TOPICS,
     POSITIVE,
     Boolean,
     DataError,
@@ -40,7 +39,7 @@ from topiclink.models.capabilities import EntityFactorsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
-from topiclink.parameters import shared
+from topiclink.parameters import accepts_renamed, shared, warn_renamed
 from topiclink.random import RandomState
 
 __all__ = ["BilinearPoissonFactorModel"]
@@ -94,9 +93,11 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
 
     Parameters
     ----------
-    n_components : int, default 10
+    n_topics : int, default 10
         K (>= 2), the number of latent factors (the shrinkage prior switches off those not
-        needed).
+        needed).  Called ``n_components`` before 0.1.0: that name is still accepted (by
+        the constructor, ``set_params`` and ``topiclink.load``) with a DeprecationWarning,
+        until 0.2.0.
     n_dictionary : int or None, default None
         None: BPBFM-1 (a K x K matrix per relation); M: BPBFM-2 (M shared K x K matrices,
         ``Lambda^r = sum_m eta_mr G^m``).
@@ -189,7 +190,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         "BPBFM-1-online": {"n_dictionary": None, "inference": "online"},
         "BPBFM-2-online": {"n_dictionary": 10, "inference": "online"}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_components": N_TOPICS, "n_dictionary": [NoneValue(), Integer(1)],
+        **shared("n_topics"), "n_dictionary": [NoneValue(), Integer(1)],
         "inference": [Options("batch", "online")],
         **shared("max_iter", "burn_in", "thinning", "max_samples"),
         "binary": [NoneValue(), Boolean()],
@@ -226,9 +227,9 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     @classmethod
     def _param_sizes(cls, where: str, params: dict[str, Any],
                      arrays: dict[str, np.ndarray]) -> dict[str, int]:
-        """K from ``n_components``; BPBFM-2 (``n_dictionary`` M) needs ``dictionary_`` and
+        """K from ``n_topics``; BPBFM-2 (``n_dictionary`` M) needs ``dictionary_`` and
         ``relation_weights_`` with M rows, BPBFM-1 has neither."""
-        sizes = {"K": int(params.get("n_components", 10))}
+        sizes = {"K": int(params.get("n_topics", 10))}
         M = params.get("n_dictionary")
         present = [n for n in ("dictionary_", "relation_weights_") if n in arrays]
         if M is None and present:
@@ -248,7 +249,8 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                     "belongs to self_pairs = 'scaled'"))
         return sizes
 
-    def __init__(self, n_components: int = 10, *, n_dictionary: int | None = None,
+    @accepts_renamed                    # n_components (until 0.2.0)
+    def __init__(self, n_topics: int = 10, *, n_dictionary: int | None = None,
                  inference: str = "batch", max_iter: int = 500, burn_in: int = 250,
                  thinning: int = 5, max_samples: int = 50, binary: bool | None = None,
                  a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
@@ -258,7 +260,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                  n_jobs: int | None = 1, parallel: str | None = None,
                  client: Any = None, random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
-        self.n_components = n_components
+        self.n_topics = n_topics
         self.n_dictionary = n_dictionary
         self.inference = inference
         self.max_iter = max_iter
@@ -286,6 +288,17 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         self.verbose = verbose
         self.callbacks = callbacks
 
+    @property
+    def n_components(self) -> int:
+        """Deprecated (until 0.2.0): ``n_topics``."""
+        warn_renamed(type(self).__name__, "n_components", stacklevel=3)
+        return self.n_topics
+
+    @n_components.setter
+    def n_components(self, value: int) -> None:
+        warn_renamed(type(self).__name__, "n_components", stacklevel=3)
+        self.n_topics = value
+
     # ------------------------------------------------------------------ fitting
     @property
     def _online(self) -> bool:
@@ -307,11 +320,11 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
             if self.parallel == "dask":
                 from topiclink.inference.bpbfm_dask import DaskBPBFMOnline
 
-                return DaskBPBFMOnline(int(self.n_components), self.n_dictionary,
+                return DaskBPBFMOnline(int(self.n_topics), self.n_dictionary,
                                        client=self.client, **online, **priors)
-            return BPBFMOnline(int(self.n_components), self.n_dictionary, **online,
+            return BPBFMOnline(int(self.n_topics), self.n_dictionary, **online,
                                **priors)
-        return BPBFMGibbs(int(self.n_components), self.n_dictionary,
+        return BPBFMGibbs(int(self.n_topics), self.n_dictionary,
                           self_pairs=self.self_pairs, **priors)
 
     def _state_class_for(self) -> type[State]:
@@ -320,7 +333,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     def _tensor_memory(self, tensor: RelationalTensor) -> int:
         """Bytes of the sampler's arrays: U and its counts (N x K, per thread), the K x K
         matrices (R or M, with their counts), the kept samples, the entries."""
-        N, R, K = tensor.n_entities, tensor.n_relations, int(self.n_components)
+        N, R, K = tensor.n_entities, tensor.n_relations, int(self.n_topics)
         M = R if self.n_dictionary is None else int(self.n_dictionary)
         n_self = N * R if self.self_pairs == "scaled" else 0
         kept = max(1, (int(self.max_iter) - int(self.burn_in)) // int(self.thinning) + 1)
@@ -335,7 +348,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
             raise TypeError(f"fit: expected a RelationalTensor, got {type(tensor).__name__}")
         tensor.check("fit: tensor")            # its fields may have been reassigned
         check_fit_memory(self._tensor_memory(tensor),
-                      f"fit: {self.n_components} factors over {tensor.n_entities} "
+                      f"fit: {self.n_topics} factors over {tensor.n_entities} "
                       f"entities and {tensor.n_relations} relations")
         values = np.asarray(tensor.values, dtype=np.float64)
         bad = ~np.isfinite(values) | (values < 0)
