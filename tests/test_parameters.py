@@ -177,3 +177,20 @@ def test_the_cli_option_is_topics_and_components_is_a_hidden_alias(tensor, tmp_p
     assert result.exit_code == 1
     assert "--components is deprecated" in result.output
     assert "n_topics must be an integer >= 2, got 1" in result.output
+
+
+# ---------------------------------------------------------------------- shared configs
+def test_the_step_size_schedule_is_built_from_the_glossary_names():
+    from topiclink.inference import online
+    from topiclink.parameters import RobbinsMonro
+
+    assert online.RobbinsMonro is RobbinsMonro          # one class, re-exported
+    bp = BilinearPoissonFactorModel(step_a2=3.0, step_v=0.6)
+    assert RobbinsMonro.from_params(bp.get_params()) == RobbinsMonro(1.0, 3.0, 0.6)
+    lmv = topiclink.VisibilityTopicModel(step_a1=2.0, step_a2=5.0, step_v=0.501)
+    s = RobbinsMonro.from_params(lmv.get_params())
+    assert s == RobbinsMonro(2.0, 5.0, 0.501) and s(0) == 2.0 / 5.0 ** 0.501
+    # the estimators' online algorithms get exactly that schedule
+    assert bp.set_params(inference="online")._algorithm().schedule == RobbinsMonro(1.0, 3.0,
+                                                                                 0.6)
+    assert lmv.set_params(inference="stochastic")._algorithm().schedule == s

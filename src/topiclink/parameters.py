@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from topiclink.data.checks import (
     CALLBACKS,
     INIT_TOPICS,
@@ -49,7 +51,7 @@ from topiclink.distributed.params import CLIENT
 
 __all__ = ["Parameter", "GLOSSARY", "ALIASES", "DEPRECATED", "HOMONYMS", "REMOVED_IN",
            "shared", "warn_renamed", "accepts_renamed", "renamed_params",
-           "glossary_table"]
+           "glossary_table", "RobbinsMonro"]
 
 #: the release that drops the names of :data:`DEPRECATED`
 REMOVED_IN = "0.2.0"
@@ -257,3 +259,42 @@ def glossary_table() -> str:
         old = f" (was `{'`, `'.join(p.deprecated)}`)" if p.deprecated else ""
         rows.append(f"| `{p.name}`{old} | {p.describe()} | {p.symbol} | {p.doc} |")
     return "\n".join(rows)
+
+
+# ---------------------------------------------------------------------- shared configs
+@dataclass(frozen=True)
+class RobbinsMonro:
+    """Step sizes ``rho_t = a1 / (t + a2)^v`` (t = 0, 1, ...) of online inference.
+
+    The glossary's ``step_a1``, ``step_a2``, ``step_v`` (:meth:`from_params`).  The
+    papers' forms: SVI's ``(t + tau)^-kappa`` (Hoffman et al. 2013) is ``a1 = 1``,
+    ``a2 = tau``, ``v = kappa``; BPBFM's ``(t + t0)^-w`` likewise; LMVS's
+    ``A1 / (s_w + m/M + A2)^v`` is ``a1 = A1``, ``a2 = A2`` with ``t`` counted in sweeps
+    from 1.  ``0.5 < v <= 1`` gives ``sum rho = inf`` and ``sum rho^2 < inf`` (Robbins &
+    Monro 1951).
+    """
+
+    a1: float = 1.0
+    a2: float = 1.0
+    v: float = 0.7
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.a1) and self.a1 > 0):
+            raise ValueError(f"step_a1 must be finite and > 0, got {self.a1!r}")
+        if not (np.isfinite(self.a2) and self.a2 > 0):
+            raise ValueError(f"step_a2 must be finite and > 0, got {self.a2!r}")
+        if not 0.5 < self.v <= 1.0:
+            raise ValueError(f"step_v must be in (0.5, 1], got {self.v!r}")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> RobbinsMonro:
+        """The schedule of an estimator's parameters (``get_params()``): ``step_a1``
+        (1 where the estimator has none), ``step_a2``, ``step_v``."""
+        return cls(float(params.get("step_a1", 1.0)), float(params["step_a2"]),
+                   float(params["step_v"]))
+
+    def __call__(self, t: float) -> float:
+        """rho at update ``t`` (a count, or a fraction of sweeps as in LMVS)."""
+        if t < 0:
+            raise ValueError(f"update counter must be >= 0, got {t}")
+        return float(self.a1 / (t + self.a2) ** self.v)

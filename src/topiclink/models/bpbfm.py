@@ -32,14 +32,13 @@ from topiclink.distributed import ClientCodec, SharedClientMixin
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
 from topiclink.inference.engine import State
-from topiclink.inference.online import RobbinsMonro
 from topiclink.kernels import bpbfm as kernels
 from topiclink.models.base import Estimator, check_fit_memory
 from topiclink.models.capabilities import EntityFactorsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
-from topiclink.parameters import accepts_renamed, shared, warn_renamed
+from topiclink.parameters import RobbinsMonro, accepts_renamed, shared, warn_renamed
 from topiclink.random import RandomState
 
 __all__ = ["BilinearPoissonFactorModel"]
@@ -316,7 +315,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                       n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
         if self._online:
             online = dict(batch_size=int(self.batch_size),
-                          schedule=RobbinsMonro(1.0, float(self.step_a2), float(self.step_v)))
+                          schedule=RobbinsMonro.from_params(self.get_params(deep=False)))
             if self.parallel == "dask":
                 from topiclink.inference.bpbfm_dask import DaskBPBFMOnline
 

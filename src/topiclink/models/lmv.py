@@ -34,7 +34,6 @@ from topiclink.distributed import ClientCodec, SharedClientMixin
 from topiclink.inference.engine import State
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
 from topiclink.inference.lmv_stochastic import LMVSState, StochasticLMV
-from topiclink.inference.online import RobbinsMonro
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import (
     LinkPredictionMixin,
@@ -47,7 +46,7 @@ from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.times import as_times
 from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parallel import n_threads, resolve_n_jobs
-from topiclink.parameters import shared
+from topiclink.parameters import RobbinsMonro, shared
 from topiclink.random import RandomState
 
 __all__ = ["VisibilityTopicModel"]
@@ -280,20 +279,16 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                       visibility_prior=self._pair(self.visibility_prior, "visibility_prior"),
                       visibility=bool(self.visibility),
                       n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
-        if self._stochastic and self.parallel == "dask":
+        if not self._stochastic:
+            return BatchLMV(K, **common)
+        schedule = RobbinsMonro.from_params(self.get_params(deep=False))
+        if self.parallel == "dask":
             from topiclink.inference.lmv_dask import DaskStochasticLMV
 
             return DaskStochasticLMV(K, client=self.client, batch_size=int(self.batch_size),
-                                     n0=int(self.n0),
-                                     schedule=RobbinsMonro(float(self.step_a1),
-                                                           float(self.step_a2),
-                                                           float(self.step_v)), **common)
-        if self._stochastic:
-            return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
-                                 schedule=RobbinsMonro(float(self.step_a1),
-                                                       float(self.step_a2),
-                                                       float(self.step_v)), **common)
-        return BatchLMV(K, **common)
+                                     n0=int(self.n0), schedule=schedule, **common)
+        return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
+                             schedule=schedule, **common)
 
     def _stopping_rule(self) -> _DiagonalChange | _BoundTolerance:
         if self._stochastic:
