@@ -258,7 +258,7 @@ class Runner:
             cell = lambda a: (a[:, 1].astype(np.int64) * N + a[:, 0]) * N + a[:, 2]  # noqa
             selfs = selfs[~np.isin(cell(selfs), cell(np.asarray(train.missing)))]
             train = train.hold_out(selfs)
-        params = {"n_components": K, "max_iter": v.max_iter, "burn_in": v.burn_in,
+        params = {"n_topics": K, "max_iter": v.max_iter, "burn_in": v.burn_in,
                   "thinning": THIN, "random_state": int(self.seeds[fold]) + v.chain,
                   "n_jobs": 1, **v.params}
         rec = Recorder(f.entries) if (v.record or keep) else None
@@ -294,7 +294,7 @@ class Runner:
         seed = cell_seed(0, {"protocol": "kg", "fold": rep, "K": 0},
                          ("protocol", "fold", "K"))
         model = BilinearPoissonFactorModel(
-            **{"n_components": K, "max_iter": v.max_iter, "burn_in": v.burn_in,
+            **{"n_topics": K, "max_iter": v.max_iter, "burn_in": v.burn_in,
                "thinning": THIN, "random_state": int(seed) + v.chain, "n_jobs": 1,
                **v.params})
         t0 = time.perf_counter()

@@ -58,7 +58,7 @@ def _build(name: str, args: argparse.Namespace, seed: int, protocol: str = "pape
 
     if name in OURS:
         return BilinearPoissonFactorModel(
-            n_components=args.topics, n_dictionary=None if name == "BPBFM-1" else 10,
+            n_topics=args.topics, n_dictionary=None if name == "BPBFM-1" else 10,
             max_iter=args.iterations, burn_in=args.burn_in, random_state=seed, n_jobs=1)
     # paper: the held-out cells are random (label-free), so the peers, like BPBFM, leave
     # them out of training (never sampled as negatives); kg: they are the test triples,

@@ -48,7 +48,7 @@ def build(family: str, callbacks: list[Any]) -> tuple[Any, tuple, dict[str, Any]
                 (corpus,), {"links": directed})
     if family == "bpbfm_online":
         tensor, _ = make_bpbfm_data(30, 3, 3, random_state=9, density=0.05)
-        return (topiclink.BilinearPoissonFactorModel(n_components=3, inference="online",
+        return (topiclink.BilinearPoissonFactorModel(n_topics=3, inference="online",
                                                      batch_size=64, burn_in=2, thinning=1,
                                                      **common), (tensor,), {})
     if family == "ktm":

@@ -30,6 +30,10 @@ FORBIDDEN = {
     "callbacks": {"models", "inference", "kernels", "experiments", "cli", "plotting",
                   "persistence"},
     "parallel": {"models", "inference", "kernels", "data", "experiments", "cli", "plotting"},
+    # the glossary of shared parameters: over the constraint forms (data.checks) and the
+    # client form (distributed.params) only, so models and inference can both use it
+    "parameters": {"models", "inference", "kernels", "datasets", "experiments", "cli",
+                   "plotting", "report", "persistence", "callbacks", "metrics"},
 }
 
 

@@ -279,7 +279,7 @@ def test_bpbfm2_save_load(tmp_path):
 # ---------------------------------------------------------------------- bad input
 def test_bad_input_one_line_errors():
     train, *_ = _planted()
-    with pytest.raises(ValueError, match="n_components"):
+    with pytest.raises(ValueError, match="n_topics"):
         BilinearPoissonFactorModel(1).fit(train)
     empty = RelationalTensor(np.zeros(0, int), np.zeros(0, int), np.zeros(0, int),
                              np.zeros(0), 5, 2)

@@ -170,11 +170,11 @@ def test_fit_refuses_a_relation_without_triples():
         BilinearPoissonFactorModel(2, max_iter=2, burn_in=1).fit(t)
 
 
-# ---------------------------------------------------------------------- (e) n_components
+# ---------------------------------------------------------------------- (e) n_topics
 @pytest.mark.parametrize("k", [0, 1, -3, 2.5, True])
 def test_too_few_factors_one_line(k):
     t = RelationalTensor.from_dataframe(TRIPLES)
-    with pytest.raises(ValueError, match=r"^BilinearPoissonFactorModel: n_components must be "
+    with pytest.raises(ValueError, match=r"^BilinearPoissonFactorModel: n_topics must be "
                                          r"an integer >= 2, got ") as info:
         BilinearPoissonFactorModel(k).fit(t)
     _one_line(info)

@@ -37,7 +37,7 @@ def test_calibration_errors_are_one_line(y, p, message):
 
 @pytest.fixture(scope="module")
 def fitted():
-    data = make_bpbfm_data(n_entities=30, n_relations=3, n_components=3, random_state=0)
+    data = make_bpbfm_data(n_entities=30, n_relations=3, n_topics=3, random_state=0)
     tensor = data[0] if isinstance(data, tuple) else data
     model = BilinearPoissonFactorModel(5, max_iter=60, burn_in=30, thinning=2,
                                        random_state=0).fit(tensor)

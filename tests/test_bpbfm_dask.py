@@ -218,7 +218,7 @@ def test_client_parameter_clone_repr_pickle(client2):
     assert twin.client is client2 and twin.get_params() == model.get_params()
     assert "client=" in repr(model)
     copied = pickle.loads(pickle.dumps(model))
-    assert copied.client is None and copied.n_components == 3 and model.client is client2
+    assert copied.client is None and copied.n_topics == 3 and model.client is client2
 
 
 # ---------------------------------------------------------------------- errors

@@ -57,7 +57,7 @@ def test_shapes_dtypes_determinism():
     assert (np.diff(key) > 0).all()                        # sorted, no duplicates
     assert truth.U.shape == (60, 3) and truth.relation_matrices.shape == (4, 3, 3)
     np.testing.assert_allclose(truth.U.sum(axis=0), 1.0)
-    assert (truth.n_entities, truth.n_relations, truth.n_components) == (60, 4, 3)
+    assert (truth.n_entities, truth.n_relations, truth.n_topics) == (60, 4, 3)
     assert truth.dictionary is None and truth.eta is None and truth.model == 1
     t2, truth2 = make_bpbfm_data(60, 4, 3, random_state=0)
     for name in ("heads", "relations", "tails", "values"):
@@ -134,7 +134,7 @@ def test_expected_number_and_realised(binary):
 
 def test_series_expectation_matches_exact(monkeypatch):
     """Large tensors use the third-order series; on a sparse one it equals the full sum."""
-    kw = dict(n_entities=2000, n_relations=3, n_components=4, density=1e-4, random_state=2)
+    kw = dict(n_entities=2000, n_relations=3, n_topics=4, density=1e-4, random_state=2)
     _, exact = make_bpbfm_data(**kw)
     monkeypatch.setattr(bpbfm_module, "_EXACT_CELLS", 0)
     _, series = make_bpbfm_data(**kw)
@@ -214,7 +214,7 @@ def test_scale_and_holdout():
     (dict(n_ones=1e9), "cells"),
     (dict(dirichlet_a=(1.0,)), "dirichlet_a"),
     (dict(dirichlet_a=-1.0), "dirichlet_a"),
-    (dict(n_components=1), "n_components"),
+    (dict(n_topics=1), "n_topics"),
     (dict(gamma_shape=0.0), "gamma_shape"),
     (dict(n_off_diagonal=100), "n_off_diagonal"),
 ])

@@ -111,8 +111,7 @@ def test_a_checkpoint_of_another_fit_is_refused(name, data, tmp_path):
     with pytest.raises(ValueError, match="max_iter=2, this fit has 3") as info:
         fit(make(name, max_iter=3), data, checkpoint=path)
     assert "\n" not in str(info.value) and "delete it" in str(info.value)
-    other = {"n_topics": 4} if "n_topics" in make(name).get_params() else {
-        "n_components": 4}
+    other = {"n_topics": 4}
     with pytest.raises(ValueError, match="this fit has 4"):
         fit(make(name, max_iter=2, **other), data, checkpoint=path)
 
@@ -171,7 +170,7 @@ def test_bpbfm_resume_averages_over_the_same_window_as_one_fit(data):
     """The kept samples and the averaged embedding after 5 + 5 iterations equal 10
     (the window runs from burn_in over the whole chain; it used to restart)."""
     t = data["tensor"]
-    kw = {"n_components": 3, "burn_in": 2, "thinning": 1, "random_state": 0}
+    kw = {"n_topics": 3, "burn_in": 2, "thinning": 1, "random_state": 0}
     whole = topiclink.BilinearPoissonFactorModel(max_iter=10, **kw).fit(t)
     half = topiclink.BilinearPoissonFactorModel(max_iter=5, **kw).fit(t)
     half.fit(t, resume=True)

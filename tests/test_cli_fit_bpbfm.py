@@ -33,7 +33,7 @@ def test_fit_bpbfm_on_nations(nations_dir, tmp_path):
     assert "1592 train triples (not used: 199 valid, 201 test triples)" in result.output
     assert f"model written to {out}" in result.output
     model = load(out)
-    assert (model.n_components, model.max_iter, model.burn_in, model.n_iter_) == (3, 6, 3, 6)
+    assert (model.n_topics, model.max_iter, model.burn_in, model.n_iter_) == (3, 6, 3, 6)
     assert model.n_dictionary is None and model.binary_ is True
     assert model.embedding_.shape == (14, 3) and model.relation_names_.size == 55
     # the test triples get probabilities
@@ -54,7 +54,7 @@ def test_fit_bpbfm2_from_a_triples_folder(nations_dir, tmp_path):
 def test_fit_bpbfm_errors(tmp_path):
     result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "1"])
     assert result.exit_code == 1
-    assert "n_components must be an integer >= 2, got 1" in result.output
+    assert "n_topics must be an integer >= 2, got 1" in result.output
     assert len(result.output.strip().splitlines()) == 1
     result = runner.invoke(app, ["fit", "bpbfm", "-k", "3"])
     assert result.exit_code == 1 and "no data given" in result.output

@@ -77,8 +77,8 @@ def test_topic_counts_that_cannot_fit_are_refused(make):
     assert "GiB" in _one_line(info)
 
 
-@pytest.mark.parametrize("kwargs", [{"n_components": 10**5},
-                                    {"n_components": 10, "n_dictionary": 10**9}])
+@pytest.mark.parametrize("kwargs", [{"n_topics": 10**5},
+                                    {"n_topics": 10, "n_dictionary": 10**9}])
 def test_bpbfm_factor_counts_that_cannot_fit_are_refused(kwargs):
     t = RelationalTensor([0, 1, 2], [0, 0, 0], [1, 2, 0], [1.0, 1.0, 1.0], 3, 1)
     with pytest.raises(ValueError) as info:

@@ -199,7 +199,7 @@ def test_bpbfm_batch_scores_are_the_single_query_scores():
     task = kg_task(splits)
     for name in MODELS:
         params = {"n_dictionary": 2} if name == "BPBFM-2" else {}
-        model = build_model(name, {"n_components": 4, "max_iter": 8, "burn_in": 4,
+        model = build_model(name, {"n_topics": 4, "max_iter": 8, "burn_in": 4,
                                    "thinning": 2, "random_state": 0, **params})
         model.fit(task.train)
         h, r, t = task.test.T
@@ -252,7 +252,7 @@ def test_current_proba_is_the_last_sample():
                              indexing="ij")).reshape(3, -1)
     for name in MODELS:
         params = {"n_dictionary": 2} if name == "BPBFM-2" else {}
-        model = build_model(name, {"n_components": 3, "max_iter": 6, "burn_in": 5,
+        model = build_model(name, {"n_topics": 3, "max_iter": 6, "burn_in": 5,
                                    "thinning": 1, "max_samples": 1, "random_state": 1,
                                    **params})
         model.fit(tensor)

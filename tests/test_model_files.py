@@ -248,7 +248,7 @@ def test_perturbed_saved_arrays_of_every_estimator_are_refused(name, tmp_path):
             edited = {**header, "attributes": {**header["attributes"], attr: float("nan")}}
             with pytest.raises(ValueError, match=repr(attr)):
                 topiclink.load(_write(tmp_path / f"{attr}.npz", edited, arrays))
-    size = "n_topics" if "n_topics" in header["params"] else "n_components"
+    size = "n_topics"
     edited = {**header, "params": {**header["params"], size: header["params"][size] + 1}}
     with pytest.raises(ValueError, match="K"):
         topiclink.load(_write(tmp_path / "size.npz", edited, arrays))
@@ -275,6 +275,6 @@ def test_the_reported_edits_are_refused(tmp_path):
     assert "'tau_' must be a finite number > 0" in load("KernelTopicModel", lambda h: {
         **h, "attributes": {**h["attributes"], "tau_": -1}})
     assert "K" in load("BilinearPoissonFactorModel", lambda h: {
-        **h, "params": {**h["params"], "n_components": h["params"]["n_components"] + 3}})
+        **h, "params": {**h["params"], "n_topics": h["params"]["n_topics"] + 3}})
     assert "n_dictionary" in load("BilinearPoissonFactorModel", lambda h: {
         **h, "params": {**h["params"], "n_dictionary": 4}})

@@ -10,28 +10,38 @@ import numpy as np
 
 from tests.examples.dmm_inference import CollapsedGibbsDMM, DMMState
 from topiclink.data.checks import (
-    CALLBACKS,
-    N_TOPICS,
     POSITIVE,
-    RANDOM_STATE,
-    VERBOSE,
-    Integer,
 )
 from topiclink.data.corpus import Corpus
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
+from topiclink.parameters import shared
 
 
 class DirichletMultinomialMixture(TopicsMixin, Estimator):
-    """One topic per document (GSDMM).  ``transform`` gives p(z_d = k | w_d)."""
+    """One topic per document (GSDMM).  ``transform`` gives p(z_d = k | w_d).
+
+    Parameters
+    ----------
+    n_topics : int, default 10
+        K, the number of clusters (topics).
+    doc_topic_prior, topic_word_prior : float, default 0.1
+        alpha (of the cluster weights) and beta (of the topics).
+    max_iter : int, default 30
+        Gibbs sweeps.
+    n_average : int, default 1
+        Average the topics over the last ``n_average`` sweeps.
+    random_state, verbose, callbacks : as every estimator
+    """
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X",)
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"GSDMM": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "doc_topic_prior": POSITIVE, "topic_word_prior": POSITIVE,
-        "max_iter": [Integer(1)], "n_average": [Integer(1)], "random_state": RANDOM_STATE,
-        "verbose": VERBOSE, "callbacks": CALLBACKS}
+        # the shared parameters' forms from the glossary; alpha: a scalar only
+        **shared("n_topics"), "doc_topic_prior": POSITIVE,
+        **shared("topic_word_prior", "max_iter", "n_average", "random_state", "verbose",
+                 "callbacks")}
     _saved_arrays: ClassVar[tuple[str, ...]] = ("components_", "doc_topic_", "vocabulary_")
     _state_class = DMMState
 

@@ -29,7 +29,7 @@ def data() -> dict[str, Any]:
 
     (corpus, links), truth = make_lmv_data(n_docs=40, n_topics=6, publication_time=True,
                                            random_state=0)
-    tensor, _ = make_bpbfm_data(n_entities=15, n_relations=2, n_components=2,
+    tensor, _ = make_bpbfm_data(n_entities=15, n_relations=2, n_topics=2,
                                 random_state=0)
     rng = np.random.default_rng(0)
     return {"X": corpus, "links": Links.from_pairs(np.asarray(links.pairs), corpus.n_docs,
@@ -54,8 +54,8 @@ def estimator(name: str, **kwargs: Any) -> Any:
     base: dict[str, Any] = {"max_iter": 3, "random_state": 0}
     if "n_topics" in params:
         base["n_topics"] = 3
-    if "n_components" in params:
-        base.update(n_components=2, burn_in=1, thinning=1)
+    if "tensor" in cls.fit_requires:
+        base.update(n_topics=2, burn_in=1, thinning=1)
     if "negative_ratio" in params:
         base["negative_ratio"] = 0.1
     if "optimize_every" in params and name == "KernelTopicModel":
@@ -88,8 +88,7 @@ def _finite(model: Any) -> bool:
 def memory_cases() -> list[Case]:
     out = []
     for name in names():
-        params = estimator(name)._get_param_names()
-        size = "n_topics" if "n_topics" in params else "n_components"
+        size = "n_topics"
         out.append(Case(f"memory/{name}/{size}", "api",
                         lambda n=name, s=size: fit(estimator(n, **{s: HUGE_K}))))
     out.append(Case("memory/BilinearPoissonFactorModel/n_dictionary", "api",
@@ -327,7 +326,7 @@ def file_cases() -> list[Case]:
                                     n, f"attr-{a}", lambda h, ar: (
                                         {**h, "attributes": {**h["attributes"], a: v}}, ar)),
                                 expect))
-        for size in ("n_topics", "n_components", "n_dictionary"):
+        for size in ("n_topics", "n_dictionary"):
             if size in header["params"]:
                 new = 5 if header["params"][size] is None else header["params"][size] + 1
                 out.append(Case(f"file-sizes/{name}/{size}-edited", "model-files",

@@ -297,9 +297,11 @@ def fit_slda(
 def fit_bpbfm(
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
-    components: Annotated[int, typer.Option(
-        "--components", "-k", help="Number of latent factors K (>= 2; the shrinkage prior "
+    topics: Annotated[int, typer.Option(
+        "--topics", "-k", help="Number of latent factors K (>= 2; the shrinkage prior "
         "switches off those not needed).")] = 10,
+    components: Annotated[int | None, typer.Option(
+        "--components", hidden=True, help="Deprecated (until 0.2.0): --topics.")] = None,
     dictionary: Annotated[int | None, typer.Option(
         "--dictionary", "-m", help="BPBFM-2 with M shared K x K matrices; without it "
         "BPBFM-1 (one matrix per relation).", show_default=False)] = None,
@@ -329,9 +331,13 @@ def fit_bpbfm(
     from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
     setup_logging(verbose)
+    if components is not None:
+        typer.echo("--components is deprecated and will be removed in 0.2.0; use --topics "
+                   "(-k)", err=True)
+        topics = components
     try:
         model = BilinearPoissonFactorModel(
-            components, n_dictionary=dictionary, inference=inference, max_iter=iterations,
+            topics, n_dictionary=dictionary, inference=inference, max_iter=iterations,
             burn_in=iterations // 2 if burn_in is None else burn_in, n_jobs=n_jobs,
             random_state=seed, verbose=verbose)
     except (TypeError, ValueError) as exc:

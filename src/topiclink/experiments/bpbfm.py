@@ -76,8 +76,9 @@ logger = logging.getLogger(__name__)
 #: the paper's models (the protocols also run any other tensor model of the runner)
 MODEL_NAMES = ("BPBFM-1", "BPBFM-2")
 PROTOCOLS = ("paper", "kg")
-#: keyword of the number of latent factors, first one a model accepts
-K_PARAMS = ("n_components", "n_topics", "embedding_dim", "n_factors", "rank")
+#: keyword of the number of latent factors, first one a model accepts (the glossary's
+#: n_topics; the others for models from outside topiclink, e.g. scikit-learn's n_components)
+K_PARAMS = ("n_topics", "embedding_dim", "n_factors", "rank", "n_components")
 #: Hits@k reported
 HITS_AT = (1, 3, 10)
 

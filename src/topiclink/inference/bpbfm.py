@@ -247,7 +247,7 @@ class BPBFMGibbs(Algorithm):
 
     Parameters
     ----------
-    n_components : K
+    n_topics : K
     n_dictionary : M (BPBFM-2) or None (BPBFM-1)
     a : Dirichlet parameter of U's columns
     gamma0, c0, e0, f0, beta, h0, q0 : the priors (module docstring)
@@ -262,7 +262,7 @@ class BPBFMGibbs(Algorithm):
     name = "BPBFM"
     state_class = BPBFMState
 
-    def __init__(self, n_components: int, n_dictionary: int | None = None, *,
+    def __init__(self, n_topics: int, n_dictionary: int | None = None, *,
                  a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
                  f0: float = 1.0, beta: float = 1.0, h0: float = 1.0, q0: float = 1.0,
                  n_threads: int = 1, u_counts: str = "both",
@@ -276,7 +276,7 @@ class BPBFMGibbs(Algorithm):
             raise ValueError(f"self_pairs must be 'bilinear' or 'scaled', got {self_pairs!r}")
         self.self_pairs = self_pairs
         self.self_prior = (float(self_prior[0]), float(self_prior[1]))
-        self.K = int(n_components)
+        self.K = int(n_topics)
         self.M = None if n_dictionary is None else int(n_dictionary)
         self.a, self.gamma0, self.c0, self.e0, self.f0 = (float(x) for x in
                                                           (a, gamma0, c0, e0, f0))

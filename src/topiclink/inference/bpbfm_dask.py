@@ -145,9 +145,9 @@ class DaskBPBFMOnline(DaskConnection, BPBFMOnline):
     n_rounds : minibatches (round trips) so far
     """
 
-    def __init__(self, n_components: int, n_dictionary: int | None = None, *,
+    def __init__(self, n_topics: int, n_dictionary: int | None = None, *,
                  client: Any = None, **kwargs: Any) -> None:
-        super().__init__(n_components, n_dictionary, **kwargs)
+        super().__init__(n_topics, n_dictionary, **kwargs)
         self._init_connection(client)
         self.n_rounds = 0
 

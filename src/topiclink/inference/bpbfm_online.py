@@ -87,10 +87,10 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
 
     state_class = BPBFMOnlineState
 
-    def __init__(self, n_components: int, n_dictionary: int | None = None, *,
+    def __init__(self, n_topics: int, n_dictionary: int | None = None, *,
                  batch_size: int = 4096, schedule: RobbinsMonro | None = None,
                  **priors: float) -> None:
-        BPBFMGibbs.__init__(self, n_components, n_dictionary, **priors)
+        BPBFMGibbs.__init__(self, n_topics, n_dictionary, **priors)
         schedule = RobbinsMonro(1.0, 1.0, 0.51) if schedule is None else schedule
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")

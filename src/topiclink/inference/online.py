@@ -2,8 +2,9 @@
 
 Stochastic variational inference (Hoffman et al. 2013) and conditional density filtering
 (BPBFM) update global statistics from a minibatch with a decreasing step size
-``rho_t = a1 / (t + a2)^v``; ``0.5 < v <= 1`` gives ``sum rho = inf`` and
-``sum rho^2 < inf`` (Robbins & Monro 1951).  An :class:`OnlineAlgorithm` implements
+``rho_t = a1 / (t + a2)^v`` (:class:`~topiclink.parameters.RobbinsMonro`, re-exported
+here); ``0.5 < v <= 1`` gives ``sum rho = inf`` and ``sum rho^2 < inf`` (Robbins &
+Monro 1951).  An :class:`OnlineAlgorithm` implements
 ``minibatch_step(state, data, batch, rho)``; its ``step`` (what the engine runs, so
 resuming and callbacks work as for batch algorithms) is one sweep over the items in
 minibatches drawn without replacement from the state's own stream, and
@@ -18,31 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from topiclink.inference.engine import Algorithm, State
+from topiclink.parameters import RobbinsMonro
 
 __all__ = ["RobbinsMonro", "minibatches", "OnlineState", "OnlineAlgorithm"]
-
-
-@dataclass(frozen=True)
-class RobbinsMonro:
-    """Step sizes ``rho_t = a1 / (t + a2)^v`` (t = 0, 1, ...)."""
-
-    a1: float = 1.0
-    a2: float = 1.0
-    v: float = 0.7
-
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.a1) and self.a1 > 0):
-            raise ValueError(f"step_a1 must be finite and > 0, got {self.a1!r}")
-        if not (np.isfinite(self.a2) and self.a2 > 0):
-            raise ValueError(f"step_a2 must be finite and > 0, got {self.a2!r}")
-        if not 0.5 < self.v <= 1.0:
-            raise ValueError(f"step_v must be in (0.5, 1], got {self.v!r}")
-
-    def __call__(self, t: float) -> float:
-        """rho at update ``t`` (a count, or a fraction of sweeps as in LMVS)."""
-        if t < 0:
-            raise ValueError(f"update counter must be >= 0, got {t}")
-        return float(self.a1 / (t + self.a2) ** self.v)
 
 
 def minibatches(n_items: int, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:

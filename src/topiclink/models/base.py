@@ -15,6 +15,7 @@ import importlib
 import logging
 import os
 import pkgutil
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -47,6 +48,7 @@ from topiclink.models.checkpoint import (
 )
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec, check_arrays
+from topiclink.parameters import DEPRECATED, REMOVED_IN, renamed_params
 from topiclink.persistence import read_model, save_model, to_jsonable
 from topiclink.random import as_generator, resolve_seed
 
@@ -119,6 +121,19 @@ class Estimator(BaseEstimator):
         for klass in reversed(cls.__mro__):
             merged.update(getattr(klass, "_parameter_constraints", {}) or {})
         return {k: v for k, v in merged.items() if k in cls._get_param_names()}
+
+    def set_params(self, **params: Any) -> Estimator:
+        """scikit-learn's ``set_params``; a deprecated name of a parameter
+        (:data:`topiclink.parameters.DEPRECATED`, e.g. ``n_components``) sets the new one
+        with a DeprecationWarning."""
+        accepted = set(self._get_param_names())
+        for old, new in DEPRECATED.items():
+            if old in params and new in accepted and old not in accepted:
+                warnings.warn(f"{type(self).__name__}: {old} is deprecated and will be "
+                              f"removed in {REMOVED_IN}; use {new}", DeprecationWarning,
+                              stacklevel=2)
+        return super().set_params(**renamed_params(params, accepted,
+                                                   f"{type(self).__name__}.set_params"))
 
     def _validate_params(self) -> None:
         validate_params(type(self).__name__, self.get_params(deep=False),
@@ -459,10 +474,13 @@ class Estimator(BaseEstimator):
         """Rebuild a saved model after checking the file against the class's schema:
         known parameters that pass their constraints, known attributes, every required
         array with consistent shapes and valid values, no unknown member."""
-        params = dict(header.get("params", {}))
+        valid = cls._get_param_names()
+        # a file written before a parameter was renamed stores it under its old name
+        params = renamed_params(dict(header.get("params", {})), set(valid), where)
         schemas = header.get("param_schemas", {}) or {}
         if not isinstance(schemas, dict):
             raise ValueError(f"{where}: header member 'param_schemas' is not an object")
+        schemas = renamed_params(schemas, set(valid), where)
         for name, schema in schemas.items():
             codec = cls._param_codecs.get(name)
             if codec is None or codec.schema != schema or name not in params:
@@ -473,7 +491,6 @@ class Estimator(BaseEstimator):
             except Exception as exc:  # noqa: BLE001 - any malformed description
                 raise ValueError(f"{where}: parameter {name!r} cannot be rebuilt "
                                  f"({type(exc).__name__}: {exc})") from None
-        valid = cls._get_param_names()
         unknown = sorted(set(params) - set(valid))
         if unknown:
             raise ValueError(f"{where}: unknown parameter {unknown[0]!r} for {cls.__name__}")

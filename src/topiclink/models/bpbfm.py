@@ -20,31 +20,25 @@ from typing import Any, ClassVar
 import numpy as np
 
 from topiclink.data.checks import (
-    CALLBACKS,
-    N_JOBS,
-    N_TOPICS,
     POSITIVE,
-    RANDOM_STATE,
-    VERBOSE,
     Boolean,
     DataError,
     Integer,
     NoneValue,
     Options,
-    Real,
 )
 from topiclink.data.tensor import RelationalTensor
-from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin
+from topiclink.distributed import ClientCodec, SharedClientMixin
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
 from topiclink.inference.engine import State
-from topiclink.inference.online import RobbinsMonro
 from topiclink.kernels import bpbfm as kernels
 from topiclink.models.base import Estimator, check_fit_memory
 from topiclink.models.capabilities import EntityFactorsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.parameters import RobbinsMonro, accepts_renamed, shared, warn_renamed
 from topiclink.random import RandomState
 
 __all__ = ["BilinearPoissonFactorModel"]
@@ -98,9 +92,11 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
 
     Parameters
     ----------
-    n_components : int, default 10
+    n_topics : int, default 10
         K (>= 2), the number of latent factors (the shrinkage prior switches off those not
-        needed).
+        needed).  Called ``n_components`` before 0.1.0: that name is still accepted (by
+        the constructor, ``set_params`` and ``topiclink.load``) with a DeprecationWarning,
+        until 0.2.0.
     n_dictionary : int or None, default None
         None: BPBFM-1 (a K x K matrix per relation); M: BPBFM-2 (M shared K x K matrices,
         ``Lambda^r = sum_m eta_mr G^m``).
@@ -193,18 +189,16 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         "BPBFM-1-online": {"n_dictionary": None, "inference": "online"},
         "BPBFM-2-online": {"n_dictionary": 10, "inference": "online"}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_components": N_TOPICS, "n_dictionary": [NoneValue(), Integer(1)],
-        "inference": [Options("batch", "online")], "max_iter": [Integer(1)],
-        "burn_in": [Integer(0)],
-        "thinning": [Integer(1)], "max_samples": [Integer(1)],
+        **shared("n_topics"), "n_dictionary": [NoneValue(), Integer(1)],
+        "inference": [Options("batch", "online")],
+        **shared("max_iter", "burn_in", "thinning", "max_samples"),
         "binary": [NoneValue(), Boolean()],
         "a": POSITIVE, "gamma0": POSITIVE, "c0": POSITIVE, "e0": POSITIVE, "f0": POSITIVE,
-        "beta": POSITIVE, "h0": POSITIVE, "q0": POSITIVE, "evaluate_every": [Integer(0)],
-        "batch_size": [Integer(1)], "step_a2": POSITIVE,
-        "step_v": [Real(0.5, 1.0, low_open=True)],
+        "beta": POSITIVE, "h0": POSITIVE, "q0": POSITIVE,
+        **shared("evaluate_every", "batch_size", "step_a2", "step_v"),
         "self_pairs": [Options("bilinear", "scaled")],
-        "n_jobs": N_JOBS, "parallel": [NoneValue(), Options("dask")], "client": CLIENT,
-        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
+        **shared("n_jobs"), "parallel": [NoneValue(), Options("dask")],
+        **shared("client", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
@@ -232,9 +226,9 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     @classmethod
     def _param_sizes(cls, where: str, params: dict[str, Any],
                      arrays: dict[str, np.ndarray]) -> dict[str, int]:
-        """K from ``n_components``; BPBFM-2 (``n_dictionary`` M) needs ``dictionary_`` and
+        """K from ``n_topics``; BPBFM-2 (``n_dictionary`` M) needs ``dictionary_`` and
         ``relation_weights_`` with M rows, BPBFM-1 has neither."""
-        sizes = {"K": int(params.get("n_components", 10))}
+        sizes = {"K": int(params.get("n_topics", 10))}
         M = params.get("n_dictionary")
         present = [n for n in ("dictionary_", "relation_weights_") if n in arrays]
         if M is None and present:
@@ -254,7 +248,8 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                     "belongs to self_pairs = 'scaled'"))
         return sizes
 
-    def __init__(self, n_components: int = 10, *, n_dictionary: int | None = None,
+    @accepts_renamed                    # n_components (until 0.2.0)
+    def __init__(self, n_topics: int = 10, *, n_dictionary: int | None = None,
                  inference: str = "batch", max_iter: int = 500, burn_in: int = 250,
                  thinning: int = 5, max_samples: int = 50, binary: bool | None = None,
                  a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
@@ -264,7 +259,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                  n_jobs: int | None = 1, parallel: str | None = None,
                  client: Any = None, random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
-        self.n_components = n_components
+        self.n_topics = n_topics
         self.n_dictionary = n_dictionary
         self.inference = inference
         self.max_iter = max_iter
@@ -292,6 +287,17 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         self.verbose = verbose
         self.callbacks = callbacks
 
+    @property
+    def n_components(self) -> int:
+        """Deprecated (until 0.2.0): ``n_topics``."""
+        warn_renamed(type(self).__name__, "n_components", stacklevel=3)
+        return self.n_topics
+
+    @n_components.setter
+    def n_components(self, value: int) -> None:
+        warn_renamed(type(self).__name__, "n_components", stacklevel=3)
+        self.n_topics = value
+
     # ------------------------------------------------------------------ fitting
     @property
     def _online(self) -> bool:
@@ -309,15 +315,15 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                       n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
         if self._online:
             online = dict(batch_size=int(self.batch_size),
-                          schedule=RobbinsMonro(1.0, float(self.step_a2), float(self.step_v)))
+                          schedule=RobbinsMonro.from_params(self.get_params(deep=False)))
             if self.parallel == "dask":
                 from topiclink.inference.bpbfm_dask import DaskBPBFMOnline
 
-                return DaskBPBFMOnline(int(self.n_components), self.n_dictionary,
+                return DaskBPBFMOnline(int(self.n_topics), self.n_dictionary,
                                        client=self.client, **online, **priors)
-            return BPBFMOnline(int(self.n_components), self.n_dictionary, **online,
+            return BPBFMOnline(int(self.n_topics), self.n_dictionary, **online,
                                **priors)
-        return BPBFMGibbs(int(self.n_components), self.n_dictionary,
+        return BPBFMGibbs(int(self.n_topics), self.n_dictionary,
                           self_pairs=self.self_pairs, **priors)
 
     def _state_class_for(self) -> type[State]:
@@ -326,7 +332,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     def _tensor_memory(self, tensor: RelationalTensor) -> int:
         """Bytes of the sampler's arrays: U and its counts (N x K, per thread), the K x K
         matrices (R or M, with their counts), the kept samples, the entries."""
-        N, R, K = tensor.n_entities, tensor.n_relations, int(self.n_components)
+        N, R, K = tensor.n_entities, tensor.n_relations, int(self.n_topics)
         M = R if self.n_dictionary is None else int(self.n_dictionary)
         n_self = N * R if self.self_pairs == "scaled" else 0
         kept = max(1, (int(self.max_iter) - int(self.burn_in)) // int(self.thinning) + 1)
@@ -341,7 +347,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
             raise TypeError(f"fit: expected a RelationalTensor, got {type(tensor).__name__}")
         tensor.check("fit: tensor")            # its fields may have been reassigned
         check_fit_memory(self._tensor_memory(tensor),
-                      f"fit: {self.n_components} factors over {tensor.n_entities} "
+                      f"fit: {self.n_topics} factors over {tensor.n_entities} "
                       f"entities and {tensor.n_relations} relations")
         values = np.asarray(tensor.values, dtype=np.float64)
         bad = ~np.isfinite(values) | (values < 0)

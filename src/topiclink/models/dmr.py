@@ -19,12 +19,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from topiclink.data.checks import (
-    CALLBACKS,
-    N_JOBS,
-    N_TOPICS,
     POSITIVE,
-    RANDOM_STATE,
-    VERBOSE,
     DataError,
     Integer,
     NoneValue,
@@ -32,7 +27,7 @@ from topiclink.data.checks import (
     as_real,
     check_memory,
 )
-from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.dmr import DMRData, DMRGibbs, DMRState, doc_priors
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
@@ -41,6 +36,7 @@ from topiclink.models.feature_prior import FeaturePriorTopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.parameters import shared
 from topiclink.random import RandomState
 
 __all__ = ["DMR"]
@@ -140,13 +136,14 @@ class DMR(SharedClientMixin, FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "features")
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"DMR": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "sigma": POSITIVE, "intercept_sigma": POSITIVE,
-        "doc_topic_prior": POSITIVE, "topic_word_prior": POSITIVE,
-        "optimize_every": [Integer(1)], "burn_in": [Integer(0)], "max_iter": [Integer(1)],
-        "evaluate_every": [Integer(0)], "transform_iter": [Integer(1)],
-        "parallel": [NoneValue(), Options("partition", "adlda", "dask")], "n_shards": [Integer(1)],
-        "n_jobs": N_JOBS, "client": CLIENT,
-        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
+        **shared("n_topics"), "sigma": POSITIVE, "intercept_sigma": POSITIVE,
+        # a scalar alpha only (the intercepts start at log alpha)
+        "doc_topic_prior": POSITIVE, **shared("topic_word_prior"),
+        # optimise at least every sweep; burn_in: the glossary's homonym (not samples)
+        "optimize_every": [Integer(1)], "burn_in": [Integer(0)],
+        **shared("max_iter", "evaluate_every", "transform_iter"),
+        "parallel": [NoneValue(), Options("partition", "adlda", "dask")],
+        **shared("n_shards", "n_jobs", "client", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (

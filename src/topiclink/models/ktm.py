@@ -16,10 +16,7 @@ import numpy as np
 from sklearn.gaussian_process.kernels import ConstantKernel, Kernel, RationalQuadratic
 
 from topiclink.data.checks import (
-    CALLBACKS,
     POSITIVE,
-    RANDOM_STATE,
-    VERBOSE,
     Boolean,
     DataError,
     InstanceOf,
@@ -35,6 +32,7 @@ from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.feature_prior import FeaturePriorTopicsMixin
 from topiclink.models.param_codecs import SklearnKernelCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
+from topiclink.parameters import shared
 from topiclink.random import RandomState
 
 __all__ = ["KernelTopicModel"]
@@ -104,12 +102,11 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "n_topics": [Integer(3)],
         "kernel": [NoneValue(), InstanceOf(Kernel, name="a scikit-learn kernel")],
-        "topic_word_prior": POSITIVE, "tau": POSITIVE, "fit_tau": [Boolean()],
-        "max_iter": [Integer(1)], "n_inner": [Integer(1)], "optimize_every": [Integer(0)],
-        "min_precision": POSITIVE, "transform_iter": [Integer(1)],
+        **shared("topic_word_prior"), "tau": POSITIVE, "fit_tau": [Boolean()],
+        **shared("max_iter"), "n_inner": [Integer(1)], **shared("optimize_every"),
+        "min_precision": POSITIVE, **shared("transform_iter"),
         "n_inducing": [NoneValue(), Integer(2)],
-        "evaluate_every": [Integer(0)], "random_state": RANDOM_STATE, "verbose": VERBOSE,
-        "callbacks": CALLBACKS,
+        **shared("evaluate_every", "random_state", "verbose", "callbacks"),
     }
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         *TOPIC_ARRAYS, "doc_prior_", "features_", "messages_mean_", "messages_var_",

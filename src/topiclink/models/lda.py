@@ -12,15 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from topiclink.data.checks import (
-    CALLBACKS,
-    N_JOBS,
-    N_TOPICS,
-    POSITIVE,
-    PRIOR,
-    RANDOM_STATE,
-    VERBOSE,
     DataError,
-    Integer,
     NoneValue,
     Options,
     check_memory,
@@ -28,7 +20,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
-from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, ShardTokenData, TokenData
 from topiclink.models.base import Estimator
@@ -36,6 +28,7 @@ from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.parameters import shared
 from topiclink.random import RandomState
 
 __all__ = ["LDA", "MH_MIN_TOPICS"]
@@ -125,13 +118,12 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
     allows_empty_documents: ClassVar[bool] = True
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"LDA": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "doc_topic_prior": PRIOR, "topic_word_prior": POSITIVE,
-        "max_iter": [Integer(1)], "evaluate_every": [Integer(0)],
-        "transform_iter": [Integer(1)],
+        **shared("n_topics", "doc_topic_prior", "topic_word_prior", "max_iter",
+                 "evaluate_every", "transform_iter"),
         "parallel": [NoneValue(), Options("partition", "adlda", "dask")],
-        "n_shards": [Integer(1)], "n_jobs": N_JOBS, "client": CLIENT,
+        **shared("n_shards", "n_jobs", "client"),
         "sampler": [Options("auto", "gibbs", "mh")],
-        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
+        **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (

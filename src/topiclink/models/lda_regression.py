@@ -27,15 +27,8 @@ from sklearn.linear_model import LogisticRegression
 
 from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
-    CALLBACKS,
-    INIT_TOPICS,
-    N_JOBS,
-    N_TOPICS,
     POSITIVE,
-    RANDOM_STATE,
-    VERBOSE,
     DataError,
-    Integer,
     NoneValue,
     Real,
     check_init_topics,
@@ -54,6 +47,7 @@ from topiclink.models.capabilities import (
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.parameters import shared
 from topiclink.random import RandomState
 
 __all__ = ["LDARegression", "directed_pairs", "sample_nonlinks"]
@@ -167,11 +161,10 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
     directed_links: ClassVar[bool] = True
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"LDA+Reg": {}, "LDA+Regression": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "doc_topic_prior": [NoneValue(), Real(0, low_open=True)],
-        "topic_word_prior": POSITIVE, "n_negatives": POSITIVE, "C": POSITIVE,
-        "max_iter": [Integer(1)], "tol": [Real(0)], "transform_iter": [Integer(1)],
-        "n_jobs": N_JOBS, "random_state": RANDOM_STATE, "verbose": VERBOSE,
-        "callbacks": CALLBACKS, "init_topics": INIT_TOPICS,
+        **shared("n_topics"), "doc_topic_prior": [NoneValue(), Real(0, low_open=True)],
+        **shared("topic_word_prior", "n_negatives"), "C": POSITIVE,
+        **shared("max_iter", "tol", "transform_iter", "n_jobs", "random_state", "verbose",
+                 "callbacks", "init_topics"),
     }
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "coef_", "vocabulary_", "alpha_", "train_zbar_",

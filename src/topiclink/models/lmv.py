@@ -20,13 +20,6 @@ from sklearn.exceptions import ConvergenceWarning
 
 from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
-    CALLBACKS,
-    INIT_TOPICS,
-    N_JOBS,
-    N_TOPICS,
-    POSITIVE,
-    RANDOM_STATE,
-    VERBOSE,
     Boolean,
     DataError,
     Integer,
@@ -37,11 +30,10 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
-from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin
+from topiclink.distributed import ClientCodec, SharedClientMixin
 from topiclink.inference.engine import State
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
 from topiclink.inference.lmv_stochastic import LMVSState, StochasticLMV
-from topiclink.inference.online import RobbinsMonro
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import (
     LinkPredictionMixin,
@@ -54,6 +46,7 @@ from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.times import as_times
 from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.parameters import RobbinsMonro, shared
 from topiclink.random import RandomState
 
 __all__ = ["VisibilityTopicModel"]
@@ -173,17 +166,15 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         "LMVS": {"visibility": True, "inference": "stochastic"},
         "PLLDAS": {"visibility": False, "inference": "stochastic"}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "visibility": [Boolean()],
+        **shared("n_topics"), "visibility": [Boolean()],
         "inference": [Options("batch", "stochastic")],
-        "doc_topic_prior": _PAIR, "topic_word_prior": POSITIVE, "max_iter": [Integer(1)],
+        "doc_topic_prior": _PAIR, **shared("topic_word_prior", "max_iter"),
         "tol": [NoneValue(), Real(0)], "stopping": [Options("window", "paper")],
         "min_sweeps": [Integer(1)], "tol_window": [Integer(1)],
-        "transform_iter": [Integer(1)],
-        "batch_size": [Integer(1)], "n0": [Integer(1)], "step_a1": POSITIVE,
-        "step_a2": POSITIVE, "step_v": [Real(0.5, 1.0, low_open=True)],
-        "n_jobs": N_JOBS, "parallel": [NoneValue(), Options("dask")], "client": CLIENT,
-        "init_topics": INIT_TOPICS,
-        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
+        **shared("transform_iter", "batch_size"), "n0": [Integer(1)],
+        **shared("step_a1", "step_a2", "step_v", "n_jobs"),
+        "parallel": [NoneValue(), Options("dask")],
+        **shared("client", "init_topics", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
@@ -288,20 +279,16 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                       visibility_prior=self._pair(self.visibility_prior, "visibility_prior"),
                       visibility=bool(self.visibility),
                       n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
-        if self._stochastic and self.parallel == "dask":
+        if not self._stochastic:
+            return BatchLMV(K, **common)
+        schedule = RobbinsMonro.from_params(self.get_params(deep=False))
+        if self.parallel == "dask":
             from topiclink.inference.lmv_dask import DaskStochasticLMV
 
             return DaskStochasticLMV(K, client=self.client, batch_size=int(self.batch_size),
-                                     n0=int(self.n0),
-                                     schedule=RobbinsMonro(float(self.step_a1),
-                                                           float(self.step_a2),
-                                                           float(self.step_v)), **common)
-        if self._stochastic:
-            return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
-                                 schedule=RobbinsMonro(float(self.step_a1),
-                                                       float(self.step_a2),
-                                                       float(self.step_v)), **common)
-        return BatchLMV(K, **common)
+                                     n0=int(self.n0), schedule=schedule, **common)
+        return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
+                             schedule=schedule, **common)
 
     def _stopping_rule(self) -> _DiagonalChange | _BoundTolerance:
         if self._stochastic:

@@ -28,24 +28,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from topiclink.data.checks import (
-    CALLBACKS,
-    N_JOBS,
-    N_TOPICS,
-    POSITIVE,
-    PRIOR,
-    RANDOM_STATE,
-    VERBOSE,
     Boolean,
     DataError,
-    Integer,
     NoneValue,
     Options,
-    Real,
     doc_topic_prior_vector,
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
-from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.augment import LOSSES, augment, initial_coefficients
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -62,6 +53,7 @@ from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, trai
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.parameters import shared
 from topiclink.random import RandomState, kernel_state
 
 __all__ = ["RelationalTopicModel", "PAPER_VARIANTS"]
@@ -187,19 +179,15 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "links")
     paper_names: ClassVar[dict[str, dict[str, Any]]] = PAPER_VARIANTS
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "loss": [Options(*LOSSES)],
+        **shared("n_topics"), "loss": [Options(*LOSSES)],
         "weights": [Options("full", "diagonal")], "approx": [Boolean()],
-        "doc_topic_prior": PRIOR, "topic_word_prior": POSITIVE, "c": POSITIVE,
-        "c_neg": POSITIVE, "hinge_cost": POSITIVE, "weight_prior_var": POSITIVE,
-        "negative_ratio": [Real(0, 1)],
-        "negatives_per_link": [NoneValue(), Real(0, None, low_open=True)],
+        **shared("doc_topic_prior", "topic_word_prior", "c", "c_neg", "hinge_cost",
+                 "weight_prior_var", "negative_ratio", "negatives_per_link"),
         "augmentation": [Options(*AUGMENTATION_SAMPLERS)],
         "directed": [NoneValue(), Boolean()],
-        "max_iter": [Integer(1)], "n_average": [Integer(1)], "evaluate_every": [Integer(0)],
-        "transform_iter": [Integer(1)], "n_jobs": N_JOBS,
-        "parallel": [NoneValue(), Options("dask")], "n_shards": [Integer(1)],
-        "client": CLIENT, "random_state": RANDOM_STATE, "verbose": VERBOSE,
-        "callbacks": CALLBACKS,
+        **shared("max_iter", "n_average", "evaluate_every", "transform_iter", "n_jobs"),
+        "parallel": [NoneValue(), Options("dask")],
+        **shared("n_shards", "client", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (

@@ -20,21 +20,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from topiclink.data.checks import (
-    CALLBACKS,
-    N_JOBS,
-    N_TOPICS,
-    POSITIVE,
-    PRIOR,
-    RANDOM_STATE,
-    VERBOSE,
-    Integer,
     NoneValue,
     Options,
     doc_topic_prior_vector,
     encode_labels,
 )
 from topiclink.data.corpus import Corpus
-from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
 from topiclink.inference.augment import LOSSES
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -44,6 +36,7 @@ from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parallel import n_threads, resolve_n_jobs
+from topiclink.parameters import shared
 from topiclink.random import RandomState, spawn
 
 __all__ = ["SupervisedTopicModel"]
@@ -110,13 +103,12 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         "gSLDA": {"loss": "logistic"}, "Gibbs MedLDA": {"loss": "hinge"},
         "gMedLDA": {"loss": "hinge"}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "loss": [Options(*LOSSES)], "c": POSITIVE,
-        "hinge_cost": POSITIVE, "weight_prior_var": POSITIVE, "doc_topic_prior": PRIOR,
-        "topic_word_prior": POSITIVE, "max_iter": [Integer(1)], "n_average": [Integer(1)],
-        "transform_iter": [Integer(1)], "n_jobs": N_JOBS, "evaluate_every": [Integer(0)],
-        "parallel": [NoneValue(), Options("dask")], "n_shards": [Integer(1)],
-        "client": CLIENT,
-        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
+        **shared("n_topics"), "loss": [Options(*LOSSES)],
+        **shared("c", "hinge_cost", "weight_prior_var", "doc_topic_prior",
+                 "topic_word_prior", "max_iter", "n_average", "transform_iter", "n_jobs",
+                 "evaluate_every"),
+        "parallel": [NoneValue(), Options("dask")],
+        **shared("n_shards", "client", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
     _saved_arrays: ClassVar[tuple[str, ...]] = (

@@ -29,19 +29,8 @@ from scipy.special import digamma
 
 from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
-    CALLBACKS,
-    INIT_TOPICS,
-    N_TOPICS,
-    NON_NEGATIVE,
-    POSITIVE,
-    PRIOR,
-    RANDOM_STATE,
-    VERBOSE,
     DataError,
-    Integer,
-    NoneValue,
     Options,
-    Real,
     check_init_topics,
     doc_topic_prior_vector,
 )
@@ -53,6 +42,7 @@ from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import TRANSFORM_TOL, VariationalTopicsMixin
+from topiclink.parameters import shared
 from topiclink.random import RandomState
 
 __all__ = ["VariationalRTM"]
@@ -151,12 +141,10 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "links")
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"Var-RTM": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "doc_topic_prior": PRIOR, "topic_word_prior": POSITIVE,
-        "n_pseudo_negatives": [NoneValue(), Real(0, low_open=True)],
-        "topic_inference": [Options(*TOPIC_INFERENCE)], "max_iter": [Integer(1)],
-        "e_step_iter": [Integer(1)], "tol": NON_NEGATIVE, "transform_iter": [Integer(1)],
-        "init_topics": INIT_TOPICS,
-        "random_state": RANDOM_STATE, "verbose": VERBOSE, "callbacks": CALLBACKS,
+        **shared("n_topics", "doc_topic_prior", "topic_word_prior", "n_pseudo_negatives"),
+        "topic_inference": [Options(*TOPIC_INFERENCE)],
+        **shared("max_iter", "e_step_iter", "tol", "transform_iter", "init_topics",
+                 "random_state", "verbose", "callbacks"),
     }
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "log_topics_", "doc_topic_", "zbar_", "weights_", "alpha_",

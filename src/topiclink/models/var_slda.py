@@ -30,15 +30,8 @@ import numpy as np
 
 from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
-    CALLBACKS,
-    N_TOPICS,
     NON_NEGATIVE,
-    POSITIVE,
-    PRIOR,
-    RANDOM_STATE,
-    VERBOSE,
     DataError,
-    Integer,
     doc_topic_prior_vector,
     encode_labels,
 )
@@ -49,6 +42,7 @@ from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
+from topiclink.parameters import shared
 from topiclink.random import RandomState
 
 __all__ = ["VariationalSLDA"]
@@ -134,11 +128,10 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "y")
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"vSLDA": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "n_topics": N_TOPICS, "c": POSITIVE, "doc_topic_prior": PRIOR,
-        "topic_word_prior": POSITIVE, "weight_prior_var": POSITIVE,
-        "max_iter": [Integer(1)], "e_step_iter": [Integer(1)], "e_step_tol": NON_NEGATIVE,
-        "tol": NON_NEGATIVE, "transform_iter": [Integer(1)], "random_state": RANDOM_STATE,
-        "verbose": VERBOSE, "callbacks": CALLBACKS,
+        **shared("n_topics", "c", "doc_topic_prior", "topic_word_prior",
+                 "weight_prior_var", "max_iter", "e_step_iter"),
+        "e_step_tol": NON_NEGATIVE,
+        **shared("tol", "transform_iter", "random_state", "verbose", "callbacks"),
     }
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "coef_", "classes_", "doc_topic_", "zbar_", "alpha_",

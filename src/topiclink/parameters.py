@@ -1,0 +1,302 @@
+"""The glossary of parameters: one entry per parameter that several estimators share.
+
+Each :class:`Parameter` has a name, the forms it accepts (the
+:mod:`topiclink.data.checks` constraints the estimators' ``_parameter_constraints``
+tables take from here with :func:`shared`), a one-line doc and the paper symbol.  The
+contract test (``tests/test_contract.py``) checks every registered estimator's signature
+against it: a glossary parameter is declared with the glossary's forms (or a narrowing
+the test lists), documented in the class docstring's Parameters section, and no
+signature uses a name of :data:`ALIASES` (the other spellings of a glossary name).  Old
+names kept for one release are in :data:`DEPRECATED` (``n_components`` -> ``n_topics``
+until 0.2.0): an estimator takes them through :func:`accepts_renamed` and
+:meth:`~topiclink.models.base.Estimator.set_params`, and ``load`` reads model files
+that store them.
+
+The survey the glossary was written from (every registered estimator's parameters
+grouped by meaning, with the drifts: one meaning under several names, one name with
+several meanings) is the table of ``docs/adding-a-model.md``, "One vocabulary of
+parameters"; the homonyms that remain are in :data:`HOMONYMS`.  Family-specific
+parameters (BPBFM's paper priors ``a``, ``gamma0``, ``c0``...; LMV's ``n0``; KTM's
+``tau``, ``kernel``...) stay outside the glossary; the contract test lists them per
+family, so a new name is a decision, not an accident.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from topiclink.data.checks import (
+    CALLBACKS,
+    INIT_TOPICS,
+    N_JOBS,
+    N_TOPICS,
+    NON_NEGATIVE,
+    POSITIVE,
+    PRIOR,
+    RANDOM_STATE,
+    VERBOSE,
+    Constraint,
+    Integer,
+    NoneValue,
+    Real,
+)
+from topiclink.distributed.params import CLIENT
+
+__all__ = ["Parameter", "GLOSSARY", "ALIASES", "DEPRECATED", "HOMONYMS", "REMOVED_IN",
+           "shared", "warn_renamed", "accepts_renamed", "renamed_params",
+           "glossary_table", "RobbinsMonro"]
+
+#: the release that drops the names of :data:`DEPRECATED`
+REMOVED_IN = "0.2.0"
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One shared parameter.
+
+    ``forms``: the constraints it accepts (None: the forms are each family's, e.g. the
+    options of ``inference``); ``symbol``: the paper's; ``group``: what it belongs to
+    (size, prior, run, stopping, averaging, online, negatives, supervision, execution,
+    bookkeeping); ``deprecated``: old names still accepted (with a DeprecationWarning)
+    until :data:`REMOVED_IN`.
+    """
+
+    name: str
+    forms: tuple[Constraint, ...] | None
+    doc: str
+    symbol: str = ""
+    group: str = ""
+    deprecated: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """What a value must be, as the one-line errors say it."""
+        if self.forms is None:
+            return "(the family's forms)"
+        return " or ".join(form.describe() for form in self.forms)
+
+
+def _p(name: str, forms: list[Constraint] | None, doc: str, symbol: str = "",
+       group: str = "", deprecated: tuple[str, ...] = ()) -> Parameter:
+    return Parameter(name, None if forms is None else tuple(forms), doc, symbol, group,
+                     deprecated)
+
+
+_ENTRIES = [
+    # size and priors
+    _p("n_topics", N_TOPICS, "Number of topics (BPBFM: latent factors).", "K", "size",
+       deprecated=("n_components",)),
+    _p("doc_topic_prior", PRIOR, "Dirichlet prior of each document's topic proportions "
+       "(a scalar, a vector (K,), or None for the family's default).", "alpha", "prior"),
+    _p("topic_word_prior", POSITIVE, "Symmetric Dirichlet prior of the topics' word "
+       "distributions.", "beta (LMV: eta)", "prior"),
+    _p("init_topics", INIT_TOPICS, "Topic-word statistics (K, V) the topics start from "
+       "(None: the model's own start).", "", "prior"),
+    # the run
+    _p("max_iter", [Integer(1)], "Iterations (sweeps) per call of fit; "
+       "fit(..., resume=True) runs this many more.", "", "run"),
+    _p("evaluate_every", [Integer(0)], "Record the training objective every this many "
+       "iterations (0: the last one only).", "", "run"),
+    _p("transform_iter", [Integer(1)], "Iterations (sweeps or E-step rounds) per new "
+       "document in transform.", "", "run"),
+    _p("e_step_iter", [Integer(1)], "E-step rounds per document in each iteration.", "",
+       "run"),
+    _p("optimize_every", [Integer(0)], "Iterations between optimisations of the "
+       "hyper-parameters (0: never).", "", "run"),
+    # stopping
+    _p("tol", NON_NEGATIVE, "Stop when the objective's relative change falls below tol "
+       "(0: run max_iter iterations).", "", "stopping"),
+    # posterior averaging
+    _p("n_average", [Integer(1)], "Average the estimates over the last n_average "
+       "iterations.", "", "averaging"),
+    _p("burn_in", [Integer(0)], "Iterations, counted over the whole chain, before "
+       "samples are kept.", "", "averaging"),
+    _p("thinning", [Integer(1)], "Keep every thinning-th sample after burn_in.", "",
+       "averaging"),
+    _p("max_samples", [Integer(1)], "Keep at most this many samples (the latest).", "",
+       "averaging"),
+    # online inference
+    _p("inference", None, '"batch", or the online variant ("online" or "stochastic"; '
+       "the family's options).", "", "online"),
+    _p("batch_size", [Integer(1)], "Items (documents, tensor entries) per minibatch of "
+       "online inference.", "|S|", "online"),
+    _p("step_a1", POSITIVE, "Scale of the online step sizes rho_t = A1 / (t + A2)^v.",
+       "A1", "online"),
+    _p("step_a2", POSITIVE, "Delay of the online step sizes rho_t = A1 / (t + A2)^v.",
+       "A2 (BPBFM: t0; SVI: tau)", "online"),
+    _p("step_v", [Real(0.5, 1.0, low_open=True)], "Decay of the online step sizes "
+       "rho_t = A1 / (t + A2)^v, in (0.5, 1].", "v (BPBFM: w; SVI: kappa)", "online"),
+    # negatives (one meaning each; a shared Negatives config would merge them)
+    _p("negative_ratio", [Real(0, 1)], "Fraction of the unobserved training pairs drawn "
+       "as negatives.", "", "negatives"),
+    _p("negatives_per_link", [NoneValue(), Real(0, None, low_open=True)], "Negatives "
+       "drawn per link of each document instead of negative_ratio.", "", "negatives"),
+    _p("n_negatives", POSITIVE, "Non-links sampled per link.", "", "negatives"),
+    _p("n_pseudo_negatives", [NoneValue(), Real(0, low_open=True)], "Pseudo-count of "
+       "non-links of the regulariser (None: the number of links).", "rho", "negatives"),
+    _p("c_neg", POSITIVE, "Regularisation constant of the negative pairs.", "c_-",
+       "negatives"),
+    # supervision
+    _p("loss", None, 'The loss of the labels or links ("logistic" or "hinge").', "",
+       "supervision"),
+    _p("c", POSITIVE, "Regularisation constant: weight of the label or link likelihood.",
+       "c", "supervision"),
+    _p("hinge_cost", POSITIVE, "Margin of the hinge loss (>= 1).", "l", "supervision"),
+    _p("weight_prior_var", POSITIVE, "Prior variance of every classifier or link "
+       "weight.", "nu^2", "supervision"),
+    # execution
+    _p("n_jobs", N_JOBS, "Threads (-1: all cores); never changes the result.", "",
+       "execution"),
+    _p("parallel", None, "Where or how the sweeps are split (None: the exact sequential "
+       "sampler; the family's options).", "", "execution"),
+    _p("n_shards", [Integer(1)], "Document shards of parallel (ignored otherwise).", "",
+       "execution"),
+    _p("client", CLIENT, 'parallel="dask" only: the Dask client, a scheduler address, or '
+       "None (the current client).", "", "execution"),
+    # bookkeeping
+    _p("random_state", RANDOM_STATE, "Seed: None, an integer, a SeedSequence or a "
+       "Generator.", "", "bookkeeping"),
+    _p("verbose", VERBOSE, "Log progress (a bool or a level).", "", "bookkeeping"),
+    _p("callbacks", CALLBACKS, "Objects whose on_iteration runs after every iteration.",
+       "", "bookkeeping"),
+]
+
+#: name -> entry
+GLOSSARY: dict[str, Parameter] = {p.name: p for p in _ENTRIES}
+
+#: old names still accepted (with a DeprecationWarning) until :data:`REMOVED_IN` -> new
+DEPRECATED: dict[str, str] = {old: p.name for p in _ENTRIES for old in p.deprecated}
+
+#: spellings of a glossary meaning that no signature may use -> the glossary's name
+ALIASES: dict[str, str] = {
+    **DEPRECATED, "num_topics": "n_topics", "n_factors": "n_topics", "k": "n_topics",
+    "alpha": "doc_topic_prior", "eta": "topic_word_prior", "n_iter": "max_iter",
+    "n_iterations": "max_iter", "iterations": "max_iter", "burnin": "burn_in",
+    "thin": "thinning", "seed": "random_state", "n_threads": "n_jobs",
+    "minibatch_size": "batch_size", "kappa": "step_v", "tau0": "step_a2",
+}
+
+#: names used with another meaning than the glossary's (a glossary name, or a glossary
+#: symbol as a parameter name): name -> {estimator class: that meaning}.  Kept until they
+#: are renamed; the contract test checks each is still there (a new parameter name is
+#: caught by its per-family list)
+HOMONYMS: dict[str, dict[str, str]] = {
+    "burn_in": {"DMR": "sweeps before the first optimisation of lambda"},
+    "beta": {"BilinearPoissonFactorModel": "rate of the gamma prior of Lambda^r (the "
+             "glossary's beta is topic_word_prior's symbol)"},
+}
+
+
+def shared(*names: str) -> dict[str, list[Constraint]]:
+    """The glossary's forms of ``names``, for an estimator's ``_parameter_constraints``
+    (``{**shared("n_topics", "max_iter"), "sigma": POSITIVE}``).  KeyError for a name
+    outside the glossary or one whose forms are the family's."""
+    table: dict[str, list[Constraint]] = {}
+    for name in names:
+        forms = GLOSSARY[name].forms
+        if forms is None:
+            raise KeyError(f"{name!r}: the glossary leaves its forms to each family")
+        table[name] = list(forms)
+    return table
+
+
+def warn_renamed(owner: str, old: str, stacklevel: int = 3) -> str:
+    """Warn (DeprecationWarning) that ``owner`` got the old name ``old``; returns the
+    new name (``stacklevel`` 3: the caller of the function that calls this one)."""
+    new = DEPRECATED[old]
+    warnings.warn(f"{owner}: {old} is deprecated and will be removed in {REMOVED_IN}; "
+                  f"use {new}", DeprecationWarning, stacklevel=stacklevel)
+    return new
+
+
+def accepts_renamed(init: Callable[..., None]) -> Callable[..., None]:
+    """Decorate an estimator's ``__init__`` so that it also takes the deprecated names of
+    its parameters (:data:`DEPRECATED`), each with a DeprecationWarning pointing at the
+    caller; the signature (what ``get_params``, ``clone`` and ``repr`` read) stays the
+    one of ``init``, with the new names only.  TypeError when a parameter is given under
+    both names."""
+    params = list(inspect.signature(init).parameters)[1:]          # without self
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        for old in [k for k in kwargs if k in DEPRECATED and k not in params]:
+            new = DEPRECATED[old]
+            if new not in params:
+                continue                        # not this estimator's: Python's TypeError
+            if new in kwargs or params.index(new) < len(args):
+                raise TypeError(f"{type(self).__name__}: give {new} only ({old} is its "
+                                "old name)")
+            warn_renamed(type(self).__name__, old)
+            kwargs[new] = kwargs.pop(old)
+        init(self, *args, **kwargs)
+
+    return wrapper
+
+
+def renamed_params(params: Mapping[str, Any], accepted: set[str] | frozenset[str],
+                   where: str) -> dict[str, Any]:
+    """``params`` (read from a model file or given to ``set_params``) with every
+    deprecated name the estimator has the new one of (``accepted``) renamed, silently;
+    one-line ValueError naming ``where`` when both names are given."""
+    out = dict(params)
+    for old, new in DEPRECATED.items():
+        if old in out and new in accepted and old not in accepted:
+            if new in out:
+                raise ValueError(f"{where}: both {old!r} and {new!r} given (the same "
+                                 f"parameter; {old} is the old name)")
+            out[new] = out.pop(old)
+    return out
+
+
+def glossary_table() -> str:
+    """The glossary as a Markdown table (name, forms, symbol, doc), for the docs."""
+    rows = ["| name | accepts | symbol | meaning |", "| --- | --- | --- | --- |"]
+    for p in _ENTRIES:
+        old = f" (was `{'`, `'.join(p.deprecated)}`)" if p.deprecated else ""
+        rows.append(f"| `{p.name}`{old} | {p.describe()} | {p.symbol} | {p.doc} |")
+    return "\n".join(rows)
+
+
+# ---------------------------------------------------------------------- shared configs
+@dataclass(frozen=True)
+class RobbinsMonro:
+    """Step sizes ``rho_t = a1 / (t + a2)^v`` (t = 0, 1, ...) of online inference.
+
+    The glossary's ``step_a1``, ``step_a2``, ``step_v`` (:meth:`from_params`).  The
+    papers' forms: SVI's ``(t + tau)^-kappa`` (Hoffman et al. 2013) is ``a1 = 1``,
+    ``a2 = tau``, ``v = kappa``; BPBFM's ``(t + t0)^-w`` likewise; LMVS's
+    ``A1 / (s_w + m/M + A2)^v`` is ``a1 = A1``, ``a2 = A2`` with ``t`` counted in sweeps
+    from 1.  ``0.5 < v <= 1`` gives ``sum rho = inf`` and ``sum rho^2 < inf`` (Robbins &
+    Monro 1951).
+    """
+
+    a1: float = 1.0
+    a2: float = 1.0
+    v: float = 0.7
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.a1) and self.a1 > 0):
+            raise ValueError(f"step_a1 must be finite and > 0, got {self.a1!r}")
+        if not (np.isfinite(self.a2) and self.a2 > 0):
+            raise ValueError(f"step_a2 must be finite and > 0, got {self.a2!r}")
+        if not 0.5 < self.v <= 1.0:
+            raise ValueError(f"step_v must be in (0.5, 1], got {self.v!r}")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> RobbinsMonro:
+        """The schedule of an estimator's parameters (``get_params()``): ``step_a1``
+        (1 where the estimator has none), ``step_a2``, ``step_v``."""
+        return cls(float(params.get("step_a1", 1.0)), float(params["step_a2"]),
+                   float(params["step_v"]))
+
+    def __call__(self, t: float) -> float:
+        """rho at update ``t`` (a count, or a fraction of sweeps as in LMVS)."""
+        if t < 0:
+            raise ValueError(f"update counter must be >= 0, got {t}")
+        return float(self.a1 / (t + self.a2) ** self.v)
