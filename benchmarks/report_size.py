@@ -11,10 +11,15 @@ Cases:
   links at 20M scored pairs (the 800 most connected documents).
 
 Reported per case: page size (MB), the part that is BokehJS, the embedded view data,
-the build time (data + page) and the time to save.  The page opens offline.
+the build time (data + page) and the time to save.  The page opens offline.  With
+``--browser`` (Playwright and the system's Chromium, ``/usr/bin/chromium``) each saved
+page is also opened headless from disk, every outside request refused, and timed from
+navigation to ``topiclinkReport.ready`` (Bokeh has drawn every figure), median of
+``--loads`` loads in fresh pages; console errors are counted.
 
     python benchmarks/report_size.py                 # ~1-2 min on 2 cores
     python benchmarks/report_size.py --iterations 20 --out /tmp/report_size.json
+    python benchmarks/report_size.py --browser      # + load time in headless Chromium
 """
 
 from __future__ import annotations
@@ -125,22 +130,73 @@ def _measure(model: RelationalTopicModel, inputs: ReportInputs, out: Path) -> di
                                      html)}
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _cpu_name() -> str:
+    """The CPU's model name (lscpu's), or the platform's processor string."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def browser_load(path: Path, loads: int) -> dict:
+    """Median seconds from navigation to ``topiclinkReport.ready`` over ``loads`` fresh
+    pages of headless Chromium (offline: requests other than file:/data: refused)."""
+    from playwright.sync_api import sync_playwright
+
+    times, errors = [], 0
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        for _ in range(loads):
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.route("**/*", lambda route: route.continue_()
+                          if route.request.url.startswith(("file:", "data:"))
+                          else route.abort())
+            page = context.new_page()
+            console: list[str] = []
+            page.on("console", lambda m, seen=console: seen.append(m.type))
+            page.on("pageerror", lambda e, seen=console: seen.append("error"))
+            t0 = time.perf_counter()
+            page.goto(path.as_uri(), wait_until="load")
+            ready = page.evaluate("() => window.topiclinkReport.ready")
+            times.append(time.perf_counter() - t0)
+            errors += sum(kind == "error" for kind in console) + (ready is not True)
+            context.close()
+        browser.close()
+    return {"browser_load_seconds": round(float(np.median(times)), 2),
+            "browser_load_seconds_all": [round(s, 2) for s in times],
+            "browser_console_errors": errors}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--out", type=Path,
                         default=Path(__file__).parent / "results" / "report_size.json")
+    parser.add_argument("--browser", action="store_true",
+                        help="also time the pages' load in headless Chromium")
+    parser.add_argument("--loads", type=int, default=3)
     args = parser.parse_args()
     results = {"python": platform.python_version(), "machine": platform.machine(),
-               "cases": {}}
+               "cpu": _cpu_name(), "cases": {}}
     with tempfile.TemporaryDirectory() as tmp:
         model, inputs = _cora(args.iterations)
         build_report(model, inputs=inputs)          # warm-up (imports, Numba)
         results["cases"]["cora"] = _measure(model, inputs, Path(tmp) / "cora.html")
+        if args.browser:
+            results["cases"]["cora"].update(browser_load(Path(tmp) / "cora.html", args.loads))
         print("cora", results["cases"]["cora"])
         model, corpus, links = _synthetic_grtm(25_000, 50, 20_000)
         results["cases"]["synthetic-25k"] = _measure(
             model, ReportInputs(corpus=corpus, links=links), Path(tmp) / "s25k.html")
+        if args.browser:
+            results["cases"]["synthetic-25k"].update(
+                browser_load(Path(tmp) / "s25k.html", args.loads))
         print("synthetic-25k", results["cases"]["synthetic-25k"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
