@@ -109,3 +109,39 @@ def test_seeded_fit_is_reproducible_and_registered():
     a = fit_model(build_model("DistMult", params), tensor=tensor)
     b = fit_model(build_model("DistMult", params), tensor=tensor)
     np.testing.assert_array_equal(a.embedding_, b.embedding_)
+
+
+@pytest.mark.parametrize("name", ["RESCAL", "DistMult", "ComplEx", "RotatE", "TuckER"])
+def test_batch_scores_are_pykeens(name):
+    """The matrix-product scores of a batch of queries are PyKEEN's score_t / score_h."""
+    pytest.importorskip("pykeen")
+    tensor, _ = _tiny_tensor()
+    model = kge_peers.KGEmbeddingPeer(name, embedding_dim=6, num_epochs=3, batch_size=8,
+                                      random_state=0).fit(tensor)
+    a, r = np.array([0, 3, 7, 11, 3]), np.array([0, 1, 1, 0, 0])
+    for axis in ("tail", "head"):
+        np.testing.assert_allclose(model._score_rows(a, r, axis),
+                                   model._pykeen_rows(a, r, axis), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(model.score_tails_batch(a, r)[1], model.score_tails(3, 1),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_on_batch_stops_training_and_scores():
+    pytest.importorskip("pykeen")
+    tensor, _ = _tiny_tensor()
+    seen = []
+
+    def on_batch(peer):
+        assert peer.model_.training
+        seen.append((peer.n_batches_, peer.score_tails_batch([0], [0]).shape))
+        assert peer.model_.training          # back in training mode after scoring
+        return peer.n_batches_ >= 5
+
+    model = kge_peers.KGEmbeddingPeer("TuckER", embedding_dim=4, num_epochs=100,
+                                      batch_size=8, random_state=0)
+    model.fit(tensor, on_batch=on_batch)
+    assert [s[0] for s in seen] == [1, 2, 3, 4, 5]
+    assert seen[0][1] == (1, tensor.n_entities)
+    assert model.stopped_early_ and model.n_batches_ == 5
+    assert model.epochs_ == pytest.approx(5 / 3)        # 24 triples, batches of 8
+    assert len(model.losses_) == 1 and not model.model_.training

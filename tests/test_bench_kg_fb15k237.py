@@ -1,0 +1,192 @@
+"""benchmarks/kg_fb15k237_vs_pykeen.py: the budget clock, BPBFM's sample window and
+scorer, the JSON / figure writers (always), and a ``--quick`` run where PyKEEN and the
+FB15k-237 archive are available (skipped otherwise: CI has no PyKEEN)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from topiclink.data.tensor import RelationalTensor
+from topiclink.models.bpbfm import BilinearPoissonFactorModel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    path = ROOT / "benchmarks" / "kg_fb15k237_vs_pykeen.py"
+    spec = importlib.util.spec_from_file_location("kg_fb15k237_vs_pykeen", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop(spec.name, None)
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_checkpoints_are_log_spaced(bench):
+    assert bench.checkpoint_times(600, 4) == [75.0, 150.0, 300.0, 600.0]
+    assert bench.checkpoint_times(10, 1) == [10.0]
+    with pytest.raises(ValueError):
+        bench.checkpoint_times(0, 3)
+
+
+def test_budget_clock_excludes_evaluations(bench):
+    wall, cpu = FakeTime(), FakeTime()
+    clock = bench.BudgetClock(8.0, [2.0, 4.0], timer=wall, cpu_timer=cpu)
+    assert clock.checkpoints == [2.0, 4.0, 8.0]
+    with pytest.raises(RuntimeError):
+        clock.tick()
+    wall.now = cpu.now = 100.0
+    clock.start()
+    wall.now = cpu.now = 101.0
+    assert clock.tick() == (False, False)
+    wall.now = cpu.now = 104.5            # past 2 and 4: one evaluation
+    assert clock.tick() == (True, False)
+    with clock.paused():
+        wall.now, cpu.now = 110.5, 106.5   # a 6 s evaluation (2 s of CPU)
+    assert clock.eval_seconds == 6.0 and clock.eval_cpu_seconds == 2.0
+    assert clock.train_seconds == pytest.approx(4.5)
+    assert clock.train_cpu_seconds == pytest.approx(4.5)
+    assert clock.tick() == (False, False)
+    wall.now = 114.1                       # 8.1 s of training: the budget
+    assert clock.tick() == (True, True)
+    frozen = clock.train_seconds
+    wall.now = 200.0
+    assert clock.train_seconds == frozen == pytest.approx(8.1)
+    assert clock.tick() == (False, True)
+
+
+def _state(U, G, eta=None):
+    return SimpleNamespace(U=U, G=G, eta=np.zeros((0, 0)) if eta is None else eta)
+
+
+def test_chain_samples_thin_and_window(bench):
+    rng = np.random.default_rng(0)
+    chain = bench.ChainSamples(max_samples=4)
+    for sweep in range(1, 21):
+        chain.offer(sweep, _state(np.full((3, 2), sweep), rng.random((2, 2, 2))))
+        assert len(chain.items) <= 4
+    kept = [it[0] for it in chain.items]
+    assert all(s % chain.thin == 0 for s in kept) and chain.thin == 8
+    assert kept == [8, 16]
+    assert [it[0] for it in chain.window(20)] == [16]
+    assert [it[0] for it in chain.window(40)] == [16]   # none past half: the latest
+    # copies, not views of the state
+    U = np.ones((3, 2))
+    chain.offer(24, _state(U, np.ones((2, 2, 2))))
+    U[:] = 5
+    assert chain.items[-1][1].max() == 1
+    # BPBFM-2: Lambda^r = sum_m eta[m, r] G[m]
+    G, eta = rng.random((3, 2, 2)), rng.random((3, 4))
+    U2, L2 = bench.state_factors(_state(U, G, eta))
+    assert L2.shape == (4, 2, 2)
+    np.testing.assert_allclose(L2[1], sum(eta[m, 1] * G[m] for m in range(3)))
+
+
+def test_sample_scorer_is_the_models_score(bench):
+    rng = np.random.default_rng(1)
+    N, R = 15, 2
+    h, r, t = rng.integers(0, N, 60), rng.integers(0, R, 60), rng.integers(0, N, 60)
+    keep = np.unique((r * N + h) * N + t, return_index=True)[1]
+    tensor = RelationalTensor(h[keep], r[keep], t[keep], np.ones(keep.size), N, R)
+    model = BilinearPoissonFactorModel(3, max_iter=12, burn_in=6, thinning=2,
+                                       random_state=0).fit(tensor)
+    samples = [(i, U, L) for i, (U, L) in enumerate(zip(model.samples_embedding_,
+                                                        model.samples_relation_matrices_,
+                                                        strict=True))]
+    scorer = bench.SampleScorer(samples)
+    heads, rels = np.array([0, 4, 7]), np.array([1, 0, 1])
+    np.testing.assert_allclose(scorer.score_tails_batch(heads, rels),
+                               model.score_tails_batch(heads, rels))
+    np.testing.assert_allclose(scorer.score_heads_batch(rels, heads),
+                               model.score_heads_batch(rels, heads))
+
+
+def _row(model, K, curve, test_mrr, kind="BPBFM", published=None, **extra):
+    metrics = {f"{m}{s}": test_mrr for s in ("", "_head", "_tail")
+               for m in ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")}
+    return {"model": model, "K": K, "kind": kind, "budget_seconds": 8.0,
+            "train_seconds": curve[-1][0], "valid_eval_seconds": 1.0,
+            "test_eval_seconds": 2.0, "peak_rss_mb": 500.0,
+            "curve": [{"seconds": s, "valid_mrr": v} for s, v in curve],
+            "test": metrics, "published": published, **extra}
+
+
+def test_outputs_json_figure_table(bench, tmp_path):
+    rows = [
+        _row("BPBFM-1", 20, [(1, 0.05), (4, 0.10), (8, 0.12)], 0.11, sweeps=30,
+             seconds_per_sweep_median=0.25),
+        _row("BPBFM-1-online", 20, [(1, 0.03), (4, 0.12), (8.2, 0.13)], 0.12, sweeps=8,
+             seconds_per_sweep_median=1.0),
+        _row("DistMult", 128, [(2, 0.02), (8.1, 0.2)], 0.19, kind="PyKEEN",
+             published=bench.PUBLISHED["DistMult"], epochs=1.5, seconds_per_epoch=5.4),
+        {"model": "TuckER", "K": None, "error": "Traceback\nMemoryError: no"},
+    ]
+    cmp = bench.online_vs_batch(rows)
+    assert len(cmp) == 1
+    assert cmp[0]["online_seconds_to_batch_last"] == 4
+    assert cmp[0]["batch_seconds_to_online_last"] is None
+    result = {"benchmark": "kg_fb15k237_vs_pykeen", "protocol": {"valid_queries": 200},
+              "rows": rows, "online_vs_batch": cmp, "x": np.float64(0.5),
+              "n": np.int64(3), "nan": float("nan")}
+    out = tmp_path / "r.json"
+    bench.write_results(result, out)
+    back = json.loads(out.read_text())
+    assert back["rows"][0]["curve"][1] == {"seconds": 4, "valid_mrr": 0.10}
+    assert back["x"] == 0.5 and back["n"] == 3 and back["nan"] is None
+    png = bench.plot_curves(result, tmp_path / "r.png")
+    assert png.stat().st_size > 10_000
+    text = bench.summary_table(rows)
+    assert "ERROR MemoryError: no" in text and "0.343 / 0.531" in text
+
+
+def test_jobs_and_arguments(bench):
+    assert bench.jobs_of(["BPBFM-1", "DistMult"], [20, 50]) == [
+        ("BPBFM-1", 20), ("BPBFM-1", 50), ("DistMult", None)]
+    with pytest.raises(SystemExit):
+        bench.jobs_of(["TransE"], [20])
+    args = bench.parse_args(["--quick"])
+    assert args.budget_seconds == 5 and args.valid_queries == 200
+    assert args.out.name == "kg_fb15k237_vs_pykeen_quick.json"
+    assert args.figure.name == "kg_fb15k237_vs_pykeen_quick.png"
+    assert set(bench.FB15K237_PEERS) == set(bench.PEERS) == set(bench.PUBLISHED)
+
+
+@pytest.mark.slow  # about a minute, where PyKEEN and the FB15k-237 archive are present
+def test_quick_run(bench, tmp_path):
+    if importlib.util.find_spec("pykeen") is None:   # not imported: torch before a fork
+        pytest.skip("PyKEEN is not installed")
+    from topiclink.datasets import load_dataset
+
+    try:
+        load_dataset("fb15k-237")
+    except Exception as exc:  # noqa: BLE001 - no archive here
+        pytest.skip(f"FB15k-237 is not available: {exc}")
+    out = tmp_path / "quick.json"
+    result = bench.main(["--quick", "--models", "BPBFM-1,BPBFM-1-online,DistMult",
+                         "--budget-seconds", "3", "--out", str(out)])
+    assert out.is_file() and out.with_suffix(".png").is_file()
+    rows = {r["model"]: r for r in result["rows"]}
+    assert set(rows) == {"BPBFM-1", "BPBFM-1-online", "DistMult"}
+    for row in rows.values():
+        assert "error" not in row, row.get("error")
+        assert 3 <= row["train_seconds"] < 30
+        assert row["curve"] and 0 < row["test"]["mrr"] <= 1
+        assert row["test"]["n_test"] == 500
+    assert rows["DistMult"]["published"]["mrr"] == 0.343
+    assert result["online_vs_batch"][0]["model"] == "BPBFM-1"
