@@ -33,6 +33,7 @@ from topiclink.data.checks import (
     check_memory,
 )
 from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.inference.dmr import DMRData, DMRGibbs, DMRState, doc_priors
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
@@ -40,7 +41,6 @@ from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.feature_prior import FeaturePriorTopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState
 
 __all__ = ["DMR"]

@@ -46,6 +46,7 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
 from topiclink.distributed import CLIENT, ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.inference.augment import LOSSES, augment, initial_coefficients
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -61,7 +62,6 @@ from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.random import RandomState, kernel_state
 
 __all__ = ["RelationalTopicModel", "PAPER_VARIANTS"]
