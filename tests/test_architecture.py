@@ -34,6 +34,11 @@ FORBIDDEN = {
     # client form (distributed.params) only, so models and inference can both use it
     "parameters": {"models", "inference", "kernels", "datasets", "experiments", "cli",
                    "plotting", "report", "persistence", "callbacks", "metrics"},
+    # where the pieces of an iteration run (serial, threads): core, under every family;
+    # it imports no other part of topiclink (everything may import it)
+    "execution": {p.stem for p in SRC.iterdir()
+                  if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"}
+                 - {"execution", "__init__"},
 }
 
 
@@ -96,3 +101,26 @@ def test_no_private_name_is_imported_across_modules():
 
 def test_models_and_persistence_do_not_import_each_other():
     assert "models" not in _imports(SRC / "persistence.py")
+
+
+def test_execution_imports_only_the_standard_library_and_numpy():
+    import sys
+
+    allowed = set(sys.stdlib_module_names) | {"numpy", "topiclink"}
+    for path in (SRC / "execution").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                mods = [node.module] if isinstance(node, ast.ImportFrom) else \
+                    [a.name for a in node.names]
+                for m in mods:
+                    assert (m or "").split(".")[0] in allowed, f"{path.name} imports {m}"
+
+
+def test_only_execution_owns_thread_pools():
+    """Thread pools and threads are made in ``topiclink.execution`` alone (grep level:
+    no ``ThreadPoolExecutor`` or ``threading.Thread`` named anywhere else in src)."""
+    offenders = [str(path.relative_to(SRC)) for path in sorted(SRC.rglob("*.py"))
+                 if "execution" not in path.relative_to(SRC).parts
+                 and any(word in path.read_text()
+                         for word in ("ThreadPoolExecutor", "threading.Thread"))]
+    assert not offenders, offenders

@@ -47,10 +47,10 @@ def test_weight_posterior_matches_explicit_design(full, sparse, K):
                               (ps.out.ptr, ps.out.nbr, ps.out.order))
     np.testing.assert_allclose(P2, P1, rtol=1e-12)
     np.testing.assert_allclose(s2, s1, rtol=1e-12)
-    # the moments' parts on a thread pool: the very same sums
-    from concurrent.futures import ThreadPoolExecutor
+    # the moments' parts on a thread: the very same sums
+    from topiclink.execution import ThreadExecutor
 
-    with ThreadPoolExecutor(1) as pool:
+    with ThreadExecutor(1) as pool:
         P3, s3 = weight_posterior(zbar, us, ud, ua, ub, 2.0, full,
                                   (ps.out.ptr, ps.out.nbr, ps.out.order), executor=pool)
     np.testing.assert_array_equal(P3, P2)

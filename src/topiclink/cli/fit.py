@@ -116,8 +116,8 @@ def fit_lda(
     """Fit LDA (collapsed Gibbs) to a dataset (--dataset, --data or --input) or your own
     --documents (their text analysis saved with the model) and save it to --out; on a
     Dask cluster with --scheduler."""
+    from topiclink.execution import resolve_n_jobs
     from topiclink.models.lda import LDA
-    from topiclink.parallel import resolve_n_jobs
 
     setup_logging(verbose)
     check(jobs == -1 or jobs >= 1, f"--jobs must be -1 or >= 1, got {jobs}")

@@ -1,7 +1,7 @@
 """A corpus on disk as document shards, for training on data larger than memory.
 
 :func:`write_shards` splits a corpus into ``n_shards`` shards of whole documents at the
-:func:`~topiclink.parallel.balanced_chunks` boundaries (the very shards
+:func:`~topiclink.execution.balanced_chunks` boundaries (the very shards
 ``parallel="dask"`` sweeps), one ``.npz`` file each, and :class:`ShardSet` opens the
 result.  From a UCI bag-of-words file the writer streams: pass 1 reads the file once
 (in blocks of ``read_rows`` lines) to validate it and count the tokens of every document
@@ -58,7 +58,7 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file
 from topiclink.data.io.uci_bow import check_sizes, is_gzip, numbered_lines, read_header, read_vocab
-from topiclink.parallel import balanced_chunks
+from topiclink.execution.shards import balanced_chunks
 
 __all__ = ["ShardSet", "write_shards", "FORMAT_NAME", "FORMAT_VERSION", "load_shard"]
 
@@ -471,7 +471,7 @@ def write_shards(source: Corpus | PathLike, directory: PathLike, n_shards: int, 
         A UCI file is streamed (two passes); it must list its entries sorted by docID.
     directory : where to write (must not exist unless ``overwrite=True``)
     n_shards : number of shards; at most one per document (as
-        :func:`~topiclink.parallel.balanced_chunks`), so ``ShardSet.n_shards`` can be
+        :func:`~topiclink.execution.balanced_chunks`), so ``ShardSet.n_shards`` can be
         smaller for tiny corpora
     vocab : the words: a ``vocab.<name>.txt`` path or a sequence of W words (a Corpus's
         own vocabulary by default)

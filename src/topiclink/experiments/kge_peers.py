@@ -47,8 +47,8 @@ from sklearn.exceptions import NotFittedError
 
 from topiclink.data.checks import DataError
 from topiclink.data.tensor import RelationalTensor
+from topiclink.execution import resolve_n_jobs
 from topiclink.models.capabilities import EntityFactorsMixin
-from topiclink.parallel import resolve_n_jobs
 
 __all__ = ["KGEmbeddingPeer", "PEER_MODELS", "PEER_DEFAULTS", "pykeen_available",
            "register_pykeen_peers"]

@@ -12,11 +12,10 @@ its augmentation variable lambda is drawn (``design/models/grtm.md``, ``slda.md`
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from topiclink.distributions import sample_hinge_augmentation, sample_pg
+from topiclink.execution import ThreadExecutor
 from topiclink.random import spawn
 
 __all__ = ["LOSSES", "ChunkedAugmenter", "augment", "initial_coefficients", "pseudo_loglik"]
@@ -70,7 +69,7 @@ class ChunkedAugmenter:
             raise ValueError(f"{len(self.generators)} generators for {len(self.bounds)} "
                              "chunks")
         self.n_threads = max(1, min(int(n_threads), len(self.bounds)))
-        self._pool = (ThreadPoolExecutor(self.n_threads, thread_name_prefix="topiclink-aug")
+        self._pool = (ThreadExecutor(self.n_threads, name="topiclink-aug")
                       if self.n_threads > 1 else None)
 
     def __enter__(self) -> ChunkedAugmenter:
@@ -81,7 +80,7 @@ class ChunkedAugmenter:
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.close()
             self._pool = None
 
     def draw_chunk(self, i: int, omega: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
@@ -105,7 +104,7 @@ class ChunkedAugmenter:
             for i in range(len(self.bounds)):
                 run(i)
         else:
-            list(self._pool.map(run, range(len(self.bounds))))
+            self._pool.map(run, range(len(self.bounds)))
         return a, b
 
 

@@ -75,10 +75,9 @@ import numpy as np
 
 from topiclink.data.tensor import RelationalTensor
 from topiclink.distributions.counts import sample_crt
+from topiclink.execution import padded_rows, run_blocks_in_order
 from topiclink.inference.engine import Algorithm, State, fingerprint
-from topiclink.inference.threaded import padded_rows
 from topiclink.kernels import bpbfm as kernels
-from topiclink.parallel import run_blocks_in_order
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["BPBFMData", "BPBFMState", "BPBFMGibbs", "n_chunks_for", "chunked_counts"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from topiclink.inference.threaded import ThreadedSweeper, padded_rows
+from topiclink.execution import padded_rows
+from topiclink.inference.threaded import ThreadedSweeper
 from topiclink.kernels import lda as kernels
 
 __all__ = ["ChunkedSweeper"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from topiclink.execution import run_blocks_in_order
 from topiclink.kernels.lmv import pair_statistics
-from topiclink.parallel import run_blocks_in_order
 
 __all__ = ["default_n_blocks", "stream_pair_statistics"]
 

@@ -36,12 +36,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import digamma
 
+from topiclink.execution import run_blocks_in_order
 from topiclink.inference.lmv import BatchLMV, LMVData, expected_log_dirichlet
 from topiclink.inference.lmv_updates import blockmodel_target, visibility_target
 from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro, minibatches
 from topiclink.kernels.lmv_sampled import link_topic_pairs, sampled_pair_statistics
 from topiclink.kernels.lmv_words import word_e_step
-from topiclink.parallel import run_blocks_in_order
 
 __all__ = ["LMVSState", "StochasticLMV", "sampled_statistics", "positive_step", "PairMerge",
            "pair_block", "pair_arguments", "graph_arrays", "block_edges", "batch_positions"]

@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from topiclink.inference.threaded import ThreadedSweeper, padded_rows
+from topiclink.execution import padded_rows
+from topiclink.inference.threaded import ThreadedSweeper
 from topiclink.kernels import lda as kernels
 
 __all__ = ["HOT_SHARE", "PartitionSweeper", "hot_words", "word_blocks"]

@@ -16,12 +16,13 @@ block by block and processes each chunk once its block is done.
 from __future__ import annotations
 
 import queue
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from topiclink.execution import ThreadExecutor
 
 __all__ = ["PipelineLayout", "pipeline_layout", "BlockPipeline"]
 
@@ -130,9 +131,8 @@ class BlockPipeline:
                 except BaseException as exc:  # noqa: BLE001 - re-raised on the caller
                     errors.append(exc)
 
-        helper = threading.Thread(target=drain, args=(True,), daemon=True,
-                                  name="topiclink-pipeline")
-        helper.start()
+        helper = ThreadExecutor(1, name="topiclink-pipeline")
+        helper.submit(drain, True)
         try:
             for b, ids in enumerate(self.block_chunks):
                 t0 = time.perf_counter()
@@ -144,7 +144,7 @@ class BlockPipeline:
             drain(False)
         finally:
             ready.put(None)
-            helper.join()
+            helper.close()
         if errors:
             raise errors[0]
         return sweep_seconds, time.perf_counter() - t0

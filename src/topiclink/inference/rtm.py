@@ -25,12 +25,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from topiclink.data.links import Links
+from topiclink.execution import Executor, ThreadExecutor
 from topiclink.inference.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
@@ -173,7 +173,7 @@ class RelationalGibbs(Algorithm):
         self.blas_threads = self.n_threads
         self.name = name
         self._attached: tuple[int, dict] | None = None
-        self._weight_pool: ThreadPoolExecutor | None = None
+        self._weight_pool: Executor | None = None
 
     # ------------------------------------------------------------------ set-up
     def fingerprint(self, data: RelationalData) -> str:
@@ -270,12 +270,13 @@ class RelationalGibbs(Algorithm):
         if self.n_threads <= 1:
             yield
             return
-        self._weight_pool = ThreadPoolExecutor(1, thread_name_prefix="topiclink-weights")
-        try:
-            yield
-        finally:
-            self._weight_pool.shutdown()
-            self._weight_pool = None
+        # one helper thread computes part of the weight moments while this one does the rest
+        with ThreadExecutor(1, name="topiclink-weights") as pool:
+            self._weight_pool = pool
+            try:
+                yield
+            finally:
+                self._weight_pool = None
 
     # ------------------------------------------------------------------ one iteration
     def step(self, state: RelationalState, data: RelationalData) -> dict[str, float]:

@@ -20,15 +20,14 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from topiclink.execution import Executor, ThreadExecutor, padded_rows
 from topiclink.inference.augment import augment, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
-from topiclink.inference.threaded import padded_rows
 from topiclink.inference.weights import draw_weights
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
@@ -87,7 +86,7 @@ class SupervisedGibbs(Algorithm):
         self.seeds = seeds
         self.n_threads = max(1, int(n_threads))
         self.name = name
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: Executor | None = None
         self._ws: tuple[SupervisedData, dict[str, np.ndarray]] | None = None
 
     def fingerprint(self, data: SupervisedData) -> str:
@@ -134,13 +133,12 @@ class SupervisedGibbs(Algorithm):
         if self.n_threads <= 1 or M <= 1:
             yield
             return
-        self._pool = ThreadPoolExecutor(min(self.n_threads, M),
-                                        thread_name_prefix="topiclink-slda")
-        try:
-            yield
-        finally:
-            self._pool.shutdown()
-            self._pool = None
+        with ThreadExecutor(min(self.n_threads, M), name="topiclink-slda") as pool:
+            self._pool = pool
+            try:
+                yield
+            finally:
+                self._pool = None
 
     def _workspace(self, data: SupervisedData) -> dict[str, np.ndarray]:
         """The fixed arrays of the label "pairs" (every document has one out-pair to the
@@ -162,8 +160,8 @@ class SupervisedGibbs(Algorithm):
             # the chains' RNG states and topic totals on cache lines of their own while
             # threads advance them (adjacent small rows would be shared: false sharing)
             rngs, nks = padded_rows(state.kernel_rng), padded_rows(state.nk)
-            infos = list(self._pool.map(
-                lambda m: self.step_chain(state, data, m, rngs[m], nks[m]), range(M)))
+            infos = self._pool.map(
+                lambda m: self.step_chain(state, data, m, rngs[m], nks[m]), range(M))
             state.kernel_rng[:] = rngs
             state.nk[:] = nks
         else:

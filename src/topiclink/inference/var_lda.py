@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
+from topiclink.execution import Executor, open_executor
 from topiclink.inference.engine import Algorithm, State, fingerprint
 from topiclink.inference.lmv import expected_log_dirichlet
 from topiclink.inference.variational import seeded_topic_stats
@@ -114,7 +114,7 @@ class BatchVarLDA(Algorithm):
         self.eta = float(eta)
         self.n_threads = max(1, int(n_threads))
         self.e_step_iter, self.e_step_tol = int(e_step_iter), float(e_step_tol)
-        self._pool: ThreadPoolExecutor | None = None
+        self._executor: Executor | None = None
         self.init_topics: np.ndarray | None = None   # (K, V) statistics to start from
 
     def fingerprint(self, data: LDAData) -> str:
@@ -147,12 +147,12 @@ class BatchVarLDA(Algorithm):
         if self.n_threads <= 1:
             yield
             return
-        with ThreadPoolExecutor(self.n_threads) as pool:
-            self._pool = pool
+        with open_executor(self.n_threads) as executor:
+            self._executor = executor
             try:
                 yield
             finally:
-                self._pool = None
+                self._executor = None
 
     # ------------------------------------------------------------------ one iteration
     def step(self, state: VarLDAState, data: LDAData) -> dict[str, float]:
@@ -174,8 +174,8 @@ class BatchVarLDA(Algorithm):
                                  state.word_terms[lo:hi], self.e_step_iter, self.e_step_tol)
             return stats, rounds
 
-        if self._pool is not None:
-            results = list(self._pool.map(lambda b: block(*b), blocks))
+        if self._executor is not None:
+            results = self._executor.map(lambda b: block(*b), blocks)
         else:
             results = [block(lo, hi) for lo, hi in blocks]
         word_stats = np.zeros((counts.shape[1], K))

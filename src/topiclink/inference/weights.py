@@ -17,11 +17,11 @@ uses ``P_data = sum_i (zbar_i zbar_i^T) ∘ M_i``.
 from __future__ import annotations
 
 import functools
-from concurrent.futures import Executor
 
 import numpy as np
 import scipy.linalg as la
 
+from topiclink.execution import Executor
 from topiclink.inference.pairs import PairIndex
 from topiclink.kernels.rtm import pair_dots
 from topiclink.kernels.weights import weight_moments_range, weight_moments_setup
@@ -56,7 +56,7 @@ def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
 
     ``by_source`` = (ptr, neighbours, order): the pairs' CSR layout by source document
     (pairs unique), precomputed once per fit to skip re-sorting them every iteration.
-    ``executor``: a thread pool for all but the first part of the moments, which the
+    ``executor``: an executor (one thread) for all but the first part of the moments, which the
     calling thread computes meanwhile (the result does not depend on it).
 
     Returns

@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
+from topiclink.execution.shards import balanced_chunks  # noqa: F401  (re-exported)
 from topiclink.kernels.rng import seed_state, splitmix64, uniform
 from topiclink.kernels.sampling import (  # noqa: F401
     BLOCK,
@@ -33,7 +34,6 @@ from topiclink.kernels.sampling import (  # noqa: F401
     padded,
     prior_row,
 )
-from topiclink.parallel import balanced_chunks  # noqa: F401  (re-exported)
 
 
 @njit(cache=True)

@@ -29,6 +29,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.tensor import RelationalTensor
 from topiclink.distributed import ClientCodec, SharedClientMixin
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
 from topiclink.inference.engine import State
@@ -37,7 +38,6 @@ from topiclink.models.base import Estimator, check_fit_memory
 from topiclink.models.capabilities import EntityFactorsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.parameters import RobbinsMonro, accepts_renamed, shared, warn_renamed
 from topiclink.random import RandomState
 

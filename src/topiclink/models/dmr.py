@@ -28,6 +28,7 @@ from topiclink.data.checks import (
     check_memory,
 )
 from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.inference.dmr import DMRData, DMRGibbs, DMRState, doc_priors
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
@@ -35,7 +36,6 @@ from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.feature_prior import FeaturePriorTopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.parameters import shared
 from topiclink.random import RandomState
 

@@ -21,13 +21,13 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
 from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, ShardTokenData, TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.parameters import shared
 from topiclink.random import RandomState
 

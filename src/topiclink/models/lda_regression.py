@@ -35,6 +35,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.inference.lmv import expected_log_dirichlet
 from topiclink.inference.var_lda import BatchVarLDA, LDAData, VarLDAState
 from topiclink.models.base import Estimator
@@ -46,7 +47,6 @@ from topiclink.models.capabilities import (
 )
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.parameters import shared
 from topiclink.random import RandomState
 

@@ -31,6 +31,7 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
 from topiclink.distributed import ClientCodec, SharedClientMixin
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.inference.engine import State
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
 from topiclink.inference.lmv_stochastic import LMVSState, StochasticLMV
@@ -45,7 +46,6 @@ from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.times import as_times
 from topiclink.models.variational import VariationalTopicsMixin
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.parameters import RobbinsMonro, shared
 from topiclink.random import RandomState
 

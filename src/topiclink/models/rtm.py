@@ -37,6 +37,7 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
 from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.inference.augment import LOSSES, augment, initial_coefficients
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -52,7 +53,6 @@ from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.parameters import shared
 from topiclink.random import RandomState, kernel_state
 

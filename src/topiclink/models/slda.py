@@ -14,7 +14,6 @@ publishes the estimates and predicts.
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,6 +26,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import n_threads, open_executor, resolve_n_jobs
 from topiclink.inference.augment import LOSSES
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -35,7 +35,6 @@ from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parallel import n_threads, resolve_n_jobs
 from topiclink.parameters import shared
 from topiclink.random import RandomState, spawn
 
@@ -247,11 +246,9 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         def score(m: int) -> np.ndarray:
             return self._zbar(corpus, m, rngs[m]) @ self.coef_[m]
 
-        if threads > 1:     # the inference kernel releases the GIL; one stream per class
-            with ThreadPoolExecutor(threads, thread_name_prefix="topiclink") as pool:
-                columns = list(pool.map(score, range(n_models)))
-        else:
-            columns = [score(m) for m in range(n_models)]
+        # the inference kernel releases the GIL; one stream per class
+        with open_executor(threads) as executor:
+            columns = executor.map(score, range(n_models))
         scores = np.column_stack(columns)
         return scores[:, 0] if self.classes_.size == 2 else scores
 

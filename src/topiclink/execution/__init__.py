@@ -1,0 +1,31 @@
+"""Where the pieces of an iteration run: the only code that knows thread pools (and, in
+later steps, Dask clients and shard files).
+
+- :mod:`~topiclink.execution.executor`: the :class:`Executor` contract (``map`` in task
+  order, ordered streaming with bounded in-flight tasks, ``submit``, context-manager
+  lifetime, byte counters), :func:`resolve_executor` / :func:`open_executor` (``None``,
+  a thread count or an executor), ``n_jobs`` resolution and :func:`run_blocks_in_order`;
+- :mod:`~topiclink.execution.serial`: the calling thread;
+- :mod:`~topiclink.execution.threads`: a thread pool, and :func:`padded_rows` (per-worker
+  buffers apart by a cache line);
+- :mod:`~topiclink.execution.shards`: :func:`balanced_chunks`, the shard geometry shared
+  by every executor.
+
+A core package: it imports the standard library and numpy only; everything may import it.
+"""
+
+from topiclink.execution.executor import (
+    Executor,
+    n_threads,
+    open_executor,
+    resolve_executor,
+    resolve_n_jobs,
+    run_blocks_in_order,
+)
+from topiclink.execution.serial import SerialExecutor
+from topiclink.execution.shards import balanced_chunks
+from topiclink.execution.threads import ThreadExecutor, padded_rows
+
+__all__ = ["Executor", "SerialExecutor", "ThreadExecutor", "resolve_executor",
+           "open_executor", "resolve_n_jobs", "n_threads", "run_blocks_in_order",
+           "balanced_chunks", "padded_rows"]

@@ -1,0 +1,191 @@
+"""The executor contract: run tasks somewhere, give their results back in task order.
+
+An :class:`Executor` is where an iteration's independent pieces run (the calling thread,
+a thread pool, later a Dask cluster); it never decides *what* they compute.  Every
+sampler in topiclink keeps its chain independent of the executor: the tasks are fixed by
+the data and the number of shards (each with its own random stream), and their results
+are merged in task order, so serial, threads and (later) Dask give the same arrays, bit
+for bit.
+
+``resolve_executor(spec)`` turns what a user or an estimator passes (``None``, a thread
+count, an executor) into an executor; a Dask client or scheduler address will slot in
+there (``topiclink.execution.dask``, a later step) without any caller changing.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
+from typing import Any
+
+__all__ = ["Executor", "resolve_executor", "open_executor", "resolve_n_jobs", "n_threads",
+           "run_blocks_in_order"]
+
+class Executor(abc.ABC):
+    """Runs tasks and returns their results in task order.
+
+    Subclasses implement :meth:`submit` (and may override :meth:`map` /
+    :meth:`imap_ordered` for speed).  An executor is a context manager: leaving the
+    ``with`` block (or :meth:`close`) releases its workers; one that was handed to
+    :func:`open_executor` is borrowed and stays open.
+
+    Attributes
+    ----------
+    n_workers : how many tasks may run at once (1 for the serial executor)
+    tasks_run : tasks submitted so far
+    bytes_sent, bytes_received : bytes shipped to and from workers (stay 0 in process:
+        threads share memory, nothing is copied; a Dask executor counts its transfers)
+    """
+
+    n_workers: int = 1
+
+    def __init__(self) -> None:
+        self.tasks_run = 0
+        self.bytes_sent = 0
+        self.bytes_received = 0
+
+    # ------------------------------------------------------------------ running tasks
+    @abc.abstractmethod
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future:
+        """Start ``fn(*args)``; its result (or exception) through the returned future."""
+
+    def map(self, fn: Callable[..., Any], tasks: Iterable[Any],
+            shared: Any = None) -> list[Any]:
+        """``[fn(t) for t in tasks]`` (or ``fn(t, shared)`` when ``shared`` is not None),
+        computed here or on the workers, returned in task order.  ``shared``: data every
+        task reads (sent once per call by executors that ship data; passed as is in
+        process).  The first exception raised by a task is raised here."""
+        call = fn if shared is None else (lambda t: fn(t, shared))
+        futures = [self.submit(call, t) for t in tasks]
+        return [f.result() for f in futures]
+
+    def imap_ordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any],
+                     max_in_flight: int | None = None) -> Iterator[Any]:
+        """``fn(t)`` of every task, yielded in task order as soon as each (and those
+        before it) is done, with at most ``max_in_flight`` (default ``2 n_workers``)
+        tasks started and not yet yielded, so memory stays bounded.  What the caller does
+        with a result (a merge) therefore always happens in task order."""
+        limit = max(1, 2 * self.n_workers if max_in_flight is None else int(max_in_flight))
+        pending: deque[Future] = deque()
+        it = iter(tasks)
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(pending) < limit:
+                    try:
+                        task = next(it)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    pending.append(self.submit(fn, task))
+                if not pending:
+                    return
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
+
+    # ------------------------------------------------------------------ lifetime
+    def close(self) -> None:
+        """Release the workers (nothing to release by default)."""
+        return None
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_workers={self.n_workers})"
+
+
+# ---------------------------------------------------------------------- worker counts
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """``None``/``1`` -> 1; ``-1`` -> all cores; ``-k`` -> cores + 1 - k; else ``n_jobs``."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int):
+        raise ValueError(f"n_jobs must be an integer, got {n_jobs!r}")
+    cores = os.cpu_count() or 1
+    if n_jobs == 0:
+        raise ValueError("n_jobs must not be 0")
+    if n_jobs < 0:
+        return max(1, cores + 1 + n_jobs)
+    return n_jobs
+
+
+def n_threads(n_jobs: int) -> int:
+    """Threads to run ``n_jobs`` chunks: at most one per core."""
+    return max(1, min(n_jobs, os.cpu_count() or 1))
+
+
+# ---------------------------------------------------------------------- resolving
+def resolve_executor(executor: Executor | int | None = None, *,
+                     name: str = "topiclink") -> Executor:
+    """The executor that ``executor`` names.
+
+    - ``None`` or ``1``: a :class:`~topiclink.execution.serial.SerialExecutor` (the
+      calling thread);
+    - an integer ``k >= 2``: a :class:`~topiclink.execution.threads.ThreadExecutor` of
+      ``k`` threads named ``name...`` (a thread count: cap it with :func:`n_threads`
+      first where it comes from ``n_jobs``);
+    - an :class:`Executor`: itself (the caller that made it keeps owning it).
+
+    A Dask client or scheduler address is the slot for ``topiclink.execution.dask``
+    (a later step); until then it is refused with a one-line error.
+    """
+    if executor is None:
+        from topiclink.execution.serial import SerialExecutor
+
+        return SerialExecutor()
+    if isinstance(executor, Executor):
+        return executor
+    if isinstance(executor, int) and not isinstance(executor, bool):
+        if executor < 1:
+            raise ValueError(f"a thread count must be >= 1, got {executor}")
+        if executor == 1:
+            from topiclink.execution.serial import SerialExecutor
+
+            return SerialExecutor()
+        from topiclink.execution.threads import ThreadExecutor
+
+        return ThreadExecutor(executor, name=name)
+    if isinstance(executor, str) or type(executor).__module__.split(".")[0] == "distributed":
+        raise NotImplementedError(
+            "a Dask client or address as an executor is not supported yet "
+            "(topiclink.execution.dask comes in a later step); use the estimator's "
+            "client= parameter")
+    raise TypeError(f"executor must be None, a thread count or an Executor, "
+                    f"got {type(executor).__name__}")
+
+
+@contextlib.contextmanager
+def open_executor(executor: Executor | int | None = None, *,
+                  name: str = "topiclink") -> Iterator[Executor]:
+    """:func:`resolve_executor` for a ``with`` block: closes the executor at the end only
+    when it made it (a given :class:`Executor` is borrowed and stays open)."""
+    resolved = resolve_executor(executor, name=name)
+    try:
+        yield resolved
+    finally:
+        if resolved is not executor:
+            resolved.close()
+
+
+def run_blocks_in_order(run_block: Callable[[int], Any], n_blocks: int, n_threads: int,
+                        merge: Callable[[Any], None]) -> None:
+    """``merge(run_block(b))`` for b = 0, 1, ..., n_blocks - 1, merged in that order.
+
+    With ``n_threads >= 2`` the blocks run on a thread pool (``run_block`` should release
+    the GIL: a ``nogil`` Numba kernel), at most ``2 n_threads`` in flight so memory stays
+    bounded; the merge order, hence any floating-point sum, never depends on the threads.
+    """
+    threads = n_threads if n_blocks > 1 else 1
+    with open_executor(max(1, int(threads))) as ex:
+        for result in ex.imap_ordered(run_block, range(n_blocks)):
+            merge(result)

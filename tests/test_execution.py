@@ -1,0 +1,158 @@
+"""topiclink.execution: results in task order on every executor, bounded streaming,
+lifetimes, resolution of None / thread counts, and the thread call sites giving the same
+arrays on one and two threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from topiclink import parallel
+from topiclink.execution import (
+    Executor,
+    SerialExecutor,
+    ThreadExecutor,
+    balanced_chunks,
+    n_threads,
+    open_executor,
+    padded_rows,
+    resolve_executor,
+    resolve_n_jobs,
+    run_blocks_in_order,
+)
+
+
+def _slow_square(i: int) -> int:
+    time.sleep(0.002 * ((7 * i) % 5))     # finish out of order
+    return i * i
+
+
+@pytest.mark.parametrize("make", [SerialExecutor, lambda: ThreadExecutor(3)])
+def test_map_and_streaming_keep_task_order(make):
+    with make() as ex:
+        assert isinstance(ex, Executor)
+        assert ex.map(_slow_square, range(20)) == [i * i for i in range(20)]
+        assert ex.map(lambda t, s: t + s, range(5), shared=10) == list(range(10, 15))
+        assert list(ex.imap_ordered(_slow_square, range(20))) == [i * i for i in range(20)]
+        assert ex.submit(_slow_square, 4).result() == 16
+        assert ex.tasks_run == 46
+        assert ex.bytes_sent == ex.bytes_received == 0     # in process: nothing shipped
+
+
+def test_streaming_bounds_the_tasks_in_flight():
+    started: list[int] = []
+    merged: list[int] = []
+    lock = threading.Lock()
+
+    def task(i: int) -> int:
+        with lock:
+            started.append(i)
+        return i
+
+    with ThreadExecutor(2) as ex:
+        for r in ex.imap_ordered(task, range(40)):
+            time.sleep(0.001)
+            # never more than 2 n_workers started and not yet handed over
+            assert len(started) - len(merged) <= 4
+            merged.append(r)
+    assert merged == list(range(40))
+
+
+def test_serial_streaming_is_lazy():
+    seen: list[int] = []
+    gen = SerialExecutor().imap_ordered(lambda i: seen.append(i) or i, range(5))
+    assert seen == []
+    assert next(gen) == 0 and seen == [0]
+
+
+@pytest.mark.parametrize("make", [SerialExecutor, lambda: ThreadExecutor(2)])
+def test_a_task_error_reaches_the_caller(make):
+    def bad(i: int) -> int:
+        if i == 3:
+            raise KeyError("task 3")
+        return i
+
+    with make() as ex, pytest.raises(KeyError, match="task 3"):
+        ex.map(bad, range(6))
+    with make() as ex, pytest.raises(KeyError, match="task 3"):
+        list(ex.imap_ordered(bad, range(6)))
+    with make() as ex:
+        assert isinstance(ex.submit(bad, 3).exception(), KeyError)
+
+
+def test_threads_are_named_and_released():
+    names: list[str] = []
+    with ThreadExecutor(2, name="topiclink-test") as ex:
+        ex.map(lambda i: names.append(threading.current_thread().name), range(4))
+    assert names and all(n.startswith("topiclink-test") for n in names)
+    with pytest.raises(RuntimeError, match="closed"):
+        ex.map(abs, [1])
+    with pytest.raises(ValueError, match="start with 'topiclink'"):
+        ThreadExecutor(2, name="pool")
+    with pytest.raises(ValueError, match=">= 1"):
+        ThreadExecutor(0)
+
+
+def test_resolve_executor():
+    assert isinstance(resolve_executor(None), SerialExecutor)
+    assert isinstance(resolve_executor(1), SerialExecutor)
+    with resolve_executor(2) as ex:
+        assert isinstance(ex, ThreadExecutor) and ex.n_workers == 2
+    with ThreadExecutor(2) as mine:
+        assert resolve_executor(mine) is mine
+        with open_executor(mine) as borrowed:    # borrowed: stays open afterwards
+            assert borrowed is mine
+        assert mine.map(abs, [-1]) == [1]
+    with open_executor(2) as made:
+        pass
+    with pytest.raises(RuntimeError, match="closed"):
+        made.map(abs, [1])
+    for bad, error in ((0, ValueError), (True, TypeError), (2.0, TypeError)):
+        with pytest.raises(error):
+            resolve_executor(bad)
+    with pytest.raises(NotImplementedError, match="later step"):
+        resolve_executor("tcp://127.0.0.1:8786")
+
+
+def test_run_blocks_in_order_merges_in_block_order():
+    for threads in (1, 2, 3):
+        merged: list[int] = []
+        run_blocks_in_order(_slow_square, 12, threads, merged.append)
+        assert merged == [b * b for b in range(12)]
+
+
+def test_the_old_module_re_exports_the_moved_names():
+    assert parallel.resolve_n_jobs is resolve_n_jobs
+    assert parallel.n_threads is n_threads
+    assert parallel.run_blocks_in_order is run_blocks_in_order
+    assert parallel.balanced_chunks is balanced_chunks
+    assert resolve_n_jobs(None) == 1 and n_threads(10**6) >= 1
+
+
+def test_padded_rows_keep_values_and_a_cache_line_apart():
+    rows = np.arange(12, dtype=np.uint64).reshape(3, 4)
+    out = padded_rows(rows)
+    np.testing.assert_array_equal(out, rows)
+    assert out.strides[0] >= 128
+
+
+def test_chunked_augmenter_same_draws_on_one_and_two_threads():
+    """The augmentation draws of fixed chunks with their own streams (the gRTM pair
+    chunks): bit for bit the same on one and two threads."""
+    from topiclink.inference.augment import ChunkedAugmenter
+
+    rng = np.random.default_rng(0)
+    omega = rng.normal(size=5000)
+    y = (rng.random(5000) < 0.5).astype(np.float64)
+    results = []
+    for loss in ("logistic", "hinge"):
+        for threads in (1, 2):
+            with ChunkedAugmenter(np.random.default_rng(7), loss, y, 1.5, n_threads=threads,
+                                  chunk_size=700) as aug:
+                results.append(aug(omega))
+        (a1, b1), (a2, b2) = results[-2:]
+        np.testing.assert_array_equal(a1, a2)
+        np.testing.assert_array_equal(b1, b2)
