@@ -28,6 +28,7 @@ import argparse
 import json
 import platform
 import re
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +36,10 @@ from pathlib import Path
 import numpy as np
 
 from topiclink.data import Corpus, Links
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bpbfm_fb15k237_probe import _cpu  # noqa: E402  (the sibling benchmark's helper)
+
 from topiclink.models import RelationalTopicModel
 from topiclink.report import ReportInputs, build_report
 
@@ -133,17 +138,6 @@ def _measure(model: RelationalTopicModel, inputs: ReportInputs, out: Path) -> di
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-def _cpu_name() -> str:
-    """The CPU's model name (lscpu's), or the platform's processor string."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def browser_load(path: Path, loads: int) -> dict:
     """Median seconds from navigation to ``topiclinkReport.ready`` over ``loads`` fresh
     pages of headless Chromium (offline: requests other than file:/data: refused)."""
@@ -183,7 +177,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=3)
     args = parser.parse_args()
     results = {"python": platform.python_version(), "machine": platform.machine(),
-               "cpu": _cpu_name(), "cases": {}}
+               "cpu": _cpu(), "cases": {}}
     with tempfile.TemporaryDirectory() as tmp:
         model, inputs = _cora(args.iterations)
         build_report(model, inputs=inputs)          # warm-up (imports, Numba)
