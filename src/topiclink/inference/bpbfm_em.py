@@ -31,8 +31,12 @@ One iteration (:meth:`BPBFMEM.step`) is one ECM cycle, each block after a fresh 
    never decreases (a generalised EM), and the fixed points are those of the probe.
 
 The held-out cells (``tensor.missing``) are left out of the likelihood (EM never sees
-them), at O(#missing K^2) an iteration.  Every cell of the N x N x R tensor is otherwise
-in it, self-pairs (i, r, i) included (the paper's model, ``self_pairs="bilinear"``).
+them): their exposures are taken out grouped by (relation, head) and (relation, tail)
+(:class:`MissingIndex`: ``sum_j u_j`` over a group's tails by one sparse product, then
+one K x K product per group), at O(#missing K + #groups K^2) an iteration; the paper
+protocol holds out 10 % of all cells, 14 times UMLS's ones, in at most N R groups.
+Every cell of the N x N x R tensor is otherwise in it, self-pairs (i, r, i) included
+(the paper's model, ``self_pairs="bilinear"``).
 
 The objective (:meth:`BPBFMEM.objective`) is the log posterior per observed nonzero entry:
 ``[sum_nonzero log p(x | lam) - sum_{observed zeros} lam + sum_{U, Lambda} (EPS log x - b
@@ -45,12 +49,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from topiclink.inference.bpbfm import BPBFMData
 from topiclink.inference.engine import Algorithm, State
 from topiclink.kernels import bpbfm_em as kernels
 
-__all__ = ["BPBFMEMState", "BPBFMEM", "EPS", "normalised"]
+__all__ = ["BPBFMEMState", "BPBFMEM", "EPS", "normalised", "MissingIndex"]
 
 #: the priors' shape is 1 + EPS (the probe's numerator floor)
 EPS = 1e-6
@@ -72,6 +77,37 @@ def normalised(U: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = U.sum(axis=0)
     s = np.where(s > 0, s, 1.0)
     return U / s, L * s[None, :, None] * s[None, None, :]
+
+
+@dataclass
+class MissingIndex:
+    """The held-out cells grouped by (relation, head) and by (relation, tail), groups
+    sorted by relation: ``head_sum @ U`` gives, per (r, i) group, ``sum_j u_j`` over the
+    group's held-out tails (``tail_sum`` likewise per (r, j) over the heads);
+    ``*_ptr[r]:*_ptr[r + 1]`` are relation r's groups and ``*_ent`` their entity."""
+
+    head_sum: sp.csr_array
+    head_ent: np.ndarray
+    head_ptr: np.ndarray
+    tail_sum: sp.csr_array
+    tail_ent: np.ndarray
+    tail_ptr: np.ndarray
+
+    @classmethod
+    def from_data(cls, data: BPBFMData) -> MissingIndex:
+        n, N, R = data.n_observed, data.n_entities, data.n_relations
+        mh, mr, mt = (np.asarray(a[n:], dtype=np.int64)
+                      for a in (data.heads, data.rels, data.tails))
+
+        def groups(own: np.ndarray, other: np.ndarray
+                   ) -> tuple[sp.csr_array, np.ndarray, np.ndarray]:
+            keys, inverse = np.unique(mr * N + own, return_inverse=True)
+            summer = sp.csr_array((np.ones(own.size), (inverse.ravel(), other)),
+                                  shape=(keys.size, N))
+            ptr = np.searchsorted(keys // N, np.arange(R + 1))
+            return summer, keys % N, ptr
+
+        return cls(*groups(mh, mt), *groups(mt, mh))
 
 
 class BPBFMEM(Algorithm):
@@ -114,36 +150,70 @@ class BPBFMEM(Algorithm):
 
     # ------------------------------------------------------------------ statistics
     @staticmethod
-    def _parts(data: BPBFMData) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    def _parts(data: BPBFMData) -> tuple[tuple[np.ndarray, ...], None]:
         n = data.n_observed
-        ones = (data.heads[:n], data.rels[:n], data.tails[:n], data.values[:n])
-        miss = (data.heads[n:], data.rels[n:], data.tails[n:])
-        return ones, miss
+        return (data.heads[:n], data.rels[:n], data.tails[:n], data.values[:n]), None
+
+    def missing_index(self, data: BPBFMData) -> MissingIndex:
+        """The held-out cells' groups (built once per data object, kept on it)."""
+        ix = getattr(data, "_em_missing_index", None)
+        if ix is None:
+            ix = MissingIndex.from_data(data)
+            data._em_missing_index = ix  # type: ignore[attr-defined]
+        return ix
+
+    def _missing(self, U: np.ndarray, L: np.ndarray, data: BPBFMData,
+                 d_lam: np.ndarray | None = None, d_u: np.ndarray | None = None) -> float:
+        """Take the held-out cells' exposures out of ``d_lam`` (``u_i u_j^T`` per cell)
+        and ``d_u`` (``Lambda^r u_j`` for head i, ``Lambda^r^T u_i`` for tail j), in
+        place; return their total rate."""
+        if data.n_missing == 0:
+            return 0.0
+        ix = self.missing_index(data)
+        A = ix.head_sum @ U                      # per (r, i): sum of the tails' u_j
+        total = 0.0
+        for r in range(L.shape[0]):
+            lo, hi = ix.head_ptr[r], ix.head_ptr[r + 1]
+            if lo == hi:
+                continue
+            Ui = U[ix.head_ent[lo:hi]]
+            LA = A[lo:hi] @ L[r].T               # rows Lambda^r a
+            total += float(np.sum(Ui * LA))
+            if d_lam is not None:
+                d_lam[r] -= Ui.T @ A[lo:hi]
+            if d_u is not None:
+                d_u[ix.head_ent[lo:hi]] -= LA     # a relation's heads are distinct
+        if d_u is not None:
+            B = ix.tail_sum @ U                  # per (r, j): sum of the heads' u_i
+            for r in range(L.shape[0]):
+                lo, hi = ix.tail_ptr[r], ix.tail_ptr[r + 1]
+                if lo < hi:
+                    d_u[ix.tail_ent[lo:hi]] -= B[lo:hi] @ L[r]
+        return total
 
     def lambda_statistics(self, U: np.ndarray, L: np.ndarray, data: BPBFMData
                           ) -> tuple[np.ndarray, np.ndarray]:
         """(S (R, K, K), D (R, K, K)): Lambda's E-step sums and exposures."""
-        (h, r, t, v), (mh, mr, mt) = self._parts(data)
+        (h, r, t, v), _ = self._parts(data)
         S = np.zeros_like(L)
         kernels.em_statistics(h, r, t, v, data.binary, U, L, S, np.zeros((0, 0)), True,
                               False)
         s = U.sum(axis=0)
         D = np.broadcast_to(np.outer(s, s), L.shape).copy()
-        kernels.missing_exposures(mh, mr, mt, U, L, D, np.zeros((0, 0)), True, False)
+        self._missing(U, L, data, d_lam=D)
         return S, D
 
     def u_statistics(self, U: np.ndarray, L: np.ndarray, data: BPBFMData
                      ) -> tuple[np.ndarray, np.ndarray, float]:
         """(S (N, K), D (N, K), objective at (U, L)): U's E-step sums and exposures."""
-        (h, r, t, v), (mh, mr, mt) = self._parts(data)
+        (h, r, t, v), _ = self._parts(data)
         S = np.zeros_like(U)
         ll = kernels.em_statistics(h, r, t, v, data.binary, U, L, np.zeros((0, 0, 0)), S,
                                    False, True)
         s = U.sum(axis=0)
         D = np.broadcast_to(np.einsum("rkl,l->k", L, s) + np.einsum("rkl,k->l", L, s),
                             U.shape).copy()
-        missing = kernels.missing_exposures(mh, mr, mt, U, L, np.zeros((0, 0, 0)), D,
-                                            False, True)
+        missing = self._missing(U, L, data, d_u=D)
         return S, D, self._posterior(U, L, data, ll, missing)
 
     def _posterior(self, U: np.ndarray, L: np.ndarray, data: BPBFMData, ones: float,
@@ -155,12 +225,10 @@ class BPBFMEM(Algorithm):
 
     def log_posterior(self, U: np.ndarray, L: np.ndarray, data: BPBFMData) -> float:
         """The objective at (U, L) (module docstring)."""
-        (h, r, t, v), (mh, mr, mt) = self._parts(data)
-        empty3, empty2 = np.zeros((0, 0, 0)), np.zeros((0, 0))
-        ones = kernels.em_statistics(h, r, t, v, data.binary, U, L, empty3, empty2, False,
-                                     False)
-        missing = kernels.missing_exposures(mh, mr, mt, U, L, empty3, empty2, False, False)
-        return self._posterior(U, L, data, ones, missing)
+        (h, r, t, v), _ = self._parts(data)
+        ones = kernels.em_statistics(h, r, t, v, data.binary, U, L, np.zeros((0, 0, 0)),
+                                     np.zeros((0, 0)), False, False)
+        return self._posterior(U, L, data, ones, self._missing(U, L, data))
 
     # ------------------------------------------------------------------ one iteration
     def step(self, state: BPBFMEMState, data: BPBFMData) -> dict[str, float]:

@@ -14,8 +14,8 @@ factor of the block being updated taken out:
   head and as tail).
 
 The exposures (the expected counts' Poisson "time") sum over every observed cell; the
-inference module gets them in closed form over all N^2 cells and takes out the held-out
-ones with :func:`missing_exposures`, O(#missing K^2).
+inference module (:mod:`topiclink.inference.bpbfm_em`) gets them in closed form over all
+N^2 cells and takes out the held-out ones by sparse and dense products.
 
 Imports only numpy, numba, math and topiclink.kernels (``tests/test_architecture.py``).
 """
@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["em_statistics", "missing_exposures"]
+__all__ = ["em_statistics"]
 
 
 @njit(cache=True, nogil=True)
@@ -98,45 +98,3 @@ def em_statistics(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
                     acc += U[i, k1] * Lr[k1, k2]
                 s_u[j, k2] += w * acc
     return ll
-
-
-@njit(cache=True, nogil=True)
-def missing_exposures(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
-                      U: np.ndarray, L: np.ndarray, d_lam: np.ndarray,
-                      d_u: np.ndarray, want_lam: bool, want_u: bool) -> float:
-    """Subtract the held-out cells' exposures (in place) and return their total rate.
-
-    ``d_lam[r] -= u_i u_j^T``; ``d_u[i] -= Lambda^r u_j``, ``d_u[j] -= Lambda^r^T u_i``
-    for every held-out (i, r, j).  The total rate is 0 when only ``want_lam``.
-    """
-    n = heads.shape[0]
-    K = U.shape[1]
-    lu = np.empty(K)
-    total = 0.0
-    for e in range(n):
-        i = heads[e]
-        j = tails[e]
-        r = rels[e]
-        Lr = L[r]
-        if want_u or not want_lam:      # the rate (not needed by Lambda's exposures)
-            for k1 in range(K):
-                acc = 0.0
-                for k2 in range(K):
-                    acc += Lr[k1, k2] * U[j, k2]
-                lu[k1] = acc
-            for k1 in range(K):
-                total += U[i, k1] * lu[k1]
-        if want_lam:
-            for k1 in range(K):
-                a = U[i, k1]
-                for k2 in range(K):
-                    d_lam[r, k1, k2] -= a * U[j, k2]
-        if want_u:
-            for k1 in range(K):
-                d_u[i, k1] -= lu[k1]
-            for k2 in range(K):
-                acc = 0.0
-                for k1 in range(K):
-                    acc += U[i, k1] * Lr[k1, k2]
-                d_u[j, k2] -= acc
-    return total
