@@ -395,7 +395,8 @@ NARROWED = {
 #: (or, when several families share its meaning, to the glossary)
 FAMILY_PARAMETERS = {
     "BilinearPoissonFactorModel": {"n_dictionary", "binary", "a", "gamma0", "c0", "e0",
-                                   "f0", "beta", "h0", "q0", "self_pairs"},
+                                   "f0", "beta", "h0", "q0", "self_pairs",
+                                   "em_prior_rate"},
     "DMR": {"sigma", "intercept_sigma"},
     "DirichletMultinomialMixture": set(),
     "KernelTopicModel": {"kernel", "tau", "fit_tau", "n_inner", "min_precision",
