@@ -21,8 +21,8 @@ Two protocols per data set (UMLS, Nations), both from :mod:`topiclink.experiment
 Needs the bench extra (``pip install "topiclink[bench]"``: PyKEEN and torch).
 
     python benchmarks/bpbfm_vs_pykeen.py [--datasets umls,nations] [--folds 0,1,2]
-        [--models BPBFM-1,BPBFM-2,RESCAL,DistMult,ComplEx] [--protocols paper,kg]
-        [--topics 20] [--iterations 300] [--burn-in 150] [--epochs 200] [--quick]
+        [--models BPBFM-1,BPBFM-2,BPBFM-1-EM,RESCAL,DistMult,ComplEx] [--protocols paper,kg]
+        [--topics 20] [--topics-em 40] [--iterations 300] [--burn-in 150] [--epochs 200] [--quick]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 PEERS = ("RESCAL", "DistMult", "ComplEx")
-OURS = ("BPBFM-1", "BPBFM-2")
+OURS = ("BPBFM-1", "BPBFM-2", "BPBFM-1-EM")
 METRICS = {"paper": ("auc_roc", "auc_pr"),
            "kg": ("mrr", "hits_at_1", "hits_at_3", "hits_at_10", "mrr_head", "mrr_tail")}
 
@@ -56,6 +56,10 @@ def _build(name: str, args: argparse.Namespace, seed: int, protocol: str = "pape
     from topiclink.experiments.kge_peers import KGEmbeddingPeer
     from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
+    if name == "BPBFM-1-EM":   # MAP-EM (inference="em"): no burn-in, tol-stopped
+        return BilinearPoissonFactorModel(
+            n_topics=args.topics_em, inference="em", max_iter=500, random_state=seed,
+            n_jobs=1)
     if name in OURS:
         return BilinearPoissonFactorModel(
             n_topics=args.topics, n_dictionary=None if name == "BPBFM-1" else 10,
@@ -92,6 +96,7 @@ def main() -> None:
     ap.add_argument("--models", default=",".join(OURS + PEERS))
     ap.add_argument("--protocols", default="paper,kg")
     ap.add_argument("--topics", type=int, default=20, help="K of BPBFM")
+    ap.add_argument("--topics-em", type=int, default=40, help="K of BPBFM-1-EM")
     ap.add_argument("--iterations", type=int, default=300, help="BPBFM Gibbs iterations")
     ap.add_argument("--burn-in", type=int, default=150)
     ap.add_argument("--epochs", type=int, default=200, help="PyKEEN training epochs")
@@ -142,7 +147,9 @@ def main() -> None:
                   "test triples, head and tail, ties at the mean rank; a fold is a "
                   "repetition with another seed",
             "BPBFM": f"K = {args.topics}, {args.iterations} Gibbs iterations, burn-in "
-                     f"{args.burn_in}, thinning 5, one thread; BPBFM-2 with M = 10",
+                     f"{args.burn_in}, thinning 5, one thread; BPBFM-2 with M = 10; "
+                     f"BPBFM-1-EM: inference='em', K = {args.topics_em}, tol 1e-5, at most "
+                     "500 iterations, em_prior_rate 5",
             "peers": f"PyKEEN sLCWA, BCEWithLogits, Adam, {args.epochs} epochs, batch 512, "
                      "10 negatives per positive (training triples filtered; held-out entries "
                      "too in paper, not in kg), one torch thread; "
