@@ -60,6 +60,7 @@ checkpoints, written to ``kg_fb15k237_vs_pykeen_quick.json/.png``).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import multiprocessing as mp
@@ -76,10 +77,20 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bpbfm_fb15k237_probe import _cpu  # noqa: E402  (the sibling benchmark's helpers)
-from bpbfm_vs_pykeen import _clean  # noqa: E402
+def _sibling(name: str) -> Any:
+    """A sibling benchmark module loaded from its file, without putting this folder on
+    ``sys.path`` (benchmarks/distributed.py would shadow the ``distributed`` package in
+    every Dask worker process started afterwards, e.g. by the test suite)."""
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_topiclink_bench_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_cpu = _sibling("bpbfm_fb15k237_probe")._cpu        # the sibling benchmarks' helpers
+_clean = _sibling("bpbfm_vs_pykeen")._clean
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OURS = ("BPBFM-1", "BPBFM-1-online", "BPBFM-2", "BPBFM-2-online")

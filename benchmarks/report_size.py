@@ -25,10 +25,10 @@ navigation to ``topiclinkReport.ready`` (Bokeh has drawn every figure), median o
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import platform
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,12 +36,18 @@ from pathlib import Path
 import numpy as np
 
 from topiclink.data import Corpus, Links
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bpbfm_fb15k237_probe import _cpu  # noqa: E402  (the sibling benchmark's helper)
-
 from topiclink.models import RelationalTopicModel
 from topiclink.report import ReportInputs, build_report
+
+
+def _cpu() -> str:
+    """The CPU's name, from the sibling benchmark's helper (loaded from its file: this
+    folder stays off ``sys.path``, where benchmarks/distributed.py would shadow Dask)."""
+    path = Path(__file__).resolve().parent / "bpbfm_fb15k237_probe.py"
+    spec = importlib.util.spec_from_file_location("_topiclink_bench_probe", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._cpu()
 
 
 def _synthetic_grtm(n_docs: int, n_topics: int, n_words: int, seed: int = 0

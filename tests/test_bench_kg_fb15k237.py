@@ -190,3 +190,12 @@ def test_quick_run(bench, tmp_path):
         assert row["test"]["n_test"] == 500
     assert rows["DistMult"]["published"]["mrr"] == 0.343
     assert result["online_vs_batch"][0]["model"] == "BPBFM-1"
+
+
+def test_loading_the_benchmark_keeps_its_folder_off_sys_path(bench):
+    """benchmarks/distributed.py is named like Dask's ``distributed`` package: with the
+    folder on ``sys.path``, every Dask worker process started later in the same test run
+    fails to start ("'distributed' is not a package"), as CI found."""
+    folder = (ROOT / "benchmarks").resolve()
+    assert all(Path(p or ".").resolve() != folder for p in sys.path)
+    assert bench._cpu() and bench._clean(np.float64("nan")) is None
