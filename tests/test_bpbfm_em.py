@@ -19,25 +19,13 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import topiclink
+from tests.test_bpbfm import _planted  # the planted tensor with 10 % of cells held out
 from topiclink.data.tensor import RelationalTensor
-from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data
 from topiclink.inference.bpbfm import BPBFMData
 from topiclink.inference.bpbfm_em import BPBFMEM, EPS, BPBFMEMState
 from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
 PROBE = Path(__file__).resolve().parents[1] / "benchmarks" / "bpbfm_em_probe.py"
-
-
-def _planted(seed: int = 1, N: int = 60, R: int = 6, K: int = 3, binary: bool = True):
-    tensor, truth = make_bpbfm_data(N, R, K, random_state=seed, density=0.05,
-                                    binary=binary)
-    rng = np.random.default_rng(1)
-    cells = rng.choice(N * N * R, size=N * N * R // 10, replace=False)
-    r, rest = np.divmod(cells, N * N)
-    h, t = np.divmod(rest, N)
-    train = tensor.hold_out(np.stack([h, r, t], 1))
-    Y, _ = tensor.to_dense()
-    return train, truth, (h, r, t), Y[h, t, r]
 
 
 def _em(K: int = 3, **kw) -> BilinearPoissonFactorModel:
