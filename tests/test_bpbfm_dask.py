@@ -1,8 +1,8 @@
 """Online Gibbs of BPBFM on Dask (``BilinearPoissonFactorModel(inference="online",
-parallel="dask")``, :mod:`topiclink.inference.bpbfm_dask`): the minibatch chunks run as
-Dask tasks and the fit is bit for bit that of ``parallel=None`` on 1, 2 or 4 workers
-(threads and processes), BPBFM-1 and BPBFM-2; partial_fit, save / load / resume, clone /
-pickle with a client; the errors."""
+parallel="dask")``: the algorithm's executor is a :class:`topiclink.execution.DaskExecutor`):
+the minibatch chunks run as Dask tasks and the fit is bit for bit that of
+``parallel=None`` on 1, 2 or 4 workers (threads and processes), BPBFM-1 and BPBFM-2;
+partial_fit, save / load / resume, clone / pickle with a client; the errors."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ distributed = pytest.importorskip("distributed")
 
 import topiclink  # noqa: E402
 from tests.dask_cluster import cluster  # noqa: E402
+from topiclink.execution import DaskExecutor  # noqa: E402
 from topiclink.inference import bpbfm as inference  # noqa: E402
-from topiclink.inference.bpbfm import BPBFMData, chunked_counts  # noqa: E402
-from topiclink.inference.bpbfm_dask import (  # noqa: E402
-    DaskBPBFMOnline,
+from topiclink.inference.bpbfm import (  # noqa: E402
+    BPBFMData,
     chunk_arguments,
+    chunked_counts,
     count_chunk,
 )
 from topiclink.inference.bpbfm_online import BPBFMOnline  # noqa: E402
@@ -128,7 +129,7 @@ def test_minibatch_outside_a_session(small_chunks, planted, client2, size):
     entries in 8 chunks): the same draws as the sequential step."""
     data = BPBFMData.from_tensor(planted[2], True)
     seq = BPBFMOnline(3, 3, batch_size=300)
-    dsk = DaskBPBFMOnline(3, 3, batch_size=300, client=client2)
+    dsk = BPBFMOnline(3, 3, batch_size=300, executor=DaskExecutor(client2))
     a = seq.init(data, np.random.default_rng(4))
     b = dsk.init(data, np.random.default_rng(4))
     batch = np.arange(size)
@@ -137,7 +138,7 @@ def test_minibatch_outside_a_session(small_chunks, planted, client2, size):
     for name in STATE:
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     assert info["bytes_sent"] > 21 * size and info["bytes_received"] > 0
-    assert dsk.n_rounds == 1 and dsk.client is None
+    assert dsk.executor.n_rounds == 1 and dsk.executor.client is None
 
 
 # ---------------------------------------------------------------------- the same fit

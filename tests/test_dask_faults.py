@@ -3,7 +3,7 @@ empty) leaves a fit that completes with the chain of an uninterrupted fit, draw 
 (LDA, gRTM, online BPBFM, LMVS: the driver sends the lost shards again and rebuilds their
 state, :mod:`topiclink.distributed.dask_sweeper`); a lost scheduler ends the fit with a
 one-line :class:`~topiclink.distributed.SchedulerLostError` within
-:data:`~topiclink.distributed.dask_sweeper.SCHEDULER_TIMEOUT` seconds; the errors'
+:data:`~topiclink.execution.dask.SCHEDULER_TIMEOUT` seconds; the errors'
 messages."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from topiclink.distributed import (  # noqa: E402
     WorkerLostError,
     dask_sweeper,  # noqa: E402
 )
+from topiclink.execution import dask as execution_dask  # noqa: E402
 from topiclink.models.lda import LDA  # noqa: E402
 from topiclink.models.rtm import RelationalTopicModel  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
@@ -124,7 +125,7 @@ def test_grtm_worker_killed_same_chain(processes, monkeypatch, caplog):
 
 # ---------------------------------------------------------------------- BPBFM
 def test_bpbfm_worker_killed_same_chain(processes, monkeypatch):
-    from topiclink.inference.bpbfm_dask import DaskBPBFMOnline
+    from topiclink.execution import DaskExecutor
     from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
     from .test_bpbfm import _planted
@@ -134,7 +135,7 @@ def test_bpbfm_worker_killed_same_chain(processes, monkeypatch):
           "evaluate_every": 1, "random_state": 3}
     ref = BilinearPoissonFactorModel(3, **kw).fit(data)
     killed: list = []
-    kill_at(monkeypatch, DaskBPBFMOnline, "chunk_counts", processes, 4, killed)
+    kill_at(monkeypatch, DaskExecutor, "map", processes, 4, killed)
     model = BilinearPoissonFactorModel(3, parallel="dask", client=processes, **kw).fit(data)
     assert killed
     for name in ("g", "g_total", "G", "eta", "eta_total", "d", "eps", "stat_entity",
@@ -177,7 +178,7 @@ def test_error_messages_are_one_line():
 
 def test_worker_lost_for_good_names_it(corpus, processes, monkeypatch):
     """When the redos keep failing the fit stops with the lost worker's address."""
-    monkeypatch.setattr(dask_sweeper, "MAX_RECOVERIES", 0)
+    monkeypatch.setattr(execution_dask, "MAX_RECOVERIES", 0)   # read by DaskConnection
     killed: list = []
     kill_at(monkeypatch, dask_sweeper.DaskSweeper, "sweep", processes, 3, killed)
     t0 = time.monotonic()
@@ -192,7 +193,7 @@ def test_worker_lost_with_a_checkpoint_names_it_and_resumes(corpus, processes, m
                                                            tmp_path):
     """The engine adds the checkpoint to the one-line error; the same fit run again
     continues from it and ends with the uninterrupted chain."""
-    monkeypatch.setattr(dask_sweeper, "MAX_RECOVERIES", 0)
+    monkeypatch.setattr(execution_dask, "MAX_RECOVERIES", 0)   # read by DaskConnection
     killed: list = []
     kill_at(monkeypatch, dask_sweeper.DaskSweeper, "sweep", processes, 5, killed)
     path = tmp_path / "lda.npz"
@@ -211,7 +212,7 @@ def test_worker_lost_with_a_checkpoint_names_it_and_resumes(corpus, processes, m
 
 def test_task_errors_are_not_worker_losses(processes):
     """An error raised by a task itself passes unchanged (no redo, no WorkerLostError)."""
-    conn = dask_sweeper.DaskConnection()
+    conn = execution_dask.DaskConnection()
     conn._init_connection(processes)
     conn._connect()
     future = processes.submit(int, "not a number", pure=False)
@@ -257,7 +258,7 @@ def test_scheduler_lost_one_line_error_in_bounded_time(corpus, tmp_path, monkeyp
         with pytest.raises(SchedulerLostError) as info:
             LDA(parallel="dask", client=client, **LDA_KW).fit(corpus)
         took = time.monotonic() - stopped[0]
-        assert took < dask_sweeper.SCHEDULER_TIMEOUT + 15     # 30 s + slack for a busy machine
+        assert took < execution_dask.SCHEDULER_TIMEOUT + 15     # 30 s + slack for a busy machine
         message = str(info.value)
         assert "\n" not in message and address in message and info.value.address == address
         client.close(timeout=5)

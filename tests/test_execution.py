@@ -113,8 +113,10 @@ def test_resolve_executor():
     for bad, error in ((0, ValueError), (True, TypeError), (2.0, TypeError)):
         with pytest.raises(error):
             resolve_executor(bad)
-    with pytest.raises(NotImplementedError, match="later step"):
-        resolve_executor("tcp://127.0.0.1:8786")
+    addressed = resolve_executor("tcp://127.0.0.1:8786")    # connects only when used
+    assert type(addressed).__name__ == "DaskExecutor" and addressed.ships_data
+    assert addressed.client is None and addressed.client_arg == "tcp://127.0.0.1:8786"
+    assert not resolve_executor(None).ships_data and not resolve_executor(mine).ships_data
 
 
 def test_run_blocks_in_order_merges_in_block_order():

@@ -36,7 +36,8 @@ add these payload sizes up.
 The result is a function of the seed and ``n_shards`` only: the same as
 ``parallel="adlda"`` with the same shards, for any number of workers or threads.
 
-Faults (:class:`DaskConnection`, shared by the five Dask samplers): every wait for
+Faults (:class:`~topiclink.execution.dask.DaskConnection`, shared by the Dask samplers and
+:class:`~topiclink.execution.dask.DaskExecutor`): every wait for
 results (:meth:`DaskConnection._gather`) ends, never hangs.  A worker lost mid-fit (its
 nanny restarts it empty) cancels the futures of the data it held; the iteration is then
 redone (:meth:`DaskConnection._recovering`, at most :data:`MAX_RECOVERIES` times) after
@@ -58,12 +59,20 @@ connect``, 30 s by default) when it goes during a send.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from topiclink.execution.dask import (  # noqa: F401 - re-exported for one release
+    MAX_RECOVERIES,
+    NO_CLIENT,
+    SCHEDULER_TIMEOUT,
+    DaskConnection,
+    SchedulerLostError,
+    WorkerLostError,
+    connect_client,
+    resolve_client,
+)
 from topiclink.kernels import lda as kernels
 
 __all__ = ["DaskSweeper", "DaskConnection", "resolve_client", "connect_client", "sweep_shard",
@@ -73,272 +82,11 @@ __all__ = ["DaskSweeper", "DaskConnection", "resolve_client", "connect_client", 
 
 logger = logging.getLogger(__name__)
 
-#: seconds without a connection to the scheduler after which a run waiting on the cluster
-#: stops with a :class:`SchedulerLostError` (a scheduler that closes its connections is
-#: noticed at once; this bounds a silent one)
-SCHEDULER_TIMEOUT = 30.0
-
-#: how many times one iteration is redone after losing workers before the run stops with a
-#: :class:`WorkerLostError`
-MAX_RECOVERIES = 3
-
 #: :class:`DaskSweeper`: sweeps between two gathers of the shards' state into the driver's
 #: recovery point (the state a lost shard is rebuilt from)
 RECOVERY_EVERY = 10
 
-#: seconds between two looks at the connection while waiting for results
-_POLL = 2.0
-
-
-class WorkerLostError(RuntimeError):
-    """A Dask worker holding part of a run was lost and the run could not go on (one-line
-    message; ``address``: the lost worker's address, None when it could not be told)."""
-
-    def __init__(self, address: str | None, detail: str = "") -> None:
-        self.address = address
-        who = f"Dask worker {address}" if address else "a Dask worker"
-        super().__init__(f"{who} was lost mid-fit{': ' + detail if detail else ''}")
-
-
-class SchedulerLostError(RuntimeError):
-    """The connection to the Dask scheduler was lost mid-fit (one-line message;
-    ``address``: the scheduler's address)."""
-
-    def __init__(self, address: str | None, detail: str = "") -> None:
-        self.address = address
-        where = f" at {address}" if address else ""
-        super().__init__(f"the Dask scheduler{where} was lost mid-fit"
-                         f"{': ' + detail if detail else ''}")
-
-
-def _loss_types() -> tuple[type, ...]:
-    """The exceptions distributed raises when a worker or the scheduler goes away."""
-    import concurrent.futures
-
-    import distributed
-    from distributed.comm.core import CommClosedError
-
-    return (concurrent.futures.CancelledError, distributed.KilledWorker, CommClosedError)
-
-
-def _is_loss(exc: BaseException | None, client: Any) -> bool:
-    """Whether ``exc`` says that part of the cluster went away: one of
-    :func:`_loss_types`, or a connection error while the client has lost its scheduler."""
-    if exc is None:
-        return False
-    if isinstance(exc, _loss_types()):
-        return True
-    return isinstance(exc, (OSError, TimeoutError)) and client is not None \
-        and client.status != "running"
-
 _PARTS = ("z", "ndk", "rng")
-
-NO_CLIENT = ("parallel='dask' found no Dask client: pass client=distributed.Client(...) "
-             "(or a scheduler address), or create a distributed.Client before fit")
-
-
-def resolve_client(client: Any = None) -> tuple[Any, bool]:
-    """``(client, owned)``: a ``distributed.Client`` as given; a scheduler address (str)
-    connected here (``owned``: the caller closes it); None -> ``distributed.get_client()``.
-    One-line errors when distributed is missing or there is no client."""
-    try:
-        import distributed
-    except ImportError:
-        raise ImportError("parallel='dask' needs dask and distributed: pip install "
-                          "'topiclink[dask]' (or pip install dask distributed)") from None
-    if client is None:
-        try:
-            return distributed.get_client(), False
-        except ValueError:
-            raise ValueError(NO_CLIENT) from None
-    if isinstance(client, str):
-        try:
-            return distributed.Client(client, set_as_default=False), True
-        except OSError as exc:
-            raise ValueError(f"parallel='dask': cannot connect to the Dask scheduler at "
-                             f"{client!r} ({exc})") from None
-    if not isinstance(client, distributed.Client):
-        raise TypeError(f"client must be a distributed.Client, a scheduler address or None, "
-                        f"got {type(client).__name__}")
-    return client, False
-
-
-def connect_client(client: Any = None) -> tuple[Any, bool, int]:
-    """``(client, owned, n_workers)`` for one run: :func:`resolve_client`, then up to 60 s
-    for a first worker when the cluster has none yet."""
-    client, owned = resolve_client(client)
-    try:
-        nthreads = client.nthreads()
-        if not nthreads:
-            client.wait_for_workers(1, timeout=60)
-            nthreads = client.nthreads()
-    except BaseException:
-        if owned:       # a connection made here is not left open
-            client.close()
-        raise
-    return client, owned, len(nthreads)
-
-
-class DaskConnection:
-    """What a Dask sampler keeps of its cluster: ``client_arg`` (the ``client`` parameter
-    as given), the live ``client`` while connected (``_owned``: connected here from an
-    address, so closed here), ``n_workers`` and the payload byte counters."""
-
-    def _init_connection(self, client: Any) -> None:
-        self.client_arg = client
-        self.client: Any = None
-        self._owned = False
-        self.n_workers = 0
-        self.bytes_sent = 0
-        self.bytes_received = 0
-
-    def _connect(self) -> None:
-        """:func:`connect_client` (a no-op while connected)."""
-        if self.client is None:
-            self.client, self._owned, self.n_workers = connect_client(self.client_arg)
-            self._known_workers = set(self.client.nthreads())
-
-    # ------------------------------------------------------------------ faults
-    def _scheduler_address(self) -> str | None:
-        try:
-            return str(self.client.scheduler.address)
-        except Exception:
-            return None
-
-    def _gather(self, futures: list) -> list:
-        """``client.gather(futures)`` that never hangs on a lost cluster: a lost worker's
-        data or a lost scheduler ends it with :class:`WorkerLostError` /
-        :class:`SchedulerLostError` (the connection is looked at every few seconds; after
-        :data:`SCHEDULER_TIMEOUT` s without it the scheduler counts as lost).  Errors
-        raised by the tasks themselves pass unchanged."""
-        import distributed
-
-        client = self.client
-        flat = [f for f in _flatten(futures)]
-        since: float | None = None
-        while True:
-            try:
-                with client.as_current():
-                    distributed.wait(flat, timeout=_POLL)
-                break
-            except TimeoutError:
-                if client.status == "running":
-                    since = None
-                    continue
-                since = time.monotonic() if since is None else since
-                if client.status in ("closing", "closed") or \
-                        time.monotonic() - since > SCHEDULER_TIMEOUT:
-                    raise SchedulerLostError(self._scheduler_address(),
-                                             f"no connection for {SCHEDULER_TIMEOUT:.0f} s"
-                                             ) from None
-            except Exception:       # cancelled futures: gather raises the error
-                break
-        try:
-            return client.gather(futures)
-        except Exception as exc:
-            if _is_loss(exc, client) and not any(
-                    f.status == "error" and not _is_loss(f.exception(), client)
-                    for f in flat):
-                raise self._lost(exc) from None
-            raise
-
-    def _lost(self, exc: BaseException) -> WorkerLostError | SchedulerLostError:
-        """What a loss-type error ``exc`` means: the scheduler gone (the client is no
-        longer connected) or workers gone (named when the cluster no longer lists them)."""
-        client = self.client
-        if client is None or client.status != "running":
-            return SchedulerLostError(self._scheduler_address(), type(exc).__name__)
-        try:
-            now = set(client.nthreads())
-        except Exception:
-            return SchedulerLostError(self._scheduler_address(), type(exc).__name__)
-        gone = sorted(getattr(self, "_known_workers", set()) - now)
-        self._known_workers = now
-        self.n_workers = len(now) or self.n_workers
-        return WorkerLostError(", ".join(gone) or None,
-                               f"its data was lost ({type(exc).__name__})")
-
-    def _recovering(self, attempt: Callable[[], Any], restore: Callable[[], None] | None
-                    ) -> Any:
-        """``attempt()``, redone after ``restore()`` when a worker was lost (at most
-        :data:`MAX_RECOVERIES` times; ``restore`` None: no redo, the
-        :class:`WorkerLostError` is raised).  ``attempt`` must be a function of the driver's
-        state only, so that its redo is the same computation."""
-        for tries in range(MAX_RECOVERIES + 1):
-            self._check_scheduler()
-            try:
-                return attempt()
-            except WorkerLostError as lost:
-                if restore is None or tries == MAX_RECOVERIES:
-                    raise
-                logger.warning("%s: %s; restoring its shards and redoing the iteration",
-                               type(self).__name__, lost)
-            except Exception as exc:                # raised by a scatter or a submit
-                if not _is_loss(exc, self.client):
-                    raise
-                lost = self._lost(exc)
-                if isinstance(lost, SchedulerLostError) or restore is None \
-                        or tries == MAX_RECOVERIES:
-                    raise lost from None
-                logger.warning("%s: %s; restoring its shards and redoing the iteration",
-                               type(self).__name__, lost)
-            self._wait_for_a_worker()
-            restore()
-        raise AssertionError("unreachable")
-
-    def _check_scheduler(self) -> None:
-        """A :class:`SchedulerLostError` at once when the client has lost its scheduler
-        (rather than a send that waits for distributed's connect timeout)."""
-        client = self.client
-        if client is not None and client.status != "running":
-            raise SchedulerLostError(self._scheduler_address(), f"client {client.status}")
-
-    def _wait_for_a_worker(self) -> None:
-        """Up to 60 s for at least one worker (a nanny restarts a killed one)."""
-        client = self.client
-        try:
-            if not client.nthreads():
-                client.wait_for_workers(1, timeout=60)
-            self._known_workers = set(client.nthreads())
-        except Exception as exc:
-            raise self._lost(exc) from None
-        self.n_workers = len(self._known_workers)
-
-    def _disconnect(self) -> None:
-        """Close a connection made here; forget the client."""
-        if self._owned and self.client is not None:
-            self.client.close()
-        self.client = None
-        self._owned = False
-
-    def _finish(self, gather: Callable[[], None] | None, failed: bool, stale: str,
-                forget: Callable[[], None]) -> None:
-        """End a run: ``gather`` the shards' state back (None: nothing is out on the
-        workers) -- after a failed run a gathering error is logged, naming what is
-        ``stale``, instead of hiding the first error -- then ``forget`` the shards and
-        disconnect."""
-        try:
-            if gather is not None:
-                try:
-                    gather()
-                except Exception:
-                    if not failed:
-                        raise
-                    logger.warning("%s: could not gather the shards after an error; %s",
-                                   type(self).__name__, stale)
-        finally:
-            forget()
-            self._disconnect()
-
-
-def _flatten(values: Any) -> Iterator[Any]:
-    """The futures in a (nested) list."""
-    if isinstance(values, (list, tuple)):
-        for v in values:
-            yield from _flatten(v)
-    else:
-        yield values
-
 
 def lost_shards(client: Any, futures: list) -> list[int]:
     """The positions of the entries of ``futures`` (per shard, a tuple of futures) with a

@@ -1,5 +1,5 @@
-"""Where the pieces of an iteration run: the only code that knows thread pools (and, in
-later steps, Dask clients and shard files).
+"""Where the pieces of an iteration run: the only code that knows thread pools and Dask
+clients (and, in a later step, shard files).
 
 - :mod:`~topiclink.execution.executor`: the :class:`Executor` contract (``map`` in task
   order, ordered streaming with bounded in-flight tasks, ``submit``, context-manager
@@ -8,12 +8,16 @@ later steps, Dask clients and shard files).
 - :mod:`~topiclink.execution.serial`: the calling thread;
 - :mod:`~topiclink.execution.threads`: a thread pool, and :func:`padded_rows` (per-worker
   buffers apart by a cache line);
+- :mod:`~topiclink.execution.dask`: a Dask cluster (:class:`DaskExecutor`; the
+  connection and fault handling the Dask samplers share); dask is imported only when a
+  client is resolved;
 - :mod:`~topiclink.execution.shards`: :func:`balanced_chunks`, the shard geometry shared
   by every executor.
 
 A core package: it imports the standard library and numpy only; everything may import it.
 """
 
+from topiclink.execution.dask import DaskExecutor
 from topiclink.execution.executor import (
     Executor,
     n_threads,
@@ -26,6 +30,6 @@ from topiclink.execution.serial import SerialExecutor
 from topiclink.execution.shards import balanced_chunks
 from topiclink.execution.threads import ThreadExecutor, padded_rows
 
-__all__ = ["Executor", "SerialExecutor", "ThreadExecutor", "resolve_executor",
+__all__ = ["Executor", "SerialExecutor", "ThreadExecutor", "DaskExecutor", "resolve_executor",
            "open_executor", "resolve_n_jobs", "n_threads", "run_blocks_in_order",
            "balanced_chunks", "padded_rows"]

@@ -1,15 +1,14 @@
 """The executor contract: run tasks somewhere, give their results back in task order.
 
 An :class:`Executor` is where an iteration's independent pieces run (the calling thread,
-a thread pool, later a Dask cluster); it never decides *what* they compute.  Every
+a thread pool, a Dask cluster); it never decides *what* they compute.  Every
 sampler in topiclink keeps its chain independent of the executor: the tasks are fixed by
 the data and the number of shards (each with its own random stream), and their results
-are merged in task order, so serial, threads and (later) Dask give the same arrays, bit
-for bit.
+are merged in task order, so serial, threads and Dask give the same arrays, bit for
+bit.
 
 ``resolve_executor(spec)`` turns what a user or an estimator passes (``None``, a thread
-count, an executor) into an executor; a Dask client or scheduler address will slot in
-there (``topiclink.execution.dask``, a later step) without any caller changing.
+count, an executor, a Dask client or scheduler address) into an executor.
 """
 
 from __future__ import annotations
@@ -42,6 +41,9 @@ class Executor(abc.ABC):
     """
 
     n_workers: int = 1
+    #: whether tasks and results travel to other processes (Dask): a family then sends
+    #: compact, self-contained tasks rather than views into shared arrays
+    ships_data: bool = False
 
     def __init__(self) -> None:
         self.tasks_run = 0
@@ -90,6 +92,11 @@ class Executor(abc.ABC):
                 f.cancel()
 
     # ------------------------------------------------------------------ lifetime
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Executor]:
+        """Resources held for one run (a Dask executor connects); a no-op here."""
+        yield self
+
     def close(self) -> None:
         """Release the workers (nothing to release by default)."""
         return None
@@ -136,8 +143,8 @@ def resolve_executor(executor: Executor | int | None = None, *,
       first where it comes from ``n_jobs``);
     - an :class:`Executor`: itself (the caller that made it keeps owning it).
 
-    A Dask client or scheduler address is the slot for ``topiclink.execution.dask``
-    (a later step); until then it is refused with a one-line error.
+    - a ``distributed.Client`` or a scheduler address (str): a
+      :class:`~topiclink.execution.dask.DaskExecutor` on that cluster.
     """
     if executor is None:
         from topiclink.execution.serial import SerialExecutor
@@ -156,12 +163,11 @@ def resolve_executor(executor: Executor | int | None = None, *,
 
         return ThreadExecutor(executor, name=name)
     if isinstance(executor, str) or type(executor).__module__.split(".")[0] == "distributed":
-        raise NotImplementedError(
-            "a Dask client or address as an executor is not supported yet "
-            "(topiclink.execution.dask comes in a later step); use the estimator's "
-            "client= parameter")
-    raise TypeError(f"executor must be None, a thread count or an Executor, "
-                    f"got {type(executor).__name__}")
+        from topiclink.execution.dask import DaskExecutor
+
+        return DaskExecutor(executor)
+    raise TypeError(f"executor must be None, a thread count, an Executor, a Dask client or "
+                    f"a scheduler address, got {type(executor).__name__}")
 
 
 @contextlib.contextmanager

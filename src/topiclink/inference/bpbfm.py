@@ -69,13 +69,16 @@ O(N R K^2) more a sweep.  The default ``"bilinear"`` is the paper's model.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from topiclink.data.tensor import RelationalTensor
 from topiclink.distributions.counts import sample_crt
-from topiclink.execution import padded_rows, run_blocks_in_order
+from topiclink.execution import Executor, padded_rows, run_blocks_in_order
 from topiclink.inference.engine import Algorithm, State, fingerprint
 from topiclink.kernels import bpbfm as kernels
 from topiclink.random import kernel_state, spawn
@@ -97,10 +100,18 @@ def n_chunks_for(n_entries: int) -> int:
 def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray,
                    G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
                    rm_shape: tuple[int, int], sender_only: bool, streams: np.ndarray,
-                   n_threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                   executor: Executor | int = 1
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Latent counts and allocation of ``entries`` = (heads, rels, tails, kinds, values)
     cut into ``len(streams)`` fixed chunks, chunk b on stream b with private accumulators
-    merged in chunk order (the result does not depend on ``n_threads``).
+    merged in chunk order (the result does not depend on where the chunks run).
+
+    ``executor``: a thread count or an :class:`~topiclink.execution.Executor`.  In
+    process (serial, threads) each chunk reads the whole arrays; an executor that ships
+    data (Dask) gets one self-contained task per non-empty chunk
+    (:func:`chunk_arguments`: the chunk's rows on chunk-local ids, :func:`count_chunk`
+    runs it), and the chunks' counts are added back in chunk order: the same integer sums
+    and advanced streams, bit for bit.
 
     Returns (n_ent (N, K), x_cells (M, K, K), x_rm ``rm_shape``, total).
     """
@@ -113,11 +124,32 @@ def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray
     n_ent = np.zeros((N, K), dtype=np.int64)
     x_cells = np.zeros((M, K, K), dtype=np.int64)
     x_rm = np.zeros(rm_shape, dtype=np.int64)
-    total = [0]
+    if getattr(executor, "ships_data", False):
+        where: list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+        tasks = []
+        for b in range(n_chunks):
+            lo, hi = int(bounds[b]), int(bounds[b + 1])
+            if hi == lo:                    # the kernel draws nothing on an empty chunk
+                continue
+            args, ids = chunk_arguments(entries, U, L, G, terms, rm_shape, lo, hi)
+            tasks.append((args, sender_only, streams[b].copy()))
+            where.append((b, ids))
+        total = 0
+        for (b, (ents, crels, mats)), (ne, xc, xr, tot, row) in zip(
+                where, executor.map(_count_task, tasks), strict=True):  # type: ignore[union-attr]
+            n_ent[ents] += ne
+            x_cells[mats] += xc
+            if rm_shape[0] > 0:
+                x_rm[np.ix_(crels, mats)] += xr
+            total += int(tot)
+            streams[b] = row
+        return n_ent, x_cells, x_rm, total
+    totals = [0]
 
     # each chunk's RNG state on cache lines of its own (adjacent 32-byte rows advanced by
     # two threads would share a line: false sharing)
-    rows = padded_rows(streams) if n_threads > 1 else streams
+    threads = executor.n_workers if isinstance(executor, Executor) else int(executor)
+    rows = padded_rows(streams) if threads > 1 else streams
 
     def run_block(b: int) -> tuple:
         ne, xc, xr = np.zeros_like(n_ent), np.zeros_like(x_cells), np.zeros_like(x_rm)
@@ -130,12 +162,82 @@ def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray
         np.add(n_ent, part[0], out=n_ent)
         np.add(x_cells, part[1], out=x_cells)
         np.add(x_rm, part[2], out=x_rm)
-        total[0] += int(part[3])
+        totals[0] += int(part[3])
 
-    run_blocks_in_order(run_block, n_chunks, n_threads, merge)
+    if isinstance(executor, Executor):
+        for part in executor.imap_ordered(run_block, range(n_chunks)):
+            merge(part)
+    else:
+        run_blocks_in_order(run_block, n_chunks, threads, merge)
     if rows is not streams:
         streams[:] = rows
-    return n_ent, x_cells, x_rm, total[0]
+    return n_ent, x_cells, x_rm, totals[0]
+
+
+def _count_task(task: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
+    """:func:`count_chunk` of one shipped task ``(arguments, sender_only, stream)``."""
+    args, sender_only, stream = task
+    return count_chunk(*args, sender_only, stream)
+
+
+def count_chunk(entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
+                G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
+                rm_shape: tuple[int, int], sender_only: bool, stream: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
+    """Gibbs steps 1-2 (latent counts and their allocation) of one chunk (runs on a worker).
+
+    Parameters
+    ----------
+    entries : (heads, rels, tails, kinds, values) of the chunk on chunk-local ids
+    g : (n_e, K) the chunk's entity rows; L : (n_r, K, K) its relation matrices;
+    G : (n_m, K, K) the matrices its terms name; terms : (rel_ptr, rel_m, rel_w) on
+        chunk-local relation and matrix ids; rm_shape : (n_r, n_m) or (0, 0)
+    stream : uint64 (4,) the chunk's xoshiro row (copied, not advanced in place)
+
+    Returns
+    -------
+    (n_ent (n_e, K), x_cells (n_m, K, K), x_rm ``rm_shape``, total, the advanced stream)
+    """
+    heads, rels, tails, kinds, values = entries
+    ptr, rm, rw = terms
+    K = g.shape[1]
+    n_ent = np.zeros((g.shape[0], K), dtype=np.int64)
+    x_cells = np.zeros((G.shape[0], K, K), dtype=np.int64)
+    x_rm = np.zeros(rm_shape, dtype=np.int64)
+    row = np.array(stream, dtype=np.uint64, copy=True)
+    total = kernels.sweep_entries(heads, rels, tails, kinds, values, 0, int(heads.size), g, L,
+                                  G, ptr, rm, rw, sender_only, row, n_ent, x_cells, x_rm)
+    return n_ent, x_cells, x_rm, int(total), row
+
+
+def chunk_arguments(entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
+                    G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
+                    rm_shape: tuple[int, int], lo: int, hi: int
+                    ) -> tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """What chunk ``lo:hi`` of a minibatch reads, on chunk-local ids.
+
+    Returns ``(arguments, (entities, relations, matrices))``: the first five arguments of
+    :func:`count_chunk` and the minibatch-local ids the chunk's rows stand for (to add its
+    counts back).  The kernel reads the same numbers in the same order as on the whole
+    minibatch, so its draws are the same.
+    """
+    heads, rels, tails, kinds, values = entries
+    ptr, rm, rw = terms
+    n = hi - lo
+    ents, inv = np.unique(np.concatenate([heads[lo:hi], tails[lo:hi]]), return_inverse=True)
+    crels, rinv = np.unique(rels[lo:hi], return_inverse=True)
+    counts = ptr[crels + 1] - ptr[crels]
+    cptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    idx = (np.repeat(ptr[crels] - cptr[:-1], counts) + np.arange(int(cptr[-1]))
+           ).astype(np.int64)
+    mats, minv = np.unique(rm[idx], return_inverse=True)
+    args = ((inv[:n].astype(np.int32), rinv.astype(np.int32), inv[n:].astype(np.int32),
+             np.ascontiguousarray(kinds[lo:hi]), np.ascontiguousarray(values[lo:hi])),
+            np.ascontiguousarray(g[ents]), np.ascontiguousarray(L[crels]),
+            np.ascontiguousarray(G[mats]),
+            (cptr, minv.astype(np.int64), np.ascontiguousarray(rw[idx])),
+            (crels.size, mats.size) if rm_shape[0] > 0 else (0, 0))
+    return args, (ents, crels, mats)
 
 
 @dataclass
@@ -251,6 +353,10 @@ class BPBFMGibbs(Algorithm):
     a : Dirichlet parameter of U's columns
     gamma0, c0, e0, f0, beta, h0, q0 : the priors (module docstring)
     n_threads : threads running the chunks (never changes the chain)
+    executor : where the chunks run, when given (an
+        :class:`~topiclink.execution.Executor`, e.g. a
+        :class:`~topiclink.execution.DaskExecutor`; overrides ``n_threads``; never
+        changes the chain)
     u_counts : "both" (exact) or "sender" (the printed statistic; Geweke test only)
     d_conditional : "exact" or "rows" (the printed conditional; Geweke test only)
     self_pairs : "bilinear" (the paper) or "scaled" (a self-pair's rate times rho_r ~
@@ -264,7 +370,8 @@ class BPBFMGibbs(Algorithm):
     def __init__(self, n_topics: int, n_dictionary: int | None = None, *,
                  a: float = 0.1, gamma0: float = 1.0, c0: float = 1.0, e0: float = 1.0,
                  f0: float = 1.0, beta: float = 1.0, h0: float = 1.0, q0: float = 1.0,
-                 n_threads: int = 1, u_counts: str = "both",
+                 n_threads: int = 1, executor: Executor | None = None,
+                 u_counts: str = "both",
                  d_conditional: str = "exact", self_pairs: str = "bilinear",
                  self_prior: tuple[float, float] = (1.0, 1.0)) -> None:
         if u_counts not in ("both", "sender"):
@@ -281,6 +388,7 @@ class BPBFMGibbs(Algorithm):
                                                           (a, gamma0, c0, e0, f0))
         self.beta, self.h0, self.q0 = float(beta), float(h0), float(q0)
         self.n_threads = max(1, int(n_threads))
+        self.executor = executor
         self.u_counts = u_counts
         self.d_conditional = d_conditional
         self.name = "BPBFM-1" if self.M is None else "BPBFM-2"
@@ -288,6 +396,28 @@ class BPBFMGibbs(Algorithm):
     @property
     def model2(self) -> bool:
         return self.M is not None
+
+    # ------------------------------------------------------------------ where it runs
+    @property
+    def runs_on(self) -> Executor | int:
+        """What the chunks of step 1 run on: the executor, else the thread count."""
+        return self.n_threads if self.executor is None else self.executor
+
+    @contextlib.contextmanager
+    def session(self, state: Any, data: Any) -> Iterator[None]:
+        """The executor's resources for one run (a Dask executor connects once)."""
+        if self.executor is None:
+            yield
+            return
+        with self.executor.session():
+            yield
+
+    def bytes_moved(self) -> tuple[int, int]:
+        """(sent, received) payload bytes of the executor so far ((0, 0) in process)."""
+        ex = self.executor
+        if ex is None or not ex.ships_data:
+            return 0, 0
+        return int(ex.bytes_sent), int(ex.bytes_received)
 
     @property
     def scaled(self) -> bool:
@@ -380,7 +510,7 @@ class BPBFMGibbs(Algorithm):
             (data.heads, data.rels, data.tails, data.kinds, data.values), state.U,
             np.ascontiguousarray(self.relation_matrices(state)), state.G, (ptr, rm, rw),
             (R, M) if self.model2 else (0, 0), self.u_counts == "sender",
-            state.kernel_rng, self.n_threads)
+            state.kernel_rng, self.runs_on)
 
     def self_pair_counts(self, state: BPBFMState, data: BPBFMData, n_ent: np.ndarray,
                          x_cells: np.ndarray, x_rm: np.ndarray) -> tuple[int, np.ndarray]:

@@ -210,10 +210,10 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
                      rm_shape: tuple[int, int], streams: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """Step 1 on the minibatch (local ids): :func:`~topiclink.inference.bpbfm.
-        chunked_counts` on threads (``parallel="dask"`` runs the chunks on Dask workers:
-        :mod:`topiclink.inference.bpbfm_dask`)."""
+        chunked_counts` where the algorithm runs (threads, or the chunks as tasks of its
+        executor: ``parallel="dask"`` runs them on Dask workers)."""
         return chunked_counts(entries, g, L, G, terms, rm_shape, self.u_counts == "sender",
-                              streams, self.n_threads)
+                              streams, self.runs_on)
 
     def fold_in(self, state: BPBFMOnlineState, rho: float, factor: float,
                 ents: np.ndarray, rels: np.ndarray, n_ent: np.ndarray,
@@ -245,7 +245,24 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
 
     def minibatch_step(self, state: BPBFMOnlineState, data: BPBFMData, batch: np.ndarray,
                        rho: float) -> dict[str, float]:
-        """One filtering update from the entries ``batch`` of ``data``."""
+        """One filtering update from the entries ``batch`` of ``data``; with an executor
+        that ships data, ``info`` adds the minibatch's payload bytes."""
+        before = self.bytes_moved()
+        info = self._minibatch_update(state, data, batch, rho)
+        return self._with_bytes(info, before)
+
+    def _with_bytes(self, info: dict[str, float], before: tuple[int, int]
+                    ) -> dict[str, float]:
+        """``info`` with ``bytes_sent`` / ``bytes_received`` since ``before`` (only when
+        the executor ships data)."""
+        if self.executor is not None and self.executor.ships_data:
+            after = self.bytes_moved()
+            info["bytes_sent"] = float(after[0] - before[0])
+            info["bytes_received"] = float(after[1] - before[1])
+        return info
+
+    def _minibatch_update(self, state: BPBFMOnlineState, data: BPBFMData,
+                          batch: np.ndarray, rho: float) -> dict[str, float]:
         rng = state.global_rng
         batch = np.asarray(batch, dtype=np.int64)
         ents, rels, n_ent, x_cells, x_rm, total = self.minibatch_counts(state, data, batch)
@@ -282,10 +299,13 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
             state.eta_total = state.eta.sum(axis=1)
 
     def step(self, state: BPBFMOnlineState, data: BPBFMData) -> dict[str, float]:
+        """One sweep; with an executor that ships data, ``info`` reports the sweep's
+        payload bytes."""
+        before = self.bytes_moved()
         state.n_items = data.n_entries
         info = OnlineAlgorithm.step(self, state, data)
         self.refresh_totals(state)
-        return info
+        return self._with_bytes(info, before)
 
     def partial_step(self, state: BPBFMOnlineState, data: BPBFMData,
                      items: np.ndarray | None = None) -> dict[str, float]:
@@ -294,11 +314,13 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
         items = np.arange(data.n_entries) if items is None else np.asarray(items, np.int64)
         info: dict[str, float] = {}
         latent = 0.0
-        for i in range(0, items.size, self.batch_size):
-            info = self.minibatch_step(state, data, items[i:i + self.batch_size],
-                                       self.schedule(state.updates))
-            latent += info["latent_count"]
-            state.updates += 1
+        before = self.bytes_moved()
+        with self.session(state, data):             # one connection for all minibatches
+            for i in range(0, items.size, self.batch_size):
+                info = self.minibatch_step(state, data, items[i:i + self.batch_size],
+                                           self.schedule(state.updates))
+                latent += info["latent_count"]
+                state.updates += 1
         self.refresh_totals(state)
         info["latent_count"] = latent
-        return info
+        return self._with_bytes(info, before)

@@ -30,7 +30,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.tensor import RelationalTensor
 from topiclink.distributed import ClientCodec, SharedClientMixin
-from topiclink.execution import n_threads, resolve_n_jobs
+from topiclink.execution import DaskExecutor, n_threads, resolve_n_jobs
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.inference.bpbfm_em import BPBFMEM, BPBFMEMState
 from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
@@ -177,7 +177,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         ``"dask"`` (``inference="online"`` only): the entry chunks of every minibatch draw
         their latent counts as tasks on the workers of a Dask cluster (``client``; the
         folding of the statistics and the global draws stay here;
-        :mod:`topiclink.inference.bpbfm_dask`); bit for bit the fit of ``parallel=None``
+        :class:`topiclink.execution.DaskExecutor`); bit for bit the fit of ``parallel=None``
         for any number of workers.  ``trace_`` adds ``"bytes_sent"`` and
         ``"bytes_received"`` per sweep.
     client : distributed.Client, str or None, default None
@@ -360,11 +360,8 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         if self._online:
             online = dict(batch_size=int(self.batch_size),
                           schedule=RobbinsMonro.from_params(self.get_params(deep=False)))
-            if self.parallel == "dask":
-                from topiclink.inference.bpbfm_dask import DaskBPBFMOnline
-
-                return DaskBPBFMOnline(int(self.n_topics), self.n_dictionary,
-                                       client=self.client, **online, **priors)
+            if self.parallel == "dask":             # the minibatch chunks as Dask tasks
+                online["executor"] = DaskExecutor(self.client)
             return BPBFMOnline(int(self.n_topics), self.n_dictionary, **online,
                                **priors)
         return BPBFMGibbs(int(self.n_topics), self.n_dictionary,

@@ -1,0 +1,102 @@
+"""The Dask executor (:class:`topiclink.execution.DaskExecutor`): the same results in task
+order as the serial and thread executors, connected for one session (or one ``map``),
+payload bytes counted, a task's own error passed unchanged, a lost worker's tasks redone
+with the same inputs, and a one-line error without a client."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from tests.dask_cluster import cluster  # noqa: E402
+from topiclink.execution import (  # noqa: E402
+    DaskExecutor,
+    SerialExecutor,
+    ThreadExecutor,
+    resolve_executor,
+)
+from topiclink.execution.dask import payload_bytes  # noqa: E402
+
+
+def _draws(task: tuple[int, np.ndarray]) -> np.ndarray:
+    """A task that depends only on what it is sent: its own seeded stream and its rows."""
+    seed, rows = task
+    return rows.sum(axis=0) + np.random.default_rng(seed).standard_normal(rows.shape[1])
+
+
+def _scaled(task: int, shared: np.ndarray) -> np.ndarray:
+    return shared * task
+
+
+def _tasks() -> list[tuple[int, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    return [(s, rng.random((5 + s, 3))) for s in range(7)]
+
+
+def test_same_results_in_task_order_as_in_process(client2):
+    tasks = _tasks()
+    want = SerialExecutor().map(_draws, tasks)
+    with ThreadExecutor(2) as threads:
+        np.testing.assert_array_equal(np.stack(threads.map(_draws, tasks)), np.stack(want))
+    ex = DaskExecutor(client2)
+    assert ex.ships_data and ex.client is None              # connects only when used
+    got = ex.map(_draws, tasks)                             # outside a session: one call
+    np.testing.assert_array_equal(np.stack(got), np.stack(want))
+    assert ex.client is None and ex.n_rounds == 1 and ex.tasks_run == 7
+    assert ex.bytes_sent == sum(payload_bytes(t) for t in tasks) > 0
+    assert ex.bytes_received == 7 * 3 * 8
+    shared = np.arange(4.0)
+    with ex.session() as same:                              # one connection, two maps
+        assert same is ex and ex.client is client2 and ex.n_workers == 2
+        out = ex.map(_scaled, range(3), shared)
+        assert list(ex.imap_ordered(abs, [-2, 3, -1])) == [2, 3, 1]
+    assert ex.client is None
+    np.testing.assert_array_equal(np.stack(out), np.outer(range(3), shared))
+
+
+def test_scheduler_address_and_current_client():
+    with cluster(1) as c:
+        ex = resolve_executor(c.scheduler_address)
+        assert isinstance(ex, DaskExecutor) and c.scheduler_address in repr(ex)
+        assert ex.map(abs, [-1, 2]) == [1, 2]
+        assert ex.client is None                    # the connection made here is closed
+        with distributed.Client(c):
+            assert DaskExecutor().map(abs, [-3]) == [3]
+
+
+def test_errors(client2, monkeypatch):
+    ex = DaskExecutor(client2)
+    with pytest.raises(RuntimeError, match="outside a session"):
+        ex.submit(abs, 1)
+    with pytest.raises(ValueError, match="invalid literal"):    # the task's own error
+        ex.map(int, ["1", "not a number"])
+    assert ex.client is None
+    with pytest.raises(ValueError, match="found no Dask client"):
+        DaskExecutor().map(abs, [1])
+
+
+def test_lost_worker_redoes_the_tasks(monkeypatch):
+    """A worker process killed during a map: the tasks are submitted again with the
+    same inputs and the results are those of the serial executor."""
+    from tests.test_dask_faults import kill_worker
+
+    tasks = _tasks()
+    want = SerialExecutor().map(_draws, tasks)
+    with cluster(2, processes=True) as c, \
+            distributed.Client(c, set_as_default=False) as cl:
+        ex = DaskExecutor(cl)
+        with ex.session():
+            real = cl.submit
+            killed: list = []
+
+            def submit(*args, **kwargs):                    # kill once, mid-submission
+                if not killed and len(cl.futures) >= 3:
+                    killed.append(kill_worker(cl))
+                return real(*args, **kwargs)
+
+            monkeypatch.setattr(cl, "submit", submit)
+            got = ex.map(_draws, tasks)
+        assert killed
+    np.testing.assert_array_equal(np.stack(got), np.stack(want))
