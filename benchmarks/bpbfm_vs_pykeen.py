@@ -18,11 +18,59 @@ Two protocols per data set (UMLS, Nations), both from :mod:`topiclink.experiment
   "fold" is a repetition with another seed.  Marking the valid and test cells unobserved
   would point every model to the answers.
 
-Needs the bench extra (``pip install "topiclink[bench]"``: PyKEEN and torch).
+Calibration (issue 24, item 5; paper protocol only).  Every paper row also records, on
+the fold's held-out entries, the expected calibration error (``ece``:
+:func:`topiclink.metrics.expected_calibration_error`, 10 equal-width bins of [0, 1]),
+``mean_proba``, the base rate ``observed`` and the 10-bin ``reliability`` table (bin
+``lower`` / ``upper`` / ``count`` / ``mean_proba`` / ``observed``, rounded to 6 decimals) of
+the probability a user reads off each model:
+
+* BPBFM (Gibbs: BPBFM-1, BPBFM-2; MAP-EM: BPBFM-1-EM): ``predict_proba`` of the entry,
+  the probability AUC-ROC / AUC-PR are computed from (Gibbs: the mean over the kept
+  samples of ``1 - exp(-u_h^T Lambda^r u_t)``; EM: that of the MAP estimate);
+* PyKEEN peers: ``predict_proba``, i.e. the logistic sigmoid of the peer's raw score
+  (``decision_function``, the logit its ``BCEWithLogitsLoss`` trained), as a user would
+  read it.
+
+``ece_platt`` (with ``mean_proba_platt`` and ``reliability_platt``) is the fairer
+variant, symmetric for both kinds: Platt scaling, a 1-D logistic regression of the label
+on a raw score (sklearn ``LogisticRegression``, C = 1e6, i.e. practically unpenalised),
+fitted on a seeded random 10 % of the fold's *training* entries (ones and zeros as the
+training tensor has them, uniformly among all its observed cells, never a held-out one;
+one draw per fold, shared by every model: ``holdout_tensor_entries`` of the training
+tensor, seed ``cell_seed(seed, {fold, "platt"})``), then applied to the held-out
+entries' raw scores.  Raw score: the peer's ``decision_function``; BPBFM's
+``logit(predict_proba)`` (probability clipped to [1e-15, 1 - 1e-15]).  The map is fitted
+on entries the model was trained on: in-sample, a model's training ones score higher
+than held-out ones do, so for a model that fits its training cells much better than it
+predicts, the map is too steep: it corrects the scale, not overfitting, and can raise the
+ECE (Nations ``--quick``, fold 0: ComplEx 0.053 -> 0.118, RESCAL 0.095 -> 0.138).
+``platt`` in the row holds the fitted slope, intercept and the sample's size.  Read the
+ECE beside AUC-PR: with UMLS's held-out base rate of 0.8 % nearly every entry is in the
+first bin, [0, 0.1), and a constant prediction at the base rate has an ECE of about 0.
+
+The figure (``--figure``, default the JSON's path with ``.png``): one column per data set;
+top, the reliability diagram pooled over folds (per bin: mean predicted probability
+against observed frequency of the held-out entries, one line per model, the diagonal for
+reference; legend: mean ECE and ECE after Platt over folds); bottom, the held-out entries
+per bin.  The figure's bins are *not* the ECE's: they are 1 unit wide in logit
+(``FIGURE_LOGIT_EDGES``: (-inf, -12), [-12, -11), ..., [12, inf)) and both axes are
+logit-scaled, as UMLS's base rate is 0.8 % and equal-width bins put almost every entry in
+[0, 0.1).  They are fixed, not quantiles, so that folds (and resumed sessions) pool; each
+row stores its per-bin counts, ones and mean probability (``reliability_fine``).  Bins with
+no held-out one (or only ones) or fewer than 5 entries have no point on the top panel.
+
+Resumable: the JSON is rewritten atomically (a temporary file, then a rename) after
+every row; ``--resume`` loads it and skips every (protocol, data set, fold, model) row it
+holds, so a 10-fold run can span sessions (refused, in one line naming the setting, when
+the file was written with other settings).  ``--resume`` without the file starts afresh.
+
+Needs the bench extra (``pip install "topiclink[bench]"``: PyKEEN and torch) for the peers.
 
     python benchmarks/bpbfm_vs_pykeen.py [--datasets umls,nations] [--folds 0,1,2]
         [--models BPBFM-1,BPBFM-2,BPBFM-1-EM,RESCAL,DistMult,ComplEx] [--protocols paper,kg]
-        [--topics 20] [--topics-em 40] [--iterations 300] [--burn-in 150] [--epochs 200] [--quick]
+        [--topics 20] [--topics-em 40] [--iterations 300] [--burn-in 150] [--epochs 200]
+        [--out FILE] [--figure FILE] [--resume] [--quick]
 """
 
 from __future__ import annotations
@@ -34,13 +82,26 @@ import os
 import platform
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from topiclink.datasets import load_dataset
+
 PEERS = ("RESCAL", "DistMult", "ComplEx")
 OURS = ("BPBFM-1", "BPBFM-2", "BPBFM-1-EM")
-METRICS = {"paper": ("auc_roc", "auc_pr"),
+METRICS = {"paper": ("auc_roc", "auc_pr", "ece", "ece_platt"),
            "kg": ("mrr", "hits_at_1", "hits_at_3", "hits_at_10", "mrr_head", "mrr_tail")}
+#: the arguments a row's numbers depend on: ``--resume`` refuses a file written with others
+SETTINGS = ("topics", "topics_em", "iterations", "burn_in", "epochs", "fraction", "seed")
+#: calibration: ECE bins, Platt's training sample and penalty, the figure's logit bins
+N_BINS = 10
+PLATT_FRACTION = 0.1
+PLATT_C = 1e6
+FIGURE_LOGIT_EDGES = tuple(float(x) for x in range(-12, 13))
+CALIBRATION = {"n_bins": N_BINS, "platt_fraction": PLATT_FRACTION, "platt_C": PLATT_C,
+               "figure_logit_edges": list(FIGURE_LOGIT_EDGES)}
+_CLIP = 1e-15
 
 
 def _clean(value):
@@ -88,7 +149,165 @@ def _summary(rows: list[dict], keys: tuple[str, ...]) -> dict:
     return out
 
 
-def main() -> None:
+# ---------------------------------------------------------------------- calibration
+def _expit(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(x, dtype=np.float64)))
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=np.float64), _CLIP, 1.0 - _CLIP)
+    return np.log(p) - np.log1p(-p)
+
+
+def raw_scores(model: Any, entries: np.ndarray) -> np.ndarray:
+    """The score Platt scaling reads: a peer's ``decision_function`` (its logit), else
+    ``logit(predict_proba)`` (BPBFM; probability clipped to [1e-15, 1 - 1e-15])."""
+    h, r, t = np.asarray(entries, dtype=np.int64).T
+    if hasattr(model, "decision_function"):
+        return np.asarray(model.decision_function(h, r, t), dtype=np.float64)
+    return _logit(model.predict_proba(h, r, t))
+
+
+def platt_scaling(scores: np.ndarray, labels: np.ndarray, C: float = PLATT_C
+                  ) -> tuple[float, float]:
+    """(slope, intercept) of the logistic regression of the 0/1 ``labels`` on the 1-D
+    ``scores`` (sklearn ``LogisticRegression``, L2 penalty ``1 / C``: C = 1e6 is
+    practically none); ``platt_apply`` maps scores to probabilities with it.  ValueError
+    when the labels hold one class only."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.asarray(scores, dtype=np.float64).reshape(-1, 1)
+    y = np.asarray(labels).astype(bool).ravel()
+    if x.shape[0] != y.size:
+        raise ValueError(f"{x.shape[0]} scores for {y.size} labels")
+    if y.all() or not y.any():
+        raise ValueError("Platt scaling needs both ones and zeros among the labels")
+    fit = LogisticRegression(C=C, max_iter=1000).fit(x, y)
+    return float(fit.coef_[0, 0]), float(fit.intercept_[0])
+
+
+def platt_apply(scores: np.ndarray, slope: float, intercept: float) -> np.ndarray:
+    """``sigmoid(slope * score + intercept)``."""
+    return _expit(slope * np.asarray(scores, dtype=np.float64) + intercept)
+
+
+def platt_sample(train, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded uniform ``fraction`` of the observed (not ``missing``) cells of the
+    training tensor, ones and zeros alike: (m, 3) entries and their 0/1 labels."""
+    from topiclink.data.splits import holdout_tensor_entries
+
+    _, entries, values = holdout_tensor_entries(train, fraction, random_state=seed)
+    return entries.astype(np.int64), values > 0
+
+
+def _fine_bins(labels: np.ndarray, proba: np.ndarray) -> dict[str, list]:
+    """Per-bin counts, ones and mean probability over ``FIGURE_LOGIT_EDGES`` (nonempty
+    bins only; bin i is [edge[i - 1], edge[i]), bin 0 below the first edge)."""
+    which = np.searchsorted(np.asarray(FIGURE_LOGIT_EDGES), _logit(proba), side="right")
+    n = len(FIGURE_LOGIT_EDGES) + 1
+    count = np.bincount(which, minlength=n)
+    ones = np.bincount(which, weights=labels.astype(float), minlength=n)
+    sum_p = np.bincount(which, weights=proba, minlength=n)
+    keep = np.flatnonzero(count)
+    return {"bin": keep.tolist(), "count": count[keep].tolist(),
+            "ones": np.rint(ones[keep]).astype(int).tolist(),
+            "mean_proba": [float(f"{v:.8g}") for v in sum_p[keep] / count[keep]]}
+
+
+def _table(labels: np.ndarray, proba: np.ndarray) -> list[dict]:
+    from topiclink.metrics import reliability_table
+
+    table = reliability_table(labels, proba, N_BINS)
+    cols = ["lower", "upper", "count", "mean_proba", "observed"]
+    return [{k: (int(v) if k == "count" else round(float(v), 6)) for k, v in rec.items()}
+            for rec in table[cols].to_dict(orient="records")]
+
+
+def calibration_fields(labels: np.ndarray, proba: np.ndarray,
+                       platt_proba: np.ndarray | None = None) -> dict[str, Any]:
+    """The row's calibration fields from the held-out labels and probabilities (and the
+    Platt-scaled ones: ``ece_platt``, ``mean_proba_platt``, ``reliability_platt``)."""
+    from topiclink.metrics import expected_calibration_error
+
+    y = np.asarray(labels).astype(bool).ravel()
+    p = np.asarray(proba, dtype=np.float64).ravel()
+    out: dict[str, Any] = {
+        "ece": expected_calibration_error(y, p, N_BINS), "mean_proba": float(p.mean()),
+        "observed": float(y.mean()), "reliability": _table(y, p),
+        "reliability_fine": _fine_bins(y, p)}
+    if platt_proba is None:
+        out.update(ece_platt=None, mean_proba_platt=None, reliability_platt=None)
+    else:
+        q = np.asarray(platt_proba, dtype=np.float64).ravel()
+        out.update(ece_platt=expected_calibration_error(y, q, N_BINS),
+                   mean_proba_platt=float(q.mean()), reliability_platt=_table(y, q))
+    return out
+
+
+def evaluate_calibration(model: Any, fold, sample: tuple[np.ndarray, np.ndarray]
+                         ) -> dict[str, Any]:
+    """:func:`calibration_fields` of a fitted model on a paper fold's held-out entries,
+    Platt scaling fitted on ``sample`` (entries, labels) of the fold's training cells."""
+    e = fold.entries
+    proba = np.asarray(model.predict_proba(e[:, 0], e[:, 1], e[:, 2]), dtype=np.float64)
+    entries, labels = sample
+    try:
+        slope, intercept = platt_scaling(raw_scores(model, entries), labels)
+    except ValueError:
+        platt, q = None, None
+    else:
+        platt = {"slope": slope, "intercept": intercept, "n": int(labels.size),
+                 "n_true": int(labels.sum())}
+        q = platt_apply(raw_scores(model, e), slope, intercept)
+    return {**calibration_fields(fold.labels, proba, q), "platt": platt}
+
+
+# ---------------------------------------------------------------------- resume
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: getattr(args, k) for k in SETTINGS}
+
+
+def load_resume(path: Path, args: argparse.Namespace) -> dict | None:
+    """The result JSON to go on with (None: no such file); SystemExit, one line naming
+    the first differing setting, when it was written with other settings."""
+    if not path.exists():
+        return None
+    try:
+        result = json.loads(path.read_text())
+    except ValueError as exc:
+        raise SystemExit(f"--resume: {path} is not JSON ({exc})") from exc
+    if result.get("benchmark") != "bpbfm_vs_pykeen":
+        raise SystemExit(f"--resume: {path} is not a bpbfm_vs_pykeen result")
+    old = result.get("args", {})
+    for key, value in _settings(args).items():
+        if old.get(key) != value:
+            raise SystemExit(f"--resume: {path} has {key}={old.get(key)!r}, this run "
+                             f"{value!r}; same settings or another --out")
+    if result.get("calibration") != CALIBRATION:
+        raise SystemExit(f"--resume: {path} has calibration={result.get('calibration')!r}, "
+                         f"this run {CALIBRATION!r}; another --out")
+    return result
+
+
+def done_rows(result: dict) -> set[tuple[str, str, int, str]]:
+    """(protocol, data set, fold, model) of every row a result holds."""
+    out = set()
+    for ds_name, entry in result.get("datasets", {}).items():
+        for protocol, part in entry.get("protocols", {}).items():
+            for name, res in part.get("models", {}).items():
+                out.update((protocol, ds_name, int(r["fold"]), name) for r in res["per_fold"])
+    return out
+
+
+def write_json(result: dict, path: Path) -> None:
+    """Atomically: a temporary file beside ``path``, then a rename."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=2, default=_clean) + "\n")
+    tmp.replace(path)
+
+
+# ---------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", default="umls,nations")
     ap.add_argument("--folds", default=",".join(map(str, range(10))),
@@ -106,18 +325,21 @@ def main() -> None:
                     help="one fold, nations, 60 Gibbs iterations (burn-in 30), 40 epochs")
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "bpbfm_vs_pykeen.json")
-    args = ap.parse_args()
+    ap.add_argument("--figure", type=Path, default=None,
+                    help="reliability diagrams (default: --out with .png)")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on with --out: skip the (protocol, data set, fold, model) rows "
+                         "it holds (same settings, else refused)")
+    args = ap.parse_args(argv)
     if args.quick:
         args.datasets, args.folds = "nations", "0"
         args.iterations, args.burn_in, args.epochs = 60, 30, 40
+    if args.figure is None:
+        args.figure = args.out.with_suffix(".png")
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("pykeen").setLevel(logging.ERROR)
 
-    import pykeen
-    import torch
-
     import topiclink
-    from topiclink.datasets import load_dataset
     from topiclink.experiments.bpbfm import (
         cell_seed,
         evaluate_kg,
@@ -128,7 +350,6 @@ def main() -> None:
     )
     from topiclink.experiments.kge_peers import PEER_DEFAULTS, register_pykeen_peers
 
-    register_pykeen_peers()
     datasets = [d for d in args.datasets.split(",") if d]
     folds = [int(f) for f in args.folds.split(",") if f != ""]
     models = [m for m in args.models.split(",") if m]
@@ -136,64 +357,101 @@ def main() -> None:
     for m in models:
         if m not in OURS + PEERS:
             raise SystemExit(f"unknown model {m!r}; known: {', '.join(OURS + PEERS)}")
+    versions: dict[str, Any] = {"topiclink_version": topiclink.__version__,
+                                "pykeen_version": None, "torch_version": None}
+    if any(m in PEERS for m in models):
+        import pykeen
+        import torch
 
-    result: dict = {
-        "benchmark": "bpbfm_vs_pykeen",
-        "protocol": {
-            "paper": f"union of train+valid+test; per fold {args.fraction:g} of all entries "
-                     "held out (holdout_tensor_entries, seed from the fold only); AUC-ROC "
-                     "and AUC-PR (sklearn) of predict_proba on the same held-out entries",
-            "kg": "train triples (valid+test missing); filtered MRR, Hits@1/3/10 over the "
-                  "test triples, head and tail, ties at the mean rank; a fold is a "
-                  "repetition with another seed",
-            "BPBFM": f"K = {args.topics}, {args.iterations} Gibbs iterations, burn-in "
-                     f"{args.burn_in}, thinning 5, one thread; BPBFM-2 with M = 10; "
-                     f"BPBFM-1-EM: inference='em', K = {args.topics_em}, tol 1e-5, at most "
-                     "500 iterations, em_prior_rate 5",
-            "peers": f"PyKEEN sLCWA, BCEWithLogits, Adam, {args.epochs} epochs, batch 512, "
-                     "10 negatives per positive (training triples filtered; held-out entries "
-                     "too in paper, not in kg), one torch thread; "
-                     + "; ".join(f"{m}: {v}" for m, v in PEER_DEFAULTS.items()),
-            "fit_seconds": "wall time of fit (PyKEEN: the training loop; BPBFM: the chain, "
-                           "numba compilation excluded by a warm-up fit)",
-        },
-        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-        "topiclink_version": topiclink.__version__, "pykeen_version": pykeen.get_version(),
-        "torch_version": torch.__version__,
-        "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(),
-                    "platform": platform.platform(), "processor": platform.processor(),
-                    "load_average_at_start": list(os.getloadavg())},
-        "datasets": {},
-    }
+        register_pykeen_peers()
+        versions.update(pykeen_version=pykeen.get_version(), torch_version=torch.__version__)
+
+    previous = load_resume(args.out, args) if args.resume else None
+    done = done_rows(previous) if previous is not None else set()
+    session = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "datasets": datasets,
+               "folds": folds, "models": models, "protocols": protocols,
+               "skipped_rows": 0, "load_average_at_start": list(os.getloadavg()), **versions}
+    if previous is not None:
+        result = previous
+        result["args"] = {k: (str(v) if isinstance(v, Path) else v)
+                          for k, v in vars(args).items()}
+    else:
+        result = {
+            "benchmark": "bpbfm_vs_pykeen",
+            "protocol": {
+                "paper": f"union of train+valid+test; per fold {args.fraction:g} of all "
+                         "entries held out (holdout_tensor_entries, seed from the fold only); "
+                         "AUC-ROC and AUC-PR (sklearn) of predict_proba on the same held-out "
+                         "entries",
+                "kg": "train triples (valid+test missing); filtered MRR, Hits@1/3/10 over "
+                      "the test triples, head and tail, ties at the mean rank; a fold is a "
+                      "repetition with another seed",
+                "BPBFM": f"K = {args.topics}, {args.iterations} Gibbs iterations, burn-in "
+                         f"{args.burn_in}, thinning 5, one thread; BPBFM-2 with M = 10; "
+                         f"BPBFM-1-EM: inference='em', K = {args.topics_em}, tol 1e-5, at "
+                         "most 500 iterations, em_prior_rate 5",
+                "peers": f"PyKEEN sLCWA, BCEWithLogits, Adam, {args.epochs} epochs, batch "
+                         "512, 10 negatives per positive (training triples filtered; "
+                         "held-out entries too in paper, not in kg), one torch thread; "
+                         + "; ".join(f"{m}: {v}" for m, v in PEER_DEFAULTS.items()),
+                "fit_seconds": "wall time of fit (PyKEEN: the training loop; BPBFM: the "
+                               "chain, numba compilation excluded by a warm-up fit)",
+                "calibration": f"paper rows: ECE ({N_BINS} equal-width bins) of "
+                               "predict_proba on the held-out entries (BPBFM: posterior "
+                               "mean / MAP probability; peers: sigmoid of the score); "
+                               "ece_platt: after Platt scaling (logistic regression, C = "
+                               f"{PLATT_C:g}, of the label on the raw score: peers' logit, "
+                               f"BPBFM's logit(p)) fitted on a seeded {PLATT_FRACTION:g} "
+                               "of the fold's training cells",
+            },
+            "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "calibration": CALIBRATION,
+            **versions,
+            "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(),
+                        "platform": platform.platform(), "processor": platform.processor(),
+                        "load_average_at_start": list(os.getloadavg())},
+            "datasets": {},
+        }
+    result.setdefault("sessions", []).append(session)
+    n_session = len(result["sessions"]) - 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
-
-    def write() -> None:
-        tmp = args.out.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(result, indent=2, default=_clean) + "\n")
-        tmp.replace(args.out)
 
     warmed = set()
     for ds_name in datasets:
+        todo = {(p, f, m) for p in protocols for f in folds for m in models
+                if (p, ds_name, f, m) not in done}
+        session["skipped_rows"] += len(protocols) * len(folds) * len(models) - len(todo)
+        if not todo:
+            continue
         ds = load_dataset(ds_name)
         splits = ds.tensor
         train = splits["train"]
-        entry = {"n_entities": int(train.n_entities), "n_relations": int(train.n_relations),
-                 "n_triples": {s: int(t.n_entries) for s, t in splits.items()},
-                 "protocols": {}}
-        result["datasets"][ds_name] = entry
+        entry = result["datasets"].setdefault(ds_name, {
+            "n_entities": int(train.n_entities), "n_relations": int(train.n_relations),
+            "n_triples": {s: int(t.n_entries) for s, t in splits.items()},
+            "protocols": {}})
         data = {}
         if "paper" in protocols:
             data["paper"] = paper_folds(union_tensor(splits), folds, args.fraction, args.seed)
         if "kg" in protocols:
             data["kg"] = kg_task(splits)
         for protocol in protocols:
-            rows: dict[str, list[dict]] = {m: [] for m in models}
-            entry["protocols"][protocol] = {"models": {}}
+            part = entry["protocols"].setdefault(protocol, {"models": {}})
+            rows: dict[str, list[dict]] = {
+                m: list(part["models"].get(m, {}).get("per_fold", [])) for m in models}
             for fold in folds:
+                if not any((protocol, fold, m) in todo for m in models):
+                    continue
                 seed = cell_seed(args.seed, {"protocol": protocol, "fold": fold, "K": 0},
                                  ("protocol", "fold", "K"))
                 fdata = data[protocol][fold] if protocol == "paper" else data[protocol]
+                sample = None
+                if protocol == "paper":
+                    sample = platt_sample(fdata.train, PLATT_FRACTION, cell_seed(
+                        args.seed, {"fold": fold, "platt": 1}, ("fold", "platt")))
                 for name in models:
+                    if (protocol, fold, name) not in todo:
+                        continue
                     if name in OURS and name not in warmed:   # numba compilation
                         warm = _build(name, args, 0)
                         warm.set_params(max_iter=2, burn_in=0)
@@ -205,26 +463,39 @@ def main() -> None:
                     t0 = time.perf_counter()
                     metrics = (evaluate_paper(model, fdata) if protocol == "paper"
                                else evaluate_kg(model, fdata))
+                    test_seconds = time.perf_counter() - t0
+                    calib: dict[str, Any] = {}
+                    if protocol == "paper":
+                        t0 = time.perf_counter()
+                        calib = evaluate_calibration(model, fdata, sample)
+                        calib["calibration_seconds"] = time.perf_counter() - t0
                     row = {"fold": fold, "seed": seed,
                            **{k: _clean(v) for k, v in metrics.items()},
+                           **calib,
                            "fit_seconds": fit_seconds, "fit_wall_seconds": wall,
-                           "fit_cpu_seconds": cpu,
-                           "test_seconds": time.perf_counter() - t0,
-                           "n_parameters": _clean(getattr(model, "n_parameters_", None))}
+                           "fit_cpu_seconds": cpu, "test_seconds": test_seconds,
+                           "n_parameters": _clean(getattr(model, "n_parameters_", None)),
+                           "session": n_session}
                     rows[name].append(row)
-                    shown = "  ".join(f"{k} {row[k]:.4f}" for k in METRICS[protocol][:4])
-                    print(f"{ds_name:>8s} {protocol:>5s} fold {fold} {name:>9s}: {shown}  "
+                    rows[name].sort(key=lambda r: r["fold"])
+                    shown = "  ".join(f"{k} {row[k]:.4f}" if row.get(k) is not None
+                                      else f"{k} -" for k in METRICS[protocol][:4])
+                    print(f"{ds_name:>8s} {protocol:>5s} fold {fold} {name:>10s}: {shown}  "
                           f"fit {fit_seconds:.1f} s", flush=True)
-                    entry["protocols"][protocol]["models"][name] = {
+                    part["models"][name] = {
                         "n_parameters": row["n_parameters"],
                         "summary": _summary(rows[name], METRICS[protocol]),
                         "per_fold": rows[name]}
-                    write()
+                    write_json(result, args.out)
+    session["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+    session["load_average_at_end"] = list(os.getloadavg())
     result["machine"]["load_average_at_end"] = list(os.getloadavg())
-    write()
+    write_json(result, args.out)
+    figure = reliability_figure(result, args.figure)
     print()
     print(table(result))
-    print(f"written {args.out}")
+    print(f"written {args.out}" + (f" and {figure}" if figure else ""))
+    return result
 
 
 def table(result: dict) -> str:
@@ -234,8 +505,8 @@ def table(result: dict) -> str:
         for protocol, part in entry["protocols"].items():
             cols = (*METRICS[protocol][:4], "fit_seconds")
             lines.append(f"{ds_name} / {protocol}")
-            lines.append(f"{'model':>9s}  {'folds':>5s}  " + "  ".join(f"{c:>15s}" for c in cols)
-                         + f"  {'params':>8s}")
+            lines.append(f"{'model':>10s}  {'folds':>5s}  "
+                         + "  ".join(f"{c:>15s}" for c in cols) + f"  {'params':>8s}")
             for name, res in part["models"].items():
                 cells = []
                 for c in cols:
@@ -243,14 +514,110 @@ def table(result: dict) -> str:
                     if s is None:
                         cells.append(f"{'-':>15s}")
                         continue
-                    d = 1 if c == "fit_seconds" else 3
+                    d = 1 if c == "fit_seconds" else 4 if c.startswith("ece") else 3
                     sd = "" if s["sd"] is None else f" ± {s['sd']:.{d}f}"
                     cells.append(f"{s['mean']:.{d}f}{sd}".rjust(15))
                 n = len(res["per_fold"])
-                lines.append(f"{name:>9s}  {n:>5d}  " + "  ".join(cells)
+                lines.append(f"{name:>10s}  {n:>5d}  " + "  ".join(cells)
                              + f"  {res['n_parameters'] or 0:>8d}")
             lines.append("")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- figure
+def pooled_fine_bins(rows: list[dict]) -> dict[str, np.ndarray] | None:
+    """The rows' ``reliability_fine`` bins pooled: bin, count, ones, mean probability."""
+    n = len(FIGURE_LOGIT_EDGES) + 1
+    count, ones, sum_p = np.zeros(n), np.zeros(n), np.zeros(n)
+    seen = False
+    for r in rows:
+        fine = r.get("reliability_fine")
+        if not fine:
+            continue
+        seen = True
+        b = np.asarray(fine["bin"], dtype=int)
+        c = np.asarray(fine["count"], dtype=float)
+        count[b] += c
+        ones[b] += np.asarray(fine["ones"], dtype=float)
+        sum_p[b] += c * np.asarray(fine["mean_proba"], dtype=float)
+    if not seen:
+        return None
+    keep = np.flatnonzero(count)
+    return {"bin": keep, "count": count[keep], "ones": ones[keep],
+            "mean_proba": sum_p[keep] / count[keep]}
+
+
+def reliability_figure(result: dict, path: Path) -> Path | None:
+    """Reliability diagrams of the paper protocol (module docstring), one column per data
+    set; None (nothing written) without a paper row with calibration fields."""
+    panels = []
+    for ds_name, entry in result.get("datasets", {}).items():
+        models = entry.get("protocols", {}).get("paper", {}).get("models", {})
+        lines = {m: pooled_fine_bins(res["per_fold"]) for m, res in models.items()}
+        lines = {m: v for m, v in lines.items() if v is not None}
+        if lines:
+            panels.append((ds_name, models, lines))
+    if not panels:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(panels), figsize=(5.2 * len(panels), 7.5),
+                             squeeze=False, gridspec_kw={"height_ratios": [3, 1.3]},
+                             sharex="col")
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    floor = 1e-8
+
+    def span(values: list[np.ndarray]) -> tuple[float, float]:
+        """The values' range widened by half a logit unit, within [1e-8, 1 - 1e-8]."""
+        v = _logit(np.clip(np.concatenate(values), floor, 1 - floor))
+        return float(_expit(v.min() - 0.5)), float(_expit(v.max() + 0.5))
+
+    for j, (ds_name, models, lines) in enumerate(panels):
+        top, bottom = axes[0, j], axes[1, j]
+        xs = [v["mean_proba"] for v in lines.values()]
+        ys = [v["ones"] / v["count"] for v in lines.values()]
+        ys = [y[(y > 0) & (y < 1)] for y in ys]
+        lo, hi = span([*xs, *ys])          # one range for both: the diagonal at 45 deg
+        top.plot([lo, hi], [lo, hi], color="0.6", lw=1, ls="--", label="perfect")
+        base, n_folds = [], 0
+        for i, (name, pooled) in enumerate(lines.items()):
+            c = colours[i % len(colours)]
+            summ = models[name]["summary"]
+            n_folds = max(n_folds, len(models[name]["per_fold"]))
+            ece = summ.get("ece", {}).get("mean")
+            platt = summ.get("ece_platt", {}).get("mean")
+            label = name + (f": ECE {ece:.4f}" if ece is not None else "") \
+                + (f" / {platt:.4f}" if platt is not None else "")
+            obs = pooled["ones"] / pooled["count"]
+            ok = (pooled["count"] >= 5) & (obs > 0) & (obs < 1)
+            x = np.clip(pooled["mean_proba"], floor, 1 - floor)
+            top.plot(x[ok], obs[ok], marker="o", ms=3.5, lw=1.3, color=c, label=label)
+            bottom.plot(x, pooled["count"], marker=".", lw=1, color=c)
+            base.append(pooled["ones"].sum() / pooled["count"].sum())
+        if base:
+            top.axhline(float(np.mean(base)), color="0.8", lw=0.8, ls=":")
+        for ax in (top, bottom):
+            ax.set_xscale("logit")
+            ax.set_xlim(lo, hi)
+            ax.grid(alpha=0.3, which="major")
+        top.set_yscale("logit")
+        top.set_ylim(lo, hi)
+        bottom.set_yscale("log")
+        top.set_title(f"{ds_name}: held-out entries of {n_folds} fold(s) pooled, bins 1 "
+                      "logit wide\nlegend: mean ECE over folds (10 equal bins), as read / "
+                      "after Platt; dotted: base rate", fontsize=8)
+        top.set_ylabel("observed frequency of true triples")
+        bottom.set_ylabel("held-out entries per bin")
+        bottom.set_xlabel("predicted probability (BPBFM: predict_proba; peers: sigmoid)")
+        top.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
 
 
 if __name__ == "__main__":
