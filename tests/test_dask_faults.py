@@ -147,7 +147,7 @@ def test_bpbfm_worker_killed_same_chain(processes, monkeypatch):
 # ---------------------------------------------------------------------- LMVS
 def test_lmvs_worker_killed_same_fit(processes, monkeypatch):
     from topiclink.datasets import make_lmv_data
-    from topiclink.inference.lmv_dask import DaskStochasticLMV
+    from topiclink.inference.lmv_stochastic import StochasticLMV
     from topiclink.models.lmv import VisibilityTopicModel
 
     from .test_lmvs_dask import assert_same_fit
@@ -157,7 +157,7 @@ def test_lmvs_worker_killed_same_fit(processes, monkeypatch):
           "random_state": 0, "n_jobs": 1}
     ref = VisibilityTopicModel(6, **kw).fit(corpus, links=links)
     killed: list = []
-    kill_at(monkeypatch, DaskStochasticLMV, "pair_statistics", processes, 3, killed)
+    kill_at(monkeypatch, StochasticLMV, "pair_statistics", processes, 3, killed)
     model = VisibilityTopicModel(6, parallel="dask", client=processes, **kw).fit(
         corpus, links=links)
     assert killed

@@ -1,5 +1,6 @@
 """Stochastic LMV with the pair blocks on Dask (``VisibilityTopicModel(inference=
-"stochastic", parallel="dask")``, :mod:`topiclink.inference.lmv_dask`).
+"stochastic", parallel="dask")``: the stochastic algorithm's executor is a
+:class:`topiclink.execution.DaskExecutor`).
 
 What is checked: the fit is bit for bit the ``parallel=None`` fit (gamma, lambda, a, b,
 g, h, the citation topics, the trace) on 1, 2 and 4 in-process workers and on worker
@@ -22,8 +23,9 @@ distributed = pytest.importorskip("distributed")
 import topiclink  # noqa: E402
 from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.datasets import make_lmv_data  # noqa: E402
+from topiclink.execution import DaskExecutor  # noqa: E402
 from topiclink.inference.lmv import LMVData  # noqa: E402
-from topiclink.inference.lmv_dask import DaskStochasticLMV  # noqa: E402
+from topiclink.inference.lmv_stochastic import StochasticLMV  # noqa: E402
 from topiclink.models.lmv import VisibilityTopicModel  # noqa: E402
 
 STATE = ("gamma", "lam", "a", "b", "g", "h", "citation_topics", "previous_diagonal")
@@ -99,23 +101,26 @@ def test_only_changed_rows_travel(small, client2):
     rows steps 4 and 7 change), plus the blocks' inputs."""
     (corpus, links), _ = small
     data = LMVData.build(corpus.counts, np.asarray(links.pairs, np.int64))
-    algorithm = DaskStochasticLMV(6, client=client2, alpha=1 / 6, eta=0.1,
-                                  blockmodel_prior=(1.0, 1.0), visibility_prior=(1.0, 1.0),
-                                  batch_size=40, n0=10)
+    executor = DaskExecutor(client2)
+    algorithm = StochasticLMV(6, executor=executor, alpha=1 / 6, eta=0.1,
+                              blockmodel_prior=(1.0, 1.0), visibility_prior=(1.0, 1.0),
+                              batch_size=40, n0=10)
     state = algorithm.init(data, np.random.default_rng(0))
     D, K, W = data.n_docs, 6, 2
     graph = (2 * (D + 1) + 2 * data.cites.nnz) * 8 + D * 8
 
-    def tasks(n):                   # per block: the minibatch, vs_link, Bbar, scalars
-        return -(-n // 16) * (n * 8 + 2 * K * K * 8 + 40)
+    def tasks(n):   # per block: the minibatch, vs_link, Bbar, 4 settings, 2 block bounds
+        # (the bounds count as payload since the executor counts whole tasks: + 8 bytes
+        # per block against the sampler's own count before the executor layer)
+        return -(-n // 16) * (n * 8 + 2 * K * K * 8 + 48)
 
     sent = []
     with algorithm.session(state, data):
         for batch in (np.arange(0, 40), np.arange(40, 70), np.arange(100, 140)):
-            before = algorithm.bytes_sent
+            before = executor.bytes_sent
             algorithm.minibatch_step(state, data, batch, 0.5)
-            sent.append(algorithm.bytes_sent - before - tasks(batch.size))
-    assert algorithm.client is None and algorithm.n_minibatches_run == 3
+            sent.append(executor.bytes_sent - before - tasks(batch.size))
+    assert executor.client is None and executor.n_rounds == 3
     assert sent[0] == W * D * (K + 2) * 8 + W * graph
     assert sent[1] == W * 40 * (K + 3) * 8          # the rows of the first minibatch
     assert sent[2] == W * 30 * (K + 3) * 8          # those of the second

@@ -22,9 +22,11 @@ from topiclink.execution.executor import (
     Executor,
     n_threads,
     open_executor,
+    payload_counters,
     resolve_executor,
     resolve_n_jobs,
     run_blocks_in_order,
+    with_payload,
 )
 from topiclink.execution.serial import SerialExecutor
 from topiclink.execution.shards import balanced_chunks
@@ -32,4 +34,4 @@ from topiclink.execution.threads import ThreadExecutor, padded_rows
 
 __all__ = ["Executor", "SerialExecutor", "ThreadExecutor", "DaskExecutor", "resolve_executor",
            "open_executor", "resolve_n_jobs", "n_threads", "run_blocks_in_order",
-           "balanced_chunks", "padded_rows"]
+           "balanced_chunks", "padded_rows", "payload_counters", "with_payload"]

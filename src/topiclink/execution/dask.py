@@ -301,12 +301,15 @@ def _flatten(values: Any) -> Iterator[Any]:
 
 
 def payload_bytes(value: Any) -> int:
-    """Payload bytes of nested tuples / lists of arrays and scalars (8 per scalar): what
+    """Payload bytes of nested tuples / lists / dicts (their values) of arrays and scalars
+    (8 per scalar): what
     the byte counters add up for a task sent or a result received."""
     if isinstance(value, np.ndarray):
         return int(value.nbytes)
     if isinstance(value, tuple | list):
         return sum(payload_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(payload_bytes(v) for v in value.values())
     return 8
 
 
@@ -335,11 +338,20 @@ class DaskExecutor(DaskConnection, Executor):
         Executor.__init__(self)
         self._init_connection(client)
         self.n_rounds = 0
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop the replicas (driver copies and the workers' futures)."""
+        self.replicas = {}
+        self._resident: dict[str, dict[str, Any]] = {}   # key -> worker -> future
+        self._workers: list[str] = []
+        self._slots: list[str] = []                       # one entry per worker thread
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Executor]:
         """Connected for the block (one run); a no-op inside a running session.  A
-        connection made here from an address is closed at the end."""
+        connection made here from an address is closed at the end, and the replicas
+        are dropped."""
         if self.client is not None:
             yield self
             return
@@ -347,7 +359,90 @@ class DaskExecutor(DaskConnection, Executor):
         try:
             yield self
         finally:
+            self._forget()
             self._disconnect()
+
+    # ------------------------------------------------------------------ replicas
+    def _place(self) -> None:
+        """Note the workers and their threads (task i of :meth:`map_with` goes to thread
+        slot i mod the number of slots)."""
+        nthreads = self.client.nthreads()
+        self._workers = sorted(nthreads)
+        self._slots = [w for w in self._workers for _ in range(max(1, int(nthreads[w])))]
+        self.n_workers = len(self._workers)
+
+    def _broadcast(self, key: str) -> None:
+        value = self.replicas[key]
+        future = self.client.scatter([value], broadcast=True, hash=False)[0]
+        self._resident[key] = dict.fromkeys(self._workers, future)
+        self.bytes_sent += self.n_workers * payload_bytes(value)
+
+    def _needs_session(self, what: str) -> None:
+        if self.client is None:
+            raise RuntimeError(f"DaskExecutor.{what} outside a session: use "
+                               "'with executor.session():'")
+
+    def replicate(self, key: str, value: Any) -> None:
+        """Broadcast ``value`` to every worker (``n_workers x`` its payload bytes); the
+        driver keeps it to send again after a lost worker.  Inside a session."""
+        self._needs_session("replicate")
+        if not self._workers:
+            self._place()
+        self.replicas[key] = value
+
+        def attempt() -> None:
+            self._broadcast(key)
+
+        self._recovering(attempt, self._place)
+
+    def update_replica(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
+        """Each worker's copy becomes ``fn(copy, *args)`` (a task placed on that worker,
+        which returns a new value: a recomputed task sees the same input); ``n_workers
+        x`` the payload of ``args`` travels.  The driver's copy is updated alike."""
+        self._needs_session("update_replica")
+        self.replicas[key] = fn(self.replicas[key], *args)
+        client = self.client
+        self._resident[key] = {
+            w: client.submit(fn, self._resident[key][w], *args, workers=[w],
+                             allow_other_workers=True, pure=False)
+            for w in self._workers}
+        self.bytes_sent += self.n_workers * payload_bytes(args)
+
+    def map_with(self, fn: Callable[..., Any], tasks: Iterable[Any],
+                 keys: tuple[str, ...]) -> list[Any]:
+        """``fn(task, *replicas)`` as Dask tasks, task i placed on thread slot i mod the
+        slots (it may run elsewhere if that worker is gone: Dask moves its inputs, bytes
+        not counted); in task order.  After a lost worker every replica is broadcast
+        again from the driver's copies and the tasks redone with the same inputs."""
+        self._needs_session("map_with")
+        if not self._slots:
+            self._place()
+        tasks = list(tasks)
+        sent = 0
+
+        def attempt() -> list:
+            nonlocal sent
+            client = self.client
+            futures = []
+            for i, task in enumerate(tasks):
+                w = self._slots[i % len(self._slots)]
+                futures.append(client.submit(fn, task, *(self._resident[k][w] for k in keys),
+                                             workers=[w], allow_other_workers=True,
+                                             pure=False))
+                sent += payload_bytes(task)
+            return self._gather(futures)
+
+        def restore() -> None:
+            self._place()
+            for key in list(self.replicas):
+                self._broadcast(key)
+
+        results = self._recovering(attempt, restore)
+        self.tasks_run += len(tasks)
+        self.bytes_sent += sent
+        self.bytes_received += sum(payload_bytes(r) for r in results)
+        self.n_rounds += 1
+        return results
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Any:
         """``fn(*args)`` as one Dask task (a ``distributed.Future``); inside a session."""
@@ -387,6 +482,7 @@ class DaskExecutor(DaskConnection, Executor):
         return results
 
     def close(self) -> None:
+        self._forget()
         self._disconnect()
 
     def __repr__(self) -> str:

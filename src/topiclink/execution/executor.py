@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from typing import Any
 
 __all__ = ["Executor", "resolve_executor", "open_executor", "resolve_n_jobs", "n_threads",
-           "run_blocks_in_order"]
+           "run_blocks_in_order", "payload_counters", "with_payload"]
 
 class Executor(abc.ABC):
     """Runs tasks and returns their results in task order.
@@ -49,6 +49,7 @@ class Executor(abc.ABC):
         self.tasks_run = 0
         self.bytes_sent = 0
         self.bytes_received = 0
+        self.replicas: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ running tasks
     @abc.abstractmethod
@@ -91,6 +92,29 @@ class Executor(abc.ABC):
             for f in pending:
                 f.cancel()
 
+    # ------------------------------------------------------------------ data kept by workers
+    def replicate(self, key: str, value: Any) -> None:
+        """Every worker keeps ``value`` under ``key`` for the session, for
+        :meth:`map_with` to read (in process: the value itself, nothing is copied; an
+        executor that ships data sends it once to each worker)."""
+        self.replicas[key] = value
+
+    def update_replica(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
+        """Every copy of ``key`` becomes ``fn(copy, *args)`` (``fn`` returns a new value
+        and leaves its input alone): only ``args`` travel, not the whole value."""
+        self.replicas[key] = fn(self.replicas[key], *args)
+
+    def replica(self, key: str) -> Any:
+        """The driver's copy of ``key`` (what every worker holds), or None."""
+        return self.replicas.get(key)
+
+    def map_with(self, fn: Callable[..., Any], tasks: Iterable[Any],
+                 keys: tuple[str, ...]) -> list[Any]:
+        """``[fn(t, *replicas) for t in tasks]``, the replicas of ``keys`` read where the
+        task runs; results in task order."""
+        values = [self.replicas[k] for k in keys]
+        return self.map(lambda t: fn(t, *values), tasks)
+
     # ------------------------------------------------------------------ lifetime
     @contextlib.contextmanager
     def session(self) -> Iterator[Executor]:
@@ -109,6 +133,25 @@ class Executor(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_workers={self.n_workers})"
+
+
+# ---------------------------------------------------------------------- payload counters
+def payload_counters(executor: Executor | None) -> tuple[int, int]:
+    """(bytes sent, bytes received) of an executor that ships data; (0, 0) otherwise."""
+    if executor is None or not executor.ships_data:
+        return 0, 0
+    return int(executor.bytes_sent), int(executor.bytes_received)
+
+
+def with_payload(info: dict[str, float], executor: Executor | None,
+                 before: tuple[int, int]) -> dict[str, float]:
+    """``info`` with ``bytes_sent`` / ``bytes_received`` moved since ``before`` (a
+    :func:`payload_counters` reading), only when the executor ships data."""
+    if executor is not None and executor.ships_data:
+        sent, received = payload_counters(executor)
+        info["bytes_sent"] = float(sent - before[0])
+        info["bytes_received"] = float(received - before[1])
+    return info
 
 
 # ---------------------------------------------------------------------- worker counts

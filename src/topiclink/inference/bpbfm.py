@@ -412,13 +412,6 @@ class BPBFMGibbs(Algorithm):
         with self.executor.session():
             yield
 
-    def bytes_moved(self) -> tuple[int, int]:
-        """(sent, received) payload bytes of the executor so far ((0, 0) in process)."""
-        ex = self.executor
-        if ex is None or not ex.ships_data:
-            return 0, 0
-        return int(ex.bytes_sent), int(ex.bytes_received)
-
     @property
     def scaled(self) -> bool:
         """Self-pairs thinned by rho_r (``self_pairs="scaled"``)."""

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from topiclink.execution import payload_counters, with_payload
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, chunked_counts, n_chunks_for
 from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
 from topiclink.random import kernel_state, spawn
@@ -247,19 +248,9 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
                        rho: float) -> dict[str, float]:
         """One filtering update from the entries ``batch`` of ``data``; with an executor
         that ships data, ``info`` adds the minibatch's payload bytes."""
-        before = self.bytes_moved()
+        before = payload_counters(self.executor)
         info = self._minibatch_update(state, data, batch, rho)
-        return self._with_bytes(info, before)
-
-    def _with_bytes(self, info: dict[str, float], before: tuple[int, int]
-                    ) -> dict[str, float]:
-        """``info`` with ``bytes_sent`` / ``bytes_received`` since ``before`` (only when
-        the executor ships data)."""
-        if self.executor is not None and self.executor.ships_data:
-            after = self.bytes_moved()
-            info["bytes_sent"] = float(after[0] - before[0])
-            info["bytes_received"] = float(after[1] - before[1])
-        return info
+        return with_payload(info, self.executor, before)
 
     def _minibatch_update(self, state: BPBFMOnlineState, data: BPBFMData,
                           batch: np.ndarray, rho: float) -> dict[str, float]:
@@ -301,11 +292,11 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
     def step(self, state: BPBFMOnlineState, data: BPBFMData) -> dict[str, float]:
         """One sweep; with an executor that ships data, ``info`` reports the sweep's
         payload bytes."""
-        before = self.bytes_moved()
+        before = payload_counters(self.executor)
         state.n_items = data.n_entries
         info = OnlineAlgorithm.step(self, state, data)
         self.refresh_totals(state)
-        return self._with_bytes(info, before)
+        return with_payload(info, self.executor, before)
 
     def partial_step(self, state: BPBFMOnlineState, data: BPBFMData,
                      items: np.ndarray | None = None) -> dict[str, float]:
@@ -314,7 +305,7 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
         items = np.arange(data.n_entries) if items is None else np.asarray(items, np.int64)
         info: dict[str, float] = {}
         latent = 0.0
-        before = self.bytes_moved()
+        before = payload_counters(self.executor)
         with self.session(state, data):             # one connection for all minibatches
             for i in range(0, items.size, self.batch_size):
                 info = self.minibatch_step(state, data, items[i:i + self.batch_size],
@@ -323,4 +314,4 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
                 state.updates += 1
         self.refresh_totals(state)
         info["latent_count"] = latent
-        return self._with_bytes(info, before)
+        return with_payload(info, self.executor, before)

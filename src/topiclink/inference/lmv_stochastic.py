@@ -26,17 +26,26 @@ cost a full O(D^2) pass, so ``objective`` is NaN; the trace records ``blockmodel
 
 Every random choice comes from the state: the minibatch order from ``batch_rng`` and, per
 minibatch, one 64-bit seed from which each minibatch document's Bernoulli trials get their
-own stream, so ``n_threads`` never changes the result.
+own stream, so ``n_threads`` never changes the result.  With an executor that ships data
+(``parallel="dask"``: a :class:`~topiclink.execution.DaskExecutor`) steps 1-3 run as its
+tasks, one per block of minibatch sources (:meth:`StochasticLMV.shipped_statistics`),
+with the graph and the per-document table replicated on the workers and only the changed
+rows sent per minibatch; the driver keeps steps 4-7.  The fit is bit for bit that of
+``parallel=None`` for any number of workers or threads, and a lost worker costs a redo
+of the minibatch's blocks with the same inputs (the executor's faults handling).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import digamma
 
-from topiclink.execution import run_blocks_in_order
+from topiclink.execution import Executor, payload_counters, run_blocks_in_order, with_payload
 from topiclink.inference.lmv import BatchLMV, LMVData, expected_log_dirichlet
 from topiclink.inference.lmv_updates import blockmodel_target, visibility_target
 from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro, minibatches
@@ -62,6 +71,10 @@ class LMVSState(OnlineState):
     h: np.ndarray
     previous_diagonal: np.ndarray  # (K,) diag(Bbar) at the end of the previous sweep
     citation_topics: np.ndarray  # (L, 2) int32
+
+
+#: replica keys of a shipping executor: the citation graph and the per-document table
+_GRAPH, _TABLE = "lmvs.graph", "lmvs.table"
 
 
 def graph_arrays(data: LMVData) -> dict[str, np.ndarray]:
@@ -159,6 +172,44 @@ def sampled_statistics(batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
     return out.result()
 
 
+def update_rows(replica: tuple, rows: np.ndarray, elog_theta: np.ndarray,
+                elog_tau: np.ndarray, taubar: np.ndarray) -> tuple:
+    """A worker's replica of (E log theta, E log tau, taubar) with ``rows`` replaced
+    (runs on a worker; returns new arrays, the input is not modified)."""
+    et, etau, tb = (a.copy() for a in replica)
+    et[rows] = elog_theta
+    etau[rows] = elog_tau
+    tb[rows] = taubar
+    return et, etau, tb
+
+
+def pair_block_task(task: tuple, graph: dict, replica: tuple) -> tuple:
+    """Steps 1-3 of Algorithm 2 for the sources ``batch[lo:hi]`` of one shipped block
+    ``task = (shared, lo, hi)`` (runs where the executor runs it, e.g. a Dask worker).
+
+    ``graph``: :func:`graph_arrays` of the data; ``replica``: (E log theta (D, K),
+    E log tau (D,), taubar (D,)) at the start of the minibatch; ``shared``:
+    ``(batch, vs_link, Bbar, n0, seed, tol, max_inner)``.
+
+    Returns ``(col_rows, col_values, S1, rounds, n_pairs, gout_rows, gin, T)``: the
+    block's column sums as their nonzero rows (positions in the batch, values), its
+    private S1, counts, and its rows lo..hi of gout_rows, gin and T.
+    """
+    shared, lo, hi = task
+    elog_theta, elog_tau, taubar = replica
+    batch, vs_link, Bbar, n0, seed, tol, max_inner = shared
+    D, K = elog_theta.shape
+    n = batch.size
+    args = pair_arguments(elog_theta, graph, vs_link, elog_tau, taubar, Bbar, n0=n0,
+                          seed=seed, tol=tol, max_inner=max_inner)
+    gout_rows, gin, T = np.zeros((n, K)), np.zeros((n, K)), np.zeros((n, K, K))
+    g_cols, s1, rounds, n_pairs = pair_block(batch, batch_positions(batch, D), lo, hi, args,
+                                             gout_rows, gin, T)
+    nonzero = np.flatnonzero(g_cols.any(axis=1))
+    return (nonzero, g_cols[nonzero], s1, int(rounds), int(n_pairs),
+            gout_rows[lo:hi].copy(), gin[lo:hi].copy(), T[lo:hi].copy())
+
+
 def pair_arguments(elog_theta: np.ndarray, graph: dict[str, np.ndarray],
                    vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
                    Bbar: np.ndarray, *, n0: int, seed: int, tol: float, max_inner: int
@@ -214,7 +265,7 @@ class StochasticLMV(OnlineAlgorithm):
                  batch_size: int = 200, n0: int = 100,
                  schedule: RobbinsMonro | None = None,
                  n_threads: int = 1, e_step_iter: int = 50,
-                 e_step_tol: float = 1e-6) -> None:
+                 e_step_tol: float = 1e-6, executor: Executor | None = None) -> None:
         # the batch algorithm supplies the shared pieces (init, tau, the bound's terms)
         self.batch = BatchLMV(n_topics, alpha=alpha, eta=eta,
                               blockmodel_prior=blockmodel_prior,
@@ -228,6 +279,8 @@ class StochasticLMV(OnlineAlgorithm):
         self.n0 = int(n0)
         self.schedule = RobbinsMonro(1.0, 5.0, 0.501) if schedule is None else schedule
         self.n_threads = int(n_threads)
+        self.executor = executor
+        self._graph_of: LMVData | None = None     # the data whose graph the workers hold
         self.name = "LMVS" if visibility else "PLLDAS"
 
     def fingerprint(self, data: LMVData) -> str:
@@ -280,13 +333,78 @@ class StochasticLMV(OnlineAlgorithm):
         return self.batch._tau(state)
 
     # ------------------------------------------------------------------ one minibatch
+    @contextlib.contextmanager
+    def session(self, state: Any, data: Any) -> Iterator[None]:
+        """The executor's resources for one run (a Dask executor connects once; the
+        graph is sent by the first minibatch and everything is released on leaving)."""
+        if self.executor is None:
+            yield
+            return
+        with self.executor.session():
+            yield
+
     def pair_statistics(self, batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
                         vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
                         Bbar: np.ndarray, seed: int) -> dict:
-        """Steps 1-3 (:func:`sampled_statistics` on ``n_threads`` threads; the Dask
-        subclass runs the blocks on workers)."""
-        return sampled_statistics(batch, elog_theta, data, vs_link, elog_tau, taubar, Bbar,
-                                  n0=self.n0, seed=seed, n_threads=self.n_threads)
+        """Steps 1-3: :func:`sampled_statistics` on ``n_threads`` threads, or, with an
+        executor that ships data, the blocks as its tasks (:meth:`shipped_statistics`);
+        the same statistics bit for bit."""
+        if self.executor is None or not self.executor.ships_data:
+            return sampled_statistics(batch, elog_theta, data, vs_link, elog_tau, taubar,
+                                      Bbar, n0=self.n0, seed=seed, n_threads=self.n_threads)
+        with self.executor.session():
+            return self.shipped_statistics(batch, elog_theta, data, vs_link, elog_tau,
+                                           taubar, Bbar, seed)
+
+    def shipped_statistics(self, batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
+                           vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
+                           Bbar: np.ndarray, seed: int) -> dict:
+        """Steps 1-3 with each block of :func:`block_edges` one task of the executor
+        (:func:`pair_block_task`), merged here in block order with :class:`PairMerge`.
+
+        What travels (the executor counts it): the citation graph (:func:`graph_arrays`)
+        replicated once per run; the per-document table the kernel reads -- E log theta
+        (D, K), E log tau (D,), taubar (D,) -- replicated whole at the first minibatch,
+        then per minibatch only the rows whose bits changed since (the previous
+        minibatch's documents: steps 4 and 7 touch only those; :func:`update_rows`); per
+        block the minibatch, vs_link and Bbar (K x K), the seed, the settings and its
+        bounds; back, the block's column sums (their nonzero rows), S1, its rows of
+        gout_rows, gin and T, and two counts.
+        """
+        ex = self.executor
+        assert ex is not None
+        if self._graph_of is not data or ex.replica(_GRAPH) is None:
+            ex.replicate(_GRAPH, graph_arrays(data))
+            self._graph_of = data
+        table = (np.ascontiguousarray(elog_theta), np.ascontiguousarray(elog_tau),
+                 np.ascontiguousarray(taubar))
+        held = ex.replica(_TABLE)
+        if held is None or held[0].shape != table[0].shape:
+            ex.replicate(_TABLE, tuple(a.copy() for a in table))
+        else:
+            changed = (table[0].view(np.uint64) != held[0].view(np.uint64)).any(axis=1)
+            changed |= table[1].view(np.uint64) != held[1].view(np.uint64)
+            changed |= table[2].view(np.uint64) != held[2].view(np.uint64)
+            rows = np.flatnonzero(changed)
+            if rows.size:
+                ex.update_replica(_TABLE, update_rows, rows, *(a[rows] for a in table))
+        K = elog_theta.shape[1]
+        batch = np.ascontiguousarray(batch, dtype=np.int64)
+        shared = (batch, np.ascontiguousarray(vs_link), np.ascontiguousarray(Bbar),
+                  int(self.n0), int(seed), 1e-6, 100)   # sampled_statistics' tol, max_inner
+        edges = block_edges(batch.size)
+        tasks = [(shared, edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
+        results = ex.map_with(pair_block_task, tasks, (_GRAPH, _TABLE))
+        out = PairMerge(batch.size, K)
+        for i, (rows, values, s1, rounds, n_pairs, gout_rows, gin, T) in enumerate(results):
+            lo, hi = edges[i], edges[i + 1]
+            out.gout_rows[lo:hi] = gout_rows
+            out.gin[lo:hi] = gin
+            out.T[lo:hi] = T
+            g_cols = np.zeros((batch.size, K))
+            g_cols[rows] = values
+            out.merge((g_cols, s1, rounds, n_pairs))
+        return out.result()
 
     def minibatch_step(self, state: LMVSState, data: LMVData, batch: np.ndarray,
                        rho: float) -> dict[str, float]:
@@ -330,6 +448,14 @@ class StochasticLMV(OnlineAlgorithm):
 
     # ------------------------------------------------------------------ one sweep
     def step(self, state: LMVSState, data: LMVData) -> dict[str, float]:
+        """One sweep; with an executor that ships data, ``info`` has the sweep's payload
+        bytes."""
+        before = payload_counters(self.executor)
+        with self.session(state, data):
+            info = self._sweep_step(state, data)
+        return with_payload(info, self.executor, before)
+
+    def _sweep_step(self, state: LMVSState, data: LMVData) -> dict[str, float]:
         info: dict[str, float] = {}
         pairs = 0.0
         batches = self._sweep(state, data)
@@ -355,11 +481,14 @@ class StochasticLMV(OnlineAlgorithm):
         docs = np.arange(data.n_docs) if documents is None else np.asarray(documents)
         pairs = 0.0
         info: dict[str, float] = {}
-        for i in range(0, docs.size, self.batch_size):
-            info = self.minibatch_step(state, data, docs[i:i + self.batch_size],
-                                       self.step_size(state, data))
-            pairs += info["pairs"]
-            state.updates += 1
+        before = payload_counters(self.executor)
+        with self.session(state, data):             # one connection for all minibatches
+            for i in range(0, docs.size, self.batch_size):
+                info = self.minibatch_step(state, data, docs[i:i + self.batch_size],
+                                           self.step_size(state, data))
+                pairs += info["pairs"]
+                state.updates += 1
+        with_payload(info, self.executor, before)
         info["pairs"] = pairs
         info["blockmodel_change"] = self._diagonal_change(state)
         self.refresh_citation_topics(state, data)

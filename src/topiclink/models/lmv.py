@@ -31,7 +31,7 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
 from topiclink.distributed import ClientCodec, SharedClientMixin
-from topiclink.execution import n_threads, resolve_n_jobs
+from topiclink.execution import DaskExecutor, n_threads, resolve_n_jobs
 from topiclink.inference.engine import State
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
 from topiclink.inference.lmv_stochastic import LMVSState, StochasticLMV
@@ -123,11 +123,13 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
     parallel : None or "dask", default None
         Stochastic only.  None: the pair blocks of each minibatch run on ``n_jobs``
         threads here.  ``"dask"``: they run as tasks on the workers of a Dask cluster
-        (``client``; :mod:`topiclink.inference.lmv_dask`): the citation graph is sent
-        once per fit, then per minibatch the changed rows of the per-document table and
-        the blocks' inputs; the driver merges the blocks in order and does every global
-        update.  The fit is bit for bit that of ``parallel=None``, for any number of
-        workers (needs ``pip install 'topiclink[dask]'``).
+        (``client``; a :class:`topiclink.execution.DaskExecutor` runs
+        :meth:`~topiclink.inference.lmv_stochastic.StochasticLMV.shipped_statistics`):
+        the citation graph is sent once per fit, then per minibatch the changed rows of
+        the per-document table and the blocks' inputs; the driver merges the blocks in
+        order and does every global update.  The fit is bit for bit that of
+        ``parallel=None``, for any number of workers (needs ``pip install
+        'topiclink[dask]'``).
     client : distributed.Client, str or None, default None
         ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
         None uses the current client.  Shared by ``clone``, dropped by pickling; a model
@@ -282,13 +284,9 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         if not self._stochastic:
             return BatchLMV(K, **common)
         schedule = RobbinsMonro.from_params(self.get_params(deep=False))
-        if self.parallel == "dask":
-            from topiclink.inference.lmv_dask import DaskStochasticLMV
-
-            return DaskStochasticLMV(K, client=self.client, batch_size=int(self.batch_size),
-                                     n0=int(self.n0), schedule=schedule, **common)
+        executor = DaskExecutor(self.client) if self.parallel == "dask" else None
         return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
-                             schedule=schedule, **common)
+                             schedule=schedule, executor=executor, **common)
 
     def _stopping_rule(self) -> _DiagonalChange | _BoundTolerance:
         if self._stochastic:
