@@ -5,15 +5,14 @@ installed (skipped otherwise: CI has no PyKEEN)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from tests.benchmark_module import benchmark_module
 from topiclink.datasets import make_bpbfm_data
 from topiclink.metrics import expected_calibration_error
 
@@ -24,13 +23,8 @@ TINY = ["--datasets", "tiny", "--protocols", "paper", "--topics", "3", "--topics
 
 @pytest.fixture(scope="module")
 def bench():
-    path = ROOT / "benchmarks" / "bpbfm_vs_pykeen.py"
-    spec = importlib.util.spec_from_file_location("bpbfm_vs_pykeen", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    with benchmark_module("bpbfm_vs_pykeen") as module:
+        yield module
 
 
 @pytest.fixture

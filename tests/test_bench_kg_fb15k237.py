@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from tests.benchmark_module import benchmark_module
 from topiclink.data.tensor import RelationalTensor
 from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
@@ -21,13 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def bench():
-    path = ROOT / "benchmarks" / "kg_fb15k237_vs_pykeen.py"
-    spec = importlib.util.spec_from_file_location("kg_fb15k237_vs_pykeen", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    with benchmark_module("kg_fb15k237_vs_pykeen") as module:
+        yield module
 
 
 class FakeTime:
