@@ -56,6 +56,46 @@ def test_same_results_in_task_order_as_in_process(client2):
     np.testing.assert_array_equal(np.stack(out), np.outer(range(3), shared))
 
 
+def _with_table(task: tuple[int, int], graph: dict, table: tuple) -> float:
+    lo, hi = task
+    return float(graph["w"][lo:hi].sum() + table[0][lo:hi].sum() * table[1])
+
+
+def _replace_rows(table: tuple, rows: np.ndarray, values: np.ndarray) -> tuple:
+    first = table[0].copy()
+    first[rows] = values
+    return first, table[1]
+
+
+def test_replicas_and_shared_tuples_as_in_process(client2):
+    """map_with on replicas (one update sending only the changed rows) and map with a
+    tuple as ``shared``: the serial executor's results, bit for bit."""
+    rng = np.random.default_rng(3)
+    graph, table = {"w": rng.random(40)}, (rng.random(40), 2.5)
+    tasks = [(i, i + 7) for i in range(0, 40, 7)]
+    rows, values = np.array([1, 5, 33]), rng.random(3)
+    results = []
+    for ex in (SerialExecutor(), DaskExecutor(client2)):
+        with ex.session():
+            ex.replicate("graph", graph)
+            ex.replicate("table", table)
+            first = ex.map_with(_with_table, tasks, ("graph", "table"))
+            sent = ex.bytes_sent
+            ex.update_replica("table", _replace_rows, rows, values)
+            if ex.ships_data:        # each worker gets the rows, not the table
+                assert ex.bytes_sent - sent == 2 * (rows.nbytes + values.nbytes)
+            second = ex.map_with(_with_table, tasks, ("graph", "table"))
+            shared = ex.map(_sum_shared, [1, 2], (np.arange(3.0), 4.0))
+        results.append((first, second, shared))
+        assert ex.replica("table") is None or not ex.ships_data   # dropped after a session
+    assert results[0] == results[1]
+    assert results[0][0] != results[0][1]
+
+
+def _sum_shared(task: int, shared: tuple) -> float:
+    return float(shared[0].sum() * task + shared[1])
+
+
 def test_scheduler_address_and_current_client():
     with cluster(1) as c:
         ex = resolve_executor(c.scheduler_address)

@@ -468,7 +468,7 @@ class DaskExecutor(DaskConnection, Executor):
             client = self.client
             extra: tuple = ()
             if shared is not None:
-                extra = (client.scatter(shared, broadcast=True, hash=False),)
+                extra = (client.scatter([shared], broadcast=True, hash=False)[0],)
                 sent += payload_bytes(shared) * max(1, self.n_workers)
             futures = [client.submit(fn, t, *extra, pure=False) for t in tasks]
             sent += sum(payload_bytes(t) for t in tasks)
