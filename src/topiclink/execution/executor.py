@@ -226,15 +226,20 @@ def open_executor(executor: Executor | int | None = None, *,
             resolved.close()
 
 
-def run_blocks_in_order(run_block: Callable[[int], Any], n_blocks: int, n_threads: int,
-                        merge: Callable[[Any], None]) -> None:
+def run_blocks_in_order(run_block: Callable[[int], Any], n_blocks: int,
+                        n_threads: Executor | int, merge: Callable[[Any], None]) -> None:
     """``merge(run_block(b))`` for b = 0, 1, ..., n_blocks - 1, merged in that order.
 
-    With ``n_threads >= 2`` the blocks run on a thread pool (``run_block`` should release
-    the GIL: a ``nogil`` Numba kernel), at most ``2 n_threads`` in flight so memory stays
-    bounded; the merge order, hence any floating-point sum, never depends on the threads.
+    ``n_threads``: a thread count, or an in-process :class:`Executor` to run them on
+    (borrowed, left open).  With two threads or more the blocks run on a thread pool
+    (``run_block`` should release the GIL: a ``nogil`` Numba kernel), at most
+    ``2 n_threads`` in flight so memory stays bounded; the merge order, hence any
+    floating-point sum, never depends on the threads.
     """
-    threads = n_threads if n_blocks > 1 else 1
-    with open_executor(max(1, int(threads))) as ex:
+    if isinstance(n_threads, Executor):
+        where: Executor | int = n_threads
+    else:
+        where = max(1, int(n_threads if n_blocks > 1 else 1))
+    with open_executor(where) as ex:
         for result in ex.imap_ordered(run_block, range(n_blocks)):
             merge(result)

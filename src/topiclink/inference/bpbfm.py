@@ -164,11 +164,7 @@ def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray
         np.add(x_rm, part[2], out=x_rm)
         totals[0] += int(part[3])
 
-    if isinstance(executor, Executor):
-        for part in executor.imap_ordered(run_block, range(n_chunks)):
-            merge(part)
-    else:
-        run_blocks_in_order(run_block, n_chunks, threads, merge)
+    run_blocks_in_order(run_block, n_chunks, executor, merge)
     if rows is not streams:
         streams[:] = rows
     return n_ent, x_cells, x_rm, totals[0]
