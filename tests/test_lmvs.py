@@ -297,6 +297,39 @@ def test_thread_count_is_bit_identical():
     assert one["n_pairs"] > 0
 
 
+def test_document_table_gives_the_per_pair_statistics_bit_for_bit():
+    """The per-minibatch table of cited / citing terms (cited_table) is the same numbers
+    as computing them for every pair (no table: what a shipped block does)."""
+    from topiclink.inference.lmv_stochastic import (
+        PairMerge,
+        batch_positions,
+        block_edges,
+        document_table,
+        graph_arrays,
+        pair_arguments,
+        pair_block,
+    )
+
+    data, _, p = _network(90, 300, seed=8, time=np.random.default_rng(2).uniform(0, 5, 90))
+    S = np.sort(np.random.default_rng(3).choice(90, 35, replace=False))
+    pos, graph = batch_positions(S, 90), graph_arrays(data)
+    results = []
+    for table in (None, document_table(p["elog_theta"], p["taubar"], p["Bbar"], 2)):
+        args = pair_arguments(p["elog_theta"], graph, p["vs_link"], p["elog_tau"],
+                              p["taubar"], p["Bbar"], n0=5, seed=99, tol=1e-6,
+                              max_inner=100, table=table)
+        out = PairMerge(S.size, K)
+        edges = block_edges(S.size)
+        for i in range(len(edges) - 1):
+            out.merge(pair_block(S, pos, edges[i], edges[i + 1], args, out.gout_rows,
+                                 out.gin, out.T))
+        results.append(out.result())
+    plain, tabled = results
+    assert plain["n_pairs"] > 100
+    for key in ("gamma_pairs", "S1", "T", "rounds", "n_pairs"):
+        np.testing.assert_array_equal(plain[key], tabled[key], err_msg=key)
+
+
 def test_fit_does_not_depend_on_n_jobs(small, small_fit):
     (corpus, links), _ = small
     two = _lmvs(n_jobs=2).fit(corpus, links=links)

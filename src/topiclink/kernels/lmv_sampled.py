@@ -39,7 +39,7 @@ from topiclink.kernels.lmv import converge_pair, matvec, shifted_exp, softmax
 from topiclink.kernels.rng import seed_state, splitmix64, uniform
 
 __all__ = ["bfs_lengths", "inclusion_probability", "sampled_pair_statistics",
-           "link_topic_pairs"]
+           "link_topic_pairs", "cited_table"]
 
 
 @njit(cache=True, nogil=True)
@@ -99,12 +99,35 @@ def _cited_terms(et_c: np.ndarray, tb: float, etau: float, vs_link: np.ndarray,
 
 
 @njit(cache=True, nogil=True)
+def cited_table(elog_theta: np.ndarray, taubar: np.ndarray, bbar: np.ndarray, lo: int,
+                hi: int, vs: np.ndarray, nu0: np.ndarray, vs_nu0: np.ndarray,
+                exp_w: np.ndarray, shift: np.ndarray, exp_theta: np.ndarray,
+                max_theta: np.ndarray) -> None:
+    """Rows lo..hi of the per-document table :func:`sampled_pair_statistics` reads
+    instead of recomputing it for every pair: the non-link terms of each document as the
+    cited one (``vs`` (D, K, K) = log(1 - taubar_d' Bbar), ``nu0``, ``vs_nu0``, ``exp_w``
+    (D, K) and ``shift`` (D,), exactly :func:`_cited_terms`) and its shifted exponentials
+    as the citing one (``exp_theta`` (D, K) = exp(E log theta - max), ``max_theta`` (D,)).
+    The same values as computed per pair, so the statistics are the same bit for bit."""
+    K = elog_theta.shape[1]
+    vsT = np.empty((K, K))
+    for c in range(lo, hi):
+        shift[c] = _cited_terms(elog_theta[c], taubar[c], 0.0, bbar, bbar, False, vs[c],
+                                vsT, nu0[c], vs_nu0[c], exp_w[c])
+        max_theta[c] = shifted_exp(elog_theta[c], exp_theta[c])
+
+
+@njit(cache=True, nogil=True)
 def sampled_pair_statistics(batch: np.ndarray, batch_pos: np.ndarray, lo: int, hi: int,
                             elog_theta: np.ndarray, out_ptr: np.ndarray,
                             out_dst: np.ndarray, in_ptr: np.ndarray, in_src: np.ndarray,
                             vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
                             bbar: np.ndarray, time: np.ndarray, n0: int, seed: np.uint64,
-                            tol: float, max_inner: int, gout_cols: np.ndarray,
+                            tol: float, max_inner: int, table_vs: np.ndarray,
+                            table_nu0: np.ndarray, table_vs_nu0: np.ndarray,
+                            table_exp: np.ndarray, table_shift: np.ndarray,
+                            exp_theta: np.ndarray, max_theta: np.ndarray,
+                            gout_cols: np.ndarray,
                             gout_rows: np.ndarray, gin: np.ndarray, S1: np.ndarray,
                             T: np.ndarray) -> tuple[int, int]:
     """Both passes of the minibatch documents ``batch[lo:hi]`` (module docstring).
@@ -118,6 +141,10 @@ def sampled_pair_statistics(batch: np.ndarray, batch_pos: np.ndarray, lo: int, h
         document (both with sorted rows).
     vs_link, elog_tau, taubar, bbar, time : as for :func:`topiclink.kernels.lmv.pair_statistics`.
     n0 : the inclusion rule's cut-off; seed : the minibatch's 64-bit seed.
+    table_vs, table_nu0, table_vs_nu0, table_exp, table_shift, exp_theta, max_theta :
+        :func:`cited_table` of all D documents, or arrays with no rows to compute each
+        pair's terms in place (the same numbers; the table saves a cited document's K^2
+        logarithms for each of the ~|S| / n0 rows that include it).
     gout_cols : float64 (|S|, K) accumulated (private to the caller's block): kappa / pi of
         column-pass pairs whose citing document is in S.
     gout_rows, gin : float64 (|S|, K), T : float64 (|S|, K, K): rows lo..hi written.
@@ -126,6 +153,7 @@ def sampled_pair_statistics(batch: np.ndarray, batch_pos: np.ndarray, lo: int, h
     Returns (total inner rounds, pairs included).
     """
     D, K = elog_theta.shape
+    tabled = table_vs.shape[0] == D
     dist = np.full(D, -1, np.int32)
     queue = np.empty(D, np.int64)
     linked = np.zeros(D, np.bool_)
@@ -169,14 +197,19 @@ def sampled_pair_statistics(batch: np.ndarray, batch_pos: np.ndarray, lo: int, h
             pi = inclusion_probability(link, dist[d], n0)
             if not link and uniform(state) >= pi:
                 continue
-            m = shifted_exp(elog_theta[d], exp_d)
+            if tabled:
+                m = max_theta[d]
+                exp_c = exp_theta[d]
+            else:
+                m = shifted_exp(elog_theta[d], exp_d)
+                exp_c = exp_d
             if link:
                 r, _ = converge_pair(elog_theta[d], et_c, vs_lnk, vs_lnkT, nu0_lnk, lnk_nu0,
-                                 exp_d, exp_lnk, m + shift_lnk, kappa, nu, work, tol,
+                                 exp_c, exp_lnk, m + shift_lnk, kappa, nu, work, tol,
                                  max_inner)
             else:
                 r, _ = converge_pair(elog_theta[d], et_c, vs_non, vs_nonT, nu0, non_nu0,
-                                 exp_d, exp_non, m + shift_non, kappa, nu, work, tol,
+                                 exp_c, exp_non, m + shift_non, kappa, nu, work, tol,
                                  max_inner)
             rounds += r
             n_pairs += 1
@@ -214,10 +247,20 @@ def sampled_pair_statistics(batch: np.ndarray, batch_pos: np.ndarray, lo: int, h
             pi = inclusion_probability(link, dist[cc], n0)
             if not link and uniform(state) >= pi:
                 continue
-            shift = _cited_terms(elog_theta[cc], taubar[cc], elog_tau[cc], vs_link, bbar,
-                                 link, vs_non, vs_nonT, nu0, non_nu0, exp_non)
-            r, _ = converge_pair(et_d, elog_theta[cc], vs_non, vs_nonT, nu0, non_nu0, exp_d,
-                             exp_non, m_d + shift, kappa, nu, work, tol, max_inner)
+            if tabled and not link:
+                vs_cc = table_vs[cc]
+                for i in range(K):
+                    for j in range(K):
+                        vs_nonT[j, i] = vs_cc[i, j]
+                r, _ = converge_pair(et_d, elog_theta[cc], vs_cc, vs_nonT, table_nu0[cc],
+                                     table_vs_nu0[cc], exp_d, table_exp[cc],
+                                     m_d + table_shift[cc], kappa, nu, work, tol, max_inner)
+            else:
+                shift = _cited_terms(elog_theta[cc], taubar[cc], elog_tau[cc], vs_link,
+                                     bbar, link, vs_non, vs_nonT, nu0, non_nu0, exp_non)
+                r, _ = converge_pair(et_d, elog_theta[cc], vs_non, vs_nonT, nu0, non_nu0,
+                                     exp_d, exp_non, m_d + shift, kappa, nu, work, tol,
+                                     max_inner)
             rounds += r
             n_pairs += 1
             w = 1.0 / pi
