@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import operator
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -300,6 +301,19 @@ def _flatten(values: Any) -> Iterator[Any]:
         yield values
 
 
+#: :meth:`DaskExecutor.step_kept` rounds between two gathers of the shards' states into
+#: the driver's recovery point (what a lost shard is rebuilt from, replaying the rounds
+#: logged since)
+KEPT_RECOVERY_EVERY = 10
+
+
+def _replay(state: Any, log: list[tuple[Callable[..., tuple[Any, Any]], Any, Any]]) -> Any:
+    """A shard's state after the logged rounds ``(fn, shared, arg)`` (runs on a worker)."""
+    for fn, shared, arg in log:
+        state = fn(state, shared, arg)[0]
+    return state
+
+
 def payload_bytes(value: Any) -> int:
     """Payload bytes of nested tuples / lists / dicts (their values) of arrays and scalars
     (8 per scalar): what
@@ -341,8 +355,11 @@ class DaskExecutor(DaskConnection, Executor):
         self._forget()
 
     def _forget(self) -> None:
-        """Drop the replicas (driver copies and the workers' futures)."""
+        """Drop the replicas (driver copies and the workers' futures) and the kept
+        shard states."""
         self.replicas = {}
+        self.kept = {}
+        self._kept: dict[str, dict[str, Any]] = {}
         self._resident: dict[str, dict[str, Any]] = {}   # key -> worker -> future
         self._workers: list[str] = []
         self._slots: list[str] = []                       # one entry per worker thread
@@ -480,6 +497,90 @@ class DaskExecutor(DaskConnection, Executor):
         self.bytes_received += sum(payload_bytes(r) for r in results)
         self.n_rounds += 1
         return results
+
+    # ------------------------------------------------------------------ kept shard states
+    def keep(self, key: str, states: list[Any]) -> None:
+        """Scatter shard i's state to thread slot i mod the slots, where its rounds run;
+        the driver keeps the states as the first recovery point."""
+        self._needs_session("keep")
+        if not self._slots:
+            self._place()
+        states = list(states)
+        where = [self._slots[i % len(self._slots)] for i in range(len(states))]
+
+        def attempt() -> list:
+            return [self.client.scatter([st], workers=[w], hash=False)[0]
+                    for st, w in zip(states, where, strict=True)]
+
+        futures = self._recovering(attempt, self._place)
+        self.bytes_sent += payload_bytes(states)
+        self._kept[key] = {"futures": futures, "where": where, "point": states, "log": []}
+
+    def step_kept(self, key: str, fn: Callable[..., tuple[Any, Any]], shared: Any = None,
+                  args: list[Any] | None = None) -> list[Any]:
+        """One round on the workers holding the shards (``shared`` broadcast once); only
+        the outputs travel back.  After a lost worker every shard is rebuilt from the
+        recovery point by replaying the logged rounds (``fn`` is pure) and the round is
+        redone: the same states and outputs as without the loss."""
+        self._needs_session("step_kept")
+        rec = self._kept[key]
+        n = len(rec["futures"])
+        args = [None] * n if args is None else list(args)
+        if len(args) != n:
+            raise ValueError(f"step_kept: {len(args)} arguments for {n} shards")
+        sent = 0
+
+        def attempt() -> tuple[list, list]:
+            nonlocal sent
+            client = self.client
+            extra = None
+            if shared is not None:
+                extra = client.scatter([shared], broadcast=True, hash=False)[0]
+                sent += payload_bytes(shared) * max(1, self.n_workers)
+            pairs = [client.submit(fn, rec["futures"][i], extra, args[i],
+                                   workers=[rec["where"][i]], allow_other_workers=True,
+                                   pure=False) for i in range(n)]
+            states = [client.submit(operator.itemgetter(0), p, workers=[rec["where"][i]],
+                                    allow_other_workers=True, pure=False)
+                      for i, p in enumerate(pairs)]
+            outs = [client.submit(operator.itemgetter(1), p, pure=False) for p in pairs]
+            sent += payload_bytes(args)
+            return states, self._gather(outs)
+
+        def restore() -> None:
+            self._place()
+            client = self.client
+            rec["where"] = [self._slots[i % len(self._slots)] for i in range(n)]
+            logs = [[rnd[i] for rnd in rec["log"]] for i in range(n)]
+            rec["futures"] = [
+                client.submit(_replay, client.scatter([rec["point"][i]], workers=[w],
+                                                      hash=False)[0],
+                              logs[i], workers=[w], allow_other_workers=True, pure=False)
+                for i, w in enumerate(rec["where"])]
+            self.bytes_sent += payload_bytes(rec["point"]) + payload_bytes(logs)
+
+        states, outs = self._recovering(attempt, restore)
+        rec["futures"] = states
+        rec["log"].append([(fn, shared, a) for a in args])
+        if len(rec["log"]) >= KEPT_RECOVERY_EVERY:
+            self.fetch(key)                   # a new recovery point; the log restarts
+        self.bytes_sent += sent
+        self.bytes_received += payload_bytes(outs)
+        self.tasks_run += n
+        self.n_rounds += 1
+        return outs
+
+    def fetch(self, key: str) -> list[Any]:
+        """Gather the shards' states (also the new recovery point)."""
+        self._needs_session("fetch")
+        rec = self._kept[key]
+        states = self._gather(rec["futures"])
+        self.bytes_received += payload_bytes(states)
+        rec["point"], rec["log"] = list(states), []
+        return list(states)
+
+    def drop(self, key: str) -> None:
+        self._kept.pop(key, None)
 
     def close(self) -> None:
         self._forget()

@@ -50,6 +50,7 @@ class Executor(abc.ABC):
         self.bytes_sent = 0
         self.bytes_received = 0
         self.replicas: dict[str, Any] = {}
+        self.kept: dict[str, list[Any]] = {}
 
     # ------------------------------------------------------------------ running tasks
     @abc.abstractmethod
@@ -114,6 +115,33 @@ class Executor(abc.ABC):
         task runs; results in task order."""
         values = [self.replicas[k] for k in keys]
         return self.map(lambda t: fn(t, *values), tasks)
+
+    # ------------------------------------------------------------------ state kept by shards
+    def keep(self, key: str, states: list[Any]) -> None:
+        """Shard i's state stays with shard i (on a Dask worker: the worker running its
+        tasks) until :meth:`drop`; :meth:`step_kept` advances every shard's state."""
+        self.kept[key] = list(states)
+
+    def step_kept(self, key: str, fn: Callable[..., tuple[Any, Any]], shared: Any = None,
+                  args: list[Any] | None = None) -> list[Any]:
+        """One round: ``(state_i, out_i) = fn(state_i, shared, args_i)`` for every shard
+        i (``fn`` pure: it returns a new state and leaves its inputs alone); the new
+        states stay with their shards and the outputs come back in shard order."""
+        states = self.kept[key]
+        args = [None] * len(states) if args is None else list(args)
+        if len(args) != len(states):
+            raise ValueError(f"step_kept: {len(args)} arguments for {len(states)} shards")
+        pairs = self.map(lambda i: fn(states[i], shared, args[i]), range(len(states)))
+        self.kept[key] = [p[0] for p in pairs]
+        return [p[1] for p in pairs]
+
+    def fetch(self, key: str) -> list[Any]:
+        """The shards' states, in shard order, here (a Dask executor gathers them)."""
+        return list(self.kept[key])
+
+    def drop(self, key: str) -> None:
+        """Forget the shards' states."""
+        self.kept.pop(key, None)
 
     # ------------------------------------------------------------------ lifetime
     @contextlib.contextmanager
