@@ -144,6 +144,38 @@ def test_bpbfm_worker_killed_same_chain(processes, monkeypatch):
                                       err_msg=name)
 
 
+# ---------------------------------------------------------------------- gSLDA
+def test_slda_worker_killed_same_chain(processes, monkeypatch, caplog):
+    """Killed before iteration 5 (recovery points every 3 iterations): the shards' kept
+    states are rebuilt by replaying the logged rounds and the chain is the uninterrupted
+    one (which a shard's pure step makes the in-process chain)."""
+    from topiclink.datasets import make_slda_data
+    from topiclink.execution import DaskExecutor, SerialExecutor
+    from topiclink.inference.slda import SupervisedGibbs
+    from topiclink.models.slda import SupervisedTopicModel
+
+    (corpus, y), _ = make_slda_data(n_docs=60, n_words=80, n_topics=3, doc_length=25,
+                                    random_state=2)
+    kw = {"n_topics": 3, "c": 4.0, "max_iter": 7, "n_shards": 3, "random_state": 5}
+    ref = SupervisedTopicModel(parallel="dask", client=processes, **kw).fit(corpus, y)
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
+    killed: list = []
+    kill_at(monkeypatch, DaskExecutor, "step_kept", processes, 5, killed)
+    model = SupervisedTopicModel(parallel="dask", client=processes, **kw).fit(corpus, y)
+    assert killed and "redoing the iteration" in caplog.text
+    for name in ("eta", "z", "ndk", "nwk", "nk", "a", "b", "kernel_rng"):
+        np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
+                                      err_msg=name)
+    # the same shards in process (no Dask): the same chain
+    monkeypatch.setattr(SupervisedTopicModel, "_algorithm", lambda self: SupervisedGibbs(
+        3, np.full(3, 0.1), 0.01, loss="logistic", c=4.0, hinge_cost=1.0,
+        weight_prior_var=1.0, n_shards=3, executor=SerialExecutor()))
+    local = SupervisedTopicModel(**kw).fit(corpus, y)
+    for name in ("eta", "z", "nwk"):
+        np.testing.assert_array_equal(getattr(ref.state_, name), getattr(local.state_, name),
+                                      err_msg=name)
+
+
 # ---------------------------------------------------------------------- LMVS
 def test_lmvs_worker_killed_same_fit(processes, monkeypatch):
     from topiclink.datasets import make_lmv_data

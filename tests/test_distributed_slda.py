@@ -21,8 +21,12 @@ from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data, make_slda_data  # noqa: E402
 from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
 from topiclink.inference.lda import TokenData  # noqa: E402
-from topiclink.inference.slda import SupervisedData  # noqa: E402
-from topiclink.inference.slda_dask import DaskSupervisedGibbs, shard_statistics  # noqa: E402
+from topiclink.execution import DaskExecutor  # noqa: E402
+from topiclink.inference.slda import (  # noqa: E402
+    SupervisedData,
+    SupervisedGibbs,
+    shard_statistics,
+)
 from topiclink.models.slda import SupervisedTopicModel  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
 
@@ -138,9 +142,9 @@ def test_algorithm_moves_only_deltas_and_steps_outside_a_session(binary, client2
     K = 4
 
     def algorithm():
-        return DaskSupervisedGibbs(K, np.full(K, 0.1), 0.01, loss="logistic", c=4.0,
-                                   hinge_cost=1.0, weight_prior_var=1.0, n_shards=3,
-                                   client=client2)
+        return SupervisedGibbs(K, np.full(K, 0.1), 0.01, loss="logistic", c=4.0,
+                               hinge_cost=1.0, weight_prior_var=1.0, n_shards=3,
+                               executor=DaskExecutor(client2))
 
     alg = algorithm()
     state = alg.init(data, np.random.default_rng(0))
@@ -150,8 +154,9 @@ def test_algorithm_moves_only_deltas_and_steps_outside_a_session(binary, client2
             info = alg.step(state, data)
         assert np.array_equal(state.z, z0)          # z still on the workers
         assert 0 <= info["train_accuracy"] <= 1 and np.isfinite(info["label_loglik"])
-        sent, received = alg.bytes_sent, alg.bytes_received
-        nwk_bytes = state.nwk.nbytes * alg.n_workers
+        ex = alg.executor
+        sent, received = ex.bytes_sent, ex.bytes_received
+        nwk_bytes = state.nwk.nbytes * ex.n_workers
         assert alg.n_rounds == 3 and sent > 3 * nwk_bytes and received > 0
         # the shards' reports: the statistics of eta and the figures of all documents
         alg.sync(state)
@@ -167,7 +172,7 @@ def test_algorithm_moves_only_deltas_and_steps_outside_a_session(binary, client2
         alg.step(state, data)
         assert np.array_equal(state.z, z_synced)    # stale again until the next sync
     assert not np.array_equal(state.z, z_synced)    # leaving gathers everything
-    assert alg.bytes_received > received
+    assert ex.bytes_received > received
     # a step outside a session is one gathered iteration: 4 + 1 = 5 in one run
     alg.step(state, data)
     other = algorithm()
@@ -239,8 +244,8 @@ def test_errors(binary, monkeypatch):
         SupervisedTopicModel(parallel="dask", n_shards=5, client="tcp://nowhere:1").fit(
             few, y_few)
     with pytest.raises(ValueError, match=r"n_shards must be >= 1, got 0"):
-        DaskSupervisedGibbs(3, np.full(3, 0.1), 0.01, loss="logistic", c=1.0,
-                            hinge_cost=1.0, weight_prior_var=1.0, n_shards=0)
+        SupervisedGibbs(3, np.full(3, 0.1), 0.01, loss="logistic", c=1.0,
+                        hinge_cost=1.0, weight_prior_var=1.0, n_shards=0)
     monkeypatch.setitem(sys.modules, "distributed", None)        # dask not installed
     with pytest.raises(ImportError, match=r"parallel='dask' needs dask and distributed"):
         SupervisedTopicModel(parallel="dask", **BIN_KW).fit(corpus, y)

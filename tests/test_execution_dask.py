@@ -143,19 +143,22 @@ def test_lost_worker_redoes_the_tasks(monkeypatch):
 
 
 # ---------------------------------------------------------------------- kept shard states
-def _walk(state: np.ndarray, shared: np.ndarray | None, arg: int) -> tuple[np.ndarray, float]:
-    """A pure round: the shard's state moves by its own seeded draws and the shared
-    vector; returns the new state and a summary."""
+def _walk(state: np.ndarray, shared: np.ndarray | None, arg: int,
+          static: np.ndarray) -> tuple[np.ndarray, float]:
+    """A pure round: the shard's state moves by its own seeded draws, the shared vector
+    and its static data; returns the new state and a summary."""
     rng = np.random.default_rng(int(state[0] * 1e6) % 2**32 + arg)
     new = state + rng.standard_normal(state.shape) + (0.0 if shared is None else shared)
+    new = new * static
     return new, float(new.sum())
 
 
 def _rounds(ex, n_rounds: int = 5) -> tuple[list, list]:
     states = [np.full(4, float(i + 1)) for i in range(3)]
+    statics = [np.linspace(0.9, 1.1, 4) + 0.01 * i for i in range(3)]
     outs = []
     with ex.session():
-        ex.keep("walk", states)
+        ex.keep("walk", states, statics)
         for r in range(n_rounds):
             outs.append(ex.step_kept("walk", _walk, np.full(4, 0.1 * r), [r, r + 1, r + 2]))
         final = ex.fetch("walk")

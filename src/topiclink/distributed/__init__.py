@@ -6,9 +6,9 @@
 same per-shard xoshiro streams, the same summed count deltas -- with each shard living on
 a Dask worker; bit for bit the chain of ``parallel="adlda"`` with the same ``n_shards``,
 whatever the number of workers); with a :class:`~topiclink.data.shards.ShardSet` the
-workers read their shards from disk.  The supervised and relational models' sharded
-samplers (:mod:`topiclink.inference.slda_dask`, :mod:`topiclink.inference.rtm_dask`) use
-its client resolution and compact count deltas.  Dask and distributed are imported only
+workers read their shards from disk.  The relational models' sharded sampler
+(:mod:`topiclink.inference.rtm_dask`) uses its client resolution; the supervised models
+run their shards through :mod:`topiclink.execution` (kept shard states).  Dask and distributed are imported only
 when a sweeper starts (``pip install 'topiclink[dask]'``).
 """
 

@@ -73,6 +73,7 @@ from topiclink.execution.dask import (  # noqa: F401 - re-exported for one relea
     connect_client,
     resolve_client,
 )
+from topiclink.execution.shards import compact_dtype  # noqa: F401 - re-exported
 from topiclink.kernels import lda as kernels
 
 __all__ = ["DaskSweeper", "DaskConnection", "resolve_client", "connect_client", "sweep_shard",
@@ -186,17 +187,6 @@ def word_topic_counts(shards: Any, z: np.ndarray, n_topics: int, client: Any = N
     finally:
         if owned:
             client.close()
-
-
-def compact_dtype(values: np.ndarray) -> type:
-    """The narrowest of int8 / int16 / int32 holding every value (exact)."""
-    if values.size == 0:
-        return np.int8
-    top = max(int(values.max()), -int(values.min()))
-    for dtype in (np.int8, np.int16):
-        if top <= np.iinfo(dtype).max:
-            return dtype
-    return np.int32
 
 
 def pick(values: tuple, index: int | tuple) -> Any:

@@ -12,7 +12,7 @@ clients (and, in a later step, shard files).
   connection and fault handling the Dask samplers share); dask is imported only when a
   client is resolved;
 - :mod:`~topiclink.execution.shards`: :func:`balanced_chunks`, the shard geometry shared
-  by every executor.
+  by every executor, and :func:`count_delta` (a shard's count changes, compact).
 
 A core package: it imports the standard library and numpy only; everything may import it.
 """
@@ -29,9 +29,10 @@ from topiclink.execution.executor import (
     with_payload,
 )
 from topiclink.execution.serial import SerialExecutor
-from topiclink.execution.shards import balanced_chunks
+from topiclink.execution.shards import balanced_chunks, compact_dtype, count_delta
 from topiclink.execution.threads import ThreadExecutor, padded_rows
 
 __all__ = ["Executor", "SerialExecutor", "ThreadExecutor", "DaskExecutor", "resolve_executor",
            "open_executor", "resolve_n_jobs", "n_threads", "run_blocks_in_order",
-           "balanced_chunks", "padded_rows", "payload_counters", "with_payload"]
+           "balanced_chunks", "compact_dtype", "count_delta", "padded_rows",
+           "payload_counters", "with_payload"]

@@ -307,10 +307,11 @@ def _flatten(values: Any) -> Iterator[Any]:
 KEPT_RECOVERY_EVERY = 10
 
 
-def _replay(state: Any, log: list[tuple[Callable[..., tuple[Any, Any]], Any, Any]]) -> Any:
+def _replay(state: Any, log: list[tuple[Callable[..., tuple[Any, Any]], Any, Any]],
+            static: Any = None) -> Any:
     """A shard's state after the logged rounds ``(fn, shared, arg)`` (runs on a worker)."""
     for fn, shared, arg in log:
-        state = fn(state, shared, arg)[0]
+        state = fn(state, shared, arg, static)[0]
     return state
 
 
@@ -499,29 +500,38 @@ class DaskExecutor(DaskConnection, Executor):
         return results
 
     # ------------------------------------------------------------------ kept shard states
-    def keep(self, key: str, states: list[Any]) -> None:
-        """Scatter shard i's state to thread slot i mod the slots, where its rounds run;
-        the driver keeps the states as the first recovery point."""
+    def keep(self, key: str, states: list[Any], statics: list[Any] | None = None) -> None:
+        """Scatter shard i's state (and its static data) to thread slot i mod the slots,
+        where its rounds run; the driver keeps the states as the first recovery point and
+        the statics to send again should a worker be lost."""
         self._needs_session("keep")
         if not self._slots:
             self._place()
         states = list(states)
+        statics = [None] * len(states) if statics is None else list(statics)
+        if len(statics) != len(states):
+            raise ValueError(f"keep: {len(statics)} statics for {len(states)} shards")
         where = [self._slots[i % len(self._slots)] for i in range(len(states))]
 
-        def attempt() -> list:
-            return [self.client.scatter([st], workers=[w], hash=False)[0]
-                    for st, w in zip(states, where, strict=True)]
+        def attempt() -> tuple[list, list]:
+            client = self.client
+            return ([client.scatter([st], workers=[w], hash=False)[0]
+                     for st, w in zip(states, where, strict=True)],
+                    [client.scatter([st], workers=[w], hash=False)[0]
+                     for st, w in zip(statics, where, strict=True)])
 
-        futures = self._recovering(attempt, self._place)
-        self.bytes_sent += payload_bytes(states)
-        self._kept[key] = {"futures": futures, "where": where, "point": states, "log": []}
+        futures, static_futures = self._recovering(attempt, self._place)
+        self.bytes_sent += payload_bytes(states) + payload_bytes(statics)
+        self._kept[key] = {"futures": futures, "where": where, "point": states, "log": [],
+                           "statics": statics, "static_futures": static_futures}
 
     def step_kept(self, key: str, fn: Callable[..., tuple[Any, Any]], shared: Any = None,
                   args: list[Any] | None = None) -> list[Any]:
-        """One round on the workers holding the shards (``shared`` broadcast once); only
-        the outputs travel back.  After a lost worker every shard is rebuilt from the
-        recovery point by replaying the logged rounds (``fn`` is pure) and the round is
-        redone: the same states and outputs as without the loss."""
+        """One round on the workers holding the shards (``shared`` broadcast once; ``fn``
+        called as in :meth:`Executor.step_kept`); only the outputs travel back.  After a
+        lost worker every shard is rebuilt from the recovery point by replaying the logged
+        rounds (``fn`` is pure) and the round is redone: the same states and outputs as
+        without the loss."""
         self._needs_session("step_kept")
         rec = self._kept[key]
         n = len(rec["futures"])
@@ -538,8 +548,8 @@ class DaskExecutor(DaskConnection, Executor):
                 extra = client.scatter([shared], broadcast=True, hash=False)[0]
                 sent += payload_bytes(shared) * max(1, self.n_workers)
             pairs = [client.submit(fn, rec["futures"][i], extra, args[i],
-                                   workers=[rec["where"][i]], allow_other_workers=True,
-                                   pure=False) for i in range(n)]
+                                   rec["static_futures"][i], workers=[rec["where"][i]],
+                                   allow_other_workers=True, pure=False) for i in range(n)]
             states = [client.submit(operator.itemgetter(0), p, workers=[rec["where"][i]],
                                     allow_other_workers=True, pure=False)
                       for i, p in enumerate(pairs)]
@@ -552,12 +562,17 @@ class DaskExecutor(DaskConnection, Executor):
             client = self.client
             rec["where"] = [self._slots[i % len(self._slots)] for i in range(n)]
             logs = [[rnd[i] for rnd in rec["log"]] for i in range(n)]
+            rec["static_futures"] = [client.scatter([rec["statics"][i]], workers=[w],
+                                                    hash=False)[0]
+                                     for i, w in enumerate(rec["where"])]
             rec["futures"] = [
                 client.submit(_replay, client.scatter([rec["point"][i]], workers=[w],
                                                       hash=False)[0],
-                              logs[i], workers=[w], allow_other_workers=True, pure=False)
+                              logs[i], rec["static_futures"][i], workers=[w],
+                              allow_other_workers=True, pure=False)
                 for i, w in enumerate(rec["where"])]
-            self.bytes_sent += payload_bytes(rec["point"]) + payload_bytes(logs)
+            self.bytes_sent += (payload_bytes(rec["point"]) + payload_bytes(logs)
+                                + payload_bytes(rec["statics"]))
 
         states, outs = self._recovering(attempt, restore)
         rec["futures"] = states

@@ -51,6 +51,7 @@ class Executor(abc.ABC):
         self.bytes_received = 0
         self.replicas: dict[str, Any] = {}
         self.kept: dict[str, list[Any]] = {}
+        self.kept_statics: dict[str, list[Any]] = {}
 
     # ------------------------------------------------------------------ running tasks
     @abc.abstractmethod
@@ -117,21 +118,30 @@ class Executor(abc.ABC):
         return self.map(lambda t: fn(t, *values), tasks)
 
     # ------------------------------------------------------------------ state kept by shards
-    def keep(self, key: str, states: list[Any]) -> None:
+    def keep(self, key: str, states: list[Any], statics: list[Any] | None = None) -> None:
         """Shard i's state stays with shard i (on a Dask worker: the worker running its
-        tasks) until :meth:`drop`; :meth:`step_kept` advances every shard's state."""
+        tasks) until :meth:`drop`; :meth:`step_kept` advances every shard's state.
+        ``statics``: per shard, read-only data its rounds need (its documents, say), sent
+        once and never fetched back."""
+        statics = [None] * len(states) if statics is None else list(statics)
+        if len(statics) != len(states):
+            raise ValueError(f"keep: {len(statics)} statics for {len(states)} shards")
         self.kept[key] = list(states)
+        self.kept_statics[key] = statics
 
     def step_kept(self, key: str, fn: Callable[..., tuple[Any, Any]], shared: Any = None,
                   args: list[Any] | None = None) -> list[Any]:
-        """One round: ``(state_i, out_i) = fn(state_i, shared, args_i)`` for every shard
-        i (``fn`` pure: it returns a new state and leaves its inputs alone); the new
-        states stay with their shards and the outputs come back in shard order."""
-        states = self.kept[key]
+        """One round: ``(state_i, out_i) = fn(state_i, shared, args_i, static_i)`` for
+        every shard i (``fn`` pure: it returns a new state and leaves its inputs alone);
+        the new states stay with their shards and the outputs come back in shard order.
+        ``shared`` and ``args`` must not change afterwards: an executor that can lose a
+        shard keeps them to replay the round."""
+        states, statics = self.kept[key], self.kept_statics[key]
         args = [None] * len(states) if args is None else list(args)
         if len(args) != len(states):
             raise ValueError(f"step_kept: {len(args)} arguments for {len(states)} shards")
-        pairs = self.map(lambda i: fn(states[i], shared, args[i]), range(len(states)))
+        pairs = self.map(lambda i: fn(states[i], shared, args[i], statics[i]),
+                         range(len(states)))
         self.kept[key] = [p[0] for p in pairs]
         return [p[1] for p in pairs]
 
@@ -142,6 +152,7 @@ class Executor(abc.ABC):
     def drop(self, key: str) -> None:
         """Forget the shards' states."""
         self.kept.pop(key, None)
+        self.kept_statics.pop(key, None)
 
     # ------------------------------------------------------------------ lifetime
     @contextlib.contextmanager

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["balanced_chunks"]
+__all__ = ["balanced_chunks", "compact_dtype", "count_delta"]
 
 
 def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
@@ -24,3 +24,26 @@ def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:
     targets = np.linspace(0, offsets[-1], n_chunks + 1)
     bounds = np.searchsorted(offsets, targets[1:-1], side="left")
     return np.concatenate([[0], bounds, [n_docs]]).astype(np.int64)
+
+
+def compact_dtype(values: np.ndarray) -> type:
+    """The narrowest of int8 / int16 / int32 holding every value (exact)."""
+    if values.size == 0:
+        return np.int8
+    top = max(int(values.max()), -int(values.min()))
+    for dtype in (np.int8, np.int16):
+        if top <= np.iinfo(dtype).max:
+            return dtype
+    return np.int32
+
+
+def count_delta(after: np.ndarray, before: np.ndarray, rows: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """A shard's change of a count table (AD-LDA: it swept a private copy) as
+    ``(row ids, their changes)``, only the ``rows`` it may touch (its words) and only those
+    that changed, in the narrowest exact integer type (:func:`compact_dtype`); the merge
+    adds them up, exact in any order."""
+    diff = after[rows] - before[rows]
+    changed = np.flatnonzero(diff.any(axis=1))
+    values = np.ascontiguousarray(diff[changed])
+    return rows[changed], values.astype(compact_dtype(values))

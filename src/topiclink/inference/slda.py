@@ -11,20 +11,50 @@ from its Gaussian conditional: precision I/nu^2 + sum_d b_d zbar_d zbar_d^T, mea
 P^{-1} sum_d a_d zbar_d.
 
 One-vs-all trains one binary chain per class; the chains are stacked along the first axis
-of every state array and each has its own streams, so running the classes on ``n_threads``
-threads never changes them.
+of every state array and each has its own streams.
+
+One iteration of chain m, written once, wherever it runs (:class:`SupervisedGibbs`):
+
+1. global (here): eta ~ N(P^{-1} s, P^{-1}) with P = I / nu^2 + sum_s P_s and s = sum_s s_s
+   (Zhu et al. 2013, the Gaussian conditional of eta), the shards' statistics
+   ``P_s = sum_{d in s} b_d zbar_d zbar_d^T`` and ``s_s = sum_{d in s} a_d zbar_d`` added
+   in shard order (:func:`shard_statistics`; reported by the shards at the end of the
+   previous iteration, computed from the state for the first one of a run);
+2. local, per document shard s (:func:`shard_step`, pure): z | eta sweeps the shard's
+   tokens with the label term (:func:`~topiclink.kernels.rtm.sweep_relational`, one
+   virtual pair per document whose neighbour vector is eta) against private copies of nwk
+   and nk taken at the start of the iteration (AD-LDA, Newman et al. 2009), then
+   lambda | z, eta draws the augmentation of its documents with its own stream; it reports
+   its count changes (:func:`~topiclink.execution.count_delta`), its (P_s, s_s) and its
+   label figures;
+3. merge (here, in shard order): the count changes are added (integer sums, exact).
+
+The shards are ``n_shards`` contiguous token-balanced ranges of documents
+(:func:`~topiclink.execution.balanced_chunks`), each with its own kernel row and
+augmentation stream (row ``m * n_shards + s``): the statistical scheme, fixed by
+``n_shards``.  With one shard the single shard sweeps against the current counts, which
+is the exact sequential chain.  Where the shards run is the ``executor`` (the calling
+thread, threads, a Dask cluster): the shards' z, ndk, a, b and streams stay with them
+between iterations (:meth:`~topiclink.execution.Executor.keep`) and the chain never
+depends on it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from topiclink.execution import Executor, ThreadExecutor, padded_rows
+from topiclink.execution import (
+    Executor,
+    balanced_chunks,
+    count_delta,
+    resolve_executor,
+)
 from topiclink.inference.augment import augment, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
@@ -33,7 +63,11 @@ from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["SupervisedData", "SupervisedState", "SupervisedGibbs"]
+__all__ = ["SupervisedData", "SupervisedState", "SupervisedGibbs", "shard_statistics",
+           "shard_step", "shard_statics"]
+
+#: the executor key of the shards' kept states
+_KEPT = "slda.shards"
 
 
 @dataclass
@@ -63,19 +97,92 @@ class SupervisedState(State):
     aug_rngs: list[np.random.Generator]     # M * n_shards, chain-major
 
 
+def shard_statistics(ndk: np.ndarray, lengths: np.ndarray, a: np.ndarray, b: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The eta sufficient statistics of a shard's documents (Zhu et al. 2013, the Gaussian
+    conditional of eta): ``P_s = sum_d b_d zbar_d zbar_d^T`` (K x K, without the prior)
+    and ``s_s = sum_d a_d zbar_d`` (K,), zbar_d = ndk_d / N_d."""
+    zbar = ndk / lengths[:, None]
+    return zbar.T @ (b[:, None] * zbar), zbar.T @ a
+
+
+def shard_statics(data: SupervisedData, chunks: np.ndarray) -> list[dict[str, np.ndarray]]:
+    """Per shard, what its steps read and never change: its ``words``, ``offsets`` (local,
+    from 0), ``vocab`` (its distinct words, int32), ``lengths`` (float64) and ``targets``
+    ((M, D_s) int8)."""
+    tok = data.tokens
+    out = []
+    for s in range(chunks.size - 1):
+        d0, d1 = int(chunks[s]), int(chunks[s + 1])
+        lo, hi = int(tok.offsets[d0]), int(tok.offsets[d1])
+        words = tok.words[lo:hi]
+        out.append({"words": words, "offsets": tok.offsets[d0:d1 + 1] - lo,
+                    "vocab": np.unique(words).astype(np.int32),
+                    "lengths": tok.lengths[d0:d1], "targets": data.targets[:, d0:d1]})
+    return out
+
+
+def shard_step(prev: tuple, shared: tuple, m: int, static: dict) -> tuple[tuple, tuple]:
+    """Steps 2 and 3 of one iteration of chain ``m`` on one shard (pure: runs wherever the
+    executor runs it).
+
+    ``prev``: the shard's ``(z, ndk, kernel rng row, a, b, augmentation generator)``
+    (not modified); ``shared``: ``(per chain (nwk, nk, eta) at the start of the
+    iteration, alpha, (beta, loss, c, hinge_cost))`` (read only); ``static``:
+    :func:`shard_statics`.  Returns the new shard state and the report ``(word ids, their
+    nwk changes, nk change, P_s, s_s, label log-likelihood sum, correct labels)``.
+    """
+    chains, alpha, (beta, loss, c, hinge_cost) = shared
+    base_w, base_k, eta = chains[m]
+    words, offsets, lengths = static["words"], static["offsets"], static["lengths"]
+    z, ndk, rng = prev[0].copy(), prev[1].copy(), prev[2].copy()
+    a, b = prev[3], prev[4]
+    gen = copy.deepcopy(prev[5])
+    nwk, nk = base_w.copy(), base_k.copy()
+    D, K = lengths.shape[0], eta.shape[0]
+    # every document has one out-pair to the virtual node D, whose vector is eta
+    Uz = np.zeros((D + 1, K))
+    Uz[D] = eta
+    empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    rtm_kernels.sweep_relational(
+        words, offsets, z, ndk, nwk, nk, alpha, beta, rng, np.zeros((K, K)), Uz,
+        np.zeros((D + 1, K)), np.arange(D + 1, dtype=np.int64), np.full(D, D, np.int64),
+        a, b, np.zeros(D + 1, dtype=np.int64), empty_i, empty_f, empty_f, False)
+    yf = static["targets"][m].astype(np.float64)
+    cs = np.full(D, c)
+    omega = (ndk / lengths[:, None]) @ eta
+    a_new, b_new = augment(gen, loss, omega, yf, cs, hinge_cost)
+    P_s, s_s = shard_statistics(ndk, lengths, a_new, b_new)
+    rows, changes = count_delta(nwk, base_w, static["vocab"])
+    loglik = pseudo_loglik(loss, omega, yf, cs, hinge_cost) * D if D else 0.0
+    correct = int(np.sum((omega > 0) == (yf > 0.5)))
+    return ((z, ndk, rng, a_new, b_new, gen),
+            (rows, changes, nk - base_k, P_s, s_s, loglik, correct))
+
+
 class SupervisedGibbs(Algorithm):
-    """gSLDA / Gibbs MedLDA chains; ``seeds`` gives one SeedSequence per chain."""
+    """gSLDA / Gibbs MedLDA chains; ``seeds`` gives one SeedSequence per chain.
+
+    Parameters
+    ----------
+    n_shards : document shards (the scheme: 1 is the exact sequential chain; more is
+        AD-LDA across shards, each with its own streams)
+    executor : where the shards run (None: ``n_threads`` threads of this process, the
+        calling thread for 1; an :class:`~topiclink.execution.Executor`, e.g. a
+        :class:`~topiclink.execution.DaskExecutor`, borrowed); never changes the chain
+    full_sync : write the shards' state back into ``state`` after every iteration (for
+        callbacks that read it while a run keeps it elsewhere)
+    """
 
     state_class = SupervisedState
-    #: kernel / augmentation streams per chain: row ``m * n_shards + s`` of ``kernel_rng``
-    #: and of ``aug_rngs`` is shard s of chain m (1 here; the Dask version,
-    #: :class:`topiclink.inference.slda_dask.DaskSupervisedGibbs`, has one per shard)
-    n_shards: int = 1
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float, *, loss: str, c: float,
                  hinge_cost: float, weight_prior_var: float,
                  seeds: list[np.random.SeedSequence] | None = None, n_threads: int = 1,
-                 name: str = "gSLDA") -> None:
+                 n_shards: int = 1, executor: Executor | None = None,
+                 full_sync: bool = False, name: str = "gSLDA") -> None:
+        if int(n_shards) < 1:
+            raise ValueError(f"n_shards must be >= 1, got {n_shards}")
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
@@ -85,17 +192,34 @@ class SupervisedGibbs(Algorithm):
         self.weight_prior_var = float(weight_prior_var)
         self.seeds = seeds
         self.n_threads = max(1, int(n_threads))
+        self.n_shards = int(n_shards)
+        self.executor = executor
+        self.full_sync = bool(full_sync)
         self.name = name
-        self._pool: Executor | None = None
-        self._ws: tuple[SupervisedData, dict[str, np.ndarray]] | None = None
+        self.n_rounds = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ex: Executor | None = None
+        self._loaded: tuple[SupervisedState, SupervisedData] | None = None
+        self._chunks: np.ndarray | None = None
+        self._stats: list[list[tuple[np.ndarray, np.ndarray]]] | None = None
+        self._fresh = True                  # the state holds the shards' current values
 
     def fingerprint(self, data: SupervisedData) -> str:
         return data.fingerprint()
 
+    def _check_shards(self, data: SupervisedData) -> None:
+        if self.n_shards > data.tokens.n_docs:
+            raise ValueError(f"n_shards ({self.n_shards}) exceeds the number of documents "
+                             f"({data.tokens.n_docs})")
+
     def init(self, data: SupervisedData, rng: np.random.Generator) -> SupervisedState:
-        """One chain per target row.  With ``seeds`` (the estimator's per-class seed
-        sequences) ``rng`` is not used, so that each class's chain depends on its seed
-        alone."""
+        """One chain per target row, ``n_shards`` kernel rows and augmentation streams per
+        chain (spawned from the chain's streams).  With ``seeds`` (the estimator's
+        per-class seed sequences) ``rng`` is not used, so that each class's chain depends
+        on its seed alone."""
+        self._check_shards(data)
         M = data.targets.shape[0]
         seeds = self.seeds if self.seeds is not None else rng.bit_generator.seed_seq.spawn(M)
         S = int(self.n_shards)
@@ -125,95 +249,142 @@ class SupervisedGibbs(Algorithm):
                                tok.words)
         if np.any(state.b <= 0):
             raise ValueError("state: augmentation coefficients b must be > 0")
+        if state.kernel_rng.shape[0] != state.z.shape[0] * self.n_shards:
+            raise ValueError(f"state: {state.kernel_rng.shape[0]} kernel streams for "
+                             f"{state.z.shape[0]} chains of {self.n_shards} shards "
+                             f"(n_shards must be the one the state was made with)")
 
+    # ------------------------------------------------------------------ session
     @contextlib.contextmanager
     def session(self, state: SupervisedState, data: SupervisedData) -> Iterator[None]:
-        """A thread pool over the chains for the whole run (one-vs-all only)."""
-        M = state.z.shape[0]
-        if self.n_threads <= 1 or M <= 1:
-            yield
-            return
-        with ThreadExecutor(min(self.n_threads, M), name="topiclink-slda") as pool:
-            self._pool = pool
-            try:
-                yield
-            finally:
-                self._pool = None
+        """The executor for the run (the given one, borrowed; else ``n_threads`` threads
+        over the chains' shards); the shards are loaded by the first :meth:`step` and
+        written back into ``state`` on leaving (after a failure: the state of the last
+        :meth:`sync`)."""
+        own = self.executor is None
+        tasks = state.z.shape[0] * self.n_shards
+        ex = resolve_executor(min(self.n_threads, tasks) if own else self.executor,
+                              name="topiclink-slda")
+        failed = False
+        try:
+            with ex.session():
+                self._ex = ex
+                try:
+                    yield
+                except BaseException:
+                    failed = True
+                    raise
+                finally:
+                    if not failed:
+                        self.sync(state)
+                    ex.drop(_KEPT)
+        finally:
+            self._reset()
+            if own:
+                ex.close()
 
-    def _workspace(self, data: SupervisedData) -> dict[str, np.ndarray]:
-        """The fixed arrays of the label "pairs" (every document has one out-pair to the
-        virtual node D, whose vector is eta), built once per data."""
-        if self._ws is None or self._ws[0] is not data:
-            D, K = data.tokens.n_docs, self.n_topics
-            self._ws = (data, {
-                "zeros_U": np.zeros((K, K)), "Vz": np.zeros((D + 1, K)),
-                "out_ptr": np.arange(D + 1, dtype=np.int64),
-                "out_nbr": np.full(D, D, dtype=np.int64),
-                "in_ptr": np.zeros(D + 1, dtype=np.int64), "in_nbr": np.zeros(0, np.int64),
-                "in_ab": np.zeros(0), "cs": np.full(D, self.c)})
-        return self._ws[1]
+    def _load(self, state: SupervisedState, data: SupervisedData) -> None:
+        """Hand every (chain, shard) its part of the state and its static data; the first
+        iteration's eta statistics come from the (complete) state."""
+        assert self._ex is not None
+        self._check_shards(data)
+        M, S, tok = state.z.shape[0], self.n_shards, data.tokens
+        chunks = balanced_chunks(tok.offsets, S)
+        statics = shard_statics(data, chunks)
+        states, stats = [], []
+        for m in range(M):
+            row = []
+            for s in range(S):
+                d0, d1 = int(chunks[s]), int(chunks[s + 1])
+                lo, hi = int(tok.offsets[d0]), int(tok.offsets[d1])
+                states.append((state.z[m, lo:hi].copy(), state.ndk[m, d0:d1].copy(),
+                               state.kernel_rng[m * S + s].copy(), state.a[m, d0:d1].copy(),
+                               state.b[m, d0:d1].copy(),
+                               copy.deepcopy(state.aug_rngs[m * S + s])))
+                row.append(shard_statistics(state.ndk[m, d0:d1], tok.lengths[d0:d1],
+                                            state.a[m, d0:d1], state.b[m, d0:d1]))
+            stats.append(row)
+        self._ex.keep(_KEPT, states, [statics[s] for _ in range(M) for s in range(S)])
+        self._chunks, self._stats, self._loaded = chunks, stats, (state, data)
+        self._fresh = True
 
+    # ------------------------------------------------------------------ iterating
     def step(self, state: SupervisedState, data: SupervisedData) -> dict[str, float]:
-        M = state.z.shape[0]
-        self._workspace(data)
-        if self._pool is not None:
-            # the chains' RNG states and topic totals on cache lines of their own while
-            # threads advance them (adjacent small rows would be shared: false sharing)
-            rngs, nks = padded_rows(state.kernel_rng), padded_rows(state.nk)
-            infos = self._pool.map(
-                lambda m: self.step_chain(state, data, m, rngs[m], nks[m]), range(M))
-            state.kernel_rng[:] = rngs
-            state.nk[:] = nks
-        else:
-            infos = [self.step_chain(state, data, m) for m in range(M)]
-        return infos[0]
-
-    def step_chain(self, state: SupervisedState, data: SupervisedData, m: int,
-                   rng_row: np.ndarray | None = None, nk_row: np.ndarray | None = None
-                   ) -> dict[str, float]:
-        """One iteration of chain ``m``: eta | z, then z | eta, then lambda | z, eta
-        (``rng_row`` / ``nk_row``: stand-ins for ``state.kernel_rng[m]`` / ``state.nk[m]``
-        that the caller copies back)."""
-        rng_row = state.kernel_rng[m] if rng_row is None else rng_row
-        nk_row = state.nk[m] if nk_row is None else nk_row
-        tok = data.tokens
-        D, K = tok.n_docs, self.n_topics
-        lengths = tok.lengths
-        ndk, a, b = state.ndk[m], state.a[m], state.b[m]
-        yf = data.targets[m].astype(np.float64)
-        ws = self._workspace(data)
-        cs = ws["cs"]
+        """One iteration of every chain (eta | z here; z | eta and lambda | z, eta on the
+        shards; the counts merged here); returns the first chain's figures."""
+        if self._ex is None:            # outside a session: one iteration, all written back
+            with self.session(state, data):
+                return self.step(state, data)
+        if self._loaded is None:
+            self._load(state, data)
+        elif self._loaded[0] is not state or self._loaded[1] is not data:
+            raise ValueError(f"{type(self).__name__}: step the same state and data within "
+                             f"a session")
+        assert self._stats is not None
+        M, S, D = state.z.shape[0], self.n_shards, data.tokens.n_docs
         t0 = time.perf_counter()
-        zbar = ndk / lengths[:, None]
-        P = zbar.T @ (b[:, None] * zbar)
-        P[np.diag_indices_from(P)] += 1.0 / self.weight_prior_var
-        eta = draw_weights(state.eta_rngs[m], P, zbar.T @ a)
-        state.eta[m] = eta
+        for m in range(M):          # step 1: eta | z, lambda from the reduced statistics
+            P = self._stats[m][0][0].copy()
+            s_lin = self._stats[m][0][1].copy()
+            for P_s, s_s in self._stats[m][1:]:
+                P += P_s
+                s_lin += s_s
+            P[np.diag_indices_from(P)] += 1.0 / self.weight_prior_var
+            state.eta[m] = draw_weights(state.eta_rngs[m], P, s_lin)
         t1 = time.perf_counter()
-        # every document has one out-pair to the virtual node D, whose vector is eta (the
-        # other rows of Uz stay zero; each chain has its own Uz)
-        Uz = np.zeros((D + 1, K))
-        Uz[D] = eta
-        rtm_kernels.sweep_relational(
-            tok.words, tok.offsets, state.z[m], ndk, state.nwk[m], nk_row, self.alpha,
-            self.beta, rng_row, ws["zeros_U"], Uz, ws["Vz"], ws["out_ptr"],
-            ws["out_nbr"], a, b, ws["in_ptr"], ws["in_nbr"], ws["in_ab"], ws["in_ab"], False)
+        # copies: an executor may keep ``shared`` to replay the round (a lost worker)
+        shared = (tuple((state.nwk[m].copy(), state.nk[m].copy(), state.eta[m].copy())
+                        for m in range(M)),
+                  np.asarray(self.alpha, dtype=np.float64),
+                  (self.beta, self.loss, self.c, self.hinge_cost))
+        reports = self._ex.step_kept(_KEPT, shard_step, shared,
+                                     [m for m in range(M) for _ in range(S)])
         t2 = time.perf_counter()
-        omega = (ndk / lengths[:, None]) @ eta
-        state.a[m], state.b[m] = augment(state.aug_rngs[m], self.loss, omega, yf, cs,
-                                         self.hinge_cost)
-        t3 = time.perf_counter()
-        return {"seconds_weights": t1 - t0, "seconds_z": t2 - t1, "seconds_lambda": t3 - t2,
-                "label_loglik": pseudo_loglik(self.loss, omega, yf, cs, self.hinge_cost),
-                "train_accuracy": float(np.mean((omega > 0) == (yf > 0.5)))}
+        infos = []
+        for m in range(M):          # step 3: merge in shard order
+            loglik, correct = 0.0, 0
+            for s in range(S):
+                rows, changes, dnk, P_s, s_s, ll_s, correct_s = reports[m * S + s]
+                state.nwk[m][rows] += changes
+                state.nk[m] += dnk
+                self._stats[m][s] = (P_s, s_s)
+                loglik += ll_s
+                correct += correct_s
+            infos.append({"label_loglik": loglik / D, "train_accuracy": correct / D})
+        self._fresh = False
+        self.n_rounds += 1
+        if self.full_sync:
+            self.sync(state)
+        info = infos[0]
+        info.update(seconds_weights=t1 - t0, seconds_shards=t2 - t1)
+        return info
 
     def sync(self, state: SupervisedState, parts: tuple[str, ...] = (),
              chains: tuple[int, ...] | None = None) -> None:
-        """Make ``parts`` of the state current (a no-op here: the Dask version keeps them
-        on its workers between reads)."""
+        """Write the shards' current z, ndk, a, b and streams into ``state`` (a no-op
+        outside a session or when they are already there; ``parts`` / ``chains`` are
+        accepted for callers that need less: everything is written)."""
+        if self._loaded is None or self._fresh or self._ex is None:
+            return
+        if state is not self._loaded[0]:
+            raise ValueError(f"{type(self).__name__}: sync the state of the running session")
+        assert self._chunks is not None
+        S, offsets = self.n_shards, self._loaded[1].tokens.offsets
+        for i, (z, ndk, rng, a, b, gen) in enumerate(self._ex.fetch(_KEPT)):
+            m, s = divmod(i, S)
+            d0, d1 = int(self._chunks[s]), int(self._chunks[s + 1])
+            lo, hi = int(offsets[d0]), int(offsets[d1])
+            state.z[m, lo:hi] = z
+            state.ndk[m, d0:d1] = ndk
+            state.kernel_rng[m * S + s] = rng
+            state.a[m, d0:d1] = a
+            state.b[m, d0:d1] = b
+            state.aug_rngs[m * S + s] = copy.deepcopy(gen)
+        self._fresh = True
 
     def objective(self, state: SupervisedState, data: SupervisedData) -> float:
-        """The first chain's word log joint per token."""
+        """The first chain's word log joint per token (the shards written back first)."""
+        self.sync(state)
         return lda_kernels.log_joint(state.ndk[0], state.nwk[0], state.nk[0], self.alpha,
                                      self.beta) / data.tokens.n_tokens
 

@@ -26,7 +26,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
-from topiclink.execution import n_threads, open_executor, resolve_n_jobs
+from topiclink.execution import DaskExecutor, n_threads, open_executor, resolve_n_jobs
 from topiclink.inference.augment import LOSSES
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -71,7 +71,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
     parallel : None or "dask", default None
         None: every chain sweeps all documents on this machine.  ``"dask"``: the documents
         in ``n_shards`` token-balanced shards on the workers of a Dask cluster
-        (``client``; :mod:`topiclink.inference.slda_dask`): each shard sweeps its
+        (``client``; :class:`topiclink.execution.DaskExecutor`): each shard sweeps its
         tokens against a copy of the word-topic counts taken at the start of the
         iteration (AD-LDA) and draws its documents' augmentation with its own streams; the
         driver draws eta from the statistics the shards report.  The chain is fixed by the
@@ -161,21 +161,15 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
 
     def _algorithm(self) -> SupervisedGibbs:
         K = int(self.n_topics)
-        if self.parallel == "dask":
-            from topiclink.inference.slda_dask import DaskSupervisedGibbs
-
-            return DaskSupervisedGibbs(
-                K, doc_topic_prior_vector(self.doc_topic_prior, K),
-                float(self.topic_word_prior), loss=self.loss, c=float(self.c),
-                hinge_cost=float(self.hinge_cost),
-                weight_prior_var=float(self.weight_prior_var), n_shards=int(self.n_shards),
-                client=self.client, full_sync=needs_full_state(self.callbacks),
-                name=self.model_name_)
+        dask = self.parallel == "dask"
         return SupervisedGibbs(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, c=float(self.c), hinge_cost=float(self.hinge_cost),
             weight_prior_var=float(self.weight_prior_var),
-            n_threads=n_threads(resolve_n_jobs(self.n_jobs)), name=self.model_name_)
+            n_threads=n_threads(resolve_n_jobs(self.n_jobs)),
+            n_shards=int(self.n_shards) if dask else 1,
+            executor=DaskExecutor(self.client) if dask else None,
+            full_sync=dask and needs_full_state(self.callbacks), name=self.model_name_)
 
     def fit(self, X: Any, y: Any, *, resume: bool = False) -> SupervisedTopicModel:
         """Fit to documents ``X`` with labels ``y`` (any hashable labels, >= 2 classes).
