@@ -8,8 +8,8 @@ a Dask worker; bit for bit the chain of ``parallel="adlda"`` with the same ``n_s
 whatever the number of workers); with a :class:`~topiclink.data.shards.ShardSet` the
 workers read their shards from disk.  The relational models' sharded sampler
 (:mod:`topiclink.inference.rtm_dask`) uses its client resolution; the supervised models
-run their shards through :mod:`topiclink.execution` (kept shard states).  Dask and distributed are imported only
-when a sweeper starts (``pip install 'topiclink[dask]'``).
+run their shards through :mod:`topiclink.execution` (kept shard states).  Dask and
+distributed are imported only when a sweeper starts (``pip install 'topiclink[dask]'``).
 """
 
 from __future__ import annotations
