@@ -19,9 +19,9 @@ import topiclink  # noqa: E402
 from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data, make_slda_data  # noqa: E402
+from topiclink.execution import DaskExecutor  # noqa: E402
 from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
 from topiclink.inference.lda import TokenData  # noqa: E402
-from topiclink.execution import DaskExecutor  # noqa: E402
 from topiclink.inference.slda import (  # noqa: E402
     SupervisedData,
     SupervisedGibbs,
