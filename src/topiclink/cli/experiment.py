@@ -47,7 +47,7 @@ from topiclink.cli.common import (
 from topiclink.cli.documents import document_options
 
 if TYPE_CHECKING:
-    from topiclink.experiments.registry import ProtocolSpec
+    from topiclink.experiments.registry import OptionInfo, ProtocolSpec
 
 __all__ = ["app", "CLISession", "checkpointable", "protocol_command"]
 
@@ -175,8 +175,8 @@ class CLISession:
         setup_logging(verbose)
 
 
-def _annotation(name: str, info: Any, kind: Any) -> Any:
-    """The typer declaration of one field of an options dataclass."""
+def _annotation(info: OptionInfo, kind: Any) -> Any:
+    """The typer declaration of a field of an options dataclass (its type ``kind``)."""
     if info.shared is not None:
         return SHARED[info.shared]
     settings: dict[str, Any] = {}
@@ -208,7 +208,7 @@ def protocol_command(spec: ProtocolSpec) -> Callable[..., None]:
             params.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY,
                                             default=None))
             continue
-        annotation = _annotation(field.name, info, kind)
+        annotation = _annotation(info, kind)
         params.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY,
                                         default=field.default, annotation=annotation))
         annotations[field.name] = annotation

@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-import sys
+import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -82,27 +82,20 @@ def shared(name: str, default: Any = None) -> Any:
 
 
 def documents() -> Any:
-    """The field ``source``: the ``--documents`` options (the user's own documents and
-    citations), given to the protocol as one ``DocumentSource``
+    """The field ``source: Any``: the ``--documents`` options (the user's own documents
+    and citations), given to the protocol as one ``DocumentSource``
     (:mod:`topiclink.cli.documents`), or None without ``--documents``."""
     return dataclasses.field(default=None, metadata={_META: OptionInfo(documents=True)})
 
 
 def option_fields(options: type) -> list[tuple[dataclasses.Field[Any], OptionInfo, Any]]:
     """(field, how it appears, its type) of each field of an options dataclass, in
-    order; the type is resolved in the dataclass's module (None for the documents
-    field)."""
+    order (the types resolved: annotate the documents field ``Any``)."""
     if not dataclasses.is_dataclass(options):
         raise TypeError(f"{options!r} is not a dataclass of options")
-    namespace = vars(sys.modules[options.__module__])
-    out = []
-    for f in dataclasses.fields(options):
-        info = f.metadata.get(_META, OptionInfo())
-        kind = None
-        if not info.documents:
-            kind = eval(f.type, namespace) if isinstance(f.type, str) else f.type  # noqa: S307
-        out.append((f, info, kind))
-    return out
+    hints = typing.get_type_hints(options)
+    return [(f, f.metadata.get(_META, OptionInfo()), hints[f.name])
+            for f in dataclasses.fields(options)]
 
 
 class Session(Protocol):
