@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from topiclink.datasets.base import Dataset
 
 __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "WorkersOpt",
-           "SeedOpt", "ForceOpt", "SchedulerOpt", "ShardsOpt", "dask_params", "setup_logging",
-           "fail", "one_line", "exception_message",
+           "SeedOpt", "ForceOpt", "OnlyFoldsOpt", "SchedulerOpt", "ShardsOpt", "dask_params",
+           "setup_logging", "fail", "one_line", "exception_message",
            "reported_errors", "report_unexpected", "CheckedGroup", "check", "memory_bytes",
            "check_model_size", "check_model", "model_file_path", "check_out_file",
            "check_out_dir", "check_input_paths", "require_data", "load_model_file",
@@ -53,6 +53,9 @@ WorkersOpt = Annotated[int, typer.Option(
 SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
 ForceOpt = Annotated[bool, typer.Option("--force/--no-force", "-f",
                                         help="Overwrite an existing output file.")]
+OnlyFoldsOpt = Annotated[str | None, typer.Option(
+    "--only-folds", help="Run only these fold indices, e.g. 0,1 (the rows of a fold do not "
+    "depend on which other folds run).")]
 CheckpointOpt = Annotated[Path | None, typer.Option(
     "--checkpoint", help="Checkpoint file: the model with its full sampler state is "
     "written there (atomically) every --checkpoint-every and at the end; when the file "

@@ -49,6 +49,13 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from topiclink.data.checks import available_memory
 from topiclink.data.splits import holdout_tensor_entries
 from topiclink.data.tensor import RelationalTensor
+from topiclink.experiments.registry import (
+    ProtocolSpec,
+    Session,
+    option,
+    register_protocol,
+    shared,
+)
 from topiclink.experiments.runner import (
     Cell,
     CSVRows,
@@ -69,7 +76,8 @@ __all__ = ["MODEL_NAMES", "PROTOCOLS", "BPBFMSettings", "PaperFold", "KGTask",
            "tensor_model_names", "check_models", "union_tensor", "paper_folds", "kg_task",
            "current_proba", "HeldoutTrajectory", "evaluate_paper", "evaluate_kg", "kg_chunk",
            "kg_ranks", "peak_rss_mb", "check_paper_protocol",
-           "run_bpbfm_experiment", "summarise", "summary_text", "write_bpbfm_outputs"]
+           "run_bpbfm_experiment", "summarise", "summary_text", "write_bpbfm_outputs",
+           "BPBFMOptions", "SPEC"]
 
 logger = logging.getLogger(__name__)
 
@@ -743,3 +751,137 @@ def write_bpbfm_outputs(table: pd.DataFrame, out: str | Path, title: str = ""
             fig.suptitle(title)
         paths["auc_vs_time"] = save_figure(fig, out / "bpbfm_auc_vs_time.png")
     return paths
+
+
+# ---------------------------------------------------------------------- the command
+@dataclass
+class BPBFMOptions:
+    """The options of ``topiclink experiment bpbfm`` (:data:`SPEC`)."""
+
+    dataset: str | None = shared("dataset")
+    data: Path | None = shared("data")
+    protocol: str = option(
+        "both", help="paper (RESCAL's: 10 % of all entries held out per fold, AUC-ROC and "
+        "AUC-PR; refused where those entries do not fit in memory, e.g. FB15k-237), kg "
+        "(the data set's test triples, filtered MRR and Hits@1/3/10 for head and tail "
+        "prediction, ties at the mean rank; sparse, in bounded memory) or both.")
+    folds: int = option(10, help="Folds of the paper protocol (independent random 10 % "
+                        "draws); in the kg protocol each fold is a repetition with another "
+                        "seed.")
+    only_folds: str | None = shared("only_folds")
+    topics: str = option("5,10,20", help="Values of K (latent factors), comma-separated.")
+    models: str = option("BPBFM-1,BPBFM-2", help="Comma-separated: BPBFM-1, BPBFM-2 (or any "
+                         "tensor model's name, e.g. BPBFM-1-online; RESCAL, DistMult, "
+                         "ComplEx with topiclink[bench]).")
+    iterations: int = option(300, "--iterations", "-n", help="Gibbs iterations.")
+    burn_in: int = option(150, "--burn-in", help="Iterations before samples are kept for "
+                          "prediction.")
+    thinning: int = option(5, help="Keep every this many samples after burn-in.")
+    fraction: float = option(0.1, help="Share of all entries held out per fold (paper "
+                             "protocol; the paper: 0.1).")
+    trajectory_every: int = option(
+        10, "--trajectory-every", help="Record the held-out AUC every this many "
+        "iterations in the first fold of the paper protocol (AUC against wall time); 0: "
+        "never.")
+    n_jobs: int = option(1, help="Threads of one fit.")
+    seed: int = option(0)
+    workers: int = shared("workers", 1)
+    out: Path = option(Path("bpbfm-experiment"), "--out", "-o", help="Output folder "
+                       "(created when missing) for the bpbfm_*.csv tables, "
+                       "bpbfm_summary.txt and bpbfm_*.png figures; results already there "
+                       "are refused unless --force.")
+    force: bool = shared("force", False)
+    verbose: bool = shared("verbose", True)
+
+
+@dataclass
+class _Plan:
+    options: BPBFMOptions
+    names: list[str]
+    protocols: list[str]
+    topics: list[int]
+    folds: list[int] | None
+
+
+def _check(o: BPBFMOptions, ui: Session) -> _Plan:
+    """Every option and the output folder, before any data is read."""
+    from topiclink.experiments.kge_peers import register_pykeen_peers
+
+    register_pykeen_peers()     # RESCAL, DistMult, ComplEx where PyKEEN is installed
+    names = ui.names(o.models, tensor_model_names())
+    ui.check(o.protocol in (*PROTOCOLS, "both"),
+             f"--protocol must be paper, kg or both, got {o.protocol!r}")
+    protocols = list(PROTOCOLS) if o.protocol == "both" else [o.protocol]
+    k_values = ui.int_list(o.topics, "--topics", minimum=2)
+    ui.check_model_size(max(k_values))
+    ui.check(o.folds >= 1, f"--folds must be >= 1, got {o.folds}")
+    chosen = (ui.int_list(o.only_folds, "--only-folds", 0, o.folds - 1)
+              if o.only_folds is not None else None)
+    ui.check(o.iterations >= 1, f"--iterations must be >= 1, got {o.iterations}")
+    ui.check(0 <= o.burn_in < o.iterations,
+             f"--burn-in must be in [0, --iterations), got {o.burn_in}")
+    ui.check(o.thinning >= 1, f"--thinning must be >= 1, got {o.thinning}")
+    ui.check(0 < o.fraction < 1, f"--fraction must be in (0, 1), got {o.fraction:g}")
+    ui.check(o.trajectory_every >= 0,
+             f"--trajectory-every must be >= 0, got {o.trajectory_every}")
+    ui.check(o.n_jobs != 0, "--n-jobs must be an integer other than 0 (-1: all cores), got 0")
+    ui.check(o.workers >= 1, f"--workers must be >= 1, got {o.workers}")
+    ui.check_input_paths(o.data)
+    ui.check_out(o.out, "bpbfm", o.force)
+    return _Plan(o, names, protocols, k_values, chosen)
+
+
+def _load(plan: _Plan, ui: Session, data: Any) -> Any:
+    """The data set's triples; the paper protocol refused at scale before the output
+    folder is made."""
+    o = plan.options
+    ds = data if data is not None else ui.load_data(o.dataset, o.data, default="umls")
+    if ds.tensor is None:
+        raise ui.fail(f"dataset {ds.name!r} has no tensor of triples")
+    splits = ds.tensor if isinstance(ds.tensor, dict) else {"train": ds.tensor}
+    train = splits.get("train")
+    if train is not None:
+        ui.echo(f"{ds.name}: {train.n_entities} entities, {train.n_relations} relations, "
+                + ", ".join(f"{len(splits[s].heads)} {s}" for s in splits) + " triples")
+    if "paper" in plan.protocols:
+        check_paper_protocol(union_tensor(splits), o.fraction, ds.name)
+    o.out.mkdir(parents=True, exist_ok=True)
+    return ds
+
+
+def _run(plan: _Plan, ds: Any, ui: Session) -> pd.DataFrame:
+    o = plan.options
+
+    def show(row: dict) -> None:
+        if row["protocol"] == "paper":
+            what = f"AUC-ROC {row['auc_roc']:.4f}  AUC-PR {row['auc_pr']:.4f}"
+        else:
+            what = (f"MRR {row['mrr']:.4f}  Hits@1 {row['hits_at_1']:.3f}  Hits@3 "
+                    f"{row['hits_at_3']:.3f}  Hits@10 {row['hits_at_10']:.3f}")
+        ui.echo(f"{row['protocol']:>5s} {row['model']:>10s} K={row['K']:<3d} fold "
+                f"{row['fold']}: {what}  fit {row['fit_seconds']:.1f} s  evaluation "
+                f"{row['test_seconds']:.1f} s  peak RSS {row['peak_rss_mb']:.0f} MiB")
+
+    settings = BPBFMSettings(max_iter=o.iterations, burn_in=o.burn_in, thinning=o.thinning,
+                             n_jobs=o.n_jobs, holdout_fraction=o.fraction,
+                             trajectory_every=o.trajectory_every)
+    return run_bpbfm_experiment(ds, models=plan.names, topics=plan.topics,
+                                protocols=plan.protocols, folds=o.folds,
+                                only_folds=plan.folds, workers=o.workers, seed=o.seed,
+                                settings=settings, out=o.out, on_row=show)
+
+
+def _report(plan: _Plan, ds: Any, table: pd.DataFrame, ui: Session) -> None:
+    """The summary printed (the files are written by the run)."""
+    out = plan.options.out
+    ui.echo("")
+    ui.echo(summary_text(table))
+    ui.echo(f"results: {out / 'bpbfm_results.csv'}, trajectory, summary and figures in "
+            f"{out}/")
+
+
+SPEC = register_protocol(ProtocolSpec(
+    name="bpbfm", options=BPBFMOptions, check=_check, load=_load, run=_run, report=_report,
+    help="The BPBFM paper's protocols (default data: umls): held-out AUC-ROC/PR over "
+         "random 10 % of all entries (paper) and filtered MRR / Hits@k on the test "
+         "triples (kg), against K over folds."))

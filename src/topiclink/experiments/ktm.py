@@ -45,11 +45,20 @@ import pandas as pd
 import scipy.sparse as sp
 
 from topiclink.data.corpus import Corpus
+from topiclink.experiments.registry import (
+    Choice,
+    ProtocolSpec,
+    Session,
+    option,
+    register_protocol,
+    shared,
+)
 from topiclink.inference.completion import completion_perplexity, training_perplexity
 
 __all__ = ["MODEL_NAMES", "PAPER_KTM_OVER_DMR", "KTMSettings", "SOTUData", "ModelRun",
            "KTMResult", "prepare_sotu", "sitting_presidents", "available_models",
-           "run_ktm_experiment", "summary_text", "write_ktm_outputs", "top_word_labels"]
+           "run_ktm_experiment", "summary_text", "write_ktm_outputs", "top_word_labels",
+           "KTMOptions", "SPEC"]
 
 logger = logging.getLogger(__name__)
 
@@ -632,3 +641,131 @@ def write_ktm_outputs(result: KTMResult, out: str | Path) -> dict[str, Path]:
         paths[f"over_time_{model}"] = save_figure(
             ax.figure, out / f"ktm_topics_over_time_{model}.png")
     return paths
+
+
+# ---------------------------------------------------------------------- the command
+@dataclass
+class KTMOptions:
+    """The options of ``topiclink experiment ktm`` (:data:`SPEC`; with ``--kernel
+    graph`` the protocol of :mod:`topiclink.experiments.ktm_graph` runs them)."""
+
+    dataset: str | None = shared("dataset")
+    data: Path | None = shared("data")
+    topics: int = option(10, "--topics", help="K (the paper: 10).")
+    vocabulary: int = option(5000, help="Keep the most frequent terms after stop words "
+                             "(the paper: 5000).")
+    iterations: int = option(200, "--iterations", "-n",
+                             help="Gibbs sweeps (KTM: outer iterations).")
+    models: str | None = option(None, help="Comma-separated: LDA, DMR, GDMR (tomotopy), KTM "
+                                "(default: all that are available here).")
+    test_fraction: float = option(0.2, "--test-fraction", help="Share of the addresses "
+                                  "held out (seeded split).")
+    last_year: int = option(2011, "--last-year", help="Use the addresses up to this year "
+                            "(the paper's corpus ends in 2011).")
+    evaluate_every: int = option(10, "--evaluate-every", help="Training perplexity every "
+                                 "this many iterations.")
+    kernel: str | None = option(
+        None, "--kernel", help="sotu: the State-of-the-Union protocol (year and "
+        "president); graph: topics on a graph, a connected subgraph of a linked corpus "
+        "with the shortest-path kernel, against LDA and a constant-kernel KTM (default: "
+        "graph for a data set with links, else sotu; graph without --dataset/--data: "
+        "cora).")
+    subgraph_size: int = option(350, "--subgraph-size", help="--kernel graph: documents in "
+                                "the BFS ball (the paper: 318).")
+    optimize_every: int | None = option(
+        0, "--optimize-every", help="--kernel graph: iterations between the KTMs' "
+        "maximisations of the kernel hyper-parameters and tau; 0 (the default): keep the "
+        "start values (amplitude 1, median-heuristic length scale, tau 1); on 3 of 4 Cora "
+        "subgraphs the maximisation ran the graph kernel to its bounds "
+        "(benchmarks/ktm_graph_seeds.py).")
+    seed: int = option(0)
+    out: Path = option(Path("ktm-experiment"), "--out", "-o", help="Output folder (created "
+                       "when missing) for ktm_*.csv, ktm_summary.txt and ktm_*.png; "
+                       "results already there are refused unless --force.")
+    force: bool = shared("force", False)
+    verbose: bool = shared("verbose", True)
+
+
+def _choose(o: KTMOptions, ui: Session) -> Choice | None:
+    """``--kernel graph``, or a data set with links and no ``--kernel``: the graph
+    protocol (``ktm-graph``); the data are read here when they decide."""
+    if o.kernel is not None and o.kernel not in ("sotu", "graph"):
+        raise ui.fail(f"--kernel must be sotu or graph, got {o.kernel!r}")
+    if o.kernel == "graph" or (o.kernel is None and (o.dataset is not None
+                                                     or o.data is not None)):
+        ds = ui.load_data(o.dataset, o.data, default="cora")
+        if o.kernel == "graph" or (o.kernel is None and ds.links is not None):
+            return Choice("ktm-graph", ds)
+        return Choice("ktm", ds)
+    return None
+
+
+@dataclass
+class _Plan:
+    options: KTMOptions
+    names: list[str]
+    settings: KTMSettings
+
+
+def _check(o: KTMOptions, ui: Session) -> _Plan:
+    """Every option of the State-of-the-Union protocol and the output folder."""
+    if o.models is None:
+        names = available_models()
+        skipped = [m for m in MODEL_NAMES if m not in names]
+        if skipped:
+            ui.echo(f"not available here, skipped: {', '.join(skipped)}")
+    else:
+        names = ui.names(o.models, MODEL_NAMES)
+    ui.check(o.topics >= 3, f"--topics must be >= 3, got {o.topics}")
+    ui.check_model_size(o.topics)
+    ui.check(o.vocabulary >= 2, f"--vocabulary must be >= 2, got {o.vocabulary}")
+    ui.check(o.iterations >= 1, f"--iterations must be >= 1, got {o.iterations}")
+    ui.check(0 < o.test_fraction < 1,
+             f"--test-fraction must be in (0, 1), got {o.test_fraction:g}")
+    ui.check(o.evaluate_every >= 1, f"--evaluate-every must be >= 1, got {o.evaluate_every}")
+    ui.check_input_paths(o.data)
+    ui.check_out(o.out, "ktm", o.force)
+    settings = KTMSettings(n_topics=o.topics, vocabulary=o.vocabulary, max_iter=o.iterations,
+                           test_fraction=o.test_fraction, last_year=o.last_year,
+                           evaluate_every=o.evaluate_every,
+                           burn_in=min(50, max(o.iterations // 4, 0)))
+    return _Plan(o, names, settings)
+
+
+def _load(plan: _Plan, ui: Session, data: Any) -> SOTUData:
+    o, settings = plan.options, plan.settings
+    ds = data if data is not None else ui.load_data(o.dataset, o.data, default="sotu")
+    prepared = prepare_sotu(ds, settings, o.seed)
+    ui.echo(f"{ds.name}: {prepared.corpus.n_docs} addresses {settings.first_year}-"
+            f"{o.last_year} ({prepared.train.size} training, {prepared.test.size} test), "
+            f"{prepared.corpus.n_words} words, {prepared.speaker_names.size} presidents")
+    return prepared
+
+
+def _run(plan: _Plan, prepared: SOTUData, ui: Session) -> KTMResult:
+    def show(run: ModelRun) -> None:
+        ui.echo(f"{run.model:>5s}: training perplexity {run.final_train_perplexity:.1f}  "
+                f"held-out {run.heldout_perplexity:.1f}  "
+                f"{run.seconds_per_iteration:.4f} s/iteration")
+
+    return run_ktm_experiment(prepared, plan.names, seed=plan.options.seed,
+                              out=plan.options.out, on_model=show)
+
+
+def _report(plan: _Plan, prepared: SOTUData, result: KTMResult, ui: Session) -> None:
+    """The summary printed (the files are written by the run)."""
+    out = plan.options.out
+    ui.echo("")
+    ui.echo(summary_text(result))
+    ui.echo(f"results: {out / 'ktm_trajectory.csv'}, summary and figures in {out}/")
+
+
+SPEC = register_protocol(ProtocolSpec(
+    name="ktm", options=KTMOptions, choose=_choose, check=_check, load=_load, run=_run,
+    report=_report,
+    help="The kernel topic model paper's experiments.  --kernel sotu (default data: "
+         "sotu): training perplexity against iteration, held-out perplexity by document "
+         "completion, time per iteration, topics over time (LDA, DMR, tomotopy GDMR, "
+         "KTM).  --kernel graph (default data: cora): held-out perplexity of KTM with the "
+         "shortest-path kernel vs LDA vs KTM with a constant kernel on a connected "
+         "subgraph, and the subgraph coloured by dominant topic."))

@@ -60,11 +60,12 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
+from topiclink.experiments.registry import ProtocolSpec, Session, register_protocol
 from topiclink.inference.completion import training_perplexity
 
 __all__ = ["GRAPH_MODEL_NAMES", "GraphKTMSettings", "GraphData", "GraphModelRun",
            "GraphKTMResult", "bfs_ball", "prepare_graph", "run_ktm_graph_experiment",
-           "graph_summary_text", "write_ktm_graph_outputs"]
+           "graph_summary_text", "write_ktm_graph_outputs", "SPEC"]
 
 logger = logging.getLogger(__name__)
 
@@ -417,3 +418,71 @@ def write_ktm_graph_outputs(result: GraphKTMResult, out: str | Path) -> dict[str
                      f"(squares: test), held-out perplexity {perp[name]:.0f}")
         paths[f"graph_{name}"] = save_figure(ax.figure, out / f"ktm_graph_topics_{name}.png")
     return paths
+
+
+# ---------------------------------------------------------------------- the command
+@dataclass
+class _Plan:
+    options: Any                      # topiclink.experiments.ktm.KTMOptions
+    names: list[str]
+
+
+def _check(o: Any, ui: Session) -> _Plan:
+    """``experiment ktm --kernel graph``: every option, before the subgraph is cut."""
+    names = (list(GRAPH_MODEL_NAMES) if o.models is None
+             else ui.names(o.models, GRAPH_MODEL_NAMES))
+    ui.check(o.topics >= 3, f"--topics must be >= 3, got {o.topics}")
+    ui.check_model_size(o.topics)
+    ui.check(o.vocabulary >= 2, f"--vocabulary must be >= 2, got {o.vocabulary}")
+    ui.check(o.iterations >= 1, f"--iterations must be >= 1, got {o.iterations}")
+    ui.check(0 < o.test_fraction < 1,
+             f"--test-fraction must be in (0, 1), got {o.test_fraction:g}")
+    ui.check(o.subgraph_size >= 5, f"--subgraph-size must be >= 5, got {o.subgraph_size}")
+    ui.check(o.optimize_every is None or o.optimize_every >= 0,
+             f"--optimize-every must be >= 0, got {o.optimize_every}")
+    return _Plan(o, names)
+
+
+def _load(plan: _Plan, ui: Session, data: Any) -> GraphData:
+    """The linked data (read by the ``ktm`` command's choice), checked, and the output
+    folder; then the subgraph."""
+    o = plan.options
+    ds = data if data is not None else ui.load_data(o.dataset, o.data, default="cora")
+    if ds.corpus is None or ds.links is None:
+        raise ui.fail(f"dataset {ds.name!r} has no documents with links (--kernel graph "
+                      "needs them)")
+    ui.check_out(o.out, "ktm", o.force)
+    settings = GraphKTMSettings(n_topics=o.topics, n_docs=o.subgraph_size,
+                                max_iter=o.iterations, test_fraction=o.test_fraction,
+                                vocabulary=o.vocabulary, optimize_every=o.optimize_every)
+    prepared = prepare_graph(ds, settings, o.seed)
+    ui.echo(f"{ds.name}: connected subgraph of {prepared.corpus.n_docs} documents, "
+            f"{prepared.links.n_links} links ({prepared.train.size} training, "
+            f"{prepared.test.size} test), {prepared.corpus.n_words} words")
+    return prepared
+
+
+def _run(plan: _Plan, prepared: GraphData, ui: Session) -> GraphKTMResult:
+    def show(run: GraphModelRun) -> None:
+        ui.echo(f"{run.model:>9s}: training perplexity {run.final_train_perplexity:.1f}  "
+                f"held-out {run.heldout_perplexity:.1f}  "
+                f"{run.seconds_per_iteration:.4f} s/iteration")
+
+    return run_ktm_graph_experiment(prepared, plan.names, seed=plan.options.seed,
+                                    out=plan.options.out, on_model=show)
+
+
+def _report(plan: _Plan, prepared: GraphData, result: GraphKTMResult, ui: Session) -> None:
+    """The summary printed (the files are written by the run)."""
+    out = plan.options.out
+    ui.echo("")
+    ui.echo(graph_summary_text(result))
+    ui.echo(f"results: {out / 'ktm_graph_summary.csv'}, documents and figures in {out}/")
+
+
+#: no command of its own: ``experiment ktm --kernel graph`` (or a linked data set) runs
+#: it with the options of :class:`topiclink.experiments.ktm.KTMOptions`
+SPEC = register_protocol(ProtocolSpec(
+    name="ktm-graph", options=None, check=_check, load=_load, run=_run, report=_report,
+    help="Topics on a graph: KTM with the shortest-path kernel vs LDA vs KTM with a "
+         "constant kernel on a connected subgraph."))

@@ -34,6 +34,15 @@ from sklearn.exceptions import ConvergenceWarning
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.data.splits import Fold, kfold_documents
+from topiclink.experiments.registry import (
+    Choice,
+    ProtocolSpec,
+    Session,
+    documents,
+    option,
+    register_protocol,
+    shared,
+)
 from topiclink.experiments.runner import (
     Cell,
     build_model,
@@ -49,7 +58,7 @@ from topiclink.metrics import link_rank
 
 __all__ = ["ALIASES", "MODEL_NAMES", "LMVSettings", "resolve_model", "available_models",
            "check_models", "fit_and_rank", "shared_start", "run_lmv_experiment", "summarise",
-           "paper_findings", "write_lmv_outputs"]
+           "paper_findings", "write_lmv_outputs", "LMVOptions", "load_directed", "SPEC"]
 
 logger = logging.getLogger(__name__)
 
@@ -473,3 +482,168 @@ def write_lmv_outputs(table: pd.DataFrame, out: str | Path, title: str = "") -> 
             fig.suptitle(title)
         paths[metric] = save_figure(fig, out / f"lmv_{metric}.png")
     return paths
+
+
+# ---------------------------------------------------------------------- the command
+@dataclass
+class LMVOptions:
+    """The options of ``topiclink experiment lmv`` (:data:`SPEC`; split by time, the
+    hep-th protocol of :mod:`topiclink.experiments.lmv_kdd` runs them)."""
+
+    dataset: str | None = shared("dataset")
+    data: Path | None = shared("data")
+    folds: int = option(5, help="Number of folds over documents.")
+    only_folds: str | None = shared("only_folds")
+    topics: str = option("5,7,9,11,13", help="Values of K, comma-separated.")
+    eta: str = option("0.1,0.5", "--eta", help="Topic-word priors eta, comma-separated.")
+    models: str = option("LMV,LMVS,PLLDA,RTM,LDA+Reg,Gibbs-gRTM",
+                         help="Comma-separated paper names: LMV, LMVS, PLLDA, RTM (= "
+                         "Var-RTM), LDA+Reg, Gibbs-gRTM (or any link model's paper name).")
+    max_iter: int | None = option(None, "--max-iter", help="Iteration limit of every model "
+                                  "(default: each model's own).")
+    seed: int = option(0)
+    workers: int = shared("workers", 1)
+    out: Path | None = option(None, "--out", "-o", help="Output folder (created when "
+                              "missing) for lmv_results.csv, lmv_summary.csv, "
+                              "lmv_findings.md and lmv_*.png; without it the summary and "
+                              "findings are only printed.")
+    force: bool = shared("force", False)
+    verbose: bool = shared("verbose", True)
+    protocol: str = option(
+        "kfold", help="kfold (the paper's Cora protocol, Sec. 6) or kdd (the hep-th split "
+        "of Sec. 7.2: --dataset hepth; models LMVS(t), LMVS, PLLDA, RTM, Gibbs-gRTM; "
+        "default --topics 10,15,20,25,30 and --eta 0.5,0.1,0.01; --folds ignored).")
+    n_jobs: int = option(1, "--n-jobs", help="Threads of one fit (--protocol kdd: the pair "
+                         "blocks of LMVS / PLLDA minibatches; -1: all cores).")
+    split: str | None = option(
+        None, "--split", help="kfold: random folds over documents (the Cora protocol); "
+        "time: train on the documents before --cutoff and the citations among them, test "
+        "on the later documents citing them (the hep-th protocol; models LMVS(t), LMVS, "
+        "PLLDA, RTM, Gibbs-gRTM).  Default: kfold; time with --protocol kdd.",
+        show_default=False)
+    cutoff: str | None = option(
+        None, "--cutoff", help="--split time: documents before this time train; written "
+        "as the --time-column is, as an ISO date (2002-01) or a fractional year (2002.0).  "
+        "Default with --dataset hepth: 2002-01 (the paper's).", show_default=False)
+    source: Any = documents()
+
+
+def _choose(o: LMVOptions, ui: Session) -> Choice | None:
+    """The split decides the protocol: by time, the hep-th one (``lmv-kdd``)."""
+    ui.check(o.protocol in ("kfold", "kdd"),
+             f"--protocol must be kfold or kdd, got {o.protocol!r}")
+    split_kind = o.split if o.split is not None else ("time" if o.protocol == "kdd"
+                                                      else "kfold")
+    ui.check(split_kind in ("kfold", "time"), f"--split must be kfold or time, got {o.split!r}")
+    ui.check(o.cutoff is None or split_kind == "time", "--cutoff needs --split time")
+    if o.protocol == "kdd":
+        ui.check(o.source is None, "--protocol kdd is the hep-th protocol (--dataset hepth); "
+                 "for your own --documents give --split time --cutoff DATE")
+        ui.check(split_kind == "time", "--protocol kdd splits by time; drop --split kfold")
+    if o.source is not None:
+        ui.check(o.dataset is None and o.data is None, "give either --documents or "
+                 "--dataset / --data, not both")
+        o.source.check(requires=("X", "links"))
+    return Choice("lmv-kdd") if split_kind == "time" else None
+
+
+@dataclass
+class _Plan:
+    options: LMVOptions
+    names: list[str]
+    topics: list[int]
+    etas: list[float]
+    folds: list[int] | None
+
+
+def _check(o: LMVOptions, ui: Session) -> _Plan:
+    """Every option of the Cora protocol and the output folder, before any data."""
+    ui.check(o.n_jobs == 1, "--n-jobs applies to --protocol kdd (the Cora protocol's fits "
+             "run one thread each; use --workers)")
+    names = ui.names(o.models, available_models())
+    k_values = ui.int_list(o.topics, "--topics", minimum=2)
+    ui.check_model_size(max(k_values))
+    etas = ui.float_list(o.eta, "--eta", positive=True)
+    ui.check(o.folds >= 2, f"--folds must be >= 2, got {o.folds}")
+    chosen = (ui.int_list(o.only_folds, "--only-folds", 0, o.folds - 1)
+              if o.only_folds is not None else None)
+    ui.check(o.max_iter is None or o.max_iter >= 1,
+             f"--max-iter must be >= 1, got {o.max_iter}")
+    ui.check(o.workers >= 1, f"--workers must be >= 1, got {o.workers}")
+    if o.out is not None:
+        ui.check_out(o.out, "lmv", o.force)
+    return _Plan(o, names, k_values, etas, chosen)
+
+
+def load_directed(dataset: str | None, data: Path | None, default: str,
+                  ui: Session) -> Any:
+    """The dataset with its links read as directed citations (i -> j: i cites j)."""
+    from topiclink.datasets import load_dataset
+
+    ui.check_input_paths(data)
+    name = dataset if dataset is not None else (None if data is not None else default)
+    try:
+        with ui.errors():
+            ds = load_dataset(name, data_dir=data, directed=True)
+    except TypeError:  # a loader without a `directed` option
+        ds = ui.load_data(dataset, data, default=default)
+    if ds.corpus is None or ds.links is None:
+        raise ui.fail(f"dataset {ds.name!r} has no documents with links")
+    if not ds.links.directed:
+        raise ui.fail(f"dataset {ds.name!r} has undirected links; the LMV protocol needs "
+                      "directed citations")
+    return ds
+
+
+def _load(plan: _Plan, ui: Session, data: Any) -> Any:
+    o = plan.options
+    if data is not None:
+        ds = data
+    elif o.source is not None:
+        ds = o.source.load()
+        if ds.links is None or not ds.links.directed:
+            raise ui.fail("the LMV protocol needs directed citations: give --edge-direction "
+                          "source-cites-target or target-cites-source")
+    else:
+        ds = load_directed(o.dataset, o.data, "cora-rlda", ui)
+    ui.check_model_size(max(plan.topics), ds.corpus.n_docs, ds.corpus.n_words,
+                        what=f" on {ds.corpus.n_docs} documents x {ds.corpus.n_words} words")
+    ui.echo(f"{ds.name}: {ds.corpus.n_docs} documents, {ds.links.n_links} directed links")
+    return ds
+
+
+def _run(plan: _Plan, ds: Any, ui: Session) -> pd.DataFrame:
+    o = plan.options
+
+    def show(row: dict) -> None:
+        ui.echo(f"{row['model']:>10s} K={row['K']:<3d} eta={row['eta']:<4g} fold "
+                f"{row['fold']}: predictive rank {row['predictive_rank']:7.1f} (random "
+                f"{row['random_rank']:.1f})  CPU {row['cpu_seconds']:.1f} s")
+
+    return run_lmv_experiment(ds, folds=o.folds, topics=plan.topics, etas=plan.etas,
+                              models=plan.names, workers=o.workers, seed=o.seed,
+                              max_iter=o.max_iter, out=o.out, on_row=show,
+                              only_folds=plan.folds)
+
+
+def _report(plan: _Plan, ds: Any, table: pd.DataFrame, ui: Session) -> None:
+    """The summary and the paper's claims printed (the files are written by the run)."""
+    out = plan.options.out
+    summary = summarise(table)
+    ui.echo_table(summary)
+    ui.echo("\nthe paper's claims:")
+    for line in paper_findings(summary):
+        ui.echo(f"  {line}")
+    if out is not None:
+        ui.echo(f"results: {out / 'lmv_results.csv'}, summary, findings and figures in "
+                f"{out}/")
+
+
+SPEC = register_protocol(ProtocolSpec(
+    name="lmv", options=LMVOptions, choose=_choose, check=_check, load=_load, run=_run,
+    report=_report,
+    help="The LMV paper's Cora protocol (default data: cora-rlda, directed citations): "
+         "predictive rank and CPU time against K, per eta, over folds; ``--protocol "
+         "kdd``: the hep-th protocol (Sec. 7.2, Figure 7); your own ``--documents`` and "
+         "``--edges`` with either split (``--split time --cutoff DATE`` with "
+         "``--time-column``)."))

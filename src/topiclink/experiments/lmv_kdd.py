@@ -29,6 +29,7 @@ fit, this process) per cell.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import warnings
@@ -42,11 +43,13 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
 from topiclink.data.time_split import TimeSplit
+from topiclink.experiments.registry import ProtocolSpec, Session, register_protocol
 from topiclink.experiments.runner import Cell, build_model, fit_model, grid, run_grid, write_csv
 from topiclink.metrics.chunked import rank_in_chunks
 
 __all__ = ["KDD_MODELS", "KDD_ESTIMATORS", "KDDSettings", "run_lmv_kdd_experiment",
-           "summarise_kdd", "kdd_findings", "write_kdd_outputs", "shared_start"]
+           "summarise_kdd", "kdd_findings", "write_kdd_outputs", "shared_start",
+           "PAPER_TOPICS", "PAPER_ETAS", "SPEC"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +70,9 @@ _STOCHASTIC = ("LMVS(t)", "LMVS", "PLLDA")
 #: the paper's claims (Sec. 7.2.1), fixed before any run
 PAPER_IMPROVEMENT = (0.73, 0.83)     # LMVS(t) over random, over K and eta
 PAPER_BEST = (20, 0.5)               # LMVS(t)'s best (K, eta)
+#: the paper's grid (Figure 7)
+PAPER_TOPICS = (10, 15, 20, 25, 30)
+PAPER_ETAS = (0.5, 0.1, 0.01)
 
 
 @dataclass
@@ -177,8 +183,8 @@ def _run_cell(cell: Cell, context: tuple[TimeSplit, KDDSettings]) -> dict[str, A
 
 
 def run_lmv_kdd_experiment(split: TimeSplit | None = None, *,
-                           topics: Iterable[int] = (10, 15, 20, 25, 30),
-                           etas: Iterable[float] = (0.5, 0.1, 0.01),
+                           topics: Iterable[int] = PAPER_TOPICS,
+                           etas: Iterable[float] = PAPER_ETAS,
                            models: Sequence[str] = KDD_MODELS, workers: int = 1,
                            seed: int = 0, settings: KDDSettings | None = None,
                            out: str | Path | None = None, data_dir: Any = None,
@@ -326,3 +332,128 @@ def write_kdd_outputs(table: pd.DataFrame, out: str | Path) -> dict[str, Path]:
     fig.suptitle("hep-th (KDD Cup 2003): Figure 7")
     paths["figure7"] = save_figure(fig, out / "lmv_kdd_figure7.png")
     return paths
+
+
+# ---------------------------------------------------------------------- the command
+def _hepth_grid(options: Any, name: str, paper: str) -> str:
+    """An option's value, or ``paper`` where it keeps the command's (Cora) default."""
+    value = getattr(options, name)
+    default = {f.name: f.default for f in dataclasses.fields(options)}[name]
+    return paper if value == default else value
+
+
+@dataclass
+class _Plan:
+    options: Any                      # topiclink.experiments.lmv.LMVOptions
+    names: list[str]
+    topics: list[int]
+    etas: list[float]
+    cutoff: float | None
+    settings: KDDSettings
+
+
+def _check(o: Any, ui: Session) -> _Plan:
+    """``experiment lmv --split time`` (``--protocol kdd``): every option and the output
+    folder, before any data.  The defaults of the command's Cora grid are replaced by
+    the paper's hep-th grid."""
+    from topiclink.data.dates import parse_cutoff
+
+    source = o.source
+    if source is None:
+        ui.check(o.dataset in (None, "hepth"), f"--split time runs on --dataset hepth or on "
+                 f"your own --documents with --time-column, got --dataset {o.dataset!r}")
+    else:
+        ui.check(source.time_column is not None, "--split time needs the documents' times: "
+                 "give --time-column and --time-format")
+        ui.check(o.cutoff is not None, "--split time needs --cutoff DATE (documents before "
+                 "it train)")
+    topics = _hepth_grid(o, "topics", ",".join(str(k) for k in PAPER_TOPICS))
+    eta = _hepth_grid(o, "eta", ",".join(f"{e:g}" for e in PAPER_ETAS))
+    models = _hepth_grid(o, "models", ",".join(KDD_MODELS))
+    names = ui.names(models, list(KDD_MODELS))
+    k_values = ui.int_list(topics, "--topics", minimum=2)
+    etas = ui.float_list(eta, "--eta", positive=True)
+    ui.check(o.max_iter is None or o.max_iter >= 1,
+             f"--max-iter must be >= 1, got {o.max_iter}")
+    ui.check(o.workers >= 1, f"--workers must be >= 1, got {o.workers}")
+    ui.check(o.n_jobs != 0, "--n-jobs must be an integer other than 0 (-1: all cores), got 0")
+    cutoff = None
+    if o.cutoff is not None:
+        try:
+            cutoff = parse_cutoff(o.cutoff, source.time_format if source else None)
+        except ValueError as exc:
+            raise ui.fail(f"--cutoff: {exc}") from None
+    if o.out is not None:
+        ui.check_out(o.out, "lmv_kdd", o.force)
+    settings = KDDSettings(n_jobs=o.n_jobs, verbose=o.verbose and o.workers == 1)
+    if o.max_iter is not None:
+        settings.stochastic["max_iter"] = int(o.max_iter)
+    return _Plan(o, names, k_values, etas, cutoff, settings)
+
+
+def _load(plan: _Plan, ui: Session, data: Any) -> TimeSplit:
+    """The split by time: hep-th's (at ``--cutoff``, default January 2002) or the user's
+    ``--documents`` (sorted by time and id, the vocabulary fitted on the documents
+    before the cutoff)."""
+    from topiclink.data.dates import format_year
+    from topiclink.data.time_split import split_by_time
+    from topiclink.datasets.hepth import KDD_CUTOFF, hepth_kdd_split
+
+    o, cutoff = plan.options, plan.cutoff
+    if o.source is None:
+        split = hepth_kdd_split(o.data, cutoff=KDD_CUTOFF if cutoff is None else cutoff)
+        what = ("hep-th KDD split" if cutoff in (None, KDD_CUTOFF) else
+                f"hep-th split at {format_year(split.cutoff)}")
+    else:
+        assert cutoff is not None
+        ds = o.source.load(fit_before=cutoff)
+        if ds.links is None or not ds.links.directed:
+            raise ui.fail("the LMV protocol needs directed citations: give --edge-direction "
+                          "source-cites-target or target-cites-source")
+        split = split_by_time(ds.corpus, ds.links,
+                              ds.corpus.metadata[ds.time_column].to_numpy(), cutoff,
+                              train_vocabulary=False)
+        what = f"{ds.name} split at {format_year(cutoff)}"
+    ui.check(split.n_train >= 2 and split.n_test >= 1,
+             f"the split at the cutoff leaves {split.n_train} training and {split.n_test} "
+             "test documents (test documents must cite a training document); move --cutoff")
+    r = split.report
+    ui.echo(f"{what}: {split.n_train} training papers, "
+            f"{r.get('train_links', split.train_links.n_links)} training citations; "
+            f"{split.n_test} test papers, {split.test_citations.nnz} test->train "
+            f"citations; vocabulary {split.train_corpus.n_words} terms")
+    return split
+
+
+def _run(plan: _Plan, split: TimeSplit, ui: Session) -> pd.DataFrame:
+    o = plan.options
+
+    def show(row: dict) -> None:
+        ui.echo(f"{row['model']:>10s} K={row['K']:<3d} eta={row['eta']:<5g}: predictive "
+                f"rank {row['predictive_rank']:8.1f} ({100 * row['improvement']:.1f} % "
+                f"better than random {row['random_rank']:.1f})  CPU "
+                f"{row['cpu_seconds']:.0f} s  [{row['stop_reason'] or row['n_iter']}]")
+
+    return run_lmv_kdd_experiment(split, topics=plan.topics, etas=plan.etas,
+                                  models=plan.names, workers=o.workers, seed=o.seed,
+                                  settings=plan.settings, out=o.out, on_row=show)
+
+
+def _report(plan: _Plan, split: TimeSplit, table: pd.DataFrame, ui: Session) -> None:
+    """The summary and the paper's claims printed (the files are written by the run)."""
+    o = plan.options
+    ui.echo_table(summarise_kdd(table))
+    ui.echo("\nthe paper's claims:" if o.source is None else
+            "\nthe LMV paper's hep-th claims (Sec. 7.2.1), checked on this data:")
+    for line in kdd_findings(table):
+        ui.echo(f"  {line}")
+    if o.out is not None:
+        ui.echo(f"results: {o.out / 'lmv_kdd_results.csv'}, summary, findings and Figure "
+                f"7 in {o.out}/")
+
+
+#: no command of its own: ``experiment lmv --split time`` / ``--protocol kdd`` runs it
+#: with the options of :class:`topiclink.experiments.lmv.LMVOptions`
+SPEC = register_protocol(ProtocolSpec(
+    name="lmv-kdd", options=None, check=_check, load=_load, run=_run, report=_report,
+    help="The LMV paper's hep-th protocol (Sec. 7.2, Figure 7), or any split by time."))

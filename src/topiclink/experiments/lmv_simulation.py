@@ -40,17 +40,25 @@ from topiclink.data.links import Links
 from topiclink.datasets.synthetic import make_lmv_data, paper_blockmodel
 from topiclink.experiments.lmv import (
     accepts_param,
+    available_models,
     check_models,
     fit_and_rank,
     resolve_model,
     shared_start,
+)
+from topiclink.experiments.registry import (
+    ProtocolSpec,
+    Session,
+    option,
+    register_protocol,
+    shared,
 )
 from topiclink.experiments.runner import Cell, CSVRows, cell_seed, grid, run_grid, write_csv
 
 __all__ = ["PAPER_TABLE_S1", "PAPER_ZERO_MAX", "VISIBILITY_CORR_THRESHOLD", "SIM_MODELS",
            "SimulationSettings", "SimulationResult", "match_topics", "run_lmv_simulation",
            "table_s1", "zero_entries", "model_summary", "findings", "format_table_s1",
-           "write_simulation_outputs"]
+           "write_simulation_outputs", "SimulationOptions", "SPEC"]
 
 logger = logging.getLogger(__name__)
 
@@ -573,3 +581,97 @@ def write_simulation_outputs(result: SimulationResult, out: str | Path) -> dict[
     path.write_text("\n".join(text))
     paths["findings"] = path
     return paths
+
+
+# ---------------------------------------------------------------------- the command
+@dataclass
+class SimulationOptions:
+    """The options of ``topiclink experiment lmv-simulation`` (:data:`SPEC`)."""
+
+    replicates: int = option(20, help="Simulated data sets (paper: 20).")
+    models: str = option("LMV,LMVS,PLLDA,RTM,LDA+Reg", help="Comma-separated paper names: "
+                         "LMV, LMVS, PLLDA, RTM (= Var-RTM), LDA+Reg.")
+    n_docs: int = option(3000, "--n-docs", help="Documents per data set (paper: 3000).")
+    n_train: int = option(2000, "--n-train", help="The first N documents train, the rest "
+                          "test (paper: 2000).")
+    doc_length: int = option(100, "--doc-length", help="Words per document (paper: 100).")
+    max_iter: int | None = option(None, "--max-iter", help="Iteration limit of every model "
+                                  "(default: each model's own).")
+    seed: int = option(0)
+    workers: int = shared("workers", 1)
+    out: Path | None = option(None, "--out", "-o", help="Output folder (created when "
+                              "missing) for lmv_sim_*.csv, lmv_sim_*.png and findings.md; "
+                              "without it Table S1 and the checks are only printed.")
+    force: bool = shared("force", False)
+    verbose: bool = shared("verbose", True)
+
+
+@dataclass
+class _Plan:
+    options: SimulationOptions
+    names: list[str]
+
+
+def _check(o: SimulationOptions, ui: Session) -> _Plan:
+    """Every option and the output folder."""
+    names = ui.names(o.models, available_models())
+    ui.check(o.replicates >= 1, f"--replicates must be >= 1, got {o.replicates}")
+    ui.check(o.n_docs >= 3, f"--n-docs must be >= 3, got {o.n_docs}")
+    ui.check(2 <= o.n_train < o.n_docs, f"--n-train must be in [2, --n-docs), got {o.n_train}")
+    ui.check(o.doc_length >= 1, f"--doc-length must be >= 1, got {o.doc_length}")
+    ui.check(o.max_iter is None or o.max_iter >= 1,
+             f"--max-iter must be >= 1, got {o.max_iter}")
+    ui.check(o.workers >= 1, f"--workers must be >= 1, got {o.workers}")
+    if o.out is not None:
+        ui.check_out(o.out, "lmv_sim", o.force)
+        if (o.out / "findings.md").is_file() and not o.force:
+            raise ui.fail(f"{o.out} already holds findings.md; give --force to replace it "
+                          "or another --out")
+    return _Plan(o, names)
+
+
+def _load(plan: _Plan, ui: Session, data: Any) -> None:
+    """Nothing to read: each replicate's data are drawn in the run."""
+    return None
+
+
+def _run(plan: _Plan, data: None, ui: Session) -> SimulationResult:
+    o = plan.options
+
+    def show(row: dict) -> None:
+        ui.echo(f"replicate {row['replicate']:<3d} {row['model']:>8s}: predictive rank "
+                f"{row['predictive_rank']:7.1f} (random {row['random_rank']:.1f})  CPU "
+                f"{row['cpu_seconds']:.1f} s")
+
+    return run_lmv_simulation(o.replicates, workers=o.workers, seed=o.seed, models=plan.names,
+                              n_docs=o.n_docs, n_train=o.n_train, doc_length=o.doc_length,
+                              max_iter=o.max_iter, out=o.out, on_row=show)
+
+
+def _report(plan: _Plan, data: None, result: SimulationResult, ui: Session) -> None:
+    """Table S1, the zero entries, Figure S4's numbers and the paper's checks printed
+    (the files are written by the run)."""
+    out = plan.options.out
+    table = result.table
+    ui.echo("\nTable S1 (paper = published; ours = this run):")
+    ui.echo(format_table_s1(table_s1(table)))
+    z = zero_entries(table, result.truth_blockmodel)
+    if not z.empty:
+        ui.echo("\nlargest estimate of a zero entry of B:")
+        ui.echo_table(z)
+    ui.echo("\nper model (Figure S4), mean and sd over replicates:")
+    ui.echo_table(model_summary(table))
+    ui.echo("\nthe paper's checks:")
+    for line in findings(result):
+        ui.echo(f"  {line}")
+    if out is not None:
+        ui.echo(f"results: {out / 'lmv_sim_results.csv'}, Table S1, findings.md and "
+                f"figures in {out}/")
+
+
+SPEC = register_protocol(ProtocolSpec(
+    name="lmv-simulation", options=SimulationOptions, check=_check, load=_load, run=_run,
+    report=_report,
+    help="The LMV paper's simulation study (supplement S7): Table S1 (blockmodel "
+         "recovery) beside the paper's, visibility recovery, predictive rank and CPU time "
+         "(Figure S4)."))

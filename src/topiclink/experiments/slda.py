@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,6 +27,13 @@ import pandas as pd
 
 from topiclink.data.corpus import Corpus
 from topiclink.datasets.base import Dataset
+from topiclink.experiments.registry import (
+    ProtocolSpec,
+    Session,
+    option,
+    register_protocol,
+    shared,
+)
 from topiclink.experiments.runner import (
     Cell,
     build_model,
@@ -33,10 +41,12 @@ from topiclink.experiments.runner import (
     grid,
     register_model,
     run_grid,
+    write_csv,
 )
 
 __all__ = ["SLDATask", "C_MODELS", "MODEL_NAMES", "prepare_task", "run_slda_experiment",
-           "LDAThenSVM", "TomotopySLDA"]
+           "LDAThenSVM", "TomotopySLDA", "SLDAOptions", "summarise", "write_slda_outputs",
+           "SPEC"]
 
 logger = logging.getLogger(__name__)
 
@@ -279,3 +289,134 @@ def run_slda_experiment(task: SLDATask, models: Sequence[str],
     return run_grid(cells, _run_cell, (task, settings), base_seed=random_state,
                     seed_axes=("run", "K"), workers=workers, on_row=on_row,
                     csv_path=csv_path)
+
+
+# ---------------------------------------------------------------------- the command
+@dataclass
+class SLDAOptions:
+    """The options of ``topiclink experiment slda`` (:data:`SPEC`)."""
+
+    dataset: str | None = shared("dataset")
+    data: Path | None = shared("data")
+    task: str = option("binary", help="binary (alt.atheism vs talk.religion.misc on 20 "
+                       "Newsgroups) or multiclass.")
+    topics: str = option("5,10,15,20,25,30", help="Values of K, comma-separated.")
+    models: str = option("gSLDA,gMedLDA,LDA+SVM,tomotopy-SLDA",
+                         help="Comma-separated: gSLDA, gMedLDA, LDA+SVM, tomotopy-SLDA, "
+                         "vSLDA (variational sLDA, binary task only).")
+    c: str = option("1,25", "--c", help="Regularisation constants, comma-separated.")
+    iterations: int = option(200, "--iterations", "-n")
+    runs: int = option(1, help="Repetitions with different seeds.")
+    n_jobs: int = option(1, help="Processes for one-vs-all classes.")
+    workers: int = shared("workers", 1)
+    seed: int = option(0)
+    out: Path = option(Path("slda-experiment"), "--out", "-o", help="Output folder "
+                       "(created when missing) for the slda_*.csv tables and slda_*.png "
+                       "figures; results already there are refused unless --force.")
+    force: bool = shared("force", False)
+    verbose: bool = shared("verbose", True)
+
+
+@dataclass
+class _Plan:
+    options: SLDAOptions
+    names: list[str]
+    topics: list[int]
+    c_values: list[float]
+
+
+def _check(o: SLDAOptions, ui: Session) -> _Plan:
+    """Every option and the output folder, before any data is read."""
+    names = ui.names(o.models, MODEL_NAMES)
+    ui.check(o.task in ("binary", "multiclass"),
+             f"--task must be binary or multiclass, got {o.task!r}")
+    k_values = ui.int_list(o.topics, "--topics", minimum=2)
+    ui.check_model_size(max(k_values))
+    c_values = ui.float_list(o.c, "--c", positive=True)
+    ui.check(o.iterations >= 1, f"--iterations must be >= 1, got {o.iterations}")
+    ui.check(o.runs >= 1, f"--runs must be >= 1, got {o.runs}")
+    ui.check(o.n_jobs != 0, "--n-jobs must be an integer other than 0 (-1: all cores), got 0")
+    ui.check(o.workers >= 1, f"--workers must be >= 1, got {o.workers}")
+    ui.check_input_paths(o.data)
+    ui.check_out(o.out, "slda", o.force)
+    return _Plan(o, names, k_values, c_values)
+
+
+def _load(plan: _Plan, ui: Session, data: Any) -> SLDATask:
+    o = plan.options
+    ds = data if data is not None else ui.load_data(o.dataset, o.data,
+                                                    default="20newsgroups")
+    prepared = prepare_task(ds, o.task, random_state=o.seed)
+    ui.echo(f"{prepared.name}: {prepared.train.n_docs} training / {prepared.test.n_docs} "
+            f"test documents, {prepared.train.n_words} words, "
+            f"{len(np.unique(prepared.y_train))} classes")
+    o.out.mkdir(parents=True, exist_ok=True)
+    return prepared
+
+
+def _run(plan: _Plan, prepared: SLDATask, ui: Session) -> pd.DataFrame:
+    o = plan.options
+
+    def show(row: dict) -> None:
+        ui.echo(f"{row['model']:>14s} K={row['K']:<3d} c={row['c']:<6g} run {row['run']}: "
+                f"accuracy {row['accuracy']:.3f}  train {row['train_seconds']:.1f} s  "
+                f"test {row['test_seconds']:.1f} s")
+
+    table = run_slda_experiment(prepared, plan.names, topics=plan.topics,
+                                c_values=plan.c_values, n_runs=o.runs,
+                                max_iter=o.iterations, n_jobs=o.n_jobs, random_state=o.seed,
+                                on_row=show, workers=o.workers,
+                                csv_path=o.out / "slda_results.csv")
+    if table.empty:
+        raise ui.fail("no results (is tomotopy installed for tomotopy-SLDA?)")
+    return table
+
+
+def summarise(table: pd.DataFrame) -> pd.DataFrame:
+    """Means over runs for every (model, K, c) (indexed by them)."""
+    return table.groupby(["model", "K", "c"], dropna=False)[
+        ["accuracy", "train_seconds", "n_iter", "seconds_per_iteration", "test_seconds"]
+    ].mean()
+
+
+def write_slda_outputs(table: pd.DataFrame, out: str | Path, title: str = ""
+                       ) -> dict[str, Any]:
+    """Write the figures (accuracy and training time against K; accuracy against c,
+    one panel per model with a c, when several c ran) and slda_summary.csv into
+    ``out``; returns the summary and the paths."""
+    import matplotlib.pyplot as plt
+
+    from topiclink.plotting.experiments import plot_metric_vs_topics, save_figure
+
+    out = Path(out)
+    written: dict[str, Any] = {}
+    for metric in ("accuracy", "train_seconds"):
+        ax = plot_metric_vs_topics(table, metric)
+        ax.set_title(f"{title}: {metric.replace('_', ' ')}")
+        written[metric] = save_figure(ax.figure, out / f"slda_{metric}_vs_K.png")
+    supervised = table[table["model"].isin(C_MODELS)]
+    if supervised["c"].nunique() > 1:
+        c_models = list(dict.fromkeys(supervised["model"]))
+        fig, axes = plt.subplots(1, len(c_models), figsize=(5.5 * len(c_models), 4),
+                                 sharey=True, squeeze=False)
+        for ax, name in zip(axes[0], c_models, strict=True):
+            plot_metric_vs_topics(supervised[supervised["model"] == name], "accuracy",
+                                  ax=ax, x="c")
+            ax.set_title(f"{title}: {name}, accuracy against c")
+        written["accuracy_vs_c"] = save_figure(fig, out / "slda_accuracy_vs_c.png")
+    written["summary"] = summary = summarise(table)
+    written["summary_csv"] = write_csv(summary.reset_index(), out / "slda_summary.csv")
+    return written
+
+
+def _report(plan: _Plan, prepared: SLDATask, table: pd.DataFrame, ui: Session) -> None:
+    out = plan.options.out
+    written = write_slda_outputs(table, out, prepared.name)
+    ui.echo(written["summary"].to_string(float_format=lambda v: f"{v:.3f}"))
+    ui.echo(f"results: {out / 'slda_results.csv'}, summary and figures in {out}/")
+
+
+SPEC = register_protocol(ProtocolSpec(
+    name="slda", options=SLDAOptions, check=_check, load=_load, run=_run, report=_report,
+    help="The gSLDA / Gibbs MedLDA protocol (default data: 20newsgroups): accuracy and "
+         "time against K and c."))
