@@ -23,10 +23,10 @@ from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.datasets import make_lda_data, make_rtm_data  # noqa: E402
 from topiclink.distributed import (  # noqa: E402
     SchedulerLostError,
-    WorkerLostError,
-    dask_sweeper,  # noqa: E402
+    WorkerLostError,  # noqa: E402
 )
 from topiclink.execution import dask as execution_dask  # noqa: E402
+from topiclink.inference.chunked import ShardSweeper  # noqa: E402
 from topiclink.models.lda import LDA  # noqa: E402
 from topiclink.models.rtm import RelationalTopicModel  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
@@ -84,13 +84,13 @@ def test_lda_worker_killed_same_chain(corpus, processes, monkeypatch, caplog):
     """Killed before sweep 8 (recovery points every 3 sweeps: 1 sweep after the one of
     sweep 6): the lost shards are rebuilt and the chain is the adlda one."""
     ref = LDA(parallel="adlda", **LDA_KW).fit(corpus)
-    monkeypatch.setattr(dask_sweeper, "RECOVERY_EVERY", 3)
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
     killed: list = []
-    kill_at(monkeypatch, dask_sweeper.DaskSweeper, "sweep", processes, 8, killed)
+    kill_at(monkeypatch, ShardSweeper, "sweep", processes, 8, killed)
     t0 = time.monotonic()
     model = LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
     assert killed and time.monotonic() - t0 < 3 * BOUND
-    assert "rebuilt from the recovery point" in caplog.text     # the replay path ran
+    assert "redoing the iteration" in caplog.text     # the replay path ran
     for name in ("z", "ndk", "nwk", "nk", "kernel_rng"):
         np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
                                       err_msg=name)
@@ -212,7 +212,7 @@ def test_worker_lost_for_good_names_it(corpus, processes, monkeypatch):
     """When the redos keep failing the fit stops with the lost worker's address."""
     monkeypatch.setattr(execution_dask, "MAX_RECOVERIES", 0)   # read by DaskConnection
     killed: list = []
-    kill_at(monkeypatch, dask_sweeper.DaskSweeper, "sweep", processes, 3, killed)
+    kill_at(monkeypatch, ShardSweeper, "sweep", processes, 3, killed)
     t0 = time.monotonic()
     with pytest.raises(WorkerLostError) as info:
         LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
@@ -227,7 +227,7 @@ def test_worker_lost_with_a_checkpoint_names_it_and_resumes(corpus, processes, m
     continues from it and ends with the uninterrupted chain."""
     monkeypatch.setattr(execution_dask, "MAX_RECOVERIES", 0)   # read by DaskConnection
     killed: list = []
-    kill_at(monkeypatch, dask_sweeper.DaskSweeper, "sweep", processes, 5, killed)
+    kill_at(monkeypatch, ShardSweeper, "sweep", processes, 5, killed)
     path = tmp_path / "lda.npz"
     with pytest.raises(WorkerLostError) as info:
         LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus, checkpoint=path,
@@ -274,7 +274,7 @@ def test_scheduler_lost_one_line_error_in_bounded_time(corpus, tmp_path, monkeyp
                                    address, "--nthreads", "1", "--no-nanny",
                                    "--no-dashboard"], **quiet)
         client.wait_for_workers(1, timeout=BOUND)
-        original = dask_sweeper.DaskSweeper.sweep
+        original = ShardSweeper.sweep
         calls = [0]
         stopped: list = []
 
@@ -286,7 +286,7 @@ def test_scheduler_lost_one_line_error_in_bounded_time(corpus, tmp_path, monkeyp
                 stopped.append(time.monotonic())
             return original(self, *args, **kwargs)
 
-        monkeypatch.setattr(dask_sweeper.DaskSweeper, "sweep", sweep)
+        monkeypatch.setattr(ShardSweeper, "sweep", sweep)
         with pytest.raises(SchedulerLostError) as info:
             LDA(parallel="dask", client=client, **LDA_KW).fit(corpus)
         took = time.monotonic() - stopped[0]

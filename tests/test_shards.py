@@ -328,7 +328,7 @@ def test_prediction_reads_a_shard_set_shard_by_shard(corpus, tmp_path):
 
 
 def test_sweeper_reading_shards_equals_scattered(corpus, shard_dir, client):
-    from topiclink.distributed import DaskSweeper
+    from topiclink.inference.chunked import DaskSweeper
     from topiclink.random import as_generator, kernel_state
 
     tok = corpus.tokens()

@@ -1,23 +1,24 @@
-"""Distributed Gibbs training on Dask: the transport the sharded samplers share.
+"""Distributed training on Dask: what the Dask paths share besides the executor layer.
 
-:class:`DaskSweeper` runs the AD-LDA sweeps of ``parallel="dask"`` on
-:class:`~topiclink.LDA` and :class:`~topiclink.DMR` (those of
-:class:`~topiclink.inference.chunked.ChunkedSweeper` -- the same document shards, the
-same per-shard xoshiro streams, the same summed count deltas -- with each shard living on
-a Dask worker; bit for bit the chain of ``parallel="adlda"`` with the same ``n_shards``,
-whatever the number of workers); with a :class:`~topiclink.data.shards.ShardSet` the
-workers read their shards from disk.  The relational models' sharded sampler
-(:mod:`topiclink.inference.rtm_dask`) uses its client resolution; the supervised models
-run their shards through :mod:`topiclink.execution` (kept shard states).  Dask and
-distributed are imported only when a sweeper starts (``pip install 'topiclink[dask]'``).
+The AD-LDA sweeps of ``parallel="dask"`` on :class:`~topiclink.LDA` and
+:class:`~topiclink.DMR` run on :class:`~topiclink.execution.DaskExecutor` through
+:class:`topiclink.inference.chunked.ShardSweeper` (the same shards, streams and summed
+count deltas as ``parallel="adlda"``; ``DaskSweeper`` is importable from here for one
+release); the supervised models run their shards through :mod:`topiclink.execution` as
+well.  What is left here: the relational models' sharded sampler's helpers
+(:mod:`topiclink.inference.rtm_dask` uses this package's client resolution), the counts of
+a ShardSet counted by the workers, and the estimators' ``client`` parameter
+(:mod:`~topiclink.distributed.params`).  Dask and distributed are imported only when a run
+starts (``pip install 'topiclink[dask]'``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from topiclink.distributed.dask_sweeper import (
     SCHEDULER_TIMEOUT,
     DaskConnection,
-    DaskSweeper,
     SchedulerLostError,
     WorkerLostError,
     resolve_client,
@@ -30,6 +31,20 @@ from topiclink.distributed.params import (
     needs_full_state,
 )
 
-__all__ = ["DaskConnection", "DaskSweeper", "resolve_client", "CLIENT", "ClientCodec", "ClientLike",
+__all__ = ["DaskConnection", "resolve_client", "CLIENT", "ClientCodec", "ClientLike",
            "SharedClientMixin", "needs_full_state", "WorkerLostError", "SchedulerLostError",
            "SCHEDULER_TIMEOUT"]
+
+
+def __getattr__(name: str) -> Any:
+    """``DaskSweeper`` moved to :mod:`topiclink.inference.chunked` (the executor layer runs
+    its shards): still importable from here for one release."""
+    if name == "DaskSweeper":
+        import importlib
+        import warnings
+
+        warnings.warn("topiclink.distributed.DaskSweeper moved to "
+                      "topiclink.inference.chunked.DaskSweeper; the old path goes in 0.2.0",
+                      DeprecationWarning, stacklevel=2)
+        return importlib.import_module("topiclink.inference.chunked").DaskSweeper
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ supervised samplers extend.  ``parallel="adlda"`` runs approximate distributed L
 (Newman et al. 2009) over ``n_shards`` fixed document shards, each with its own stream:
 a different chain from the exact sampler, fixed by the seed and the shard count; the
 threads that run the shards never change it.  ``parallel="dask"`` runs the very same
-shards on Dask workers (:class:`topiclink.distributed.DaskSweeper`): bit for bit the
+shards on Dask workers (:class:`topiclink.inference.chunked.DaskSweeper`): bit for bit the
 ``"adlda"`` chain, whatever the number of workers.
 """
 
@@ -24,9 +24,8 @@ import numpy as np
 
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
-from topiclink.distributed import DaskSweeper
 from topiclink.distributed.dask_sweeper import word_topic_counts
-from topiclink.inference.chunked import ChunkedSweeper
+from topiclink.inference.chunked import ChunkedSweeper, DaskSweeper, ShardSweeper
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.partition import PartitionSweeper
 from topiclink.kernels import lda as kernels
@@ -167,7 +166,7 @@ def shard_sweeper(parallel: str, offsets: np.ndarray, states: np.ndarray, n_thre
 
 def sync_shards(sweeper: Any, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
     """Fetch the shards' z / ndk / RNG rows into the state (only Dask keeps them away)."""
-    if isinstance(sweeper, DaskSweeper):
+    if isinstance(sweeper, ShardSweeper):
         sweeper.sync(parts)
 
 
