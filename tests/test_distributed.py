@@ -259,3 +259,13 @@ def test_finish_gathers_then_forgets_and_never_hides_the_first_error(caplog):
             with pytest.raises(RuntimeError, match="worker gone"):
                 sampler._finish(broken, False, "z is stale", lambda f=forgotten: f.append(1))
         assert forgotten == [1] and sampler.client is None
+
+
+def test_old_dask_sweeper_path_still_resolves_with_a_warning():
+    import topiclink.distributed as old_home
+    from topiclink.inference import chunked
+
+    with pytest.warns(DeprecationWarning, match="moved to topiclink.inference.chunked"):
+        assert old_home.DaskSweeper is chunked.DaskSweeper
+    with pytest.raises(AttributeError):
+        old_home.NoSuchThing  # noqa: B018
