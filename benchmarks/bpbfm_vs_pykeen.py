@@ -65,6 +65,33 @@ logit-scaled, as UMLS's base rate is 0.8 % and equal-width bins put almost every
 row stores its per-bin counts, ones and mean probability (``reliability_fine``).  Bins with
 no held-out one (or only ones) or fewer than 5 entries have no point on the top panel.
 
+Trained to convergence (``--peer-training converged``; kg protocol only; default
+``fixed``: the peers a fixed ``--epochs``, BPBFM a fixed ``--iterations``).  Every model
+trains with early stopping on the *validation* triples' filtered MRR, our metric code
+(:func:`~topiclink.experiments.bpbfm.evaluate_kg`: head and tail, ties at the mean rank)
+with the filter train + valid (the test triples never enter training or selection; PyKEEN's
+``EarlyStopper`` filters so too, but ranks with its own evaluator and reloads the best
+weights only when patience runs out, so it is not used):
+:class:`~topiclink.experiments.validation_stopping.ValidationStopper` evaluates every
+``--check-epochs`` epochs (peers) / ``--check-iterations`` (``--check-iterations-em``)
+iterations (BPBFM Gibbs, EM), stops after
+``--patience`` evaluations without a relative improvement of more than
+``--relative-delta``, or at the cap (``--max-epochs`` / ``--max-iterations``, flagged
+``cap_hit``), and the model of the best validation evaluation is the one scored on the
+test triples (peers: its weights restored; BPBFM: the fitted estimator as it was then, the
+Gibbs chain advanced by ``fit(resume=True)`` in chunks, which continues the same chain).
+One setting per model family is chosen on the validation MRR of the first listed fold
+(the tuning fold) and reused on the others: the peers' Adam learning rate
+(``--learning-rates``; everything else as ``PEER_DEFAULTS``, untuned), BPBFM-1's and
+BPBFM-1-scaled's K (``--topics-grid``, burn-in ``--burn-in``, thinning 5, the last 50
+samples kept) and BPBFM-1-EM's K (``--topics-em-grid``).  Each row records the setting,
+the epochs / iterations trained, the best validation MRR and its step, the validation
+curve (step, MRR, training seconds), whether the cap was hit, the training seconds
+(validation excluded) and the tuning fold's candidates.  ``verdict`` in each data set's kg
+part names the BPBFM variant with the best mean validation MRR (chosen without the test
+triples) and the peer with the best mean *test* MRR, and says whether the former's test
+MRR is at least the latter's.  Figure: validation MRR against training seconds.
+
 Resumable: the JSON is rewritten atomically (a temporary file, then a rename) after
 every row; ``--resume`` loads it and skips every (protocol, data set, fold, model) row it
 holds, so a 10-fold run can span sessions (refused, in one line naming the setting, when
@@ -76,11 +103,16 @@ Needs the bench extra (``pip install "topiclink[bench]"``: PyKEEN and torch) for
         [--models BPBFM-1,BPBFM-2,BPBFM-1-EM,RESCAL,DistMult,ComplEx] [--protocols paper,kg]
         [--topics 20] [--topics-em 40] [--iterations 300] [--burn-in 150] [--epochs 200]
         [--out FILE] [--figure FILE] [--resume] [--quick]
+        [--peer-training fixed|converged] [--check-epochs 10] [--patience 10]
+        [--max-epochs 1000] [--learning-rates 0.001,0.01,0.1] [--check-iterations 25]
+        [--check-iterations-em 10] [--max-iterations 2000] [--topics-grid 20,40,80]
+        [--topics-em-grid 20,40,80,160] [--relative-delta 0.002]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import logging
 import os
@@ -98,7 +130,14 @@ OURS = ("BPBFM-1", "BPBFM-2", "BPBFM-1-EM", "BPBFM-1-scaled")
 METRICS = {"paper": ("auc_roc", "auc_pr", "ece", "ece_platt"),
            "kg": ("mrr", "hits_at_1", "hits_at_3", "hits_at_10", "mrr_head", "mrr_tail")}
 #: the arguments a row's numbers depend on: ``--resume`` refuses a file written with others
-SETTINGS = ("topics", "topics_em", "iterations", "burn_in", "epochs", "fraction", "seed")
+SETTINGS = ("topics", "topics_em", "iterations", "burn_in", "epochs", "fraction", "seed",
+            "peer_training")
+#: the further arguments of ``--peer-training converged``
+CONVERGED_SETTINGS = ("check_epochs", "patience", "max_epochs", "relative_delta",
+                      "learning_rates", "check_iterations", "check_iterations_em",
+                      "max_iterations", "topics_grid", "topics_em_grid")
+#: a file written before an argument existed ran with its default
+LEGACY_DEFAULTS = {"peer_training": "fixed"}
 #: calibration: ECE bins, Platt's training sample and penalty, the figure's logit bins
 N_BINS = 10
 PLATT_FRACTION = 0.1
@@ -273,7 +312,8 @@ def evaluate_calibration(model: Any, fold, sample: tuple[np.ndarray, np.ndarray]
 
 # ---------------------------------------------------------------------- resume
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: getattr(args, k) for k in SETTINGS}
+    keys = SETTINGS + (CONVERGED_SETTINGS if args.peer_training == "converged" else ())
+    return {k: getattr(args, k) for k in keys}
 
 
 def load_resume(path: Path, args: argparse.Namespace) -> dict | None:
@@ -289,8 +329,9 @@ def load_resume(path: Path, args: argparse.Namespace) -> dict | None:
         raise SystemExit(f"--resume: {path} is not a bpbfm_vs_pykeen result")
     old = result.get("args", {})
     for key, value in _settings(args).items():
-        if old.get(key) != value:
-            raise SystemExit(f"--resume: {path} has {key}={old.get(key)!r}, this run "
+        was = old.get(key, LEGACY_DEFAULTS.get(key))
+        if was != value:
+            raise SystemExit(f"--resume: {path} has {key}={was!r}, this run "
                              f"{value!r}; same settings or another --out")
     if result.get("calibration") != CALIBRATION:
         raise SystemExit(f"--resume: {path} has calibration={result.get('calibration')!r}, "
@@ -315,6 +356,293 @@ def write_json(result: dict, path: Path) -> None:
     tmp.replace(path)
 
 
+# ---------------------------------------------------------------------- converged
+def _floats(text: str) -> list[float]:
+    return [float(x) for x in str(text).split(",") if x.strip()]
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in str(text).split(",") if x.strip()]
+
+
+def candidate_settings(name: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The settings chosen among on the tuning fold's validation MRR: a peer's learning
+    rate, BPBFM's K (``n_topics``)."""
+    if name in PEERS:
+        return [{"learning_rate": lr} for lr in _floats(args.learning_rates)]
+    grid = args.topics_em_grid if name == "BPBFM-1-EM" else args.topics_grid
+    return [{"n_topics": k} for k in _ints(grid)]
+
+
+def valid_task(splits: dict):
+    """The validation triples as a kg task: filter train + valid (never the test
+    triples), the training tensor the train split's."""
+    from topiclink.experiments.bpbfm import kg_task
+
+    return kg_task({"train": splits["train"], "test": splits["valid"]})
+
+
+def _stopper(name: str, args: argparse.Namespace):
+    from topiclink.experiments.validation_stopping import ValidationStopper
+
+    if name in PEERS:
+        return ValidationStopper(args.check_epochs, args.patience, args.max_epochs,
+                                 args.relative_delta)
+    every = args.check_iterations_em if name == "BPBFM-1-EM" else args.check_iterations
+    return ValidationStopper(every, args.patience, args.max_iterations, args.relative_delta)
+
+
+def fit_converged(name: str, setting: dict[str, Any], args: argparse.Namespace, seed: int,
+                  train, vtask) -> tuple[Any, Any, dict[str, float]]:
+    """(model at its best validation evaluation, its stopper, timings) of one model
+    trained to convergence (module docstring).  Timings: ``train_seconds`` (wall time of
+    training alone), ``fit_wall_seconds`` / ``fit_cpu_seconds`` (validation included)."""
+    from topiclink.experiments.bpbfm import evaluate_kg
+    from topiclink.experiments.validation_stopping import train_in_steps
+
+    stopper = _stopper(name, args)
+    c0, w0 = time.process_time(), time.perf_counter()
+    if name in PEERS:
+        from topiclink.experiments.kge_peers import KGEmbeddingPeer
+
+        peer = KGEmbeddingPeer(name, num_epochs=args.max_epochs, random_state=seed,
+                               n_jobs=1, exclude_missing=False, **setting)
+        n_ones = int((np.asarray(train.values) > 0).sum())
+        per_epoch = max(1, -(-n_ones // int(peer.batch_size)))
+
+        def evaluate() -> float:
+            return float(evaluate_kg(peer, vtask)["mrr"])
+
+        def on_batch(p) -> bool:
+            if p.n_batches_ % per_epoch:
+                return False
+            return stopper.observe(p.n_batches_ // per_epoch, evaluate, p.snapshot_weights,
+                                   time.perf_counter() - p.fit_started_
+                                   - stopper.eval_seconds)
+
+        peer.fit(train, on_batch=on_batch)
+        train_seconds = peer.fit_seconds_ - stopper.eval_seconds   # validation inside
+        stopper.finish(int(round(peer.epochs_)), evaluate, peer.snapshot_weights,
+                       train_seconds)
+        peer.restore_weights(stopper.best_snapshot)
+        model = peer
+    else:
+        model = _build(name, args, seed, "kg")
+        if "n_topics" in setting:
+            model.set_params(n_topics=int(setting["n_topics"]))
+
+        def advance(step: int, n: int) -> int:
+            before = int(getattr(model, "n_iter_", 0)) if step else 0
+            model.set_params(max_iter=int(n))
+            model.fit(train, resume=step > 0)
+            return int(model.n_iter_) - before
+
+        def evaluate() -> float:
+            return float(evaluate_kg(model, vtask)["mrr"])
+
+        train_in_steps(stopper, advance, evaluate, lambda: copy.deepcopy(model))
+        model = stopper.best_snapshot
+        train_seconds = float(stopper.train_seconds or 0.0)
+    timings = {"train_seconds": train_seconds,
+               "fit_wall_seconds": time.perf_counter() - w0,
+               "fit_cpu_seconds": time.process_time() - c0}
+    return model, stopper, timings
+
+
+def converged_record(name: str, setting: dict[str, Any], seed: int, model, stopper,
+                     timings: dict[str, float], metrics: dict[str, Any]) -> dict[str, Any]:
+    """One trained-to-convergence model's fields: its setting, the stopper's summary
+    (``steps`` trained, ``best_step``, ``valid_mrr``, ``curve``, ``cap_hit``,
+    ``stopped_by``), timings and test metrics."""
+    summ = stopper.summary()
+    return {"setting": dict(setting), "seed": seed,
+            "step_unit": "epoch" if name in PEERS else "iteration",
+            **{k: _clean(v) for k, v in metrics.items()},
+            "valid_mrr": summ.pop("best_valid"), **summ,
+            "valid_eval_seconds": summ.pop("eval_seconds"), **timings,
+            "fit_seconds": timings["train_seconds"],
+            "n_parameters": _clean(getattr(model, "n_parameters_", None))}
+
+
+def _candidate_brief(rec: dict[str, Any]) -> dict[str, Any]:
+    keep = ("setting", "valid_mrr", "best_step", "steps", "stopped_by", "cap_hit",
+            "train_seconds", "fit_wall_seconds", "mrr", "hits_at_10", "curve")
+    return {k: rec.get(k) for k in keep}
+
+
+def run_converged_fold(name: str, fold: int, seed: int, args: argparse.Namespace, train,
+                       vtask, task, tuning: dict[str, Any] | None,
+                       save: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The row of ``name`` on one fold, and its tuning record.  Without ``tuning`` (the
+    tuning fold) every candidate setting is trained and the best on validation kept
+    (candidates already in ``tuning_partial`` are not retrained: resume), ``save(tuning)``
+    after each; with it, its chosen setting alone is trained."""
+    from topiclink.experiments.bpbfm import evaluate_kg
+
+    if tuning is not None and tuning.get("selected") is not None:
+        setting = tuning["selected"]
+        model, stopper, timings = fit_converged(name, setting, args, seed, train, vtask)
+        t0 = time.perf_counter()
+        metrics = evaluate_kg(model, task)
+        row = converged_record(name, setting, seed, model, stopper, timings, metrics)
+        row.update(fold=fold, test_seconds=time.perf_counter() - t0)
+        return row, tuning
+    tuning = dict(tuning or {"fold": fold, "seed": seed, "candidates": []})
+    done = {json.dumps(c["setting"], sort_keys=True): c for c in tuning["candidates"]}
+    for setting in candidate_settings(name, args):
+        key = json.dumps(setting, sort_keys=True)
+        if key in done:
+            continue
+        model, stopper, timings = fit_converged(name, setting, args, seed, train, vtask)
+        t0 = time.perf_counter()
+        metrics = evaluate_kg(model, task)   # recorded; never read by the selection
+        rec = converged_record(name, setting, seed, model, stopper, timings, metrics)
+        rec.update(fold=fold, test_seconds=time.perf_counter() - t0)
+        done[key] = rec
+        tuning["candidates"] = list(done.values())
+        if save is not None:
+            save(tuning)
+        print(f"    {name} fold {fold} candidate {setting}: valid MRR {rec['valid_mrr']:.4f} "
+              f"at {rec['step_unit']} {rec['best_step']} of {rec['steps']} "
+              f"({rec['stopped_by']}), train {rec['train_seconds']:.1f} s", flush=True)
+    best = max(tuning["candidates"], key=lambda c: (c["valid_mrr"] is not None,
+                                                      c["valid_mrr"] or 0.0))
+    tuning["selected"] = best["setting"]
+    tuning["selected_by"] = "best validation filtered MRR (train + valid filter)"
+    tuning["tuning_train_seconds"] = float(sum(c["train_seconds"]
+                                               for c in tuning["candidates"]))
+    row = {k: v for k, v in best.items()}
+    row["candidates"] = [_candidate_brief(c) for c in tuning["candidates"]]
+    tuning["candidates"] = [_candidate_brief(c) for c in tuning["candidates"]]
+    return row, tuning
+
+
+def run_converged_dataset(ds_name: str, splits: dict, task, entry: dict, folds: list[int],
+                          models: list[str], args: argparse.Namespace, todo: set,
+                          n_session: int, write: Any, warmed: set) -> None:
+    """The converged kg rows of one data set (module docstring), ``write()`` after each
+    row and each tuning candidate; the first of ``folds`` is the tuning fold."""
+    from topiclink.experiments.bpbfm import cell_seed
+
+    vtask = valid_task(splits)
+    train = splits["train"]
+    part = entry["protocols"].setdefault("kg", {"models": {}})
+    for name in models:
+        res = part["models"].setdefault(name, {"per_fold": []})
+        for fold in folds:
+            if ("kg", fold, name) not in todo:
+                continue
+            seed = cell_seed(args.seed, {"protocol": "kg", "fold": fold, "K": 0},
+                             ("protocol", "fold", "K"))
+            if name in OURS and name not in warmed:   # numba compilation
+                warm = _build(name, args, 0)
+                warm.set_params(max_iter=2, burn_in=0)
+                warm.fit(train)
+                warmed.add(name)
+            tuning = res.get("tuning")
+            if tuning is None or tuning.get("selected") is None:
+                tuning_fold = folds[0] if tuning is None else tuning["fold"]
+                if fold != tuning_fold:
+                    raise SystemExit(f"{ds_name} {name}: no setting chosen yet; fold "
+                                     f"{tuning_fold} (the first fold listed) is the tuning "
+                                     f"fold, and fold {fold} needs its choice")
+
+                def save(t: dict, res: dict = res) -> None:
+                    res["tuning"] = t
+                    write()
+
+                row, tuning = run_converged_fold(name, fold, seed, args, train, vtask, task,
+                                                 tuning, save)
+            else:
+                row, tuning = run_converged_fold(name, fold, seed, args, train, vtask, task,
+                                                 tuning)
+            row.update(fold=fold, seed=seed, session=n_session)
+            res["tuning"] = tuning
+            res["per_fold"] = sorted([*res["per_fold"], row], key=lambda r: r["fold"])
+            res["n_parameters"] = row.get("n_parameters")
+            res["summary"] = _summary(res["per_fold"], CONVERGED_METRICS)
+            part["verdict"] = verdict(part)
+            print(f"{ds_name:>8s}    kg fold {fold} {name:>14s} {row['setting']}: test MRR "
+                  f"{row['mrr']:.4f} H@10 {row['hits_at_10']:.4f}  valid MRR "
+                  f"{row['valid_mrr']:.4f} at {row['step_unit']} {row['best_step']} of "
+                  f"{row['steps']} ({row['stopped_by']})  train {row['train_seconds']:.1f} s",
+                  flush=True)
+            write()
+
+
+CONVERGED_METRICS = (*METRICS["kg"], "valid_mrr", "steps", "best_step", "train_seconds",
+                     "fit_wall_seconds")
+
+
+def verdict(part: dict[str, Any]) -> dict[str, Any] | None:
+    """BPBFM (the variant with the best mean *validation* MRR over folds) against the
+    peer with the best mean *test* MRR: whether BPBFM's test MRR is at least the peer's,
+    with the per-fold paired differences (folds both have)."""
+    models = part.get("models", {})
+
+    def mean(name: str, key: str) -> float | None:
+        s = models[name]["summary"].get(key)
+        return None if s is None else s["mean"]
+
+    ours = [m for m in models if m in OURS and mean(m, "valid_mrr") is not None]
+    peers = [m for m in models if m in PEERS and mean(m, "mrr") is not None]
+    if not ours or not peers:
+        return None
+    b = max(ours, key=lambda m: mean(m, "valid_mrr"))
+    p = max(peers, key=lambda m: mean(m, "mrr"))
+    by_fold = {r["fold"]: r["mrr"] for r in models[p]["per_fold"]}
+    diffs = [r["mrr"] - by_fold[r["fold"]] for r in models[b]["per_fold"]
+             if r["fold"] in by_fold]
+    return {"bpbfm": b, "bpbfm_chosen_by": "best mean validation MRR among BPBFM variants",
+            "best_peer": p, "best_peer_chosen_by": "best mean test MRR among the peers",
+            "bpbfm_test_mrr": mean(b, "mrr"), "best_peer_test_mrr": mean(p, "mrr"),
+            "bpbfm_test_hits_at_10": mean(b, "hits_at_10"),
+            "best_peer_test_hits_at_10": mean(p, "hits_at_10"),
+            "paired_mrr_differences": diffs,
+            "folds_bpbfm_ahead": int(sum(d >= 0 for d in diffs)),
+            "bpbfm_at_least_best_peer": bool(mean(b, "mrr") >= mean(p, "mrr"))}
+
+
+def convergence_figure(result: dict, path: Path) -> Path | None:
+    """Validation MRR against training seconds (validation excluded), one panel per data
+    set, every row's curve (the chosen setting), the best point marked."""
+    panels = [(ds, e["protocols"]["kg"]["models"]) for ds, e in result["datasets"].items()
+              if e.get("protocols", {}).get("kg", {}).get("models")]
+    if not panels:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, (ds, models) in zip(axes[0], panels, strict=True):
+        for i, (name, res) in enumerate(models.items()):
+            c = colours[i % len(colours)]
+            for j, row in enumerate(res["per_fold"]):
+                pts = [(q["seconds"], q["value"]) for q in row.get("curve") or []
+                       if q.get("seconds") is not None and q["seconds"] > 0]
+                if not pts:
+                    continue
+                x, y = zip(*pts, strict=True)
+                ax.plot(x, y, color=c, lw=1, alpha=0.8,
+                        label=f"{name} {row.get('setting')}" if j == 0 else None)
+                k = max(range(len(y)), key=y.__getitem__)
+                ax.plot([x[k]], [y[k]], marker="o", ms=4, color=c)
+        ax.set_xscale("log")
+        ax.set_xlabel("training seconds (validation excluded; one thread)")
+        ax.set_ylabel("validation filtered MRR (filter train + valid)")
+        ax.set_title(f"{ds}: curves of every fold, best evaluation marked", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
+
+
 # ---------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -322,7 +650,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--folds", default=",".join(map(str, range(10))),
                     help="fold indices (paper: independent 10 %% draws; kg: repetitions)")
     ap.add_argument("--models", default=",".join(OURS + PEERS))
-    ap.add_argument("--protocols", default="paper,kg")
+    ap.add_argument("--protocols", default=None,
+                    help="paper,kg (default); --peer-training converged: kg only")
     ap.add_argument("--topics", type=int, default=20, help="K of BPBFM")
     ap.add_argument("--topics-em", type=int, default=40, help="K of BPBFM-1-EM")
     ap.add_argument("--iterations", type=int, default=300, help="BPBFM Gibbs iterations")
@@ -332,17 +661,53 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true",
                     help="one fold, nations, 60 Gibbs iterations (burn-in 30), 40 epochs")
-    ap.add_argument("--out", type=Path,
-                    default=Path(__file__).parent / "results" / "bpbfm_vs_pykeen.json")
+    ap.add_argument("--peer-training", choices=("fixed", "converged"), default="fixed",
+                    help="fixed: --epochs / --iterations; converged: early stopping on the "
+                         "validation MRR, one setting per model chosen on the first fold")
+    ap.add_argument("--check-epochs", type=int, default=10,
+                    help="converged: validation every this many epochs (peers)")
+    ap.add_argument("--max-epochs", type=int, default=1000, help="converged: the peers' cap")
+    ap.add_argument("--check-iterations", type=int, default=25,
+                    help="converged: validation every this many iterations (BPBFM)")
+    ap.add_argument("--check-iterations-em", type=int, default=10,
+                    help="converged: validation every this many iterations (BPBFM-1-EM)")
+    ap.add_argument("--max-iterations", type=int, default=2000,
+                    help="converged: BPBFM's cap (Gibbs and EM iterations)")
+    ap.add_argument("--patience", type=int, default=10,
+                    help="converged: evaluations without improvement before stopping")
+    ap.add_argument("--relative-delta", type=float, default=0.002,
+                    help="converged: an improvement is more than this, relative")
+    ap.add_argument("--learning-rates", default="0.001,0.01,0.1",
+                    help="converged: the peers' Adam learning rates chosen among")
+    ap.add_argument("--topics-grid", default="20,40,80",
+                    help="converged: K of BPBFM-1 / BPBFM-1-scaled chosen among")
+    ap.add_argument("--topics-em-grid", default="20,40,80,160",
+                    help="converged: K of BPBFM-1-EM chosen among")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default results/bpbfm_vs_pykeen.json (converged: "
+                         "results/bpbfm_kg_converged_vs_pykeen.json)")
     ap.add_argument("--figure", type=Path, default=None,
                     help="reliability diagrams (default: --out with .png)")
     ap.add_argument("--resume", action="store_true",
                     help="go on with --out: skip the (protocol, data set, fold, model) rows "
                          "it holds (same settings, else refused)")
     args = ap.parse_args(argv)
+    converged = args.peer_training == "converged"
+    if args.protocols is None:
+        args.protocols = "kg" if converged else "paper,kg"
+    if converged and args.protocols != "kg":
+        raise SystemExit("--peer-training converged: the kg protocol only (--protocols kg); "
+                         "the paper protocol has no validation split")
+    if args.out is None:
+        args.out = Path(__file__).parent / "results" / (
+            "bpbfm_kg_converged_vs_pykeen.json" if converged else "bpbfm_vs_pykeen.json")
     if args.quick:
         args.datasets, args.folds = "nations", "0"
         args.iterations, args.burn_in, args.epochs = 60, 30, 40
+        if converged:
+            args.max_epochs, args.check_epochs, args.max_iterations = 40, 10, 100
+            args.patience = 3
+            args.learning_rates, args.topics_grid, args.topics_em_grid = "0.01", "10", "10"
     if args.figure is None:
         args.figure = args.out.with_suffix(".png")
     logging.basicConfig(level=logging.WARNING)
@@ -399,6 +764,20 @@ def main(argv: list[str] | None = None) -> dict:
                          f"{args.burn_in}, thinning 5, one thread; BPBFM-2 with M = 10; "
                          f"BPBFM-1-EM: inference='em', K = {args.topics_em}, tol 1e-5, at "
                          "most 500 iterations, em_prior_rate 5",
+                **({"converged": (
+                    f"kg only; early stopping on the validation filtered MRR (filter "
+                    f"train + valid, our metric code), every {args.check_epochs} epochs "
+                    f"(peers) / {args.check_iterations} iterations (BPBFM Gibbs) / "
+                    f"{args.check_iterations_em} (BPBFM-1-EM), patience "
+                    f"{args.patience} evaluations, relative delta {args.relative_delta:g}, "
+                    f"caps {args.max_epochs} epochs / {args.max_iterations} iterations; the "
+                    "model of the best validation evaluation is scored on test (peers: "
+                    "best weights restored; BPBFM: the estimator as it was then); per model "
+                    "one setting chosen on the first fold's validation MRR and reused: "
+                    f"peers' learning rate in {args.learning_rates}, BPBFM-1 / -scaled K in "
+                    f"{args.topics_grid} (burn-in {args.burn_in}, thinning 5, the last 50 "
+                    f"samples), BPBFM-1-EM K in {args.topics_em_grid}; nothing else tuned")}
+                   if converged else {}),
                 "peers": f"PyKEEN sLCWA, BCEWithLogits, Adam, {args.epochs} epochs, batch "
                          "512, 10 negatives per positive (training triples filtered; "
                          "held-out entries too in paper, not in kg), one torch thread; "
@@ -444,6 +823,11 @@ def main(argv: list[str] | None = None) -> dict:
             data["paper"] = paper_folds(union_tensor(splits), folds, args.fraction, args.seed)
         if "kg" in protocols:
             data["kg"] = kg_task(splits)
+        if converged:
+            run_converged_dataset(ds_name, splits, data["kg"], entry, folds, models, args,
+                                  todo, n_session, lambda: write_json(result, args.out),
+                                  warmed)
+            continue
         for protocol in protocols:
             part = entry["protocols"].setdefault(protocol, {"models": {}})
             rows: dict[str, list[dict]] = {
@@ -500,7 +884,8 @@ def main(argv: list[str] | None = None) -> dict:
     session["load_average_at_end"] = list(os.getloadavg())
     result["machine"]["load_average_at_end"] = list(os.getloadavg())
     write_json(result, args.out)
-    figure = reliability_figure(result, args.figure)
+    figure = (convergence_figure(result, args.figure) if converged
+              else reliability_figure(result, args.figure))
     print()
     print(table(result))
     print(f"written {args.out}" + (f" and {figure}" if figure else ""))
@@ -510,8 +895,12 @@ def main(argv: list[str] | None = None) -> dict:
 def table(result: dict) -> str:
     """The results as text: mean ± sd over folds per data set, protocol and model."""
     lines = []
+    converged = result.get("args", {}).get("peer_training") == "converged"
     for ds_name, entry in result["datasets"].items():
         for protocol, part in entry["protocols"].items():
+            if converged:
+                lines.extend(_converged_table(ds_name, part))
+                continue
             cols = (*METRICS[protocol][:4], "fit_seconds")
             lines.append(f"{ds_name} / {protocol}")
             lines.append(f"{'model':>10s}  {'folds':>5s}  "
@@ -531,6 +920,34 @@ def table(result: dict) -> str:
                              + f"  {res['n_parameters'] or 0:>8d}")
             lines.append("")
     return "\n".join(lines)
+
+
+def _converged_table(ds_name: str, part: dict) -> list[str]:
+    cols = ("mrr", "hits_at_1", "hits_at_10", "valid_mrr", "steps", "train_seconds")
+    lines = [f"{ds_name} / kg, trained to convergence (mean ± sd over folds)",
+             f"{'model':>14s}  {'folds':>5s}  " + "  ".join(f"{c:>15s}" for c in cols)
+             + "  setting"]
+    for name, res in part["models"].items():
+        if not res.get("per_fold"):
+            continue
+        cells = []
+        for c in cols:
+            s = res["summary"].get(c)
+            d = 0 if c == "steps" else 1 if c == "train_seconds" else 3
+            sd = "" if s is None or s["sd"] is None else f" ± {s['sd']:.{d}f}"
+            cells.append(("-" if s is None else f"{s['mean']:.{d}f}{sd}").rjust(15))
+        setting = (res.get("tuning") or {}).get("selected")
+        lines.append(f"{name:>14s}  {len(res['per_fold']):>5d}  " + "  ".join(cells)
+                     + f"  {setting}")
+    v = part.get("verdict")
+    if v:
+        lines.append(f"verdict: {v['bpbfm']} (chosen on valid) test MRR "
+                     f"{v['bpbfm_test_mrr']:.3f} vs best peer {v['best_peer']} "
+                     f"{v['best_peer_test_mrr']:.3f}: at least the best peer: "
+                     f"{v['bpbfm_at_least_best_peer']} (ahead on {v['folds_bpbfm_ahead']} of "
+                     f"{len(v['paired_mrr_differences'])} folds)")
+    lines.append("")
+    return lines
 
 
 # ---------------------------------------------------------------------- figure

@@ -144,6 +144,8 @@ class KGEmbeddingPeer(EntityFactorsMixin):
     entity_names_, relation_names_ : ndarray of str (the tensor's numbering: the PyKEEN
         ids are the tensor's ids)
     fit_seconds_ : wall time of the training loop (building the model and factory excluded)
+    fit_started_ : ``time.perf_counter()`` at the start of the training loop (set before
+        the first ``on_batch``: a callback measures the training time with it)
     n_parameters_ : real numbers in the torch model (a complex parameter counts twice)
     losses_ : the training loss of every epoch (completed; a partial last epoch is not
         in it)
@@ -299,6 +301,7 @@ class KGEmbeddingPeer(EntityFactorsMixin):
             # exist now leaves it only the epoch's garbage
             gc.freeze()
             t0 = time.perf_counter()
+            self.fit_started_ = t0
             try:
                 losses = loop.train(triples_factory=factory, num_epochs=int(self.num_epochs),
                                     batch_size=int(self.batch_size),
@@ -320,10 +323,34 @@ class KGEmbeddingPeer(EntityFactorsMixin):
         self.stopped_early_ = watch.stopped
         self.n_parameters_ = int(sum(p.numel() * (2 if p.is_complex() else 1)
                                      for p in model.parameters()))
-        emb = model.entity_representations[0](indices=None).detach()
+        self._set_embedding()
+        self.n_iter_ = len(self.losses_)
+        return self
+
+    def _set_embedding(self) -> None:
+        import torch
+
+        N = self.entity_names_.size
+        with torch.no_grad():
+            emb = self.model_.entity_representations[0](indices=None).detach()
         emb = torch.view_as_real(emb).reshape(N, -1) if emb.is_complex() else emb
         self.embedding_ = emb.reshape(N, -1).numpy().astype(np.float64)
-        self.n_iter_ = len(self.losses_)
+
+    def snapshot_weights(self) -> dict[str, Any]:
+        """A copy of the model's weights (its ``state_dict``, every tensor cloned), also
+        during ``fit`` (from ``on_batch``); :meth:`restore_weights` puts them back (early
+        stopping on a validation metric keeps the best epoch's weights so)."""
+        if not hasattr(self, "model_"):
+            raise NotFittedError(f"this {type(self).__name__} has no model yet")
+        return {k: v.detach().clone() for k, v in self.model_.state_dict().items()}
+
+    def restore_weights(self, weights: dict[str, Any]) -> KGEmbeddingPeer:
+        """Load weights from :meth:`snapshot_weights` into the trained model (left in
+        evaluation mode; ``embedding_`` follows)."""
+        self._check_fitted()
+        self.model_.load_state_dict(weights)
+        self.model_.eval()
+        self._set_embedding()
         return self
 
     # ------------------------------------------------------------------ prediction
