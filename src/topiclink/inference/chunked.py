@@ -138,6 +138,7 @@ class ShardSweeper:
         self._loaded: tuple[np.ndarray, np.ndarray] | None = None     # (z, ndk)
         self._fresh = True
         self._rows: list[np.ndarray] = []       # in process: the shards' own RNG rows
+        self._ranges: list[tuple[int, int]] = []    # per shard: its token range
 
     @property
     def n_shards(self) -> int:
@@ -193,9 +194,11 @@ class ShardSweeper:
         in_place = not self._ex.ships_data
         states, statics = [], []
         self._rows = []
+        self._ranges = []
         for s in range(self.n_shards):
             d0, d1 = int(self.chunks[s]), int(self.chunks[s + 1])
             lo, hi = int(offsets[d0]), int(offsets[d1])
+            self._ranges.append((lo, hi))
             if self.shards is not None:
                 statics.append(self.shards.task_arguments(s))
             else:
@@ -259,13 +262,10 @@ class ShardSweeper:
         if self._loaded is None or self._ex is None or self._fresh:
             return
         z, ndk = self._loaded
-        offsets_lo = [0]
         for s, (zs, ndks, rng) in enumerate(self._ex.fetch(_KEPT)):
-            d0, d1 = int(self.chunks[s]), int(self.chunks[s + 1])
-            lo = offsets_lo[-1]
-            z[lo:lo + zs.size] = zs
-            offsets_lo.append(lo + zs.size)
-            ndk[d0:d1] = ndks
+            lo, hi = self._ranges[s]
+            z[lo:hi] = zs
+            ndk[int(self.chunks[s]):int(self.chunks[s + 1])] = ndks
             self.states[s] = rng
         self._fresh = True
 
