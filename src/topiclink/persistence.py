@@ -78,10 +78,14 @@ def to_jsonable(value: Any) -> Any:
 
 def save_model(path: str | os.PathLike[str], class_name: str, params: dict[str, Any],
                arrays: dict[str, np.ndarray], attributes: dict[str, Any],
-               extra: dict[str, Any] | None = None) -> Path:
+               extra: dict[str, Any] | None = None, *, compress: bool = True) -> Path:
     """Write a model file atomically (see module docstring for the layout).
 
     ``extra`` adds JSON members to the header (``module``, a saved sampler ``state``...).
+    ``compress=False`` stores the members uncompressed (``np.savez``): the format a fit
+    checkpoint is written in, since it is rewritten many times during a fit and deflating
+    is slow (hep-th Gibbs-gRTM, 358 MB of state: 10.5 s compressed to 126 MB against
+    0.45 s uncompressed on a 2-core AMD EPYC).  Both read back the same way.
     """
     from topiclink import __version__
 
@@ -103,7 +107,7 @@ def save_model(path: str | os.PathLike[str], class_name: str, params: dict[str, 
     buf = io.BytesIO()
     members = {k: np.asarray(v) for k, v in arrays.items()}
     members["__header__"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-    np.savez_compressed(buf, **members)
+    (np.savez_compressed if compress else np.savez)(buf, **members)
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")

@@ -267,7 +267,7 @@ class Estimator(BaseEstimator):
             def write(state: State, progress: RunProgress) -> None:
                 publish(state, progress.averaged())
                 self._set_run_attributes(previous_trace, previous_iter, progress)
-                self.save(request.path, full=True)
+                self.save(request.path, full=True, compress=False)  # rewritten often
                 logger.debug("checkpoint %s: iteration %d", request.path, state.iteration)
 
             checkpointing = Checkpointing(write, request.every_iterations,
@@ -400,13 +400,15 @@ class Estimator(BaseEstimator):
         return state
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str | os.PathLike[str], *, full: bool = False) -> Path:
+    def save(self, path: str | os.PathLike[str], *, full: bool = False,
+             compress: bool = True) -> Path:
         """Save to a ``.npz`` model file (atomic; no pickle).  Returns the path written.
 
         ``full=True`` also stores the sampler state (``state_``) and where the last run
         stood (its averaging sums, for a chain-long window), so that a loaded model
         continues training with ``fit(..., resume=True)`` draw for draw; this is also the
-        checkpoint format.  A model with an ``analyzer_`` (the fitted
+        checkpoint format.  ``compress=False`` writes the arrays uncompressed (faster,
+        larger; how checkpoints are written).  A model with an ``analyzer_`` (the fitted
         :class:`~topiclink.data.analyzer.TextAnalyzer` that counted its training texts)
         stores it as the header member ``analyzer`` (its ``to_dict()`` JSON), restored
         and checked by :func:`load`.
@@ -444,7 +446,8 @@ class Estimator(BaseEstimator):
                 run_arrays, extra["run"] = progress_to_saved(
                     progress, int(getattr(self, "_previous_iter_", 0)))
                 arrays.update(run_arrays)
-        return save_model(path, type(self).__name__, params, arrays, attributes, extra)
+        return save_model(path, type(self).__name__, params, arrays, attributes, extra,
+                          compress=compress)
 
     def _encoded_params(self, schemas: dict[str, str], record_seed: bool = True
                         ) -> dict[str, Any]:
