@@ -34,15 +34,12 @@ from topiclink.inference.lmv_updates import (
     visibility_objective,
     visibility_target,
 )
+from topiclink.inference.var_lda import lda_bound
+from topiclink.inference.variational import expected_log_dirichlet
 from topiclink.kernels.lmv_words import word_e_step
 from topiclink.random import spawn
 
 __all__ = ["LMVData", "LMVState", "BatchLMV", "expected_log_dirichlet", "start_lda"]
-
-
-def expected_log_dirichlet(x: np.ndarray) -> np.ndarray:
-    """E log of a Dirichlet's components, row-wise: psi(x) - psi(sum x)."""
-    return digamma(x) - digamma(x.sum(axis=-1, keepdims=True))
 
 
 @dataclass
@@ -320,9 +317,6 @@ class BatchLMV(Algorithm):
     # ------------------------------------------------------------------ the bound
     def bound(self, state: LMVState, data: LMVData) -> float:
         """L* at the current state (the pairs at their last q)."""
-        # var_lda imports this module (expected_log_dirichlet): import its helper here
-        from topiclink.inference.var_lda import lda_bound
-
         elog_theta = expected_log_dirichlet(state.gamma)
         elog_beta = expected_log_dirichlet(state.lam)
         taubar, elog_tau = self._tau(state)

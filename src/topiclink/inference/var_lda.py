@@ -28,8 +28,7 @@ from scipy.special import gammaln
 
 from topiclink.execution import Executor, open_executor
 from topiclink.inference.engine import Algorithm, State, fingerprint
-from topiclink.inference.lmv import expected_log_dirichlet
-from topiclink.inference.variational import seeded_topic_stats
+from topiclink.inference.variational import expected_log_dirichlet, seeded_topic_stats
 from topiclink.kernels.lmv_words import word_e_step
 
 __all__ = ["LDAData", "VarLDAState", "BatchVarLDA", "lda_bound"]

@@ -1,5 +1,6 @@
-"""What the variational EM algorithms share (Var-RTM, vSLDA): the seeded topic
-initialisation, the topic M-step and the expected topic proportions of ``q(theta)``.
+"""What the variational EM algorithms share (Var-RTM, vSLDA, variational LDA, LMV): the
+seeded topic initialisation, the topic M-step, the expected topic proportions of
+``q(theta)`` and the expected log of a Dirichlet's components.
 
 The algorithms themselves are :mod:`topiclink.inference.var_rtm` and
 :mod:`topiclink.inference.var_slda`.
@@ -12,10 +13,16 @@ import scipy.sparse as sp
 from scipy.special import digamma, gammaln
 
 __all__ = ["seeded_topic_stats", "normalise_rows", "topic_m_step", "expected_proportions",
-           "TOPIC_INFERENCE"]
+           "expected_log_dirichlet", "TOPIC_INFERENCE"]
 
 #: point (MAP) topics or a variational Dirichlet ``q(beta_k) = Dir(lambda_k)``
 TOPIC_INFERENCE = ("map", "variational")
+
+
+def expected_log_dirichlet(x: np.ndarray) -> np.ndarray:
+    """E log of a Dirichlet's components, row-wise: psi(x) - psi(sum x) (Blei et al.
+    2003, eq. 8's E_q[log theta])."""
+    return digamma(x) - digamma(x.sum(axis=-1, keepdims=True))
 
 
 def seeded_topic_stats(counts: sp.csr_matrix, n_topics: int, rng: np.random.Generator,

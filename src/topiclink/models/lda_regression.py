@@ -36,8 +36,8 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
 from topiclink.execution import n_threads, resolve_n_jobs
-from topiclink.inference.lmv import expected_log_dirichlet
 from topiclink.inference.var_lda import BatchVarLDA, LDAData, VarLDAState
+from topiclink.inference.variational import expected_log_dirichlet
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import (
     LinkPredictionMixin,
