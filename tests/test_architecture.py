@@ -136,3 +136,38 @@ def test_only_execution_owns_thread_pools():
                  and any(word in path.read_text()
                          for word in ("ThreadPoolExecutor", "threading.Thread"))]
     assert not offenders, offenders
+
+
+def test_package_exports_come_from_the_estimator_registry():
+    """``topiclink.NAME`` / ``topiclink.models.NAME`` resolve every library estimator
+    through the registry (no hand-kept table to forget a family in), ``import *`` gives
+    them all, and an estimator defined outside the library is not exported."""
+    import subprocess
+    import sys
+
+    import topiclink
+    import topiclink.models as models
+    from topiclink.models.base import Estimator, library_estimators, registered_estimators
+
+    names = set(library_estimators())
+    assert {"LDA", "DMR", "KernelTopicModel", "BilinearPoissonFactorModel"} <= names
+    for name in names:
+        assert getattr(topiclink, name) is getattr(models, name) is registered_estimators()[name]
+        assert name in dir(topiclink) and name in dir(models)
+
+    class OutsideTheLibrary(Estimator):   # registers itself, like a user's subclass
+        pass
+
+    try:
+        assert "OutsideTheLibrary" not in library_estimators()
+        with pytest.raises(AttributeError, match="no attribute 'OutsideTheLibrary'"):
+            topiclink.OutsideTheLibrary  # noqa: B018
+    finally:
+        from topiclink.models import base
+
+        base._REGISTRY.pop("OutsideTheLibrary", None)
+    code = ("from topiclink import *\nfrom topiclink.models import *\n"
+            "print(sorted(k for k in dir() if k[:1].isupper()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert names <= set(eval(out))   # noqa: S307 - a list literal we printed

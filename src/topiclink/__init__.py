@@ -1,7 +1,9 @@
 """topiclink: Bayesian topic and latent-factor models of linked data.
 
 Estimators are imported lazily so that ``import topiclink`` stays fast (no Numba
-compilation until a model is used).
+compilation until a model is used).  An estimator name (``topiclink.LDA``,
+``from topiclink import DMR``) is resolved from the estimator registry
+(:func:`~topiclink.models.base.library_estimators`): a new family needs no entry here.
 """
 
 from __future__ import annotations
@@ -11,17 +13,8 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+#: the names that are not estimators, and where they live
 _LAZY = {
-    "LDA": "topiclink.models.lda",
-    "RelationalTopicModel": "topiclink.models.rtm",
-    "VariationalRTM": "topiclink.models.var_rtm",
-    "SupervisedTopicModel": "topiclink.models.slda",
-    "VariationalSLDA": "topiclink.models.var_slda",
-    "VisibilityTopicModel": "topiclink.models.lmv",
-    "LDARegression": "topiclink.models.lda_regression",
-    "BilinearPoissonFactorModel": "topiclink.models.bpbfm",
-    "DMR": "topiclink.models.dmr",
-    "KernelTopicModel": "topiclink.models.ktm",
     "load": "topiclink.models.base",
     "registered_estimators": "topiclink.models.base",
     "make_paper_model": "topiclink.models.base",
@@ -30,14 +23,24 @@ _LAZY = {
     "RelationalTensor": "topiclink.data.tensor",
 }
 
-__all__ = ["__version__", *_LAZY]
+
+def _estimators() -> dict[str, Any]:
+    from topiclink.models.base import library_estimators
+
+    return library_estimators()
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
+    if name == "__all__":   # ``from topiclink import *``
+        return ["__version__", *_LAZY, *_estimators()]
+    if name[:1].isupper():
+        cls = _estimators().get(name)
+        if cls is not None:
+            return cls
     raise AttributeError(f"module 'topiclink' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted({"__version__", *_LAZY, *_estimators()})

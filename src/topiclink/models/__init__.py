@@ -2,27 +2,39 @@
 
 Every concrete :class:`~topiclink.models.base.Estimator` subclass registers itself;
 :func:`~topiclink.models.base.registered_estimators` lists them all (importing every
-module of this package), so a new family needs no entry here.
+module of this package), and the estimator names of this package (``topiclink.models.LDA``,
+``from topiclink.models import DMR``) are resolved from that registry on first use, so a
+new family needs no entry here.
 """
 
-from topiclink.models.base import (
-    Estimator,
-    load,
-    make_paper_model,
-    paper_models,
-    registered_estimators,
-)
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
-from topiclink.models.lda import LDA
-from topiclink.models.lda_regression import LDARegression
-from topiclink.models.lmv import VisibilityTopicModel
-from topiclink.models.rtm import PAPER_VARIANTS, RelationalTopicModel
-from topiclink.models.slda import SupervisedTopicModel
-from topiclink.models.var_rtm import VariationalRTM
-from topiclink.models.var_slda import VariationalSLDA
+from __future__ import annotations
 
-__all__ = ["BilinearPoissonFactorModel", "LDA", "LDARegression", "PAPER_VARIANTS", "Estimator",
-           "RelationalTopicModel",
-           "SupervisedTopicModel", "VariationalRTM", "VariationalSLDA",
-           "VisibilityTopicModel", "load", "make_paper_model", "paper_models",
-           "registered_estimators"]
+from typing import Any
+
+from topiclink.models.base import Estimator as Estimator
+from topiclink.models.base import library_estimators as library_estimators
+from topiclink.models.base import load as load
+from topiclink.models.base import make_paper_model as make_paper_model
+from topiclink.models.base import paper_models as paper_models
+from topiclink.models.base import registered_estimators as registered_estimators
+
+_BASE = ["Estimator", "load", "make_paper_model", "paper_models", "registered_estimators",
+         "library_estimators"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__all__":   # ``from topiclink.models import *``
+        return [*_BASE, *library_estimators()]
+    if name == "PAPER_VARIANTS":
+        from topiclink.models.rtm import PAPER_VARIANTS
+
+        return PAPER_VARIANTS
+    if name[:1].isupper():
+        cls = library_estimators().get(name)
+        if cls is not None:
+            return cls
+    raise AttributeError(f"module 'topiclink.models' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_BASE, *library_estimators()})

@@ -52,8 +52,8 @@ from topiclink.parameters import DEPRECATED, REMOVED_IN, renamed_params
 from topiclink.persistence import read_model, save_model, to_jsonable
 from topiclink.random import as_generator, resolve_seed
 
-__all__ = ["Estimator", "registered_estimators", "paper_models", "make_paper_model", "load",
-           "FIT_INPUTS"]
+__all__ = ["Estimator", "registered_estimators", "library_estimators", "paper_models",
+           "make_paper_model", "load", "FIT_INPUTS"]
 
 logger = logging.getLogger(__name__)
 
@@ -656,6 +656,13 @@ def registered_estimators() -> dict[str, type[Estimator]]:
     """Every estimator class, by class name (the library's and any imported subclass)."""
     _discover()
     return dict(sorted(_REGISTRY.items()))
+
+
+def library_estimators() -> dict[str, type[Estimator]]:
+    """The library's own estimator classes by name (those defined in ``topiclink``'s
+    modules; what ``topiclink.NAME`` and ``topiclink.models.NAME`` resolve)."""
+    return {name: cls for name, cls in registered_estimators().items()
+            if cls.__module__.split(".")[0] == "topiclink"}
 
 
 def paper_models() -> dict[str, tuple[type[Estimator], dict[str, Any]]]:
