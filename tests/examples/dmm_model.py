@@ -37,6 +37,9 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X",)
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"GSDMM": {}}
+    # ``topiclink fit dmm``, generated from the constructor (cli/estimator_commands.py)
+    cli_name: ClassVar[str] = "dmm"
+    cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {"n_average": ("--average",)}
     _parameter_constraints: ClassVar[dict[str, list]] = {
         # the shared parameters' forms from the glossary; alpha: a scalar only
         **shared("n_topics"), "doc_topic_prior": POSITIVE,

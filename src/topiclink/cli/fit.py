@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from topiclink.cli.common import (
     CheckpointEveryOpt,
@@ -52,10 +53,50 @@ from topiclink.cli.common import (
 )
 from topiclink.cli.documents import DocumentSource, document_options
 
-__all__ = ["app", "resolve_model"]
+__all__ = ["app", "resolve_model", "fit_registered", "generated_commands"]
+
+#: the estimators with a hand-written command (family options, paper names, triples);
+#: every other registered estimator gets a generated one
+HAND_WRITTEN = {"lda": "LDA", "rtm": "RelationalTopicModel",
+                "lmv": "VisibilityTopicModel", "slda": "SupervisedTopicModel",
+                "bpbfm": "BilinearPoissonFactorModel"}
+
+
+def generated_commands() -> dict[str, type]:
+    """``fit NAME`` -> estimator class for every registered estimator without a
+    hand-written command (:mod:`topiclink.cli.estimator_commands`)."""
+    from topiclink.cli.estimator_commands import command_name
+    from topiclink.models.base import registered_estimators
+
+    taken = {*HAND_WRITTEN, "model"}
+    return {command_name(cls): cls for name, cls in registered_estimators().items()
+            if name not in HAND_WRITTEN.values() and command_name(cls) not in taken}
+
+
+class FitGroup(TyperGroup):
+    """``topiclink fit``: the hand-written commands, ``fit model NAME`` and one generated
+    command per other registered estimator (built when listed or called)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *sorted(generated_commands())]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        known = super().get_command(ctx, cmd_name)
+        if known is not None:
+            return known
+        cls = generated_commands().get(cmd_name)
+        if cls is None:
+            return None
+        from topiclink.cli.estimator_commands import estimator_command
+
+        single = typer.Typer(rich_markup_mode=None, add_completion=False,
+                             pretty_exceptions_enable=False)
+        single.command(cmd_name)(estimator_command(cls, fit_registered))
+        return typer.main.get_command(single)
+
 
 app = typer.Typer(help="Fit a model and write it to a model file.", no_args_is_help=True,
-                  rich_markup_mode=None)
+                  rich_markup_mode=None, cls=FitGroup)
 
 OutOpt = Annotated[Path | None, typer.Option(
     "--out", "-o", help="Model file to write (.npz is added when missing); without --out "
@@ -419,7 +460,6 @@ def fit_model_cmd(
     """Fit any registered estimator by name to a dataset or your own --documents (and
     --edges); what its fit needs (links, labels) comes from its fit_requires
     declaration, so a new estimator class works here as is."""
-    setup_logging(verbose)
     cls, base = resolve_model(name)
     accepted = set(cls._get_param_names())
     params: dict[str, Any] = dict(base)
@@ -428,6 +468,24 @@ def fit_model_cmd(
             if key not in accepted:
                 raise fail(f"{cls.__name__} has no parameter {key!r}")
             params[key] = value
+    fit_registered(cls, params, dataset=dataset, data=data, input_file=input_file,
+                   vocab=vocab, seed=seed, param=param, holdout=holdout, out=out,
+                   force=force, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                   verbose=verbose, source=source)
+
+
+def fit_registered(cls: type, params: dict[str, Any], *, dataset: str | None,
+                   data: Path | None, input_file: Path | None, vocab: Path | None,
+                   seed: int, param: list[str] | None, holdout: float, out: Path | None,
+                   force: bool, checkpoint: Path | None, checkpoint_every: str,
+                   verbose: bool, source: DocumentSource | None) -> None:
+    """The body of ``fit model NAME`` and of the generated ``fit NAME`` commands
+    (:mod:`topiclink.cli.estimator_commands`): ``params`` and ``--param`` to the
+    constructor (with ``--seed`` and ``--verbose`` where it takes them), the data
+    (what ``fit`` needs comes from ``fit_requires``), fit, report and save."""
+    setup_logging(verbose)
+    accepted = set(cls._get_param_names())
+    params = dict(params)
     for key, value in (("random_state", seed), ("verbose", verbose)):
         if key in accepted:
             params[key] = value

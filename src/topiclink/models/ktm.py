@@ -64,6 +64,7 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         Starting standard deviation of the noise between h_k and y_dk (optimised with the
         kernel when ``fit_tau``).
     fit_tau : bool, default True
+        Optimise tau with the kernel's hyper-parameters (False: keep the starting ``tau``).
     max_iter : int, default 50
         Outer iterations (words, messages, GPs) per call of ``fit``.
     n_inner : int, default 3
@@ -93,6 +94,8 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     trace_ : ``"log_likelihood"`` (training log-likelihood per token; the training
         perplexity is ``exp(-value)``), ``"log_evidence"``, ``"clipped"``, ``"tau"``
     """
+
+    cli_name = "ktm"  # ``topiclink fit ktm``
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "features")
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"KTM": {}}

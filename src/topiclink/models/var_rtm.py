@@ -138,6 +138,8 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         continues EM from it (also after ``save(path, full=True)`` and load).
     """
 
+    cli_name = "var-rtm"  # ``topiclink fit var-rtm``
+
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "links")
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"Var-RTM": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {

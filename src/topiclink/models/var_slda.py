@@ -125,6 +125,8 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
         from it (also after ``save(path, full=True)`` and load).
     """
 
+    cli_name = "vslda"  # ``topiclink fit vslda``
+
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "y")
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"vSLDA": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
