@@ -187,6 +187,11 @@ def test_stream_fields_are_saved_and_default_when_absent():
     m.state_ = old
     with pytest.raises(ValueError, match="keeps no documents"):
         m.partial_fit(lmv_chunks()[1][0], links=lmv_chunks()[1][1])
+    # a fit resumed on its data (e.g. from an older checkpoint) takes it as its stream
+    m.set_params(max_iter=1).fit(docs, links=links, resume=True)
+    assert m.state_.has_stream and m.n_iter_ == 2
+    m.partial_fit(lmv_chunks()[1][0], links=lmv_chunks()[1][1])
+    assert m.doc_topic_.shape == (65, 4) and m.state_.chunks.tolist() == [0, 40, 65]
     fields = {f.name for f in dataclasses.fields(LMVSState)}
     assert set(LMVSState.stream_fields) <= fields
 

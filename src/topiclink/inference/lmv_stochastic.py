@@ -414,6 +414,13 @@ class StochasticLMV(OnlineAlgorithm):
                          batch_rng=np.random.default_rng(int(rng.integers(2**63))),
                          data_fingerprint=self.fingerprint(data), **stream_arrays(data))
 
+    def attach(self, state: LMVSState, data: LMVData) -> None:
+        """A state written before the stream was kept in it (an older checkpoint or
+        model file, resumed by a fit on its data) takes the data as its stream."""
+        if not state.has_stream:
+            for name, value in stream_arrays(data).items():
+                setattr(state, name, value)
+
     # ------------------------------------------------------------------ the stream
     def stream_length(self, state: LMVSState) -> int:
         return int(state.gamma.shape[0])
