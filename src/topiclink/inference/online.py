@@ -11,9 +11,10 @@ minibatches drawn without replacement from the state's own stream, and
 ``partial_step(state, data, items)`` is one pass over the items of a new chunk of a
 stream (``partial_fit``).  The update counter ``t`` lives in the state.
 
-Streams (``partial_fit``) go through the engine (:func:`~topiclink.inference.engine.
-run_partial`, called by ``Estimator._run_partial``), the same path for every online
-family.  The stream seen so far lives in the state, so it is saved with the model:
+Streams (``partial_fit``) go through the engine
+(:func:`~topiclink.inference.engine.run_partial`, called by
+``Estimator._run_partial``), the same path for every online family.  The stream seen
+so far lives in the state, so it is saved with the model:
 
 - ``OnlineState.chunks``: the boundaries of the stream's chunks in item numbers (chunk c
   holds items ``chunks[c]:chunks[c + 1]``; empty for a state that has not streamed);

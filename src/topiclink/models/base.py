@@ -40,6 +40,7 @@ from topiclink.inference.engine import (
     state_from_saved,
     state_to_saved,
 )
+from topiclink.inference.online import OnlineAlgorithm
 from topiclink.models.checkpoint import (
     CheckpointRequest,
     check_progress_sums,
@@ -291,7 +292,7 @@ class Estimator(BaseEstimator):
         self._check_finite_fit()
         return result
 
-    def _run_partial(self, algorithm: Any, new: Any,
+    def _run_partial(self, algorithm: OnlineAlgorithm, new: Any,
                      publish: Callable[[State, Any], None]) -> RunResult | None:
         """One ``partial_fit`` of an online family, through the engine.
 
