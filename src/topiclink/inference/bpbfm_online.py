@@ -36,7 +36,8 @@ them as they are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, chunked_counts, n_c
 from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["BPBFMOnlineState", "BPBFMOnline"]
+__all__ = ["BPBFMOnlineState", "BPBFMOnline", "BPBFMChunk"]
 
 _TINY = np.finfo(np.float64).tiny
 #: renormalise the statistics when their global scale falls below this
@@ -71,11 +72,37 @@ class BPBFMOnlineState(OnlineState):
     n_items: int = 0           # |I|: the entries the statistics stand for
     kernel_rng: np.ndarray     # uint64 (n_streams, 4)
     global_rng: np.random.Generator
+    # the stream: the triples seen so far, as sorted keys (r * seen_n + h) * seen_n + t
+    seen_triples: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    seen_n: int = 0
+
+    stream_fields: ClassVar[tuple[str, ...]] = ("chunks", "seen_triples", "seen_n")
+
+    def seen_keys(self, n_entities: int) -> np.ndarray:
+        """The triples seen so far as keys ``(r * N + h) * N + t`` for ``N = n_entities``
+        (the entities grow with the stream; the keys are renumbered)."""
+        seen = self.seen_triples
+        if seen.size == 0:
+            return seen
+        old_n = int(self.seen_n) or n_entities
+        ot, rest = seen % old_n, seen // old_n
+        oh, orl = rest % old_n, rest // old_n
+        return (orl * n_entities + oh) * n_entities + ot
 
     @property
     def U(self) -> np.ndarray:  # noqa: N802 (the paper's name)
         """(N, K) with columns summing to 1 (computed: O(N K))."""
         return self.g / self.g_total
+
+
+@dataclass(frozen=True)
+class BPBFMChunk:
+    """A chunk of a BPBFM stream in the model's numbering: its data (the triples not seen
+    before), and every triple seen with it as sorted keys over ``n_entities``."""
+
+    data: BPBFMData
+    seen: np.ndarray
+    n_entities: int
 
 
 class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
@@ -87,6 +114,7 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
     """
 
     state_class = BPBFMOnlineState
+    summed = ("latent_count",)
 
     def __init__(self, n_topics: int, n_dictionary: int | None = None, *,
                  batch_size: int = 4096, schedule: RobbinsMonro | None = None,
@@ -298,20 +326,35 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
         self.refresh_totals(state)
         return with_payload(info, self.executor, before)
 
-    def partial_step(self, state: BPBFMOnlineState, data: BPBFMData,
-                     items: np.ndarray | None = None) -> dict[str, float]:
-        """Minibatches over ``items`` of ``data`` (default all), in order: new entries of a
-        stream; ``state.n_items`` (|I|) must already count them."""
-        items = np.arange(data.n_entries) if items is None else np.asarray(items, np.int64)
-        info: dict[str, float] = {}
-        latent = 0.0
-        before = payload_counters(self.executor)
-        with self.session(state, data):             # one connection for all minibatches
-            for i in range(0, items.size, self.batch_size):
-                info = self.minibatch_step(state, data, items[i:i + self.batch_size],
-                                           self.schedule(state.updates))
-                latent += info["latent_count"]
-                state.updates += 1
+    def end_pass(self, state: BPBFMOnlineState, data: BPBFMData,
+                 info: dict[str, float]) -> None:
+        """After a chunk's pass: exact running sums (:meth:`refresh_totals`)."""
         self.refresh_totals(state)
-        info["latent_count"] = latent
-        return with_payload(info, self.executor, before)
+
+    # ------------------------------------------------------------------ the stream
+    def stream_length(self, state: BPBFMOnlineState) -> int:
+        return int(state.n_items)
+
+    def chunk_data(self, new: BPBFMChunk) -> BPBFMData:
+        return new.data
+
+    def start(self, state: BPBFMOnlineState, new: BPBFMChunk | None = None) -> None:
+        super().start(state, new)
+        if new is not None:
+            state.seen_triples, state.seen_n = new.seen, int(new.n_entities)
+
+    def extend(self, state: BPBFMOnlineState, data: None, new: BPBFMChunk) -> BPBFMData:
+        """The chunk's entities and relations join (:meth:`grow`), ``|I|`` counts its
+        entries; a pass reads the chunk's data alone (the decaying statistics stand for
+        the stream before it)."""
+        chunk = new.data
+        self.add_chunk(state, chunk.n_entries)
+        self.grow(state, chunk.n_entities, chunk.n_relations, state.global_rng)
+        state.n_items += chunk.n_entries
+        state.seen_triples, state.seen_n = new.seen, int(new.n_entities)
+        state.data_fingerprint = self.fingerprint(chunk)
+        return chunk
+
+    def chunk_items(self, state: BPBFMOnlineState, data: BPBFMData) -> np.ndarray:
+        """The chunk's entries in a random order (the state's minibatch stream)."""
+        return state.batch_rng.permutation(data.n_entries)

@@ -22,6 +22,12 @@ user's input.  Tests (Geweke, twins) call the very ``step`` that :func:`run` cal
 estimates first), a tqdm progress bar, the BLAS thread limit.  Continuing a chain is
 just calling :func:`run` again on the same state: 10 + 10 iterations equal 20.
 
+Streams (issue 25) go through the same loop: :func:`run_partial` is one pass of an online
+algorithm's ``partial_step`` over the items of a new chunk, with the callbacks, progress
+bar and BLAS limit of :func:`run` (``partial_fit`` of every online family calls it through
+``Estimator._run_partial``).  The stream seen so far lives in the state (the fields named
+by ``State.stream_fields``), so a model saved with its state continues its stream.
+
 Checkpoints (issue 22) are the engine's too: given a :class:`Checkpointing`, :func:`run`
 hands the state and a :class:`RunProgress` (iterations done, this run's trace rows, the
 averaging sums, the stopping rules' memory) to ``checkpoint.write`` every so many
@@ -44,15 +50,15 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from topiclink.random import generator_state, restore_generator
 
 __all__ = ["Algorithm", "State", "RunResult", "RunProgress", "Checkpointing", "run",
-           "fingerprint", "state_to_saved", "state_from_saved", "check_state",
+           "run_partial", "fingerprint", "state_to_saved", "state_from_saved", "check_state",
            "check_topic_counts"]
 
 logger = logging.getLogger(__name__)
@@ -68,6 +74,12 @@ class State:
 
     iteration: int = 0
     data_fingerprint: str = ""
+
+    #: fields holding the stream seen so far (``partial_fit``): saved with the state like
+    #: every field, but their shapes follow the stream, not a fresh ``init`` (so
+    #: :func:`check_state` compares their kind and dtype only), and a model file written
+    #: before a field existed loads it at its default (an empty stream)
+    stream_fields: ClassVar[tuple[str, ...]] = ()
 
 
 class Algorithm:
@@ -207,13 +219,48 @@ def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
     elif progress.n_iter != n_iter:
         raise ValueError(f"run: the progress is of a {progress.n_iter}-iteration run, not "
                          f"{n_iter}")
-    blas = algorithm.blas_threads
-    limits = (threadpool_limits(limits=blas, user_api="blas") if blas is not None
-              else contextlib.nullcontext())
     algorithm.attach(state, data)
-    with limits, algorithm.session(state, data):
+    with _blas_limits(algorithm), algorithm.session(state, data):
         return _run(algorithm, state, data, progress, model, callbacks, verbose,
                     evaluate_every, n_average, publish, checkpoint)
+
+
+def run_partial(algorithm: Any, state: State, data: Any, items: np.ndarray | None = None,
+                *, model: Any = None, callbacks: Sequence[Any] | None = None,
+                verbose: bool | int = False,
+                publish: Callable[[State, dict[str, np.ndarray] | None], None] | None = None
+                ) -> RunResult:
+    """One ``partial_fit`` pass: ``algorithm.partial_step(state, data, items)`` (an
+    :class:`~topiclink.inference.online.OnlineAlgorithm`: minibatches over ``items``, the
+    new chunk of the stream, with the continuing step sizes) run as one iteration of the
+    engine's loop: the iteration counter, the objective, the trace row, callbacks
+    (``on_train_begin`` / ``on_iteration`` / ``on_train_end``; a callback returning True
+    marks the result ``stopped_early``), the progress bar and the BLAS limit are those of
+    :func:`run`.  No averaging window and no checkpoints (a stream is saved with the
+    model, ``save(path, full=True)``)."""
+    def step(state: State, data: Any) -> dict[str, float]:
+        return algorithm.partial_step(state, data, items)
+
+    algorithm.attach(state, data)
+    with _blas_limits(algorithm):
+        return _run(algorithm, state, data, RunProgress(n_iter=1), model, callbacks, verbose,
+                    1, 0, publish, None, step=step)
+
+
+#: one threadpoolctl controller for the process: building one scans the loaded libraries
+#: (12.5 ms, paid by every ``partial_fit`` when it was rebuilt per run)
+_CONTROLLER: ThreadpoolController | None = None
+
+
+def _blas_limits(algorithm: Algorithm) -> contextlib.AbstractContextManager[Any]:
+    """The BLAS thread limit of ``algorithm`` (``blas_threads``; None: no limit)."""
+    global _CONTROLLER
+    blas = algorithm.blas_threads
+    if blas is None:
+        return contextlib.nullcontext()
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=blas, user_api="blas")
 
 
 def _restore_callbacks(cbs: Sequence[Any], memories: Sequence[Any]) -> None:
@@ -237,8 +284,11 @@ def _callback_memories(cbs: Sequence[Any]) -> list[Any]:
 def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, model: Any,
          callbacks: Sequence[Any] | None, verbose: bool | int, evaluate_every: int,
          n_average: int, publish: Callable[..., None] | None,
-         checkpoint: Checkpointing | None) -> RunResult:
+         checkpoint: Checkpointing | None,
+         step: Callable[[State, Any], dict[str, float]] | None = None) -> RunResult:
     from topiclink.callbacks import ProgressBar
+
+    step = algorithm.step if step is None else step
 
     n_iter = progress.n_iter
     user_cbs = list(callbacks or [])
@@ -258,7 +308,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
         for local in range(progress.done, 0 if progress.stopped else n_iter):
             it = state.iteration
             t0 = time.perf_counter()
-            info = dict(algorithm.step(state, data))
+            info = dict(step(state, data))
             info["seconds"] = time.perf_counter() - t0
             state.iteration += 1
             if local >= n_iter - n_average:
@@ -353,6 +403,10 @@ def state_from_saved(state_class: type[State], arrays: dict[str, np.ndarray],
     fields = meta.get("fields", {})
     for f in dataclasses.fields(state_class):
         if f.name not in fields:
+            if f.name in state_class.stream_fields and (
+                    f.default is not dataclasses.MISSING
+                    or f.default_factory is not dataclasses.MISSING):
+                continue               # written before the field existed: the default
             raise ValueError(f"saved state has no field {f.name!r}")
         spec = fields[f.name]
         kind = spec.get("kind")
@@ -379,9 +433,10 @@ def check_state(algorithm: Algorithm, state: State, data: Any) -> None:
     reference = algorithm.init(data, np.random.default_rng(0))
     for f in dataclasses.fields(reference):
         mine, ref = getattr(state, f.name, None), getattr(reference, f.name)
+        stream = f.name in reference.stream_fields
         if isinstance(ref, np.ndarray):
-            if not isinstance(mine, np.ndarray) or mine.shape != ref.shape or \
-                    mine.dtype != ref.dtype:
+            if not isinstance(mine, np.ndarray) or mine.dtype != ref.dtype or (
+                    mine.ndim != ref.ndim if stream else mine.shape != ref.shape):
                 got = (f"{mine.shape} {mine.dtype}" if isinstance(mine, np.ndarray)
                        else type(mine).__name__)
                 raise ValueError(f"state field {f.name!r} is {got}, expected {ref.shape} "

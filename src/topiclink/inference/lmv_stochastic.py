@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import digamma
 
 from topiclink.execution import Executor, payload_counters, run_blocks_in_order, with_payload
@@ -56,8 +57,9 @@ from topiclink.kernels.lmv_sampled import (
 )
 from topiclink.kernels.lmv_words import word_e_step
 
-__all__ = ["LMVSState", "StochasticLMV", "sampled_statistics", "positive_step", "PairMerge",
-           "pair_block", "pair_arguments", "graph_arrays", "block_edges", "batch_positions"]
+__all__ = ["LMVSState", "LMVSChunk", "StochasticLMV", "sampled_statistics", "positive_step",
+           "PairMerge", "stream_arrays", "pair_block", "pair_arguments", "graph_arrays",
+           "block_edges", "batch_positions"]
 
 #: minibatch documents per thread task (fixed, so the split never depends on n_threads)
 _SOURCES_PER_BLOCK = 16
@@ -79,6 +81,46 @@ class LMVSState(OnlineState):
     h: np.ndarray
     previous_diagonal: np.ndarray  # (K,) diag(Bbar) at the end of the previous sweep
     citation_topics: np.ndarray  # (L, 2) int32
+    # the stream: the documents (CSR of the word counts) and citations seen so far
+    doc_indptr: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    doc_words: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    doc_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
+    citations: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+    times: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))  # or (0,)
+
+    stream_fields: ClassVar[tuple[str, ...]] = (
+        "chunks", "doc_indptr", "doc_words", "doc_counts", "citations", "times")
+
+    @property
+    def has_stream(self) -> bool:
+        """Whether the state keeps its documents (a model file written before the stream
+        was kept in the state has none)."""
+        return self.doc_indptr.size == self.gamma.shape[0] + 1
+
+
+@dataclass(frozen=True)
+class LMVSChunk:
+    """A chunk of an LMVS stream in the model's numbering: the word counts of every
+    document so far (the stream's, then the chunk's), every citation so far (d, d')
+    and the publication times of every document (None without times)."""
+
+    counts: sp.csr_matrix
+    pairs: np.ndarray
+    time: np.ndarray | None = None
+
+    def data(self) -> LMVData:
+        return LMVData.build(self.counts, self.pairs, self.time)
+
+
+def stream_arrays(data: LMVData) -> dict[str, np.ndarray]:
+    """The stream fields of an :class:`LMVSState` holding ``data``."""
+    coo = data.cites.tocoo()
+    return {"doc_indptr": data.counts.indptr.astype(np.int64),
+            "doc_words": data.counts.indices.astype(np.int32),
+            "doc_counts": np.asarray(data.counts.data, dtype=np.float64),
+            "citations": np.column_stack([coo.row, coo.col]).astype(np.int64).reshape(-1, 2),
+            "times": (np.zeros(0) if data.time is None
+                      else np.asarray(data.time, dtype=np.float64))}
 
 
 #: replica keys of a shipping executor: the citation graph and the per-document table
@@ -308,6 +350,7 @@ class StochasticLMV(OnlineAlgorithm):
     """LMVS / Pairwise-Link-LDA with subsampling; see the module docstring."""
 
     state_class = LMVSState
+    summed = ("pairs",)
 
     def __init__(self, n_topics: int, *, alpha: float, eta: float,
                  blockmodel_prior: tuple[float, float],
@@ -369,7 +412,51 @@ class StochasticLMV(OnlineAlgorithm):
                          previous_diagonal=np.diag(b.a / (b.a + b.b)).copy(),
                          citation_topics=np.full((data.cites.nnz, 2), -1, np.int32),
                          batch_rng=np.random.default_rng(int(rng.integers(2**63))),
-                         data_fingerprint=self.fingerprint(data))
+                         data_fingerprint=self.fingerprint(data), **stream_arrays(data))
+
+    def attach(self, state: LMVSState, data: LMVData) -> None:
+        """A state written before the stream was kept in it (an older checkpoint or
+        model file, resumed by a fit on its data) takes the data as its stream."""
+        if not state.has_stream:
+            for name, value in stream_arrays(data).items():
+                setattr(state, name, value)
+
+    # ------------------------------------------------------------------ the stream
+    def stream_length(self, state: LMVSState) -> int:
+        return int(state.gamma.shape[0])
+
+    def chunk_data(self, new: LMVSChunk) -> LMVData:
+        return new.data()
+
+    def stream_data(self, state: LMVSState) -> LMVData:
+        """The documents and citations seen so far, as the data a sweep reads."""
+        if not state.has_stream:
+            raise ValueError("this LMVS state keeps no documents (a model file written "
+                             "before partial_fit streams were saved); refit to continue")
+        D, V = state.gamma.shape[0], state.lam.shape[1]
+        counts = sp.csr_matrix((state.doc_counts, state.doc_words, state.doc_indptr),
+                               shape=(D, V))
+        return LMVData.build(counts, state.citations,
+                             state.times if state.times.size else None)
+
+    def extend(self, state: LMVSState, data: LMVData, new: LMVSChunk) -> LMVData:
+        """The documents ``D0..D`` of ``new`` join the stream: they start from flat
+        proportions (gamma = alpha + length / K) and the visibility prior (their
+        minibatches' word E-step, topics as fitted, moves them first); the citations are
+        those of ``new``, their topic pairs unknown (-1) until the pass ends."""
+        D0, grown = data.n_docs, new.data()
+        D, K, b0 = grown.n_docs, self.n_topics, self.batch
+        self.add_chunk(state, D - D0)
+        lengths = np.asarray(grown.counts[D0:].sum(axis=1)).ravel()
+        state.gamma = np.vstack([state.gamma, self.alpha + lengths[:, None] / K
+                                 * np.ones((1, K))])
+        state.g = np.concatenate([state.g, np.full(D - D0, b0.g0)])
+        state.h = np.concatenate([state.h, np.full(D - D0, b0.h0)])
+        state.citation_topics = np.full((grown.cites.nnz, 2), -1, np.int32)
+        state.data_fingerprint = self.fingerprint(grown)
+        for name, value in stream_arrays(grown).items():
+            setattr(state, name, value)
+        return grown
 
     def check_values(self, state: LMVSState, data: LMVData) -> None:
         for name in ("gamma", "lam", "a", "b", "g", "h"):
@@ -515,8 +602,7 @@ class StochasticLMV(OnlineAlgorithm):
             state.updates += 1
         info["pairs"] = pairs
         info["minibatches"] = float(len(batches))
-        info["blockmodel_change"] = self._diagonal_change(state)
-        self.refresh_citation_topics(state, data)
+        self.end_pass(state, data, info)
         return info
 
     def _sweep(self, state: LMVSState, data: LMVData) -> list[np.ndarray]:
@@ -524,25 +610,11 @@ class StochasticLMV(OnlineAlgorithm):
             raise ValueError("online state has no minibatch stream (batch_rng)")
         return minibatches(data.n_docs, self.batch_size, state.batch_rng)
 
-    def partial_step(self, state: LMVSState, data: LMVData,
-                     documents: np.ndarray | None = None) -> dict[str, float]:
-        """Minibatches over ``documents`` (default: all), e.g. the newly appended ones of a
-        stream (``partial_fit``); the step-size counter continues."""
-        docs = np.arange(data.n_docs) if documents is None else np.asarray(documents)
-        pairs = 0.0
-        info: dict[str, float] = {}
-        before = payload_counters(self.executor)
-        with self.session(state, data):             # one connection for all minibatches
-            for i in range(0, docs.size, self.batch_size):
-                info = self.minibatch_step(state, data, docs[i:i + self.batch_size],
-                                           self.step_size(state, data))
-                pairs += info["pairs"]
-                state.updates += 1
-        with_payload(info, self.executor, before)
-        info["pairs"] = pairs
+    def end_pass(self, state: LMVSState, data: LMVData, info: dict[str, float]) -> None:
+        """After a sweep or a chunk's pass: the stopping rule's ``blockmodel_change`` and
+        the links' topic pairs at the new globals."""
         info["blockmodel_change"] = self._diagonal_change(state)
         self.refresh_citation_topics(state, data)
-        return info
 
     def _diagonal_change(self, state: LMVSState) -> float:
         """||diag(Bbar) - previous|| / ||previous|| (the stopping rule); then remember it."""

@@ -8,16 +8,37 @@ Monro 1951).  An :class:`OnlineAlgorithm` implements
 ``minibatch_step(state, data, batch, rho)``; its ``step`` (what the engine runs, so
 resuming and callbacks work as for batch algorithms) is one sweep over the items in
 minibatches drawn without replacement from the state's own stream, and
-``partial_step(state, data)`` is one update from a new chunk of a stream
-(``partial_fit``).  The update counter ``t`` lives in the state.
+``partial_step(state, data, items)`` is one pass over the items of a new chunk of a
+stream (``partial_fit``).  The update counter ``t`` lives in the state.
+
+Streams (``partial_fit``) go through the engine
+(:func:`~topiclink.inference.engine.run_partial`, called by
+``Estimator._run_partial``), the same path for every online family.  The stream seen
+so far lives in the state, so it is saved with the model:
+
+- ``OnlineState.chunks``: the boundaries of the stream's chunks in item numbers (chunk c
+  holds items ``chunks[c]:chunks[c + 1]``; empty for a state that has not streamed);
+  families add their own ``stream_fields`` (LMVS: the documents and citations seen;
+  online BPBFM: the triples seen);
+- ``start(state, new)``: a state built by ``init`` on the first chunk ``new`` begins its
+  stream; ``extend(state, data, new)``: chunk ``new`` is appended to the stream
+  ``data = stream_data(state)`` (the state grows the new items' parameters) and the
+  data a pass reads is returned; ``chunk_items(state, data)``: the items of the chunk
+  just added, in the order the pass visits them;
+- ``partial_step(state, data, items)``: Hoffman et al. (2013)'s stochastic update,
+  ``lambda <- (1 - rho_t) lambda + rho_t lambda_hat(I_t)`` per minibatch ``I_t`` of
+  ``items`` with ``rho_t = step_size(state, data)`` and ``t`` the state's update counter,
+  then ``end_pass`` (a family's work after the minibatches of a sweep or of a chunk).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from topiclink.execution import payload_counters, with_payload
 from topiclink.inference.engine import Algorithm, State
 from topiclink.parameters import RobbinsMonro
 
@@ -35,10 +56,14 @@ def minibatches(n_items: int, batch_size: int, rng: np.random.Generator) -> list
 
 @dataclass(kw_only=True)
 class OnlineState(State):
-    """What every online state adds: the update counter and the minibatch stream."""
+    """What every online state adds: the update counter, the minibatch stream and the
+    chunk boundaries of the data stream it has seen (``partial_fit``)."""
 
     updates: int = 0
     batch_rng: np.random.Generator | None = None
+    chunks: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    stream_fields: ClassVar[tuple[str, ...]] = ("chunks",)
 
 
 class OnlineAlgorithm(Algorithm):
@@ -50,6 +75,10 @@ class OnlineAlgorithm(Algorithm):
 
     batch_size: int = 64
     schedule: RobbinsMonro = RobbinsMonro()
+    #: where minibatches run (an executor that ships data reports its payload bytes)
+    executor: Any = None
+    #: per-minibatch figures that a pass adds up (the others are the last minibatch's)
+    summed: ClassVar[tuple[str, ...]] = ()
 
     def n_items(self, data: object) -> int:
         raise NotImplementedError
@@ -71,9 +100,75 @@ class OnlineAlgorithm(Algorithm):
         info["step_size"] = self.schedule(max(state.updates - 1, 0))
         return info
 
-    def partial_step(self, state: OnlineState, data: object) -> dict[str, float]:
-        """One update from all items of ``data`` (a new chunk of a stream)."""
-        batch = np.arange(self.n_items(data))
-        info = dict(self.minibatch_step(state, data, batch, self.schedule(state.updates)))
-        state.updates += 1
-        return info
+    def step_size(self, state: OnlineState, data: Any) -> float:
+        """rho_t of the next minibatch: ``schedule(t)``, t = the updates done (Robbins &
+        Monro 1951; Hoffman et al. 2013 eq. 26: ``rho_t = (t + tau)^-kappa``)."""
+        return self.schedule(state.updates)
+
+    # ------------------------------------------------------------------ streams
+    def stream_length(self, state: OnlineState) -> int:
+        """Items in the stream ``state`` stands for (documents, entries)."""
+        raise NotImplementedError
+
+    def chunk_data(self, new: Any) -> Any:
+        """The data of a stream's first chunk ``new`` (what ``init`` is built on); None
+        when it holds no item."""
+        return new
+
+    def start(self, state: OnlineState, new: Any = None) -> None:
+        """A state built by ``init`` (on the first chunk ``new``, or by a fit) begins its
+        stream: what it stands for is the first chunk."""
+        state.chunks = np.array([0, self.stream_length(state)], np.int64)
+
+    def stream_data(self, state: OnlineState) -> Any:
+        """The data of the stream so far, rebuilt from the state (what ``extend`` appends
+        to); None for a family whose passes read the new chunk alone."""
+        return None
+
+    def extend(self, state: OnlineState, data: Any, new: Any) -> Any:
+        """Append chunk ``new`` to the stream ``data`` held by ``state``: grow the
+        parameters of its items, record its boundary in ``state.chunks``; return the data
+        the pass over the chunk reads (None: nothing new)."""
+        raise NotImplementedError
+
+    def add_chunk(self, state: OnlineState, n_new: int) -> None:
+        """Record a chunk of ``n_new`` items at the end of the stream (called by
+        ``extend`` before the state grows: a state that has not streamed yet, e.g. a
+        fit's, first begins its stream with what it stands for)."""
+        if state.chunks.size == 0:
+            self.start(state)
+        state.chunks = np.append(state.chunks, int(state.chunks[-1]) + int(n_new))
+
+    def chunk_items(self, state: OnlineState, data: Any) -> np.ndarray:
+        """The items of the chunk just added, in the order a pass visits them (default:
+        in stream order)."""
+        return np.arange(int(state.chunks[-2]), int(state.chunks[-1]), dtype=np.int64)
+
+    def end_pass(self, state: OnlineState, data: Any, info: dict[str, float]) -> None:
+        """Hook after the minibatches of a pass over a chunk (e.g. recompute running
+        sums); may add figures to ``info``."""
+
+    def partial_step(self, state: OnlineState, data: Any,
+                     items: np.ndarray | None = None) -> dict[str, float]:
+        """One pass over ``items`` of ``data`` (default: all), in order, in minibatches of
+        ``batch_size`` with the continuing step sizes (stochastic variational inference,
+        Hoffman et al. 2013, Algorithm 1: global statistics
+        ``(1 - rho_t) S + rho_t S_hat(I_t)``; the LMV paper's Algorithm 2 steps 4-7 for
+        LMVS; conditional density filtering for online BPBFM), then ``end_pass``.  The
+        figures in ``summed`` are added up over the minibatches; with an executor that
+        ships data, ``info`` has the pass's payload bytes."""
+        items = (np.arange(self.n_items(data), dtype=np.int64) if items is None
+                 else np.asarray(items, dtype=np.int64))
+        info: dict[str, float] = {}
+        sums = dict.fromkeys(self.summed, 0.0)
+        before = payload_counters(self.executor)
+        with self.session(state, data):             # one connection for all minibatches
+            for i in range(0, items.size, self.batch_size):
+                info = dict(self.minibatch_step(state, data, items[i:i + self.batch_size],
+                                                self.step_size(state, data)))
+                for key in sums:
+                    sums[key] += info[key]
+                state.updates += 1
+        info.update(sums)
+        self.end_pass(state, data, info)
+        return with_payload(info, self.executor, before)

@@ -36,9 +36,11 @@ from topiclink.inference.engine import (
     State,
     check_state,
     run,
+    run_partial,
     state_from_saved,
     state_to_saved,
 )
+from topiclink.inference.online import OnlineAlgorithm
 from topiclink.models.checkpoint import (
     CheckpointRequest,
     check_progress_sums,
@@ -288,6 +290,44 @@ class Estimator(BaseEstimator):
         publish(state, result.averaged)
         self._set_run_attributes(previous_trace, previous_iter, progress)
         self._check_finite_fit()
+        return result
+
+    def _run_partial(self, algorithm: OnlineAlgorithm, new: Any,
+                     publish: Callable[[State, Any], None]) -> RunResult | None:
+        """One ``partial_fit`` of an online family, through the engine.
+
+        ``new``: the chunk in the family's form (its ``OnlineAlgorithm`` reads it).  The
+        stream continues from ``state_`` (after a fit, an earlier ``partial_fit``, or a
+        ``save(full=True)`` + load: the stream seen so far is in the state), or begins
+        on ``new`` (``init`` + ``start``); the chunk's items get one pass
+        (:func:`~topiclink.inference.engine.run_partial`: callbacks, progress bar, BLAS
+        limit as a fit), then ``publish(state, data)`` sets the fitted attributes, the trace
+        gains the pass's row and ``n_iter_`` counts it.  Returns None (and changes
+        nothing) when the chunk holds no new item.
+        """
+        state = getattr(self, "state_", None)
+        if state is None:
+            data = algorithm.chunk_data(new)
+            if data is None:
+                return None
+            state = algorithm.init(data, self._fit_generator())
+            algorithm.start(state, new)
+        else:
+            data = algorithm.extend(state, algorithm.stream_data(state), new)
+            if data is None:
+                return None
+        items = algorithm.chunk_items(state, data)
+        self.state_ = state
+        previous_trace = dict(getattr(self, "trace_", {}) or {})
+        result = run_partial(algorithm, state, data, items, model=self,
+                             callbacks=getattr(self, "callbacks", None),
+                             verbose=getattr(self, "verbose", False),
+                             publish=lambda state, averaged: publish(state, data))
+        publish(state, data)
+        self._check_finite_fit()
+        self.trace_ = _concat_traces(previous_trace, result.trace)
+        self.n_iter_ = state.iteration
+        self.stopped_early_ = bool(result.stopped_early)
         return result
 
     def _set_run_attributes(self, previous_trace: dict[str, np.ndarray], previous_iter: int,

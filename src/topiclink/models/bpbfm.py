@@ -33,7 +33,7 @@ from topiclink.distributed import ClientCodec, SharedClientMixin
 from topiclink.execution import DaskExecutor, n_threads, resolve_n_jobs
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.inference.bpbfm_em import BPBFMEM, BPBFMEMState
-from topiclink.inference.bpbfm_online import BPBFMOnline, BPBFMOnlineState
+from topiclink.inference.bpbfm_online import BPBFMChunk, BPBFMOnline, BPBFMOnlineState
 from topiclink.inference.engine import State
 from topiclink.kernels import bpbfm as kernels
 from topiclink.models.base import Estimator, check_fit_memory
@@ -486,7 +486,9 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         unnamed stream): index i >= N then becomes the new entity ``str(i)``; against a
         named fit an index beyond the fitted entities is a one-line DataError (name the
         chunk's entities to add some). Relations likewise. Triples seen in an earlier chunk
-        of this session are dropped (their count is logged). The chunk's entries, shuffled,
+        of the stream are dropped (their count is logged; the triples seen are kept in the
+        sampler state, so a model saved with ``save(path, full=True)`` and loaded
+        continues its stream exactly). The chunk's entries, shuffled,
         are folded in by minibatches of ``batch_size`` with the continuing step sizes;
         ``|I|`` (the scale of the statistics) counts every entry seen so far. The estimates
         published after each call are those of the current state (no averaging over
@@ -504,40 +506,26 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         if hasattr(self, "binary_") and bool(self.binary_) != binary:
             raise DataError(f"partial_fit: this chunk is {'binary' if binary else 'counts'}, "
                             f"the fit is {'binary' if self.binary_ else 'counts'}")
-        names_e, names_r, chunk = self._stream_chunk(tensor)
+        names_e, names_r, chunk, seen = self._stream_chunk(tensor, state)
         algorithm = self._algorithm()
         data = BPBFMData.from_tensor(chunk, binary)
         if data.n_entries == 0:
             logger.info("partial_fit: no new triple in this chunk")
             return self
-        if state is None:
-            state = algorithm.init(data, self._fit_generator())
-        else:
-            algorithm.grow(state, data.n_entities, data.n_relations, state.global_rng)
-            state.n_items += data.n_entries
-        order = state.batch_rng.permutation(data.n_entries)
-        info = algorithm.partial_step(state, data, order)
-        state.iteration += 1
-        state.data_fingerprint = algorithm.fingerprint(data)
-        self.state_ = state
-        self._samples = []
-        self._publish(state, algorithm, None, names_e, names_r, binary)
-        del self._samples
-        self._check_finite_fit()
-        row = {**info, "log_likelihood": float(algorithm.objective(state, data))}
-        trace = dict(getattr(self, "trace_", {}) or {})
-        n_old = len(next(iter(trace.values()))) if trace else 0
-        for key in set(trace) | set(row):
-            trace[key] = np.append(trace.get(key, np.full(n_old, np.nan)),
-                                   row.get(key, np.nan))
-        self.trace_ = trace
-        self.stopped_early_ = False
+
+        def publish(state: BPBFMOnlineState, data: BPBFMData) -> None:
+            self._samples = []
+            self._publish(state, algorithm, None, names_e, names_r, binary)
+            del self._samples
+
+        self._run_partial(algorithm, BPBFMChunk(data, seen, int(chunk.n_entities)), publish)
         return self
 
-    def _stream_chunk(self, tensor: RelationalTensor
-                      ) -> tuple[np.ndarray, np.ndarray, RelationalTensor]:
-        """(entity names, relation names, the chunk in the fit's numbering) with names
-        the fit has not seen appended, and triples already seen dropped."""
+    def _stream_chunk(self, tensor: RelationalTensor, state: BPBFMOnlineState | None
+                      ) -> tuple[np.ndarray, np.ndarray, RelationalTensor, np.ndarray]:
+        """(entity names, relation names, the chunk in the fit's numbering, the keys of
+        every triple seen with it) with names the fit has not seen appended, and triples
+        seen before (kept in the state) dropped."""
         old_e = np.asarray(getattr(self, "entity_names_", np.zeros(0, str)), dtype=str)
         old_r = np.asarray(getattr(self, "relation_names_", np.zeros(0, str)), dtype=str)
         new_e = _chunk_names(tensor.entity_names, tensor.n_entities, old_e, "entities")
@@ -558,29 +546,19 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         t = map_e[tensor.tails]
         v = np.asarray(tensor.values, dtype=np.float64)
         key = (r * N + h) * N + t
-        seen = getattr(self, "_stream_keys_", None)
-        if seen is not None:
-            # keys of earlier chunks, renumbered for the grown N
-            old_n = int(getattr(self, "_stream_n_", N))
-            ot, rest = seen % old_n, seen // old_n
-            oh, orl = rest % old_n, rest // old_n
-            seen = (orl * N + oh) * N + ot
-            repeat = np.isin(key, seen)
-            if repeat.any():
-                logger.info("partial_fit: dropped %d triples seen in an earlier chunk",
-                            int(repeat.sum()))
-            keep = ~repeat & (v > 0)
-        else:
-            seen = np.zeros(0, np.int64)
-            keep = v > 0
-        self._stream_keys_ = np.union1d(seen, key[keep])
-        self._stream_n_ = N
+        seen = (state.seen_keys(N) if state is not None
+                else np.zeros(0, np.int64))   # renumbered for the grown N
+        repeat = np.isin(key, seen)
+        if repeat.any():
+            logger.info("partial_fit: dropped %d triples seen in an earlier chunk",
+                        int(repeat.sum()))
+        keep = ~repeat & (v > 0)
         miss = np.asarray(tensor.missing, dtype=np.int64).reshape(-1, 3)
         chunk = RelationalTensor(h[keep], r[keep], t[keep], v[keep], N, R, all_e, all_r,
                                  missing=np.column_stack([map_e[miss[:, 0]],
                                                           map_r[miss[:, 1]],
                                                           map_e[miss[:, 2]]]))
-        return all_e, all_r, chunk
+        return all_e, all_r, chunk, np.union1d(seen, key[keep])
 
     def _publish(self, state: BPBFMState, algorithm: BPBFMGibbs,
                  averaged: dict[str, np.ndarray] | None, names_e: np.ndarray,

@@ -16,6 +16,7 @@ import warnings
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from topiclink.callbacks import RelativeTolerance
@@ -34,7 +35,7 @@ from topiclink.distributed import ClientCodec, SharedClientMixin
 from topiclink.execution import DaskExecutor, n_threads, resolve_n_jobs
 from topiclink.inference.engine import State
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
-from topiclink.inference.lmv_stochastic import LMVSState, StochasticLMV
+from topiclink.inference.lmv_stochastic import LMVSChunk, LMVSState, StochasticLMV
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import (
     LinkPredictionMixin,
@@ -377,8 +378,6 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         self._run_engine(algorithm, data, resume=resume, publish=publish,
                          extra_callbacks=[rule])
         self._record_stop(rule, n_before)
-        self._stream_data_ = data
-        self._partial_corpus_ = corpus  # partial_fit continues from this fit
         return self
 
     def _continue_rule(self, rule: _DiagonalChange | _BoundTolerance) -> None:
@@ -405,94 +404,82 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         document (needed when the fit has publication times).
 
         The new documents get fresh variational parameters and are swept once in
-        minibatches of ``batch_size`` with the continuing step-size schedule; earlier
-        documents are revisited as the cited or citing ends of sampled pairs (and with
-        later ``fit(..., resume=True)`` sweeps).  The training documents are held in
-        memory by the model for this (a loaded model cannot continue with partial_fit).
+        minibatches of ``batch_size`` with the continuing step-size schedule (the LMV
+        paper's Algorithm 2 steps 1-7 per minibatch); earlier documents are revisited as
+        the cited or citing ends of sampled pairs (and with later
+        ``fit(..., resume=True)`` sweeps).  The documents and citations seen so far are
+        kept in the sampler state (``state_``), so a model saved with
+        ``save(path, full=True)`` and loaded continues its stream exactly.
         """
         if not self._stochastic:
             raise ValueError("partial_fit needs inference='stochastic' (LMVS)")
         self._validate_params()
-        previous: LMVData | None = getattr(self, "_stream_data_", None)
-        if previous is None or not hasattr(self, "state_"):
+        state = getattr(self, "state_", None)
+        if state is None:
             if hasattr(self, "n_iter_"):
-                raise ValueError("partial_fit continues a fit made in this session; this "
-                                 "model was loaded from a file (refit, or use fit)")
-            return self._first_partial_fit(X, links, publication_time)
-        return self._next_partial_fit(previous, X, links, publication_time)
+                raise ValueError("partial_fit continues a stream kept in the sampler state; "
+                                 "this model was loaded from a file saved without it "
+                                 "(save(path, full=True) keeps it; or refit)")
+            chunk, corpus = self._first_chunk(X, links, publication_time)
+        else:
+            if not isinstance(state, LMVSState) or not state.has_stream:
+                raise ValueError("partial_fit continues a stream kept in the sampler state; "
+                                 "this model's state keeps no documents (refit to continue)")
+            chunk, corpus = self._next_chunk(state, X, links, publication_time)
+        algorithm = self._algorithm()
 
-    def _first_partial_fit(self, X: Any, links: Any, publication_time: Any
-                           ) -> VisibilityTopicModel:
+        def publish(state: LMVSState, data: LMVData) -> None:
+            self._publish(state, algorithm, corpus, data)
+
+        self._run_partial(algorithm, chunk, publish)
+        self.converged_ = False
+        self.stop_reason_ = "partial_fit: one pass over the new documents (no stopping rule)"
+        return self
+
+    def _first_chunk(self, X: Any, links: Any, publication_time: Any
+                     ) -> tuple[LMVSChunk, Corpus]:
         corpus = self._training_corpus(X)
         lk = as_links(links if links is not None else np.zeros((0, 2), np.int64),
                       corpus.n_docs, doc_ids=corpus.doc_ids, directed=True)
         pairs = np.asarray(lk.pairs, dtype=np.int64).reshape(-1, 2)
         time, pairs = self._times(publication_time, corpus.n_docs, pairs)
-        algorithm = self._algorithm()
-        data = LMVData.build(corpus.counts, pairs, time)
-        state = algorithm.init(data, self._fit_generator())
-        self._partial_corpus_ = corpus
-        return self._partial_update(algorithm, state, data, np.arange(corpus.n_docs))
+        return LMVSChunk(corpus.counts, pairs, time), corpus
 
-    def _next_partial_fit(self, previous: LMVData, X: Any, links: Any,
-                          publication_time: Any) -> VisibilityTopicModel:
-        old = self._partial_corpus_
+    def _stream_corpus(self, state: LMVSState) -> Corpus:
+        """The documents seen so far: their counts from the state, their vocabulary, ids
+        and titles from the fitted attributes."""
+        D, V = state.gamma.shape[0], state.lam.shape[1]
+        titles = np.asarray(self.train_titles_, dtype=str)
+        return Corpus(sp.csr_matrix((state.doc_counts, state.doc_words, state.doc_indptr),
+                                    shape=(D, V)),
+                      vocabulary=np.asarray(self.vocabulary_, dtype=str),
+                      doc_ids=np.asarray(self.train_doc_ids_),
+                      titles=titles if titles.size else None)
+
+    def _next_chunk(self, state: LMVSState, X: Any, links: Any, publication_time: Any
+                    ) -> tuple[LMVSChunk, Corpus]:
+        old = self._stream_corpus(state)
         new = self._as_model_corpus(X)
         new.check_no_empty("partial_fit")
         corpus = _append_documents(old, new)
         D0, D = old.n_docs, corpus.n_docs
         lk = as_links(links if links is not None else np.zeros((0, 2), np.int64), D,
                       doc_ids=corpus.doc_ids, directed=True)
-        coo = previous.cites.tocoo()
-        pairs = np.unique(np.vstack([np.column_stack([coo.row, coo.col]),
+        pairs = np.unique(np.vstack([state.citations,
                                      np.asarray(lk.pairs, np.int64).reshape(-1, 2)]),
                           axis=0)
-        if previous.time is None and publication_time is not None:
+        timed = state.times.size > 0
+        if not timed and publication_time is not None:
             raise DataError("partial_fit: publication_time given, but the fit has none")
         time = None
-        if previous.time is not None:
+        if timed:
             if publication_time is None:
                 raise DataError("partial_fit: the fit has publication times; give "
                                 "publication_time for the new documents")
-            time, pairs = self._times(np.concatenate([previous.time,
+            time, pairs = self._times(np.concatenate([state.times,
                                                       as_times(publication_time, D - D0)]),
                                       D, pairs)
-        algorithm = self._algorithm()
-        data = LMVData.build(corpus.counts, pairs, time)
-        state: LMVSState = self.state_
-        # the new documents start from flat proportions and the visibility prior; their
-        # minibatches' word E-step (topics as fitted) moves them first
-        K, b0 = algorithm.n_topics, algorithm.batch
-        lengths = np.asarray(data.counts[D0:].sum(axis=1)).ravel()
-        state.gamma = np.vstack([state.gamma, algorithm.alpha + lengths[:, None] / K
-                                 * np.ones((1, K))])
-        state.g = np.concatenate([state.g, np.full(D - D0, b0.g0)])
-        state.h = np.concatenate([state.h, np.full(D - D0, b0.h0)])
-        state.citation_topics = np.full((data.cites.nnz, 2), -1, np.int32)
-        state.data_fingerprint = algorithm.fingerprint(data)
-        self._partial_corpus_ = corpus
-        return self._partial_update(algorithm, state, data, np.arange(D0, D))
-
-    def _partial_update(self, algorithm: StochasticLMV, state: LMVSState, data: LMVData,
-                        documents: np.ndarray) -> VisibilityTopicModel:
-        info = algorithm.partial_step(state, data, documents)
-        state.iteration += 1
-        self.state_ = state
-        self._stream_data_ = data
-        self._publish(state, algorithm, self._partial_corpus_, data)
-        self._check_finite_fit()
-        trace = dict(getattr(self, "trace_", {}) or {})
-        row = {**info, "log_likelihood": float("nan")}
-        n_old = len(next(iter(trace.values()))) if trace else 0
-        for key in set(trace) | set(row):
-            old = trace.get(key, np.full(n_old, np.nan))
-            trace[key] = np.append(old, row.get(key, np.nan))
-        self.trace_ = trace
-        self.n_iter_ = state.iteration
-        self.stopped_early_ = False
-        self.converged_ = False
-        self.stop_reason_ = "partial_fit: one pass over the new documents (no stopping rule)"
-        return self
+        return LMVSChunk(corpus.counts, pairs, time), corpus
 
     @staticmethod
     def _times(publication_time: Any, n_docs: int, pairs: np.ndarray,
