@@ -70,7 +70,6 @@ from topiclink.execution import Executor, compact_dtype, resolve_executor
 from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.pairs import PairIndex, PairSet
 from topiclink.inference.rtm import HINGE_EPS, RelationalData, RelationalGibbs, RelationalState
-from topiclink.inference.weights import draw_weights, weight_posterior
 from topiclink.kernels import augment as augment_kernels
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
@@ -386,15 +385,9 @@ class ShardedRelationalGibbs(RelationalGibbs):
                 return self.step(state, data)
         self.attach(state, data)
         ws = self.plan()
-        pairs, K = ws["pairs"], self.n_topics
+        pairs = ws["pairs"]
         t0 = time.perf_counter()
-        zbar = state.ndk / ws["lengths"][:, None]
-        P, s = weight_posterior(zbar, pairs.source, pairs.target, state.a, state.b,
-                                self.weight_prior_var, self.full,
-                                (pairs.out.ptr, pairs.out.nbr, pairs.out.order),
-                                executor=self._weight_pool)
-        eta = draw_weights(state.weight_rng, P, s)
-        state.U = eta.reshape(K, K) if self.full else np.diag(eta)
+        self.draw_U(state, pairs, ws["lengths"])
         t1 = time.perf_counter()
         ex = self._ex
         before = (ex.bytes_sent, ex.bytes_received, ex.bytes_peer)
