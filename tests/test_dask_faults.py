@@ -1,7 +1,7 @@
 """Dask fault tolerance: a worker process killed mid-fit (SIGKILL; its nanny restarts it
 empty) leaves a fit that completes with the chain of an uninterrupted fit, draw for draw
 (LDA, gRTM, online BPBFM, LMVS: the driver sends the lost shards again and rebuilds their
-state, :mod:`topiclink.distributed.dask_sweeper`); a lost scheduler ends the fit with a
+state, :class:`topiclink.execution.DaskExecutor`); a lost scheduler ends the fit with a
 one-line :class:`~topiclink.distributed.SchedulerLostError` within
 :data:`~topiclink.execution.dask.SCHEDULER_TIMEOUT` seconds; the errors'
 messages."""
@@ -104,23 +104,30 @@ RTM_KW = {"n_topics": 4, "negative_ratio": 0.05, "max_iter": 6, "n_shards": 3,
 
 
 def test_grtm_worker_killed_same_chain(processes, monkeypatch, caplog):
-    from topiclink.inference.rtm_dask import DaskRelationalShards
+    """Killed before iteration 5 (recovery points every 3 iterations: one logged chained
+    round to replay): the shards are rebuilt and the chain is the uninterrupted one, which
+    is also the chain of the same shards on threads (``parallel="shards"``)."""
+    from topiclink.execution import DaskExecutor
 
     (corpus, links), _ = make_rtm_data(n_docs=60, n_topics=4, doc_length=30, random_state=3)
     ref = RelationalTopicModel(parallel="dask", client=processes, **RTM_KW).fit(
         corpus, links=links)
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
     killed: list = []
-    kill_at(monkeypatch, DaskRelationalShards, "iterate", processes, 4, killed)
+    kill_at(monkeypatch, DaskExecutor, "step_kept_chained", processes, 5, killed)
     model = RelationalTopicModel(parallel="dask", client=processes, **RTM_KW).fit(
         corpus, links=links)
-    assert killed and "rebuilt from the recovery point" in caplog.text
-    for name in ("z", "ndk", "nwk", "nk", "U", "a", "b", "omega", "kernel_rng"):
-        np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
-                                      err_msg=name)
-    assert ([generator_state(g) for g in ref.state_.aug_rngs]
-            == [generator_state(g) for g in model.state_.aug_rngs])
-    np.testing.assert_array_equal(ref.components_, model.components_)
-    np.testing.assert_array_equal(ref.trace_["link_loglik"], model.trace_["link_loglik"])
+    assert killed and "redoing the iteration" in caplog.text     # the replay path ran
+    threads = RelationalTopicModel(parallel="shards", n_jobs=2, **RTM_KW).fit(
+        corpus, links=links)
+    for other in (model, threads):
+        for name in ("z", "ndk", "nwk", "nk", "U", "a", "b", "omega", "kernel_rng"):
+            np.testing.assert_array_equal(getattr(ref.state_, name),
+                                          getattr(other.state_, name), err_msg=name)
+        assert ([generator_state(g) for g in ref.state_.aug_rngs]
+                == [generator_state(g) for g in other.state_.aug_rngs])
+        np.testing.assert_array_equal(ref.components_, other.components_)
+        np.testing.assert_array_equal(ref.trace_["link_loglik"], other.trace_["link_loglik"])
 
 
 # ---------------------------------------------------------------------- BPBFM

@@ -73,6 +73,19 @@ def test_same_chain_on_any_number_of_workers(network, client, references, config
     assert model.state_.kernel_rng.shape == (3, 4) and len(model.state_.aug_rngs) == 3
 
 
+@pytest.mark.parametrize("config", range(len(CONFIGS)),
+                         ids=[f"{c['loss']}-{c['augmentation']}" for c in CONFIGS])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_shards_on_threads_are_the_dask_chain(network, references, config, n_jobs):
+    """parallel="shards": the same sharded sampler on this process's threads (or the
+    calling thread), the dask chain bit for bit; no payload counters in the trace."""
+    corpus, links = network
+    model = RelationalTopicModel(parallel="shards", n_jobs=n_jobs, **CONFIGS[config],
+                                 **KW).fit(corpus, links=links)
+    assert_same_chain(references[config], model)
+    assert "bytes_sent" not in model.trace_ and "bytes_peer" not in model.trace_
+
+
 @pytest.mark.parametrize("config", [*CONFIGS, {"loss": "logistic", "augmentation": "numba",
                                                 "weights": "diagonal", "approx": True}],
                          ids=["logistic-reference", "hinge-numba", "approx-diagonal"])
@@ -268,7 +281,8 @@ def test_errors(network):
         RelationalTopicModel(parallel="dask", **KW).fit(corpus, links=links)
     with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
         RelationalTopicModel(parallel="dask", client=5).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"parallel must be None or one of 'dask', got 'adlda'"):
+    with pytest.raises(ValueError, match=r"parallel must be None or one of 'dask', 'shards', "
+                                         r"got 'adlda'"):
         RelationalTopicModel(parallel="adlda").fit(corpus, links=links)
     with pytest.raises(ValueError, match=r"n_shards must be an integer >= 1"):
         RelationalTopicModel(parallel="dask", n_shards=0).fit(corpus, links=links)

@@ -158,3 +158,66 @@ def test_chunked_augmenter_same_draws_on_one_and_two_threads():
         (a1, b1), (a2, b2) = results[-2:]
         np.testing.assert_array_equal(a1, a2)
         np.testing.assert_array_equal(b1, b2)
+
+
+# ---------------------------------------------------------------------- chained kept rounds
+def _first(state: np.ndarray, shared: float, arg: int, static: float
+           ) -> tuple[np.ndarray, tuple]:
+    """A pure first round: the state moves by its own seeded draws; hands over its sum."""
+    rng = np.random.default_rng(int(abs(state[0]) * 1e6) % 2**32 + arg)
+    new = (state + rng.standard_normal(state.shape) + shared) * static
+    return new, (arg, float(new.sum()))
+
+
+def _hand(out: tuple) -> float:
+    return out[1]
+
+
+def _second(state: np.ndarray, shared: float, hands: tuple, static: float
+            ) -> tuple[np.ndarray, float]:
+    """A pure second round reading every shard's hand-over of this round."""
+    new = state + 0.01 * np.array(hands).mean() * static
+    return new, float(new @ new)
+
+
+def chained_rounds(ex, n_rounds: int = 5) -> tuple[list, list]:
+    """keep, ``n_rounds`` chained rounds and fetch of three shards on ``ex``."""
+    states = [np.full(4, float(i + 1)) for i in range(3)]
+    outs = []
+    with ex.session():
+        ex.keep("walk", states, [0.9, 1.0, 1.1])
+        for r in range(n_rounds):
+            outs.append(ex.step_kept_chained("walk", _first, _second, _hand, 0.1 * r,
+                                             [r, r + 1, r + 2]))
+        final = ex.fetch("walk")
+    return outs, final
+
+
+def _chained_by_hand(n_rounds: int = 5) -> tuple[list, list]:
+    """What chained rounds compute, written out."""
+    states = [np.full(4, float(i + 1)) for i in range(3)]
+    statics = [0.9, 1.0, 1.1]
+    outs = []
+    for r in range(n_rounds):
+        ones = [_first(states[i], 0.1 * r, r + i, statics[i]) for i in range(3)]
+        hands = tuple(_hand(o[1]) for o in ones)
+        twos = [_second(ones[i][0], 0.1 * r, hands, statics[i]) for i in range(3)]
+        states = [t[0] for t in twos]
+        outs.append(([o[1] for o in ones], [t[1] for t in twos]))
+    return outs, states
+
+
+@pytest.mark.parametrize("make", [SerialExecutor, lambda: ThreadExecutor(3)])
+def test_step_kept_chained_in_process(make):
+    """Every shard's second round reads every shard's first-round hand-over of the same
+    round; the states stay kept; outputs of both rounds in shard order."""
+    want = _chained_by_hand()
+    with make() as ex:
+        got = chained_rounds(ex)
+        assert ex.bytes_peer == 0 and all(t >= 0 for t in ex.chained_seconds)
+    assert got[0] == want[0]
+    for a, b in zip(got[1], want[1], strict=True):
+        np.testing.assert_array_equal(a, b)
+    with SerialExecutor() as ex, pytest.raises(ValueError, match="2 arguments for 3 shards"):
+        ex.keep("walk", [np.zeros(2)] * 3)
+        ex.step_kept_chained("walk", _first, _second, _hand, 0.0, [1, 2])

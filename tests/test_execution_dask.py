@@ -207,3 +207,50 @@ def test_kept_states_rebuilt_after_a_lost_worker(monkeypatch, caplog):
     assert got[0] == want[0]
     for a, b in zip(got[1], want[1], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# ---------------------------------------------------------------------- chained kept rounds
+def test_step_kept_chained_as_in_process(client2, monkeypatch):
+    """step_kept_chained: the same outputs and final states on Dask as in process (a
+    recovery point mid-way), the hand-overs counted as bytes between workers."""
+    from tests.test_execution import chained_rounds
+    from topiclink.execution import dask as execution_dask
+
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 2)
+    want = chained_rounds(SerialExecutor())
+    ex = DaskExecutor(client2)
+    got = chained_rounds(ex)
+    assert got[0] == want[0]
+    for a, b in zip(got[1], want[1], strict=True):
+        np.testing.assert_array_equal(a, b)
+    # 3 shards on 2 workers: each float hand-over (8 bytes) to the one other worker
+    assert ex.n_rounds == 5 and ex.bytes_peer == 5 * 3 * 8 and ex.bytes_received > 0
+
+
+def test_step_kept_chained_rebuilt_after_a_lost_worker(monkeypatch, caplog):
+    """A worker process killed between chained rounds: the shards are rebuilt by replaying
+    both logged rounds with their hand-overs, and the run ends as the uninterrupted one."""
+    from tests.test_dask_faults import kill_worker
+    from tests.test_execution import chained_rounds
+    from topiclink.execution import dask as execution_dask
+
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
+    want = chained_rounds(SerialExecutor(), 6)
+    with cluster(2, processes=True) as c, \
+            distributed.Client(c, set_as_default=False) as cl:
+        cl.wait_for_workers(2, timeout=60)
+        real = DaskExecutor.step_kept_chained
+        calls: list = []
+
+        def step(self, *args, **kwargs):
+            calls.append(1)
+            if len(calls) == 5:                  # after a recovery point and one round
+                kill_worker(cl)
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(DaskExecutor, "step_kept_chained", step)
+        got = chained_rounds(DaskExecutor(cl), 6)
+    assert "redoing the iteration" in caplog.text
+    assert got[0] == want[0]
+    for a, b in zip(got[1], want[1], strict=True):
+        np.testing.assert_array_equal(a, b)

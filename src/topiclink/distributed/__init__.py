@@ -5,9 +5,9 @@ The AD-LDA sweeps of ``parallel="dask"`` on :class:`~topiclink.LDA` and
 :class:`topiclink.inference.chunked.ShardSweeper` (the same shards, streams and summed
 count deltas as ``parallel="adlda"``; ``DaskSweeper`` is importable from here for one
 release); the supervised models run their shards through :mod:`topiclink.execution` as
-well.  What is left here: the relational models' sharded sampler's helpers
-(:mod:`topiclink.inference.rtm_dask` uses this package's client resolution), the counts of
-a ShardSet counted by the workers, and the estimators' ``client`` parameter
+well.  The gRTM sampler's shards run on the executor layer as well
+(:mod:`topiclink.inference.rtm_shards`).  What is left here: client resolution, the counts
+of a ShardSet counted by the workers, and the estimators' ``client`` parameter
 (:mod:`~topiclink.distributed.params`).  Dask and distributed are imported only when a run
 starts (``pip install 'topiclink[dask]'``).
 """

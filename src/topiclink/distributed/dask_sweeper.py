@@ -1,7 +1,7 @@
 """Dask helpers of the sharded samplers: the counts of a ShardSet counted by the workers
-from the shard files (:func:`word_topic_counts`), a shard file read by a worker
-(:func:`load_shard_task`), and the pieces the gRTM Dask sampler still uses
-(:func:`lost_shards`, :func:`pick`, :data:`RECOVERY_EVERY`).
+from the shard files (:func:`word_topic_counts`) and a shard file read by a worker
+(:func:`load_shard_task`).  The gRTM sampler's shards run on the executor layer too
+(:mod:`topiclink.inference.rtm_shards`): its own recovery helpers are gone.
 
 The AD-LDA sweeps that lived here (``DaskSweeper``) run on the executor layer now:
 :class:`topiclink.inference.chunked.ShardSweeper` -- one sweep, written once, on the
@@ -33,27 +33,10 @@ from topiclink.execution.dask import (  # noqa: F401 - re-exported for one relea
 from topiclink.execution.shards import compact_dtype  # noqa: F401 - re-exported
 
 __all__ = ["DaskConnection", "resolve_client", "connect_client", "compact_dtype",
-           "load_shard_task", "count_shard_words", "word_topic_counts", "lost_shards", "pick",
-           "WorkerLostError", "SchedulerLostError", "SCHEDULER_TIMEOUT", "MAX_RECOVERIES",
-           "RECOVERY_EVERY"]
+           "load_shard_task", "count_shard_words", "word_topic_counts",
+           "WorkerLostError", "SchedulerLostError", "SCHEDULER_TIMEOUT", "MAX_RECOVERIES"]
 
 logger = logging.getLogger(__name__)
-
-#: the gRTM Dask sampler: iterations between two gathers of the shards' state into the
-#: driver's recovery point (the state a lost shard is rebuilt from)
-RECOVERY_EVERY = 10
-
-
-def lost_shards(client: Any, futures: list) -> list[int]:
-    """The positions of the entries of ``futures`` (per shard, a tuple of futures) with a
-    future whose data is gone (cancelled, erred, or finished with no worker holding it);
-    pending ones are not lost (the scheduler computes them, or cancels them later)."""
-    live = [f for row in futures for f in row if f.status == "finished"]
-    who = client.who_has(live) if live else {}
-    return [s for s, row in enumerate(futures)
-            if any(f.status in ("cancelled", "error", "lost")
-                   or (f.status == "finished" and not who.get(f.key)) for f in row)]
-
 
 def load_shard_task(path: str, n_tokens: int, n_docs: int, sha256: str) -> dict:
     """The ``shard`` argument of :func:`sweep_shard` read from a shard file (runs on a
@@ -99,10 +82,3 @@ def word_topic_counts(shards: Any, z: np.ndarray, n_topics: int, client: Any = N
     finally:
         if owned:
             client.close()
-
-
-def pick(values: tuple, index: int | tuple) -> Any:
-    """``values[index]`` (or a tuple of several), on the worker holding ``values``."""
-    if isinstance(index, tuple):
-        return tuple(values[i] for i in index)
-    return values[index]

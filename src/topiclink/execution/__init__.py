@@ -2,9 +2,11 @@
 clients (and, in a later step, shard files).
 
 - :mod:`~topiclink.execution.executor`: the :class:`Executor` contract (``map`` in task
-  order, ordered streaming with bounded in-flight tasks, ``submit``, context-manager
-  lifetime, byte counters), :func:`resolve_executor` / :func:`open_executor` (``None``,
-  a thread count or an executor), ``n_jobs`` resolution and :func:`run_blocks_in_order`;
+  order, ordered streaming with bounded in-flight tasks, ``submit``, shard states kept
+  where their rounds run -- ``keep`` / ``step_kept`` / ``step_kept_chained`` / ``fetch``
+  --, context-manager lifetime, byte counters), :func:`resolve_executor` /
+  :func:`open_executor` (``None``, a thread count or an executor), ``n_jobs`` resolution
+  and :func:`run_blocks_in_order`;
 - :mod:`~topiclink.execution.serial`: the calling thread;
 - :mod:`~topiclink.execution.threads`: a thread pool, and :func:`padded_rows` (per-worker
   buffers apart by a cache line);

@@ -24,6 +24,7 @@ Dask and distributed are imported only when a client is resolved (``pip install
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import operator
 import time
@@ -315,6 +316,27 @@ def _replay(state: Any, log: list[tuple[Callable[..., tuple[Any, Any]], Any, Any
     return state
 
 
+def _chained(first: Callable[..., tuple[Any, Any]], second: Callable[..., tuple[Any, Any]],
+             state: Any, shared: Any, arg: tuple[Any, tuple], static: Any = None
+             ) -> tuple[Any, Any]:
+    """One shard's two rounds of :meth:`DaskExecutor.step_kept_chained` with the logged
+    hand-overs (``arg``: the shard's argument and every shard's hand-over): the replay."""
+    state = first(state, shared, arg[0], static)[0]
+    return second(state, shared, arg[1], static)
+
+
+def _hand(hand_over: Callable[[Any], Any], pair: tuple[Any, Any]) -> Any:
+    """``hand_over`` of a first round's output (on the worker holding it)."""
+    return hand_over(pair[1])
+
+
+def _second(second: Callable[..., tuple[Any, Any]], pair: tuple[Any, Any], shared: Any,
+            static: Any, *hands: Any) -> tuple[Any, Any]:
+    """A shard's second round on its first round's state and every shard's hand-over
+    (fetched by its worker from the workers holding them)."""
+    return second(pair[0], shared, hands, static)
+
+
 def payload_bytes(value: Any) -> int:
     """Payload bytes of nested tuples / lists / dicts (their values) of arrays and scalars
     (8 per scalar): what
@@ -344,6 +366,8 @@ class DaskExecutor(DaskConnection, Executor):
     n_workers : the cluster's workers when last connected
     bytes_sent, bytes_received : payload bytes of the tasks and results so far
         (:func:`payload_bytes`; a task redone after a lost worker counts again)
+    bytes_peer : payload bytes handed from worker to worker by :meth:`step_kept_chained`
+        (each hand-over times the other workers holding shards)
     n_rounds : ``map`` calls (round trips) so far
     """
 
@@ -557,24 +581,7 @@ class DaskExecutor(DaskConnection, Executor):
             sent += payload_bytes(args)
             return states, self._gather(outs)
 
-        def restore() -> None:
-            self._place()
-            client = self.client
-            rec["where"] = [self._slots[i % len(self._slots)] for i in range(n)]
-            logs = [[rnd[i] for rnd in rec["log"]] for i in range(n)]
-            rec["static_futures"] = [client.scatter([rec["statics"][i]], workers=[w],
-                                                    hash=False)[0]
-                                     for i, w in enumerate(rec["where"])]
-            rec["futures"] = [
-                client.submit(_replay, client.scatter([rec["point"][i]], workers=[w],
-                                                      hash=False)[0],
-                              logs[i], rec["static_futures"][i], workers=[w],
-                              allow_other_workers=True, pure=False)
-                for i, w in enumerate(rec["where"])]
-            self.bytes_sent += (payload_bytes(rec["point"]) + payload_bytes(logs)
-                                + payload_bytes(rec["statics"]))
-
-        states, outs = self._recovering(attempt, restore)
+        states, outs = self._recovering(attempt, lambda: self._rebuild(key))
         rec["futures"] = states
         rec["log"].append([(fn, shared, a) for a in args])
         if len(rec["log"]) >= KEPT_RECOVERY_EVERY:
@@ -585,11 +592,100 @@ class DaskExecutor(DaskConnection, Executor):
         self.n_rounds += 1
         return outs
 
+    def step_kept_chained(self, key: str, first: Callable[..., tuple[Any, Any]],
+                          second: Callable[..., tuple[Any, Any]],
+                          hand_over: Callable[[Any], Any], shared: Any = None,
+                          args: list[Any] | None = None) -> tuple[list[Any], list[Any]]:
+        """:meth:`Executor.step_kept_chained` on the workers holding the shards: both
+        rounds are submitted at once; each shard's second round takes the other shards'
+        hand-overs straight from their workers (no driver round trip between the rounds;
+        counted in :attr:`bytes_peer`).  The driver gets both rounds' outputs; the round
+        is logged with the hand-overs (computed here from the first outputs) so that a
+        lost worker's shards are rebuilt by replay as in :meth:`step_kept`."""
+        self._needs_session("step_kept_chained")
+        rec = self._kept[key]
+        n = len(rec["futures"])
+        args = [None] * n if args is None else list(args)
+        if len(args) != n:
+            raise ValueError(f"step_kept_chained: {len(args)} arguments for {n} shards")
+        sent = 0
+        times: list[float] = []
+
+        def attempt() -> tuple[list, list, list]:
+            nonlocal sent
+            client = self.client
+            times[:] = [time.perf_counter()]
+            extra = None
+            if shared is not None:
+                extra = client.scatter([shared], broadcast=True, hash=False)[0]
+                sent += payload_bytes(shared) * max(1, self.n_workers)
+            where, statics = rec["where"], rec["static_futures"]
+
+            def on(i: int, fn: Callable[..., Any], *a: Any) -> Any:
+                return client.submit(fn, *a, workers=[where[i]], allow_other_workers=True,
+                                     pure=False)
+
+            ones = [on(i, first, rec["futures"][i], extra, args[i], statics[i])
+                    for i in range(n)]
+            hands = [on(i, _hand, hand_over, p) for i, p in enumerate(ones)]
+            twos = [on(i, _second, second, ones[i], extra, statics[i], *hands)
+                    for i in range(n)]
+            states = [on(i, operator.itemgetter(0), p) for i, p in enumerate(twos)]
+            out1 = [client.submit(operator.itemgetter(1), p, pure=False) for p in ones]
+            out2 = [client.submit(operator.itemgetter(1), p, pure=False) for p in twos]
+            sent += payload_bytes(args)
+            got1 = self._gather(out1)
+            times.append(time.perf_counter())
+            return states, got1, self._gather(out2)
+
+        states, got1, got2 = self._recovering(attempt, lambda: self._rebuild(key))
+        t_end = time.perf_counter()
+        self.chained_seconds = (times[1] - times[0], t_end - times[1])
+        hands = tuple(hand_over(o) for o in got1)
+        rec["futures"] = states
+        step = functools.partial(_chained, first, second)
+        rec["log"].append([(step, shared, (a, hands)) for a in args])
+        if len(rec["log"]) >= KEPT_RECOVERY_EVERY:
+            self.fetch(key)                   # a new recovery point; the log restarts
+        for i, h in enumerate(hands):
+            mine = rec["where"][i]
+            peers = {w for j, w in enumerate(rec["where"]) if j != i and w != mine}
+            self.bytes_peer += payload_bytes(h) * len(peers)
+        self.bytes_sent += sent
+        self.bytes_received += payload_bytes(got1) + payload_bytes(got2)
+        self.tasks_run += 2 * n
+        self.n_rounds += 1
+        return got1, got2
+
+    def _rebuild(self, key: str) -> None:
+        """After a lost worker: every shard of ``key`` placed again, its static data sent
+        again and its state rebuilt from the recovery point by replaying the logged rounds
+        (on its worker)."""
+        rec = self._kept[key]
+        n = len(rec["futures"])
+        self._place()
+        client = self.client
+        rec["where"] = [self._slots[i % len(self._slots)] for i in range(n)]
+        logs = [[rnd[i] for rnd in rec["log"]] for i in range(n)]
+        rec["static_futures"] = [client.scatter([rec["statics"][i]], workers=[w],
+                                                hash=False)[0]
+                                 for i, w in enumerate(rec["where"])]
+        rec["futures"] = [
+            client.submit(_replay, client.scatter([rec["point"][i]], workers=[w],
+                                                  hash=False)[0],
+                          logs[i], rec["static_futures"][i], workers=[w],
+                          allow_other_workers=True, pure=False)
+            for i, w in enumerate(rec["where"])]
+        self.bytes_sent += (payload_bytes(rec["point"]) + payload_bytes(logs)
+                            + payload_bytes(rec["statics"]))
+
     def fetch(self, key: str) -> list[Any]:
-        """Gather the shards' states (also the new recovery point)."""
+        """Gather the shards' states (also the new recovery point); after a lost worker
+        they are rebuilt by replay and gathered again."""
         self._needs_session("fetch")
         rec = self._kept[key]
-        states = self._gather(rec["futures"])
+        states = self._recovering(lambda: self._gather(rec["futures"]),
+                                  lambda: self._rebuild(key))
         self.bytes_received += payload_bytes(states)
         rec["point"], rec["log"] = list(states), []
         return list(states)

@@ -284,17 +284,10 @@ class RelationalGibbs(Algorithm):
         ws = self._attached[1]  # type: ignore[index]
         pairs, layout, lengths = ws["pairs"], ws["layout"], ws["lengths"]
         tok = data.tokens
-        K = self.n_topics
         a, b = state.a, state.b
         t0 = time.perf_counter()
-        zbar = state.ndk / lengths[:, None]
-        P, s = weight_posterior(zbar, pairs.source, pairs.target, a, b,
-                                self.weight_prior_var, self.full,
-                                (pairs.out.ptr, pairs.out.nbr, pairs.out.order),
-                                executor=self._weight_pool)
-        eta = draw_weights(state.weight_rng, P, s)
-        U = eta.reshape(K, K) if self.full else np.diag(eta)
-        state.U = U
+        zbar = self.draw_U(state, pairs, lengths)
+        U = state.U
         t1 = time.perf_counter()
         Uz = zbar @ U.T
         Vz = zbar @ U
@@ -340,6 +333,20 @@ class RelationalGibbs(Algorithm):
         return {"seconds_weights": t1 - t0, "seconds_z": seconds_z,
                 "seconds_lambda": seconds_lambda,
                 "link_loglik": float(loglik_parts.sum()) / pairs.n_pairs}
+
+    def draw_U(self, state: RelationalState, pairs: PairSet, lengths: np.ndarray
+               ) -> np.ndarray:
+        """Step 1: ``state.U`` from its Gaussian conditional given the topic proportions and
+        the pairs' (a, b) (eq. 13); returns zbar (D, K)."""
+        K = self.n_topics
+        zbar = state.ndk / lengths[:, None]
+        P, s = weight_posterior(zbar, pairs.source, pairs.target, state.a, state.b,
+                                self.weight_prior_var, self.full,
+                                (pairs.out.ptr, pairs.out.nbr, pairs.out.order),
+                                executor=self._weight_pool)
+        eta = draw_weights(state.weight_rng, P, s)
+        state.U = eta.reshape(K, K) if self.full else np.diag(eta)
+        return zbar
 
     def objective(self, state: RelationalState, data: RelationalData) -> float:
         """The word part's collapsed log joint per token."""

@@ -37,7 +37,7 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
 from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
-from topiclink.execution import n_threads, resolve_n_jobs
+from topiclink.execution import DaskExecutor, n_threads, resolve_n_jobs
 from topiclink.inference.augment import LOSSES, augment, initial_coefficients
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -47,7 +47,7 @@ from topiclink.inference.rtm import (
     RelationalGibbs,
     RelationalState,
 )
-from topiclink.inference.rtm_dask import DaskRelationalGibbs
+from topiclink.inference.rtm_shards import ShardedRelationalGibbs
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
@@ -140,19 +140,21 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         (they commute with the rest of the sweep), and BLAS may use ``n_jobs`` threads.
         The draws come from fixed chunks of pairs with their own streams, so the chain is
         the same, draw for draw, for any ``n_jobs``.
-    parallel : None or "dask", default None
+    parallel : None, "dask" or "shards", default None
         None: the single-machine sampler.  ``"dask"``: the documents in ``n_shards``
         contiguous shards on the workers of a Dask cluster (``client``), each pair's
         augmentation drawn by the shard of its source document; every iteration the
         driver draws U, the shards sweep their tokens against the word-topic counts and
         the neighbours' topic proportions of the start of the iteration (AD-LDA; their own
         shard's neighbours fresh) and then draw their pairs' augmentation exactly
-        (:mod:`topiclink.inference.rtm_dask`).  Each shard has its own random streams:
+        (:mod:`topiclink.inference.rtm_shards`).  Each shard has its own random streams:
         the chain is fixed by the seed and ``n_shards``, never by the number of workers
-        (needs ``pip install 'topiclink[dask]'``).
+        (needs ``pip install 'topiclink[dask]'``).  ``"shards"``: the same sharded sampler
+        on ``n_jobs`` threads of this process (the same chain as ``"dask"`` for the same
+        ``n_shards`` and seed).
     n_shards : int, default 2
-        Document shards of ``parallel="dask"`` (at most the number of documents; ignored
-        when ``parallel`` is None).
+        Document shards of ``parallel="dask"`` or ``"shards"`` (at most the number of
+        documents; ignored when ``parallel`` is None).
     client : distributed.Client, str or None, default None
         ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
         None uses the current client (``distributed.get_client()``).  Shared by
@@ -186,7 +188,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         "augmentation": [Options(*AUGMENTATION_SAMPLERS)],
         "directed": [NoneValue(), Boolean()],
         **shared("max_iter", "n_average", "evaluate_every", "transform_iter", "n_jobs"),
-        "parallel": [NoneValue(), Options("dask")],
+        "parallel": [NoneValue(), Options("dask", "shards")],
         **shared("n_shards", "client", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
@@ -263,14 +265,17 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
             raise ValueError("n_average must not exceed max_iter")
 
     def _algorithm(self) -> RelationalGibbs:
-        """The sampler: :class:`RelationalGibbs`, or with ``parallel="dask"`` its sharded
-        version :class:`~topiclink.inference.rtm_dask.DaskRelationalGibbs`."""
+        """The sampler: :class:`RelationalGibbs`, or with ``parallel="dask"`` /
+        ``"shards"`` its sharded version :class:`~topiclink.inference.rtm_shards.
+        ShardedRelationalGibbs` on a Dask executor / on threads."""
         K = int(self.n_topics)
         cls: Any = RelationalGibbs
         extra: dict[str, Any] = {}
-        if self.parallel == "dask":
-            cls = DaskRelationalGibbs
-            extra = {"n_shards": int(self.n_shards), "client": self.client,
+        if self.parallel in ("dask", "shards"):
+            cls = ShardedRelationalGibbs
+            extra = {"n_shards": int(self.n_shards),
+                     "executor": DaskExecutor(self.client) if self.parallel == "dask"
+                     else None,
                      "full_sync": needs_full_state(self.callbacks)}
         return cls(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
