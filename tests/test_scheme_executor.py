@@ -177,7 +177,7 @@ def test_on_dask_the_same_chains(data):
 ])
 def test_old_names_warn_and_map(cls, before, after):
     with pytest.warns(DeprecationWarning, match=r"deprecated and will be removed in 0\.2\.0; "
-                      r"use (scheme|executor)") as record:
+                      r"(use (scheme|executor)=|drop it: here it changes nothing)") as record:
         model = cls(**before)
     assert record[0].filename == __file__                        # points at the caller
     params = model.get_params()

@@ -287,10 +287,10 @@ def translate_execution(owner: str, params: Mapping[str, Any],
     ``n_shards`` and ``client`` were ignored without a sharded / Dask ``parallel`` and
     still are, but for ``set_params`` of a model already on Dask (``on_dask``: ``client``
     becomes the executor) or with a sharded scheme (``sharded_now``, its name:
-    ``n_shards`` becomes its shard count).  A DeprecationWarning naming the new
-    spelling (``warn``: ``__init__`` and
-    ``set_params``; model files are read silently); a one-line ValueError for an unknown
-    ``parallel`` or a parameter given under both spellings (``given``: the names given)."""
+    ``n_shards`` becomes its shard count).  A DeprecationWarning naming the new spelling
+    (``warn``: ``__init__`` and ``set_params``; model files are read silently); a one-line
+    ValueError for an unknown ``parallel`` or a parameter given under both spellings
+    (``given``: the names given)."""
     out = dict(params)
     names = [k for k in OLD_EXECUTION if k in out
              and (k != "n_shards" or "scheme" in accepted) and k not in accepted]
@@ -305,10 +305,10 @@ def translate_execution(owner: str, params: Mapping[str, Any],
     new: dict[str, Any] = {}
     name = old_parallel[parallel]
     if "parallel" in old:                   # parallel names both; None: exact, here
-        if name is not None:
-            n_shards = old.get("n_shards", DEFAULT_SHARDS) if parallel is not None else 1
-            new["scheme"] = name if n_shards in (1, DEFAULT_SHARDS) and \
-                (parallel is None or n_shards == DEFAULT_SHARDS) else Shards(name, n_shards)
+        n_shards = old.get("n_shards", DEFAULT_SHARDS)
+        if name is not None:                # the family has schemes
+            new["scheme"] = name if parallel is None or n_shards == DEFAULT_SHARDS \
+                else Shards(name, n_shards)
         client = old.get("client")
         new["executor"] = ("dask" if client is None else client) if parallel == "dask" \
             else None
@@ -327,8 +327,7 @@ def translate_execution(owner: str, params: Mapping[str, Any],
     if warn:
         shown = ", ".join(f"{k}={'<the client>' if is_client(v) else repr(v)}"
                           for k, v in new.items() if v is not None)
-        use = (f"use {shown}" if shown else
-               "use scheme and executor (they were ignored with this parallel)")
+        use = f"use {shown}" if shown else "drop it: here it changes nothing"
         warnings.warn(f"{owner}: {', '.join(names)} {'is' if len(names) == 1 else 'are'} "
                       f"deprecated and will be removed in {REMOVED_IN}; {use}",
                       DeprecationWarning, stacklevel=stacklevel)
