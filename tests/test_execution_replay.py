@@ -32,6 +32,7 @@ def _values(n: int = 7) -> list:
     nwk = rng.integers(0, 50, (300, 8)).astype(np.int32)
     u8 = rng.integers(0, 255, 40).astype(np.uint8)
     x = rng.standard_normal(10)
+    half, halff = np.zeros(200, dtype=np.int32), np.zeros(200)
     out = []
     for r in range(n):
         nwk = nwk.copy()
@@ -44,8 +45,10 @@ def _values(n: int = 7) -> list:
         ndk = np.full((3, 2), 100 * r).astype(np.int8 if r < 2 else np.int16)
         big = np.arange(2 * r + 1, dtype=np.int64) * 2**40
         flags = np.array([r % 2 == 0, True])
+        half = half + (rng.random(200) < 0.5)        # most positions: a bit mask
+        halff = np.where(rng.random(200) < 0.3, rng.standard_normal(200), halff)
         out.append((nwk, u8, x, ndk, big, flags, [float(r), "s"], r % 2 == 0, None,
-                    np.float64(0.5 * r)))
+                    np.float64(0.5 * r), half.astype(np.int32), halff))
     return out
 
 
@@ -71,6 +74,8 @@ def test_difference_both_ways_and_inputs_left_alone():
     np.testing.assert_array_equal(b[0], copies[1])
     assert d[2][0][0] == "add" and d[2][0][2].dtype == np.int8     # compact changes
     assert d[2][2][0] == "put"                                      # floats: bits
+    assert d[2][10][0] == "add" and d[2][10][1].dtype == np.uint8   # positions: a mask
+    assert d[2][11][0] == "put" and d[2][11][1].dtype == np.uint8
 
 
 def test_bytes_grow_with_the_changes_not_with_v_times_k():

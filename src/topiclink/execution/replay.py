@@ -11,7 +11,8 @@ replays.
 
 Generic: the values are nested tuples / lists of numpy arrays and anything else; two
 C-contiguous arrays of the same type, shape and dtype at the same place of consecutive
-values are stored as the flat positions that differ (integers up to 32 bits as the exact
+values are stored as the flat positions that differ (ids, or a bit mask when most
+differ; integers up to 32 bits as the exact
 changes in the narrowest integer type, any other dtype as the old and new bits) when that
 is smaller than the array; everything else is kept as it was given.  Imports numpy only.
 """
@@ -35,14 +36,28 @@ def _patchable(new: Any, old: Any) -> bool:
             and new.dtype.fields is None)
 
 
-def _positions(changed: np.ndarray, size: int) -> np.ndarray:
+def _positions(changed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The flat positions where ``changed``, and how they are stored: as int32 / int64
+    ids, or as a bit mask (uint8, :func:`numpy.packbits`) when that is smaller."""
     idx = np.flatnonzero(changed)
-    return idx.astype(np.int32) if size < 2**31 else idx
+    if changed.size < 2**31:
+        idx = idx.astype(np.int32)
+    if idx.nbytes > (changed.size + 7) // 8:
+        return idx, np.packbits(changed)
+    return idx, idx
+
+
+def _where(stored: np.ndarray, size: int) -> np.ndarray:
+    """The flat positions from what :func:`_positions` stored."""
+    if stored.dtype == np.uint8:
+        return np.flatnonzero(np.unpackbits(stored, count=size))
+    return stored
 
 
 def difference(new: Any, old: Any) -> tuple:
     """How ``old`` (a round's value) is had from ``new`` (the next round's) and back:
-    ``("add", positions, old - new)`` for integer arrays, ``("put", positions, old bits,
+    ``("add", positions, old - new)`` for integer arrays (positions: int ids, or a
+    packed uint8 bit mask when smaller), ``("put", positions, old bits,
     new bits)`` for other arrays (either only when smaller than ``old``),
     ``("seq", type, parts)`` for tuples / lists of the same length, else
     ``("full", old, new)`` (references, no copies)."""
@@ -51,13 +66,13 @@ def difference(new: Any, old: Any) -> tuple:
     if _patchable(new, old):
         flat_new, flat_old = new.reshape(-1), old.reshape(-1)
         if new.dtype.kind in "iu" and new.dtype.itemsize <= 4:   # int64 holds the change
-            idx = _positions(flat_new != flat_old, new.size)
+            idx, stored = _positions(flat_new != flat_old)
             d = flat_old[idx].astype(np.int64) - flat_new[idx]
-            diff: tuple = ("add", idx, d.astype(compact_dtype(d)))
+            diff: tuple = ("add", stored, d.astype(compact_dtype(d)))
         else:
             bits = np.dtype(f"u{new.dtype.itemsize}")
-            idx = _positions(flat_new.view(bits) != flat_old.view(bits), new.size)
-            diff = ("put", idx, flat_old[idx], flat_new[idx])
+            idx, stored = _positions(flat_new.view(bits) != flat_old.view(bits))
+            diff = ("put", stored, flat_old[idx], flat_new[idx])
         if sum(a.nbytes for a in diff[1:]) < old.nbytes:      # else most entries changed
             return diff
     return ("full", old, new)
@@ -73,7 +88,7 @@ def restore(value: Any, diff: tuple, backward: bool) -> Any:
         return diff[1] if backward else diff[2]
     out = value.copy()
     flat = out.reshape(-1)
-    idx = diff[1]
+    idx = _where(diff[1], out.size)
     if kind == "add":
         change = diff[2].astype(np.int64)
         flat[idx] = (flat[idx].astype(np.int64) + (change if backward else -change)
