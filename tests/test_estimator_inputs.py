@@ -322,3 +322,20 @@ def test_a_shard_count_that_cannot_fit_is_refused():
     with pytest.raises(ValueError) as info:
         topiclink.LDA(2, parallel="partition", n_shards=10**9, max_iter=1).fit(_tiny_corpus())
     assert "in 1000000000 shards need about" in _one_line(info)
+
+
+def test_full_weights_of_a_huge_k_are_refused_before_allocating():
+    """gRTM's full U is a K^2-dimensional Gaussian with a dense K^2 x K^2 precision: at
+    K = 400 about 760 GiB, refused in one line before the fit allocates (it used to run
+    out of memory); the diagonal weights of the same K need K^2 and pass the check."""
+    import topiclink.models.base as base
+
+    links = np.array([[0, 1], [1, 2]])
+    with pytest.raises(ValueError) as info:
+        topiclink.RelationalTopicModel(400, weights="full", max_iter=1).fit(
+            _tiny_corpus(), links=links)
+    assert "400 topics over" in _one_line(info) and "need about" in _one_line(info)
+    need = topiclink.RelationalTopicModel(400, weights="diagonal")._fit_memory(_tiny_corpus())
+    assert need < base.available_memory()
+    full = topiclink.RelationalTopicModel(400, weights="full")._fit_memory(_tiny_corpus())
+    assert full > 32 * 400 ** 4 > 700 * 2**30

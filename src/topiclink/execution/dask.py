@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from topiclink.execution.executor import Executor
+from topiclink.execution.replay import SharedLog, held_bytes, rounds
 
 __all__ = ["DaskExecutor", "DaskConnection", "resolve_client", "connect_client",
            "payload_bytes", "WorkerLostError", "SchedulerLostError", "SCHEDULER_TIMEOUT",
@@ -304,15 +305,17 @@ def _flatten(values: Any) -> Iterator[Any]:
 
 #: :meth:`DaskExecutor.step_kept` rounds between two gathers of the shards' states into
 #: the driver's recovery point (what a lost shard is rebuilt from, replaying the rounds
-#: logged since)
+#: logged since: their ``fn`` and ``args``, and their ``shared`` values in a compact
+#: :class:`~topiclink.execution.replay.SharedLog`)
 KEPT_RECOVERY_EVERY = 10
 
 
-def _replay(state: Any, log: list[tuple[Callable[..., tuple[Any, Any]], Any, Any]],
-            static: Any = None) -> Any:
-    """A shard's state after the logged rounds ``(fn, shared, arg)`` (runs on a worker)."""
-    for fn, shared, arg in log:
-        state = fn(state, shared, arg, static)[0]
+def _replay(state: Any, log: list[tuple[Callable[..., tuple[Any, Any]], Any]],
+            shared: tuple, static: Any = None) -> Any:
+    """A shard's state after the logged rounds ``(fn, arg)`` with their ``shared`` values
+    (a :attr:`SharedLog.packed`, rebuilt exactly; runs on a worker)."""
+    for (fn, arg), value in zip(log, rounds(shared), strict=True):
+        state = fn(state, value, arg, static)[0]
     return state
 
 
@@ -369,6 +372,9 @@ class DaskExecutor(DaskConnection, Executor):
     bytes_peer : payload bytes handed from worker to worker by :meth:`step_kept_chained`
         (each hand-over times the other workers holding shards)
     n_rounds : ``map`` calls (round trips) so far
+    replay_bytes : bytes of the arrays the driver holds to replay the kept rounds since
+        their recovery points (the latest ``shared`` in full, earlier ones as the entries
+        that changed, and the rounds' ``args``)
     """
 
     ships_data = True
@@ -546,8 +552,24 @@ class DaskExecutor(DaskConnection, Executor):
 
         futures, static_futures = self._recovering(attempt, self._place)
         self.bytes_sent += payload_bytes(states) + payload_bytes(statics)
-        self._kept[key] = {"futures": futures, "where": where, "point": states, "log": [],
-                           "statics": statics, "static_futures": static_futures}
+        self._kept[key] = {"key": key, "futures": futures, "where": where, "point": states,
+                           "log": [], "shared": SharedLog(), "statics": statics,
+                           "static_futures": static_futures}
+
+    @property
+    def replay_bytes(self) -> int:
+        """Bytes of the arrays held to replay the kept rounds (the class docstring)."""
+        return sum(rec["shared"].nbytes + held_bytes(rec["log"])
+                   for rec in self._kept.values())
+
+    def _log(self, rec: dict[str, Any], steps: list[tuple[Any, Any]], shared: Any) -> None:
+        """Log a round (each shard's ``(fn, arg)`` and the round's ``shared``); every
+        :data:`KEPT_RECOVERY_EVERY` rounds the states are fetched instead (a new recovery
+        point, the log restarts)."""
+        rec["log"].append(steps)
+        rec["shared"].append(shared)
+        if len(rec["log"]) >= KEPT_RECOVERY_EVERY:
+            self.fetch(rec["key"])
 
     def step_kept(self, key: str, fn: Callable[..., tuple[Any, Any]], shared: Any = None,
                   args: list[Any] | None = None) -> list[Any]:
@@ -583,9 +605,7 @@ class DaskExecutor(DaskConnection, Executor):
 
         states, outs = self._recovering(attempt, lambda: self._rebuild(key))
         rec["futures"] = states
-        rec["log"].append([(fn, shared, a) for a in args])
-        if len(rec["log"]) >= KEPT_RECOVERY_EVERY:
-            self.fetch(key)                   # a new recovery point; the log restarts
+        self._log(rec, [(fn, a) for a in args], shared)
         self.bytes_sent += sent
         self.bytes_received += payload_bytes(outs)
         self.tasks_run += n
@@ -644,9 +664,7 @@ class DaskExecutor(DaskConnection, Executor):
         hands = tuple(hand_over(o) for o in got1)
         rec["futures"] = states
         step = functools.partial(_chained, first, second)
-        rec["log"].append([(step, shared, (a, hands)) for a in args])
-        if len(rec["log"]) >= KEPT_RECOVERY_EVERY:
-            self.fetch(key)                   # a new recovery point; the log restarts
+        self._log(rec, [(step, (a, hands)) for a in args], shared)
         for i, h in enumerate(hands):
             mine = rec["where"][i]
             peers = {w for j, w in enumerate(rec["where"]) if j != i and w != mine}
@@ -670,13 +688,16 @@ class DaskExecutor(DaskConnection, Executor):
         rec["static_futures"] = [client.scatter([rec["statics"][i]], workers=[w],
                                                 hash=False)[0]
                                  for i, w in enumerate(rec["where"])]
+        packed = rec["shared"].packed
+        shared = client.scatter([packed], broadcast=True, hash=False)[0]
         rec["futures"] = [
             client.submit(_replay, client.scatter([rec["point"][i]], workers=[w],
                                                   hash=False)[0],
-                          logs[i], rec["static_futures"][i], workers=[w],
+                          logs[i], shared, rec["static_futures"][i], workers=[w],
                           allow_other_workers=True, pure=False)
             for i, w in enumerate(rec["where"])]
         self.bytes_sent += (payload_bytes(rec["point"]) + payload_bytes(logs)
+                            + self.n_workers * payload_bytes(packed)
                             + payload_bytes(rec["statics"]))
 
     def fetch(self, key: str) -> list[Any]:
@@ -687,7 +708,7 @@ class DaskExecutor(DaskConnection, Executor):
         states = self._recovering(lambda: self._gather(rec["futures"]),
                                   lambda: self._rebuild(key))
         self.bytes_received += payload_bytes(states)
-        rec["point"], rec["log"] = list(states), []
+        rec["point"], rec["log"], rec["shared"] = list(states), [], SharedLog()
         return list(states)
 
     def drop(self, key: str) -> None:

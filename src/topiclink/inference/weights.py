@@ -29,7 +29,9 @@ from topiclink.kernels.weights import weight_moments_range, weight_moments_setup
 __all__ = ["weight_posterior", "draw_weights", "pair_omega"]
 
 
-@functools.lru_cache(maxsize=8)
+# the gather index is 8 K^4 bytes (100 MiB at K = 60): keep the maps of the last two K
+# only, so a grid over K does not hold one per value for the life of the process
+@functools.lru_cache(maxsize=2)
 def _triangle_maps(K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Upper-triangle indices, the symmetric index map t(k, l) and the flat gather index
     of P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]."""

@@ -266,6 +266,22 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         if self.n_average > self.max_iter:
             raise ValueError("n_average must not exceed max_iter")
 
+    #: bytes per K^4 of the full-weight U step: the K^2 x K^2 precision P, its Cholesky
+    #: factor, the gather index of the Kronecker moments (int64) and the triangle moments
+    #: G ((K(K+1)/2)^2), about 26 K^4 (``inference/weights.py``); measured peak growth
+    #: from K = 20 to 40 and 60 on a 300-document Cora fit: 28-30 K^4 bytes
+    FULL_WEIGHT_BYTES_PER_K4: ClassVar[int] = 32
+
+    def _fit_memory(self, corpus: Corpus) -> int:
+        """The documents' arrays, plus the weight step: ``weights="full"`` draws U from a
+        K^2-dimensional Gaussian whose precision is a dense K^2 x K^2 matrix
+        (Chen et al. 2015, eq. 14), so K = 100 needs about 3 GiB and K = 200 about
+        48 GiB; refused before any allocation when the machine lacks it."""
+        K = int(self.n_topics)
+        weights = (self.FULL_WEIGHT_BYTES_PER_K4 * K ** 4 if self.weights == "full"
+                   else 8 * 4 * K * K)
+        return super()._fit_memory(corpus) + weights
+
     def _algorithm(self) -> RelationalGibbs:
         """The sampler: :class:`RelationalGibbs`, or with ``scheme="shards"`` its sharded
         version :class:`~topiclink.inference.rtm_shards.ShardedRelationalGibbs` on a Dask
