@@ -2,7 +2,7 @@
 
 One synthetic corpus (the generator of ``benchmarks/lda_throughput.py``), a fixed shard
 count; every case starts from the same topics and streams and runs the same AD-LDA sweeps
-(``LDA(parallel=...)``'s sweepers, timed sweep by sweep):
+(``LDA(scheme=..., executor=...)``'s sweepers, timed sweep by sweep):
 
 - ``sequential``: the exact sweep (:func:`topiclink.kernels.lda.sweep`), for reference;
 - ``adlda``: :class:`~topiclink.inference.chunked.ChunkedSweeper` over the shards on 1 and

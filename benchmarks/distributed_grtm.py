@@ -4,9 +4,9 @@ One planted network (:func:`topiclink.datasets.make_rtm_data`), one held-out spl
 documents (:func:`topiclink.data.splits.train_test_split_documents`), the same estimator
 settings and seed for every case, ``--iters`` iterations each:
 
-- ``single``: ``RelationalTopicModel(parallel=None)``, the single-machine sampler;
-- ``dask``: ``parallel="dask"`` with ``--shards`` document shards on a
-  ``LocalCluster(processes=True, threads_per_worker=1)`` of each ``--workers`` count.
+- ``single``: ``RelationalTopicModel()`` (``scheme="exact"``), the single-machine sampler;
+- ``dask``: ``scheme=Shards("shards", S)`` (S = ``--shards`` document shards) on a Dask
+  ``executor``, a ``LocalCluster(processes=True, threads_per_worker=1)`` per ``--workers``.
 
 Per case: the median seconds per iteration (the first iteration, which scatters the
 shards, apart), the bytes sent to / received from the workers and moved between workers
@@ -86,6 +86,7 @@ def main() -> None:
 
     from topiclink.data.splits import train_test_split_documents
     from topiclink.datasets import make_rtm_data
+    from topiclink.execution import Shards
 
     t0 = time.perf_counter()
     (corpus, links), _ = make_rtm_data(n_docs=args.docs, n_words=args.words,
@@ -106,8 +107,8 @@ def main() -> None:
         with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                       dashboard_address=":0") as cluster, \
                 distributed.Client(cluster, set_as_default=False) as client:
-            row, model = fit_case(fold, kw, parallel="dask", n_shards=args.shards,
-                                  client=client)
+            row, model = fit_case(fold, kw, scheme=Shards("shards", args.shards),
+                                  executor=client)
         cases.append({"case": "dask", "workers": n, "n_shards": args.shards, **row})
         chains.append(model.state_)
         print(json.dumps(cases[-1]), flush=True)

@@ -3,8 +3,8 @@
 Both samplers train on the same synthetic corpus (drawn from an LDA model with Zipf-shaped
 topics) for the same number of warm-up sweeps, then the next sweeps are timed; tokens per
 second = tokens x sweeps / seconds.  Results go to JSON with the ratio ours / tomotopy.
-With more than one thread ours is the sweep of ``LDA(parallel="partition", n_shards=t,
-n_jobs=t)`` (t document shards x t vocabulary blocks on t threads, the PartitionSweeper
+With more than one thread ours is the sweep of ``LDA(scheme=Shards("partition", t),
+executor=t)`` (t document shards x t vocabulary blocks on t threads, the PartitionSweeper
 that estimator runs, timed here sweep by sweep; tomotopy's default with several workers
 is its own partition scheme); ``--schemes partition,adlda`` adds the AD-LDA sweeper.
 

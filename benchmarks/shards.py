@@ -13,7 +13,7 @@ documents), then each case in its own subprocess, so that the peak resident set 
   (two streaming passes);
 - ``read_uci_bow``: :func:`topiclink.data.io.uci_bow.read_uci_bow` and ``.tokens()``
   (what one does without shards);
-- ``fit_shards`` / ``fit_corpus``: ``LDA(n_topics=20, parallel="dask", n_shards=8,
+- ``fit_shards`` / ``fit_corpus``: ``LDA(n_topics=20, scheme=Shards("adlda", 8),
   max_iter=3)`` on the ShardSet, and on the corpus read inside the child, with a
   ``distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True)`` started
   in the child (the workers are other processes: the child's peak is the driver's, the
@@ -144,6 +144,7 @@ def fit(args: argparse.Namespace, on: str) -> dict:
     from topiclink import LDA
     from topiclink.data.io.uci_bow import read_uci_bow
     from topiclink.data.shards import ShardSet
+    from topiclink.execution import Shards
 
     row: dict = {}
     t0 = time.perf_counter()
@@ -157,8 +158,8 @@ def fit(args: argparse.Namespace, on: str) -> dict:
                 else read_uci_bow(docword_path(args)))
         row["load_seconds"] = time.perf_counter() - t0
         row["peak_rss_mb_after_load"] = maxrss_mb()
-        model = LDA(n_topics=args.topics, parallel="dask", n_shards=args.shards,
-                    client=client, max_iter=args.iters, random_state=args.seed)
+        model = LDA(n_topics=args.topics, scheme=Shards("adlda", args.shards),
+                    executor=client, max_iter=args.iters, random_state=args.seed)
         t0 = time.perf_counter()
         model.fit(data)
         row["fit_seconds"] = time.perf_counter() - t0
@@ -285,7 +286,8 @@ def main() -> None:
                      f"fit_* cases for peak_rss_mb_above_imports); write_shards: {args.shards} "
                      f"shards, default read_rows; read_uci_bow: read the whole file into a "
                      f"Corpus, then .tokens(); fit_*: LDA(n_topics={args.topics}, "
-                     f"parallel='dask', n_shards={args.shards}, max_iter={args.iters}, "
+                     f"scheme=Shards('adlda', {args.shards}), executor=client, "
+                     f"max_iter={args.iters}, "
                      f"random_state={args.seed}) on a LocalCluster(n_workers={args.workers}, "
                      f"threads_per_worker=1, processes=True) started in the child (its "
                      f"scheduler runs in the child: the driver's peak includes it); "

@@ -185,59 +185,58 @@ def test_partial_fit_same_stream(small_chunks, planted, client2, model):
 
 def test_save_load_resume(small_chunks, planted, refs, client2, tmp_path):
     train = planted[1]
-    half = BilinearPoissonFactorModel(3, parallel="dask", client=client2,
-                                      **{**KW, "max_iter": 2}).fit(train)
+    half = BilinearPoissonFactorModel(3, executor=client2, **{**KW, "max_iter": 2}).fit(train)
     loaded = topiclink.load(half.save(tmp_path / "bpbfm.npz", full=True))
-    assert loaded.client is None and loaded.parallel == "dask"
-    loaded.set_params(client=client2).fit(train, resume=True)
+    assert loaded.executor is None                  # a client is not stored
+    loaded.set_params(executor=client2).fit(train, resume=True)
     assert loaded.state_.iteration == 4
     for name in STATE:
         np.testing.assert_array_equal(getattr(loaded.state_, name),
                                       getattr(refs[1].state_, name), err_msg=name)
     # a sequential fit continues on Dask and a loaded model continues a stream there
     seq = BilinearPoissonFactorModel(3, **{**KW, "max_iter": 2}).fit(train)
-    seq.set_params(parallel="dask", client=client2).fit(train, resume=True)
+    seq.set_params(executor=client2).fit(train, resume=True)
     for name in STATE:
         np.testing.assert_array_equal(getattr(seq.state_, name),
                                       getattr(refs[1].state_, name), err_msg=name)
     chunk = next(_chunks(train, 3, np.random.default_rng(0)))
     twin = topiclink.load(half.save(tmp_path / "again.npz", full=True))
     loaded = topiclink.load(half.save(tmp_path / "bpbfm.npz", full=True))
-    twin.set_params(parallel=None).partial_fit(chunk)
-    loaded.set_params(client=client2).partial_fit(chunk)
+    twin.set_params(executor=None).partial_fit(chunk)
+    loaded.set_params(executor=client2).partial_fit(chunk)
     np.testing.assert_array_equal(twin.state_.g, loaded.state_.g)
-    addressed = BilinearPoissonFactorModel(parallel="dask", client="tcp://127.0.0.1:8786")
-    assert addressed._encoded_params({})["client"] == "tcp://127.0.0.1:8786"
+    addressed = BilinearPoissonFactorModel(executor="tcp://127.0.0.1:8786")
+    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
 
 
 def test_client_parameter_clone_repr_pickle(client2):
     from sklearn.base import clone
 
-    model = BilinearPoissonFactorModel(3, inference="online", parallel="dask",
-                                       client=client2)
+    model = BilinearPoissonFactorModel(3, inference="online", executor=client2)
     twin = clone(model)
-    assert twin.client is client2 and twin.get_params() == model.get_params()
-    assert "client=" in repr(model)
+    assert twin.executor is client2 and twin.get_params() == model.get_params()
+    assert "executor=" in repr(model)
     copied = pickle.loads(pickle.dumps(model))
-    assert copied.client is None and copied.n_topics == 3 and model.client is client2
+    assert copied.executor is None and copied.n_topics == 3 and model.executor is client2
 
 
 # ---------------------------------------------------------------------- errors
 def test_errors(planted, monkeypatch):
     train = planted[1]
-    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
-        BilinearPoissonFactorModel(3, parallel="dask", **KW).fit(train)
-    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
-        BilinearPoissonFactorModel(3, parallel="dask", **KW).partial_fit(train)
-    with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
-        BilinearPoissonFactorModel(3, parallel="dask", client=5, **KW).fit(train)
-    with pytest.raises(ValueError, match=r"parallel must be None or one of 'dask'"):
-        BilinearPoissonFactorModel(3, parallel="adlda", **KW).fit(train)
-    with pytest.raises(ValueError, match=r"^parallel='dask' needs inference='online'$"):
-        BilinearPoissonFactorModel(3, parallel="dask", max_iter=1).fit(train)
+    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
+        BilinearPoissonFactorModel(3, executor="dask", **KW).fit(train)
+    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
+        BilinearPoissonFactorModel(3, executor="dask", **KW).partial_fit(train)
+    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
+        BilinearPoissonFactorModel(3, executor=b"x", **KW).fit(train)
+    with pytest.raises(ValueError, match=r"parallel must be one of None, 'dask'"):
+        BilinearPoissonFactorModel(3, parallel="adlda", **KW)
+    with pytest.raises(ValueError, match=r"executor: a Dask executor needs "
+                                         r"inference='online'$"):
+        BilinearPoissonFactorModel(3, executor="dask", max_iter=1).fit(train)
     monkeypatch.setitem(sys.modules, "distributed", None)        # dask not installed
-    with pytest.raises(ImportError, match=r"parallel='dask' needs dask and distributed"):
-        BilinearPoissonFactorModel(3, parallel="dask", **KW).fit(train)
+    with pytest.raises(ImportError, match=r"a Dask executor needs dask and distributed"):
+        BilinearPoissonFactorModel(3, executor="dask", **KW).fit(train)
 
 
 def test_dask_imported_only_when_used():

@@ -201,7 +201,7 @@ def test_tol_stops_early():
 # ---------------------------------------------------------------------- (f) refusals
 @pytest.mark.parametrize("kw, match", [
     ({"n_dictionary": 3}, "inference='em' needs n_dictionary=None"),
-    ({"parallel": "dask"}, "inference='em' needs parallel=None"),
+    ({"executor": "dask"}, "inference='em' needs executor=None or a thread count"),
     ({"self_pairs": "scaled"}, "inference='em' needs self_pairs='bilinear'"),
     ({"em_prior_rate": 0.0}, "em_prior_rate"),
 ])

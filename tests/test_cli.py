@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from topiclink.cli.app import app
+from topiclink.execution import Shards
 
 runner = CliRunner()
 
@@ -42,7 +43,7 @@ def test_fit_lda_on_two_threads_and_with_the_mh_sampler(tmp_path):
                                  "--jobs", "2", "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
     model = load(out)
-    assert model.parallel == "partition" and model.n_shards == 2
+    assert model.scheme == Shards("partition", 2) and model.executor == 2
     out = tmp_path / "mh.npz"
     result = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-k", "5", "-n", "5",
                                  "--sampler", "mh", "--out", str(out), "--quiet"])
@@ -227,11 +228,11 @@ def test_fit_on_a_dask_scheduler(tmp_path, shared_datasets):
             result = runner.invoke(app, args)
             assert result.exit_code == 0, result.output
             model = load(out)
-            assert model.parallel == "dask" and model.n_shards == 3
-            assert model.client == address
+            assert model.scheme == Shards("adlda" if command[1] == "lda" else "shards", 3)
+            assert model.executor == address
         result = runner.invoke(app, ["fit", "rtm", "--dataset", "cora", "--model", "Var-RTM",
                                      "-n", "2", "--scheduler", address])
-        assert result.exit_code == 1 and "has no parameter 'client'" in result.output
+        assert result.exit_code == 1 and "has no parameter 'executor'" in result.output
         result = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "--shards", "0",
                                      "--scheduler", address])
         assert result.exit_code == 1 and "--shards must be >= 1" in result.output

@@ -17,6 +17,7 @@ import topiclink  # noqa: E402
 from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data  # noqa: E402
+from topiclink.execution import Shards  # noqa: E402
 from topiclink.inference.chunked import ChunkedSweeper, DaskSweeper  # noqa: E402
 from topiclink.inference.engine import check_topic_counts  # noqa: E402
 from topiclink.kernels import lda as kernels  # noqa: E402
@@ -25,6 +26,8 @@ from topiclink.models.lda import LDA  # noqa: E402
 from topiclink.random import as_generator, kernel_state  # noqa: E402
 
 LDA_KW = {"n_topics": 5, "max_iter": 15, "n_shards": 3, "random_state": 4}
+#: LDA_KW in the new spelling (the AD-LDA scheme with its 3 shards)
+LDA_NEW = {"n_topics": 5, "max_iter": 15, "scheme": Shards("adlda", 3), "random_state": 4}
 DMR_KW = {"n_topics": 4, "max_iter": 14, "burn_in": 4, "optimize_every": 3, "n_shards": 3,
           "random_state": 2}
 
@@ -162,44 +165,44 @@ def test_current_client_and_scheduler_address(corpus, lda_adlda):
 
 
 def test_resume_across_save_and_load(corpus, client2, lda_adlda, tmp_path):
-    half = {**LDA_KW, "max_iter": LDA_KW["max_iter"] - 7}
-    model = LDA(parallel="dask", client=client2, **half).fit(corpus)
+    half = {**LDA_NEW, "max_iter": LDA_KW["max_iter"] - 7}
+    model = LDA(executor=client2, **half).fit(corpus)
     path = model.save(tmp_path / "lda.npz", full=True)
     loaded = topiclink.load(path)
-    assert loaded.client is None and loaded.parallel == "dask"
+    assert loaded.executor is None and loaded.scheme == Shards("adlda", 3)
     np.testing.assert_array_equal(loaded.components_, model.components_)
     np.testing.assert_array_equal(loaded.transform(corpus), model.transform(corpus))
-    loaded.set_params(client=client2, max_iter=7).fit(corpus, resume=True)
+    loaded.set_params(executor=client2, max_iter=7).fit(corpus, resume=True)
     assert_same_chain(lda_adlda, loaded)
     # an address survives a model file
-    addressed = LDA(parallel="dask", client="tcp://127.0.0.1:8786")
+    addressed = LDA(scheme="adlda", executor="tcp://127.0.0.1:8786")
     addressed.n_iter_ = 0
-    assert addressed._encoded_params({})["client"] == "tcp://127.0.0.1:8786"
+    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
 
 
 def test_client_parameter_clone_repr_pickle(corpus, client2):
     from sklearn.base import clone
 
-    model = LDA(parallel="dask", client=client2, n_topics=3)
+    model = LDA(scheme="adlda", executor=client2, n_topics=3)
     twin = clone(model)
-    assert twin.client is client2 and twin.get_params() == model.get_params()
-    assert "client=" in repr(model)
+    assert twin.executor is client2 and twin.get_params() == model.get_params()
+    assert "executor=" in repr(model)
     copied = pickle.loads(pickle.dumps(model))
-    assert copied.client is None and copied.n_topics == 3 and model.client is client2
-    dmr = clone(DMR(parallel="dask", client=client2))
-    assert dmr.client is client2
+    assert copied.executor is None and copied.n_topics == 3 and model.executor is client2
+    dmr = clone(DMR(scheme="adlda", executor=client2))
+    assert dmr.executor is client2
 
 
 def test_errors(corpus):
     with pytest.raises(ValueError):
         distributed.get_client()                    # no current client in this process
-    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
-        LDA(parallel="dask", **LDA_KW).fit(corpus)
-    with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
-        LDA(parallel="dask", client=5, **LDA_KW).fit(corpus)
-    with pytest.raises(ValueError,
-                       match=r"parallel must be None or one of 'partition', 'adlda', 'dask'"):
-        DMR(parallel="spark").fit(corpus, features=np.zeros((corpus.n_docs, 1)))
+    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
+        LDA(executor="dask", **LDA_NEW).fit(corpus)
+    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
+        LDA(executor=[5], **LDA_NEW).fit(corpus)
+    with pytest.raises(ValueError, match=r"scheme must be one of 'exact', 'partition', "
+                                         r"'adlda' or Shards"):
+        DMR(scheme="spark").fit(corpus, features=np.zeros((corpus.n_docs, 1)))
 
 
 def test_dask_imported_only_when_used():

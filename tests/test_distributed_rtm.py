@@ -20,6 +20,7 @@ from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.data.splits import train_test_split_documents  # noqa: E402
 from topiclink.datasets import make_rtm_data  # noqa: E402
+from topiclink.execution import Shards  # noqa: E402
 from topiclink.inference.engine import check_topic_counts  # noqa: E402
 from topiclink.metrics import link_auc  # noqa: E402
 from topiclink.models.rtm import RelationalTopicModel  # noqa: E402
@@ -237,7 +238,7 @@ def test_resume_across_save_and_load(network, client2, references, tmp_path):
                                  **first).fit(corpus, links=links)
     path = model.save(tmp_path / "rtm.npz", full=True)
     loaded = topiclink.load(path)
-    assert loaded.client is None and loaded.parallel == "dask" and loaded.n_shards == 3
+    assert loaded.executor is None and loaded.scheme == Shards("shards", 3)
     np.testing.assert_array_equal(loaded.weights_, model.weights_)
     loaded.set_params(client=client2, max_iter=3).fit(corpus, links=links, resume=True)
     assert_same_chain(references[0], loaded)
@@ -250,7 +251,7 @@ def test_resume_across_save_and_load(network, client2, references, tmp_path):
         other.fit(corpus, links=links, resume=True)
     # an address survives a model file
     addressed = RelationalTopicModel(parallel="dask", client="tcp://127.0.0.1:8786")
-    assert addressed._encoded_params({})["client"] == "tcp://127.0.0.1:8786"
+    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
 
 
 def test_current_client_and_scheduler_address(network, references):
@@ -267,29 +268,32 @@ def test_current_client_and_scheduler_address(network, references):
 def test_client_parameter_clone_repr_pickle(client2):
     from sklearn.base import clone
 
-    model = RelationalTopicModel(3, parallel="dask", client=client2)
+    model = RelationalTopicModel(3, scheme="shards", executor=client2)
     twin = clone(model)
-    assert twin.client is client2 and twin.get_params() == model.get_params()
-    assert "client=" in repr(model)
+    assert twin.executor is client2 and twin.get_params() == model.get_params()
+    assert "executor=" in repr(model)
     copied = pickle.loads(pickle.dumps(model))
-    assert copied.client is None and copied.n_topics == 3 and model.client is client2
+    assert copied.executor is None and copied.n_topics == 3 and model.executor is client2
 
 
 def test_errors(network):
     corpus, links = network
-    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
-        RelationalTopicModel(parallel="dask", **KW).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
-        RelationalTopicModel(parallel="dask", client=5).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"parallel must be None or one of 'dask', 'shards', "
-                                         r"got 'adlda'"):
-        RelationalTopicModel(parallel="adlda").fit(corpus, links=links)
+    kw = {k: v for k, v in KW.items() if k != "n_shards"}
+    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
+        RelationalTopicModel(scheme="shards", executor="dask", **kw).fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
+        RelationalTopicModel(scheme="shards", executor=2.0).fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"scheme must be one of 'exact', 'shards' or "
+                                         r"Shards\('shards', n_shards\), got 'adlda'"):
+        RelationalTopicModel(scheme="adlda").fit(corpus, links=links)
     with pytest.raises(ValueError, match=r"n_shards must be an integer >= 1"):
-        RelationalTopicModel(parallel="dask", n_shards=0).fit(corpus, links=links)
+        RelationalTopicModel(scheme=Shards("shards", 0)).fit(corpus, links=links)
     with pytest.raises(ValueError, match=r"n_shards \(121\) exceeds the number of "
                                          r"documents \(120\)"):
-        RelationalTopicModel(parallel="dask", n_shards=121, client="tcp://127.0.0.1:1"
+        RelationalTopicModel(scheme=Shards("shards", 121), executor="tcp://127.0.0.1:1"
                              ).fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"parallel must be one of None, 'shards', 'dask'"):
+        RelationalTopicModel(parallel="adlda")
 
 
 def test_dask_imported_only_when_used():

@@ -19,7 +19,7 @@ import topiclink  # noqa: E402
 from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data, make_slda_data  # noqa: E402
-from topiclink.execution import DaskExecutor  # noqa: E402
+from topiclink.execution import DaskExecutor, Shards  # noqa: E402
 from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
 from topiclink.inference.lda import TokenData  # noqa: E402
 from topiclink.inference.slda import (  # noqa: E402
@@ -184,38 +184,41 @@ def test_algorithm_moves_only_deltas_and_steps_outside_a_session(binary, client2
 
 # ---------------------------------------------------------------------- persistence
 def test_resume_across_save_and_load(binary, client2, ref_binary, tmp_path):
-    half = {**BIN_KW, "max_iter": 5}
-    model = SupervisedTopicModel(parallel="dask", client=client2, **half).fit(*binary)
+    plain = {k: v for k, v in BIN_KW.items() if k != "n_shards"}
+    half = {**plain, "max_iter": 5}
+    model = SupervisedTopicModel(scheme=Shards("shards", 3), executor=client2,
+                                 **half).fit(*binary)
     path = model.save(tmp_path / "slda.npz", full=True)
     loaded = topiclink.load(path)
-    assert loaded.client is None and loaded.parallel == "dask" and loaded.n_shards == 3
+    assert loaded.executor is None and loaded.scheme == Shards("shards", 3)
     np.testing.assert_array_equal(loaded.coef_, model.coef_)
     held = binary[0].subset(range(10))
     np.testing.assert_array_equal(loaded.decision_function(held),
                                   model.decision_function(held))
-    loaded.set_params(client=client2, max_iter=7).fit(*binary, resume=True)
+    loaded.set_params(executor=client2, max_iter=7).fit(*binary, resume=True)
     assert_same_chain(ref_binary, loaded)
     # another shard count cannot continue this state
     with pytest.raises(ValueError, match="cannot resume: state field 'kernel_rng'"):
-        loaded.set_params(n_shards=2, max_iter=1).fit(*binary, resume=True)
+        loaded.set_params(scheme="shards", max_iter=1).fit(*binary, resume=True)
     # one shard and the sequential sampler share their states
-    seq = SupervisedTopicModel(**{**half, "n_shards": 1}).fit(*binary)
-    seq.set_params(parallel="dask", client=client2, max_iter=7).fit(*binary, resume=True)
-    assert_same_chain(SupervisedTopicModel(**{**BIN_KW, "n_shards": 1}).fit(*binary), seq)
+    seq = SupervisedTopicModel(**half).fit(*binary)
+    seq.set_params(scheme=Shards("shards", 1), executor=client2, max_iter=7).fit(
+        *binary, resume=True)
+    assert_same_chain(SupervisedTopicModel(**plain).fit(*binary), seq)
     # an address survives a model file
-    addressed = SupervisedTopicModel(parallel="dask", client="tcp://127.0.0.1:8786")
-    assert addressed._encoded_params({})["client"] == "tcp://127.0.0.1:8786"
+    addressed = SupervisedTopicModel(scheme="shards", executor="tcp://127.0.0.1:8786")
+    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
 
 
 def test_client_parameter_clone_repr_pickle(client2):
     from sklearn.base import clone
 
-    model = SupervisedTopicModel(3, parallel="dask", client=client2)
+    model = SupervisedTopicModel(3, scheme="shards", executor=client2)
     twin = clone(model)
-    assert twin.client is client2 and twin.get_params() == model.get_params()
-    assert "client=" in repr(model)
+    assert twin.executor is client2 and twin.get_params() == model.get_params()
+    assert "executor=" in repr(model)
     copied = pickle.loads(pickle.dumps(model))
-    assert copied.client is None and copied.n_topics == 3 and model.client is client2
+    assert copied.executor is None and copied.n_topics == 3 and model.executor is client2
 
 
 def test_current_client_and_scheduler_address(binary, ref_binary):
@@ -230,25 +233,26 @@ def test_current_client_and_scheduler_address(binary, ref_binary):
 
 def test_errors(binary, monkeypatch):
     corpus, y = binary
-    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
-        SupervisedTopicModel(parallel="dask", **BIN_KW).fit(corpus, y)
-    with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
-        SupervisedTopicModel(parallel="dask", client=5).fit(corpus, y)
-    with pytest.raises(ValueError, match=r"parallel must be None or one of 'dask'"):
-        SupervisedTopicModel(parallel="adlda").fit(corpus, y)
+    kw = {k: v for k, v in BIN_KW.items() if k != "n_shards"}
+    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
+        SupervisedTopicModel(scheme="shards", executor="dask", **kw).fit(corpus, y)
+    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
+        SupervisedTopicModel(executor=1.5).fit(corpus, y)
+    with pytest.raises(ValueError, match=r"scheme must be one of 'exact', 'shards'"):
+        SupervisedTopicModel(scheme="adlda").fit(corpus, y)
     with pytest.raises(ValueError, match=r"n_shards must be"):
-        SupervisedTopicModel(parallel="dask", n_shards=0).fit(corpus, y)
+        SupervisedTopicModel(scheme=Shards("shards", 0)).fit(corpus, y)
     few, y_few = corpus.subset(range(4)), np.array([0, 1, 0, 1])
     with pytest.raises(ValueError, match=r"n_shards \(5\) exceeds the number of documents "
                                          r"\(4\)"):
-        SupervisedTopicModel(parallel="dask", n_shards=5, client="tcp://nowhere:1").fit(
+        SupervisedTopicModel(scheme=Shards("shards", 5), executor="tcp://nowhere:1").fit(
             few, y_few)
     with pytest.raises(ValueError, match=r"n_shards must be >= 1, got 0"):
         SupervisedGibbs(3, np.full(3, 0.1), 0.01, loss="logistic", c=1.0,
                         hinge_cost=1.0, weight_prior_var=1.0, n_shards=0)
     monkeypatch.setitem(sys.modules, "distributed", None)        # dask not installed
-    with pytest.raises(ImportError, match=r"parallel='dask' needs dask and distributed"):
-        SupervisedTopicModel(parallel="dask", **BIN_KW).fit(corpus, y)
+    with pytest.raises(ImportError, match=r"a Dask executor needs dask and distributed"):
+        SupervisedTopicModel(scheme="shards", executor="dask", **kw).fit(corpus, y)
 
 
 def test_dask_imported_only_when_used():

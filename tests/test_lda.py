@@ -234,15 +234,14 @@ def test_not_fitted():
 
 def test_parallel_chunks_deterministic_and_thread_independent(planted, monkeypatch):
     """AD-LDA with 2 chunks: same seed -> same result, whether run on 1 or 2 threads."""
-    import topiclink.models.lda as lda_module
+    import topiclink.execution.plan as plan_module
 
     corpus, truth = planted
-    kwargs = {"n_topics": 6, "max_iter": 60, "parallel": "adlda", "n_shards": 2,
-              "random_state": 5}
-    a = LDA(n_jobs=2, **kwargs).fit(corpus)
-    monkeypatch.setattr(lda_module, "n_threads", lambda n: 1)
-    b = LDA(n_jobs=2, **kwargs).fit(corpus)
-    c = LDA(n_jobs=1, **kwargs).fit(corpus)
+    kwargs = {"n_topics": 6, "max_iter": 60, "scheme": "adlda", "random_state": 5}
+    a = LDA(executor=2, **kwargs).fit(corpus)
+    monkeypatch.setattr(plan_module, "n_threads", lambda n: 1)
+    b = LDA(executor=2, **kwargs).fit(corpus)
+    c = LDA(executor=1, **kwargs).fit(corpus)
     np.testing.assert_array_equal(a.components_, b.components_)
     np.testing.assert_array_equal(a.components_, c.components_)
     cos = _cosine(a.components_, truth.topic_word)

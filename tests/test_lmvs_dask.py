@@ -146,17 +146,17 @@ def test_partial_fit_equals_serial(small, client2):
 def test_resume_across_save_and_load(small, client2, tmp_path):
     (corpus, links), _ = small
     whole = _lmvs(max_iter=6).fit(corpus, links=links)
-    half = _lmvs(parallel="dask", client=client2).fit(corpus, links=links)
+    half = _lmvs(executor=client2).fit(corpus, links=links)
     loaded = topiclink.load(half.save(tmp_path / "half.npz", full=True))
-    assert loaded.client is None and loaded.parallel == "dask"
-    loaded.set_params(client=client2).fit(corpus, links=links, resume=True)
+    assert loaded.executor is None
+    loaded.set_params(executor=client2).fit(corpus, links=links, resume=True)
     for name in STATE:
         np.testing.assert_array_equal(getattr(whole.state_, name),
                                       getattr(loaded.state_, name), err_msg=name)
     np.testing.assert_array_equal(whole.trace_["blockmodel_change"],
                                   loaded.trace_["blockmodel_change"])
-    addressed = _lmvs(parallel="dask", client="tcp://127.0.0.1:8786")
-    assert addressed._encoded_params({})["client"] == "tcp://127.0.0.1:8786"
+    addressed = _lmvs(executor="tcp://127.0.0.1:8786")
+    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
 
 
 def test_current_client_and_scheduler_address(small, serial):
@@ -172,12 +172,12 @@ def test_current_client_and_scheduler_address(small, serial):
 def test_client_parameter_clone_repr_pickle(client2):
     from sklearn.base import clone
 
-    model = _lmvs(parallel="dask", client=client2)
+    model = _lmvs(executor=client2)
     twin = clone(model)
-    assert twin.client is client2 and twin.get_params() == model.get_params()
-    assert "client=" in repr(model)
+    assert twin.executor is client2 and twin.get_params() == model.get_params()
+    assert "executor=" in repr(model)
     copied = pickle.loads(pickle.dumps(model))
-    assert copied.client is None and copied.parallel == "dask" and model.client is client2
+    assert copied.executor is None and model.executor is client2
 
 
 # ---------------------------------------------------------------------- errors
@@ -185,19 +185,20 @@ def test_errors(small, monkeypatch):
     (corpus, links), _ = small
     with pytest.raises(ValueError):
         distributed.get_client()                    # no current client in this process
-    with pytest.raises(ValueError, match=r"found no Dask client: pass client="):
-        _lmvs(parallel="dask").fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"parallel='dask' needs inference='stochastic'"):
-        VisibilityTopicModel(6, parallel="dask", max_iter=1).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"client must be None or a distributed.Client"):
-        _lmvs(parallel="dask", client=5).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"parallel must be None or"):
-        _lmvs(parallel="spark").fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
+        _lmvs(executor="dask").fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"executor: a Dask executor needs "
+                                         r"inference='stochastic'"):
+        VisibilityTopicModel(6, executor="dask", max_iter=1).fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
+        _lmvs(executor=0).fit(corpus, links=links)
+    with pytest.raises(ValueError, match=r"parallel must be one of None, 'dask'"):
+        _lmvs(parallel="spark")
     with pytest.raises(ValueError, match=r"cannot connect to the Dask scheduler"):
-        _lmvs(parallel="dask", client="tcp://127.0.0.1:1").fit(corpus, links=links)
+        _lmvs(executor="tcp://127.0.0.1:1").fit(corpus, links=links)
     monkeypatch.setitem(sys.modules, "distributed", None)       # dask not installed
     with pytest.raises(ImportError, match=r"needs dask and distributed: pip install"):
-        _lmvs(parallel="dask").fit(corpus, links=links)
+        _lmvs(executor="dask").fit(corpus, links=links)
 
 
 def test_dask_imported_only_when_used():

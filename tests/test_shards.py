@@ -17,6 +17,7 @@ from topiclink.data import Corpus, DataError, ShardSet, write_shards
 from topiclink.data.io import read_uci_bow
 from topiclink.data.shards import FORMAT_VERSION
 from topiclink.datasets import make_lda_data
+from topiclink.execution import Shards
 from topiclink.kernels.lda import balanced_chunks
 
 
@@ -367,11 +368,13 @@ def test_dask_fit_from_shards_errors(corpus, shard_dir, client, tmp_path):
     from topiclink.models.lda import LDA
 
     shards = ShardSet.open(shard_dir)
-    with pytest.raises(ValueError, match=r"the ShardSet has 3 shards but n_shards=2: use "
-                                         r"n_shards=3"):
-        LDA(parallel="dask", client=client, **{**LDA_KW, "n_shards": 2}).fit(shards)
-    with pytest.raises(ValueError, match="fitting a ShardSet needs parallel='dask'"):
-        LDA(parallel="adlda", **LDA_KW).fit(shards)
+    kw = {k: v for k, v in LDA_KW.items() if k != "n_shards"}
+    with pytest.raises(ValueError, match=r"the ShardSet has 3 shards but the scheme 2: use "
+                                         r"scheme=Shards\('adlda', 3\)"):
+        LDA(scheme="adlda", executor=client, **kw).fit(shards)
+    with pytest.raises(ValueError, match="fitting a ShardSet needs a Dask executor and "
+                                         "scheme 'adlda'"):
+        LDA(scheme=Shards("adlda", 3), **kw).fit(shards)
     d = tmp_path / "gone"
     write_shards(corpus, d, 3)
     broken = ShardSet.open(d)

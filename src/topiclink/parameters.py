@@ -10,7 +10,10 @@ signature uses a name of :data:`ALIASES` (the other spellings of a glossary name
 names kept for one release are in :data:`DEPRECATED` (``n_components`` -> ``n_topics``
 until 0.2.0): an estimator takes them through :func:`accepts_renamed` and
 :meth:`~topiclink.models.base.Estimator.set_params`, and ``load`` reads model files
-that store them.
+that store them.  The old execution parameters ``parallel``, ``n_shards`` and ``client``
+(:data:`OLD_EXECUTION`, until 0.2.0) are not one-to-one renames: each family maps them
+onto ``scheme`` (statistical: changes the chain) and ``executor`` (where the pieces run:
+never changes the chain) with :func:`translate_execution`, through the same three doors.
 
 The survey the glossary was written from (every registered estimator's parameters
 grouped by meaning, with the drifts: one meaning under several names, one name with
@@ -45,13 +48,16 @@ from topiclink.data.checks import (
     Constraint,
     Integer,
     NoneValue,
+    Options,
     Real,
 )
-from topiclink.distributed.params import CLIENT
+from topiclink.distributed.params import EXECUTOR, is_client
+from topiclink.execution.shards import DEFAULT_SHARDS, Shards
 
 __all__ = ["Parameter", "GLOSSARY", "ALIASES", "DEPRECATED", "HOMONYMS", "REMOVED_IN",
-           "shared", "warn_renamed", "accepts_renamed", "renamed_params",
-           "glossary_table", "RobbinsMonro"]
+           "OLD_EXECUTION", "shared", "warn_renamed", "accepts_renamed", "renamed_params",
+           "translate_execution", "SchemeForm", "SchemeCodec", "glossary_table",
+           "RobbinsMonro"]
 
 #: the release that drops the names of :data:`DEPRECATED`
 REMOVED_IN = "0.2.0"
@@ -153,12 +159,14 @@ _ENTRIES = [
     # execution
     _p("n_jobs", N_JOBS, "Threads (-1: all cores); never changes the result.", "",
        "execution"),
-    _p("parallel", None, "Where or how the sweeps are split (None: the exact sequential "
-       "sampler; the family's options).", "", "execution"),
-    _p("n_shards", [Integer(1)], "Document shards of parallel (ignored otherwise).", "",
+    _p("scheme", None, 'The statistical scheme of the sweeps, which fixes the chain: "exact" '
+       "(the sequential sampler) or a family's sharded scheme, by name (2 shards) or as "
+       'topiclink.execution.Shards(name, n_shards) ("adlda", "partition", "shards").', "",
        "execution"),
-    _p("client", CLIENT, 'parallel="dask" only: the Dask client, a scheduler address, or '
-       "None (the current client).", "", "execution"),
+    _p("executor", EXECUTOR, "Where the pieces of an iteration run; never changes the "
+       "chain: None (this process, n_jobs threads), a thread count (-1: all cores), a "
+       'distributed.Client, a scheduler address or "dask" (the current client).', "",
+       "execution"),
     # bookkeeping
     _p("random_state", RANDOM_STATE, "Seed: None, an integer, a SeedSequence or a "
        "Generator.", "", "bookkeeping"),
@@ -180,7 +188,12 @@ ALIASES: dict[str, str] = {
     "n_iterations": "max_iter", "iterations": "max_iter", "burnin": "burn_in",
     "thin": "thinning", "seed": "random_state", "n_threads": "n_jobs",
     "minibatch_size": "batch_size", "kappa": "step_v", "tau0": "step_a2",
+    "parallel": "scheme", "n_shards": "scheme", "client": "executor",
 }
+
+#: the old execution parameters (until :data:`REMOVED_IN`), mapped by each family onto
+#: ``scheme`` and ``executor`` (:func:`translate_execution`)
+OLD_EXECUTION = ("parallel", "n_shards", "client")
 
 #: names used with another meaning than the glossary's (a glossary name, or a glossary
 #: symbol as a parameter name): name -> {estimator class: that meaning}.  Kept until they
@@ -220,11 +233,18 @@ def accepts_renamed(init: Callable[..., None]) -> Callable[..., None]:
     its parameters (:data:`DEPRECATED`), each with a DeprecationWarning pointing at the
     caller; the signature (what ``get_params``, ``clone`` and ``repr`` read) stays the
     one of ``init``, with the new names only.  TypeError when a parameter is given under
-    both names."""
+    both names.  A class with ``_old_parallel`` (its old ``parallel`` values -> scheme
+    names) also takes ``parallel``, ``n_shards`` and ``client``
+    (:func:`translate_execution`)."""
     params = list(inspect.signature(init).parameters)[1:]          # without self
 
     @functools.wraps(init)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        old_parallel = getattr(type(self), "_old_parallel", None)
+        if old_parallel is not None and any(k in kwargs for k in OLD_EXECUTION):
+            given = {p for i, p in enumerate(params) if i < len(args)} | set(kwargs)
+            kwargs = translate_execution(type(self).__name__, kwargs, old_parallel,
+                                         set(params), given=given, stacklevel=3)
         for old in [k for k in kwargs if k in DEPRECATED and k not in params]:
             new = DEPRECATED[old]
             if new not in params:
@@ -252,6 +272,107 @@ def renamed_params(params: Mapping[str, Any], accepted: set[str] | frozenset[str
                                  f"parameter; {old} is the old name)")
             out[new] = out.pop(old)
     return out
+
+
+def translate_execution(owner: str, params: Mapping[str, Any],
+                        old_parallel: Mapping[str | None, str | None],
+                        accepted: set[str] | frozenset[str], *, given: set[str] | None = None,
+                        warn: bool = True, stacklevel: int = 3, on_dask: bool = False,
+                        sharded_now: str | None = None) -> dict[str, Any]:
+    """``params`` with the old execution parameters (:data:`OLD_EXECUTION`) mapped onto
+    ``scheme`` and ``executor``: ``old_parallel`` maps each old ``parallel`` value to the
+    family's scheme name (None for a family without ``scheme``); ``"dask"`` also means
+    ``executor=client`` (``"dask"``: the current client when ``client`` was None);
+    ``n_shards`` becomes ``Shards(name, n_shards)`` (the name alone for the default 2).
+    ``n_shards`` and ``client`` were ignored without a sharded / Dask ``parallel`` and
+    still are, but for ``set_params`` of a model already on Dask (``on_dask``: ``client``
+    becomes the executor) or with a sharded scheme (``sharded_now``, its name:
+    ``n_shards`` becomes its shard count).  A DeprecationWarning naming the new spelling
+    (``warn``: ``__init__`` and ``set_params``; model files are read silently); a one-line
+    ValueError for an unknown ``parallel`` or a parameter given under both spellings
+    (``given``: the names given)."""
+    out = dict(params)
+    names = [k for k in OLD_EXECUTION if k in out
+             and (k != "n_shards" or "scheme" in accepted) and k not in accepted]
+    if not names:
+        return out
+    old = {k: out.pop(k) for k in names}
+    parallel = old.get("parallel")
+    if parallel not in old_parallel:
+        raise ValueError(f"{owner}: parallel must be one of "
+                         f"{', '.join(repr(v) for v in old_parallel)} (deprecated: use "
+                         f"scheme and executor), got {parallel!r}")
+    new: dict[str, Any] = {}
+    name = old_parallel[parallel]
+    if "parallel" in old:                   # parallel names both; None: exact, here
+        n_shards = old.get("n_shards", DEFAULT_SHARDS)
+        if name is not None:                # the family has schemes
+            new["scheme"] = name if parallel is None or n_shards == DEFAULT_SHARDS \
+                else Shards(name, n_shards)
+        client = old.get("client")
+        new["executor"] = ("dask" if client is None else client) if parallel == "dask" \
+            else None
+    else:
+        if on_dask and "client" in old:
+            new["executor"] = "dask" if old["client"] is None else old["client"]
+        if sharded_now is not None and "n_shards" in old:
+            n_shards = old["n_shards"]
+            new["scheme"] = sharded_now if n_shards == DEFAULT_SHARDS else \
+                Shards(sharded_now, n_shards)
+    given = set(out) if given is None else given
+    for key in new:
+        if key in given:
+            raise ValueError(f"{owner}: give {key} only ({', '.join(names)} "
+                             f"{'is its' if len(names) == 1 else 'are its'} old spelling)")
+    if warn:
+        shown = ", ".join(f"{k}={'<the client>' if is_client(v) else repr(v)}"
+                          for k, v in new.items() if v is not None)
+        use = f"use {shown}" if shown else "drop it: here it changes nothing"
+        warnings.warn(f"{owner}: {', '.join(names)} {'is' if len(names) == 1 else 'are'} "
+                      f"deprecated and will be removed in {REMOVED_IN}; {use}",
+                      DeprecationWarning, stacklevel=stacklevel)
+    out.update(new)
+    return out
+
+
+class SchemeForm(Options):
+    """A family's ``scheme``: one of its names (the words of the command line's
+    ``--scheme``), or :class:`~topiclink.execution.Shards` of one of its sharded
+    schemes."""
+
+    def __init__(self, *names: str, sharded: tuple[str, ...] = ()) -> None:
+        super().__init__(*names)
+        self.names, self.sharded = names, sharded
+
+    def accepts(self, value: object) -> bool:
+        if isinstance(value, Shards):
+            return value.scheme in self.sharded
+        return isinstance(value, str) and value in self.names
+
+    def describe(self) -> str:
+        text = "one of " + ", ".join(repr(v) for v in self.names)
+        if self.sharded:
+            text += f" or Shards({' | '.join(repr(v) for v in self.sharded)}, n_shards)"
+        return text
+
+
+class SchemeCodec:
+    """A model file stores a scheme's name, or ``{"scheme": name, "n_shards": n}`` for a
+    :class:`~topiclink.execution.Shards`."""
+
+    schema = "scheme/1"
+
+    def encode(self, value: Any) -> Any:
+        if isinstance(value, Shards):
+            return {"scheme": value.scheme, "n_shards": value.n_shards}
+        return value
+
+    def decode(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            return Shards(data["scheme"], data["n_shards"])
+        if not isinstance(data, str):
+            raise ValueError("a scheme is stored as a name or {scheme, n_shards}")
+        return data
 
 
 def glossary_table() -> str:

@@ -44,9 +44,10 @@ def configurations() -> dict[str, tuple[str, dict[str, Any], str]]:
         "lda_alpha": ("LDA", {"n_topics": 4, "max_iter": 10, "random_state": 4,
                               "doc_topic_prior": [0.2, 0.3, 0.1, 0.5]}, "words"),
         # recorded with the pre-refactor API, where n_jobs=2 meant AD-LDA over 2 chunks;
-        # n_jobs no longer changes a chain: the same sampler is parallel="adlda"
+        # n_jobs no longer changes a chain: the same sampler is scheme="adlda" (2 shards;
+        # parallel="adlda", n_shards=2 until 0.2.0)
         "lda_adlda2": ("LDA", {"n_topics": 3, "max_iter": 10, "random_state": 3,
-                               "parallel": "adlda", "n_shards": 2, "n_jobs": 2}, "words"),
+                               "scheme": "adlda", "executor": 2}, "words"),
         "grtm": ("RelationalTopicModel", {**rtm, "c": 2.0}, "links"),
         "grtm_threads": ("RelationalTopicModel", {**rtm, "c": 2.0, "n_jobs": 2}, "links"),
         "grtm_avg": ("RelationalTopicModel", {**rtm, "n_average": 4}, "links"),

@@ -96,14 +96,17 @@ ShardsOpt = Annotated[int, typer.Option(
     "--shards", help="Document shards on the Dask workers (with --scheduler).")]
 
 
-def dask_params(scheduler: str | None, shards: int) -> dict[str, Any]:
-    """The estimator parameters of ``--scheduler`` / ``--shards`` (none without a
-    scheduler); a one-line error for a bad shard count."""
+def dask_params(scheduler: str | None, shards: int, scheme: str) -> dict[str, Any]:
+    """The estimator parameters of ``--scheduler`` / ``--shards``: the family's sharded
+    ``scheme`` with ``shards`` shards on the Dask ``executor`` at ``scheduler`` (none
+    without a scheduler); a one-line error for a bad shard count."""
+    from topiclink.execution import Shards
+
     check(shards >= 1, f"--shards must be >= 1, got {shards}")
     if scheduler is None:
         return {}
     check(bool(scheduler.strip()), "--scheduler must be a scheduler address")
-    return {"parallel": "dask", "n_shards": shards, "client": scheduler}
+    return {"scheme": Shards(scheme, shards), "executor": scheduler}
 
 
 # ---------------------------------------------------------------------- logging, errors

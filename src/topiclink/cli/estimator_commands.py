@@ -12,7 +12,8 @@ kebab case, e.g. ``lda-regression``) and may declare extra flags per parameter w
 reaches the command line by registering itself, touching nothing here.
 
 What does not become an option: ``random_state`` (``--seed``), ``verbose``
-(``--verbose``), ``callbacks`` and ``client`` (Python objects), and every parameter
+(``--verbose``), ``callbacks`` and ``executor`` (Python objects: a Dask client; the
+threads are ``--n-jobs``), and every parameter
 whose forms are not a number, a flag or a fixed set of words (arrays, kernels,
 tuples); those, and a parameter whose flag another option already takes, are given with
 ``--param key=value``, as in ``fit model``.
@@ -32,7 +33,7 @@ __all__ = ["command_name", "estimator_options", "estimator_command", "parameter_
            "EstimatorOption"]
 
 #: parameters that are never options of a generated command
-SKIPPED = frozenset({"random_state", "verbose", "callbacks", "client", "init_topics"})
+SKIPPED = frozenset({"random_state", "verbose", "callbacks", "executor", "init_topics"})
 
 #: flags every generated command gives these parameters besides ``--name`` (the flags
 #: of the hand-written commands)

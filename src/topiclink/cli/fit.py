@@ -138,7 +138,7 @@ def fit_lda(
     beta: Annotated[float, typer.Option(help="Topic-word prior beta.")] = 0.01,
     jobs: Annotated[int, typer.Option(
         "--jobs", "-j", help="Threads (-1: all cores). Above 1 the sweep is partitioned "
-        "into --jobs document shards x vocabulary blocks (parallel='partition'); the "
+        "into --jobs document shards x vocabulary blocks (scheme='partition'); the "
         "chain depends on the shard count, not on the threads.")] = 1,
     sampler: Annotated[str, typer.Option(
         help="Token kernel of the sequential chain: auto, gibbs or mh (exact "
@@ -157,15 +157,15 @@ def fit_lda(
     """Fit LDA (collapsed Gibbs) to a dataset (--dataset, --data or --input) or your own
     --documents (their text analysis saved with the model) and save it to --out; on a
     Dask cluster with --scheduler."""
-    from topiclink.execution import resolve_n_jobs
+    from topiclink.execution import Shards, resolve_n_jobs
     from topiclink.models.lda import LDA
 
     setup_logging(verbose)
     check(jobs == -1 or jobs >= 1, f"--jobs must be -1 or >= 1, got {jobs}")
     threads = resolve_n_jobs(jobs)
-    parallel = {"parallel": "partition", "n_shards": threads, "n_jobs": threads} \
+    parallel = {"scheme": Shards("partition", threads), "executor": threads} \
         if threads > 1 else {}
-    parallel = dask_params(scheduler, shards) or parallel
+    parallel = dask_params(scheduler, shards, "adlda") or parallel
     model = LDA(n_topics=topics, doc_topic_prior=alpha, topic_word_prior=beta,
                 max_iter=iterations, sampler=sampler, random_state=seed, verbose=verbose,
                 **parallel)
@@ -217,7 +217,7 @@ def fit_rtm(
         # --scheduler's parameters are required (a model without them is an error)
         model = build_model(model_name, {"n_topics": topics, "max_iter": iterations,
                                          "random_state": seed,
-                                         **dask_params(scheduler, shards)},
+                                         **dask_params(scheduler, shards, "shards")},
                             {"c": c, "doc_topic_prior": alpha, "negative_ratio": negatives,
                              "n_jobs": n_jobs, "verbose": verbose})
     except (TypeError, ValueError) as exc:
@@ -325,7 +325,7 @@ def fit_slda(
         model = make_paper_model("gSLDA", n_topics=topics, loss=loss, c=c,
                                  doc_topic_prior=alpha, max_iter=iterations, n_jobs=n_jobs,
                                  random_state=seed, verbose=verbose,
-                                 **dask_params(scheduler, shards))
+                                 **dask_params(scheduler, shards, "shards"))
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
     ckpt = checkpoint_options(checkpoint, checkpoint_every)

@@ -25,13 +25,16 @@ from topiclink.distributed.dask_sweeper import (
 )
 from topiclink.distributed.params import (
     CLIENT,
+    EXECUTOR,
     ClientCodec,
     ClientLike,
+    ExecutorCodec,
     SharedClientMixin,
     needs_full_state,
 )
 
 __all__ = ["DaskConnection", "resolve_client", "CLIENT", "ClientCodec", "ClientLike",
+           "EXECUTOR", "ExecutorCodec",
            "SharedClientMixin", "needs_full_state", "WorkerLostError", "SchedulerLostError",
            "SCHEDULER_TIMEOUT"]
 

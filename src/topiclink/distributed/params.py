@@ -1,19 +1,26 @@
-"""The ``client`` parameter of the estimators with ``parallel="dask"``.
+"""The ``executor`` parameter of the estimators (a thread count or a Dask cluster).
 
 A ``distributed.Client`` is a live connection, not a setting: it is validated without
 importing distributed (:class:`ClientLike`), shared -- never copied -- by
 ``sklearn.base.clone`` (:class:`SharedClientMixin`), dropped by pickling, and written to a
-model file as ``null`` (:class:`ClientCodec`; a scheduler address string is kept), so a
-loaded model fits with the client current then.
+model file as ``null`` (:class:`ExecutorCodec`; a thread count, a scheduler address and
+``"dask"`` are kept), so a loaded model fits in this process, or with the client current
+then when it named one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from topiclink.data.checks import Constraint, NoneValue
+from topiclink.data.checks import Constraint, Integer, NoneValue
 
-__all__ = ["CLIENT", "ClientCodec", "ClientLike", "SharedClientMixin", "needs_full_state"]
+__all__ = ["CLIENT", "EXECUTOR", "is_client", "ClientCodec", "ClientLike", "ExecutorCodec",
+           "SharedClientMixin", "needs_full_state"]
+
+
+def is_client(value: object) -> bool:
+    """Whether ``value`` is a ``distributed.Client`` (without importing distributed)."""
+    return _is_client(value)
 
 
 def _is_client(value: object) -> bool:
@@ -22,17 +29,21 @@ def _is_client(value: object) -> bool:
 
 
 class ClientLike(Constraint):
-    """A ``distributed.Client`` or a scheduler address (str)."""
+    """A ``distributed.Client`` or a scheduler address (str; ``"dask"``: the current
+    client)."""
 
     def accepts(self, value: object) -> bool:
         return (isinstance(value, str) and bool(value)) or _is_client(value)
 
     def describe(self) -> str:
-        return "a distributed.Client or a scheduler address"
+        return "a distributed.Client, a scheduler address or 'dask' (the current client)"
 
 
-#: the accepted forms of ``client``
+#: the accepted forms of a Dask cluster (the old ``client`` parameter)
 CLIENT = [NoneValue(), ClientLike()]
+#: the accepted forms of ``executor``: None (this process), a thread count (-1: all
+#: cores), a Dask client, a scheduler address or "dask" (the current client)
+EXECUTOR = [NoneValue(), Integer(exclude=(0,)), ClientLike()]
 
 
 class ClientCodec:
@@ -49,26 +60,45 @@ class ClientCodec:
         return data
 
 
+class ExecutorCodec:
+    """A model file keeps a thread count, a scheduler address or ``"dask"``, and stores a
+    live client as ``null`` (this process)."""
+
+    schema = "executor/1"
+
+    def encode(self, value: Any) -> Any:
+        return value if isinstance(value, str | int) else None
+
+    def decode(self, data: Any) -> Any:
+        if data is not None and not isinstance(data, str | int):
+            raise ValueError("an executor is stored as a thread count, an address or null")
+        return data
+
+
+def _is_connection(value: Any) -> bool:
+    return not (value is None or isinstance(value, str | int))
+
+
 class SharedClientMixin:
-    """``clone`` shares the ``client`` (a connection cannot be deep-copied); pickling and
-    ``copy.deepcopy`` drop it (None: the current client at fit)."""
+    """``clone`` shares a client given as ``executor`` (a connection cannot be
+    deep-copied); pickling and ``copy.deepcopy`` drop it (None: this process)."""
 
     def __sklearn_clone__(self) -> Any:
-        client = self.__dict__.get("client")
-        if client is None or isinstance(client, str):
+        client = self.__dict__.get("executor")
+        if not _is_connection(client):
             return super().__sklearn_clone__()  # type: ignore[misc]
-        self.client = None
+        self.executor = None
         try:
             twin = super().__sklearn_clone__()  # type: ignore[misc]
         finally:
-            self.client = client
-        twin.client = client
+            self.executor = client
+        twin.executor = client
         return twin
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()  # type: ignore[misc]
-        if "client" in state and not isinstance(state["client"], str | None):
-            state = {**state, "client": None}
+        if _is_connection(state.get("executor")):
+            state = {**state, "executor": None}
         return state
 
 

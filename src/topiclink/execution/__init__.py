@@ -13,8 +13,12 @@ clients (and, in a later step, shard files).
 - :mod:`~topiclink.execution.dask`: a Dask cluster (:class:`DaskExecutor`; the
   connection and fault handling the Dask samplers share); dask is imported only when a
   client is resolved;
-- :mod:`~topiclink.execution.shards`: :func:`balanced_chunks`, the shard geometry shared
-  by every executor, and :func:`count_delta` (a shard's count changes, compact).
+- :mod:`~topiclink.execution.shards`: :class:`Shards` (a sharded statistical scheme and
+  its shard count, the estimators' ``scheme``), :func:`balanced_chunks`, the shard
+  geometry shared by every executor, and :func:`count_delta` (a shard's count changes,
+  compact);
+- :mod:`~topiclink.execution.plan`: :func:`execution_plan`, an estimator's ``scheme``
+  (changes the chain) and ``executor`` (never does) read together.
 
 A core package: it imports the standard library and numpy only; everything may import it.
 """
@@ -30,11 +34,20 @@ from topiclink.execution.executor import (
     run_blocks_in_order,
     with_payload,
 )
+from topiclink.execution.plan import Plan, execution_plan, is_dask_executor
 from topiclink.execution.serial import SerialExecutor
-from topiclink.execution.shards import balanced_chunks, compact_dtype, count_delta
+from topiclink.execution.shards import (
+    DEFAULT_SHARDS,
+    Shards,
+    balanced_chunks,
+    compact_dtype,
+    count_delta,
+    scheme_parts,
+)
 from topiclink.execution.threads import ThreadExecutor, padded_rows
 
 __all__ = ["Executor", "SerialExecutor", "ThreadExecutor", "DaskExecutor", "resolve_executor",
            "open_executor", "resolve_n_jobs", "n_threads", "run_blocks_in_order",
            "balanced_chunks", "compact_dtype", "count_delta", "padded_rows",
-           "payload_counters", "with_payload"]
+           "payload_counters", "with_payload", "Shards", "DEFAULT_SHARDS", "scheme_parts",
+           "Plan", "execution_plan", "is_dask_executor"]

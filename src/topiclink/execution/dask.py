@@ -96,7 +96,7 @@ def _is_loss(exc: BaseException | None, client: Any) -> bool:
     return isinstance(exc, (OSError, TimeoutError)) and client is not None \
         and client.status != "running"
 
-NO_CLIENT = ("parallel='dask' found no Dask client: pass client=distributed.Client(...) "
+NO_CLIENT = ("executor='dask' found no Dask client: pass executor=distributed.Client(...) "
              "(or a scheduler address), or create a distributed.Client before fit")
 
 
@@ -107,7 +107,7 @@ def resolve_client(client: Any = None) -> tuple[Any, bool]:
     try:
         import distributed
     except ImportError:
-        raise ImportError("parallel='dask' needs dask and distributed: pip install "
+        raise ImportError("a Dask executor needs dask and distributed: pip install "
                           "'topiclink[dask]' (or pip install dask distributed)") from None
     if client is None:
         try:
@@ -118,10 +118,10 @@ def resolve_client(client: Any = None) -> tuple[Any, bool]:
         try:
             return distributed.Client(client, set_as_default=False), True
         except OSError as exc:
-            raise ValueError(f"parallel='dask': cannot connect to the Dask scheduler at "
+            raise ValueError(f"executor: cannot connect to the Dask scheduler at "
                              f"{client!r} ({exc})") from None
     if not isinstance(client, distributed.Client):
-        raise TypeError(f"client must be a distributed.Client, a scheduler address or None, "
+        raise TypeError(f"executor must be a distributed.Client, a scheduler address or None, "
                         f"got {type(client).__name__}")
     return client, False
 

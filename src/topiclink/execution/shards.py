@@ -11,9 +11,49 @@ imports numpy only, so kernels and data may use it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["balanced_chunks", "compact_dtype", "count_delta"]
+__all__ = ["Shards", "DEFAULT_SHARDS", "scheme_parts", "balanced_chunks", "compact_dtype",
+           "count_delta"]
+
+#: the document shards of a sharded scheme given by its name alone
+DEFAULT_SHARDS = 2
+
+
+@dataclass(frozen=True)
+class Shards:
+    """A sharded statistical scheme with its number of document shards: the ``scheme``
+    parameter of an estimator (``LDA(scheme=Shards("adlda", n_shards=4))``; the name
+    alone, ``scheme="adlda"``, is :data:`DEFAULT_SHARDS` shards).
+
+    The shard count belongs to the scheme because it changes the chain (the shards are
+    :func:`balanced_chunks` of the data, each with its own random stream); where the
+    shards run (the ``executor``) never does.
+    """
+
+    scheme: str
+    n_shards: int = DEFAULT_SHARDS
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scheme, str) or not self.scheme:
+            raise ValueError(f"Shards: scheme must be a scheme's name, got {self.scheme!r}")
+        n = self.n_shards
+        if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer) or n < 1:
+            raise ValueError(f"Shards: n_shards must be an integer >= 1, got {n!r}")
+        object.__setattr__(self, "n_shards", int(n))
+
+    def __repr__(self) -> str:
+        return f"Shards({self.scheme!r}, n_shards={self.n_shards})"
+
+
+def scheme_parts(scheme: str | Shards) -> tuple[str, int]:
+    """``(name, n_shards)`` of a ``scheme`` value: a name (:data:`DEFAULT_SHARDS` shards,
+    meaningful for a sharded scheme only) or a :class:`Shards`."""
+    if isinstance(scheme, Shards):
+        return scheme.scheme, scheme.n_shards
+    return scheme, DEFAULT_SHARDS
 
 
 def balanced_chunks(offsets: np.ndarray, n_chunks: int) -> np.ndarray:

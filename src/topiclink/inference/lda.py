@@ -33,7 +33,7 @@ from topiclink.kernels import lda_mh
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["TokenData", "ShardTokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED",
-           "shard_sweeper", "sync_shards", "doc_topic_counts"]
+           "shard_sweeper", "sampler_parallel", "sync_shards", "doc_topic_counts"]
 
 #: the ``parallel`` settings that sweep fixed document shards (AD-LDA, its Dask version,
 #: and the partitioned scheme of :mod:`topiclink.inference.partition`)
@@ -144,6 +144,15 @@ def init_topics(data: TokenData | ShardTokenData, n_topics: int, rng: np.random.
     return z, ndk, nwk, nk
 
 
+def sampler_parallel(scheme: str, dask: bool) -> str | None:
+    """The sampler's ``parallel`` of an estimator's scheme (LDA, DMR) and executor: None
+    (``"exact"``), ``"partition"``, ``"adlda"`` (threads) or ``"dask"`` (the AD-LDA shards
+    on a Dask executor)."""
+    if scheme == "exact":
+        return None
+    return "dask" if dask else scheme
+
+
 def shard_sweeper(parallel: str, offsets: np.ndarray, states: np.ndarray, n_threads: int,
                   client: Any = None, words: np.ndarray | None = None, n_words: int = 0,
                   shards: ShardSet | None = None
@@ -155,11 +164,11 @@ def shard_sweeper(parallel: str, offsets: np.ndarray, states: np.ndarray, n_thre
     if parallel == "dask":
         return DaskSweeper(offsets, states, client, shards=shards)
     if shards is not None:
-        raise ValueError(f"a ShardSet is read by Dask workers: use parallel='dask', not "
-                         f"{parallel!r}")
+        raise ValueError("a ShardSet is read by Dask workers: use a Dask executor with "
+                         f"scheme 'adlda' (the sampler's parallel={parallel!r})")
     if parallel == "partition":
         if words is None:
-            raise ValueError("parallel='partition' needs the corpus's words")
+            raise ValueError("scheme='partition' needs the corpus's words")
         return PartitionSweeper(words, offsets, n_words, states, n_threads)
     return ChunkedSweeper(offsets, states, n_threads)
 
@@ -208,7 +217,7 @@ class CollapsedGibbsLDA(Algorithm):
         if sampler not in ("gibbs", "mh"):
             raise ValueError(f"sampler must be 'gibbs' or 'mh', got {sampler!r}")
         if sampler == "mh" and parallel is not None:
-            raise ValueError("sampler='mh' runs the sequential chain: use parallel=None")
+            raise ValueError("sampler='mh' runs the sequential chain: use scheme='exact'")
         self.sampler = sampler
         self.n_mh = int(n_mh)
         self._word_index: tuple[TokenData, np.ndarray, np.ndarray] | None = None
@@ -230,12 +239,12 @@ class CollapsedGibbsLDA(Algorithm):
         unless ``parallel="dask"`` with ``n_shards`` equal to the ShardSet's."""
         if isinstance(data, ShardTokenData):
             if self.parallel != "dask":
-                raise ValueError(f"fitting a ShardSet needs parallel='dask' (the workers "
-                                 f"read the shard files), got parallel={self.parallel!r}")
+                raise ValueError("fitting a ShardSet needs a Dask executor and scheme "
+                                 "'adlda' (the workers read the shard files)")
             if self.n_shards != data.shards.n_shards:
                 raise ValueError(f"the ShardSet has {data.shards.n_shards} shards but "
-                                 f"n_shards={self.n_shards}: use n_shards="
-                                 f"{data.shards.n_shards} (or write_shards(..., "
+                                 f"the scheme {self.n_shards}: use scheme=Shards('adlda', "
+                                 f"{data.shards.n_shards}) (or write_shards(..., "
                                  f"{self.n_shards}))")
 
     def init(self, data: TokenData | ShardTokenData, rng: np.random.Generator) -> LDAState:

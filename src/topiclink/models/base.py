@@ -28,6 +28,8 @@ from topiclink.data.analyzer import TextAnalyzer
 from topiclink.data.checks import Constraint, DataError, available_memory, validate_params
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.distributed.dask_sweeper import SchedulerLostError, WorkerLostError
+from topiclink.execution.plan import Plan, execution_plan, is_dask_executor
+from topiclink.execution.shards import scheme_parts
 from topiclink.inference.engine import (
     Algorithm,
     Checkpointing,
@@ -50,7 +52,13 @@ from topiclink.models.checkpoint import (
 )
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec, check_arrays
-from topiclink.parameters import DEPRECATED, REMOVED_IN, renamed_params
+from topiclink.parameters import (
+    DEPRECATED,
+    OLD_EXECUTION,
+    REMOVED_IN,
+    renamed_params,
+    translate_execution,
+)
 from topiclink.persistence import read_model, save_model, to_jsonable
 from topiclink.random import as_generator, resolve_seed
 
@@ -95,6 +103,14 @@ class Estimator(BaseEstimator):
     _saved_optional: ClassVar[tuple[str, ...]] = ()
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {}
     _state_class: ClassVar[type[State] | None] = None
+    #: the families with ``scheme`` / ``executor``: the schemes with shards, the schemes
+    #: that run in this process only, and the old ``parallel`` values -> scheme names
+    #: (None: the family has no ``scheme``), read by :meth:`_execution_plan` and, for the
+    #: deprecated ``parallel`` / ``n_shards`` / ``client``, by ``accepts_renamed``,
+    #: ``set_params`` and ``load``
+    _sharded_schemes: ClassVar[tuple[str, ...]] = ()
+    _local_schemes: ClassVar[tuple[str, ...]] = ()
+    _old_parallel: ClassVar[dict[str | None, str | None] | None] = None
     #: shapes, dtypes and value ranges of the saved arrays (checked by ``load``)
     _array_specs: ClassVar[dict[str, ArraySpec]] = {}
 
@@ -134,8 +150,33 @@ class Estimator(BaseEstimator):
                 warnings.warn(f"{type(self).__name__}: {old} is deprecated and will be "
                               f"removed in {REMOVED_IN}; use {new}", DeprecationWarning,
                               stacklevel=2)
+        old_parallel = getattr(type(self), "_old_parallel", None)
+        if old_parallel is not None and any(k in params for k in OLD_EXECUTION):
+            on_dask = is_dask_executor(getattr(self, "executor", None))
+            name = scheme_parts(getattr(self, "scheme", None))[0]
+            params = translate_execution(
+                type(self).__name__, params, old_parallel, accepted, stacklevel=3,
+                on_dask=on_dask,
+                sharded_now=name if name in self._sharded_schemes else None)
         return super().set_params(**renamed_params(params, accepted,
                                                    f"{type(self).__name__}.set_params"))
+
+    def _n_shards(self) -> int:
+        """The document shards of the ``scheme`` (1 without one, or for a bad value: the
+        parameter check reports it)."""
+        if not self._sharded_schemes:
+            return 1
+        try:
+            return self._execution_plan().n_shards
+        except (ValueError, TypeError):
+            return 1
+
+    def _execution_plan(self) -> Plan:
+        """The ``scheme`` (None where the family has one) on the ``executor`` with
+        ``n_jobs`` threads: :func:`topiclink.execution.execution_plan`."""
+        return execution_plan(type(self).__name__, getattr(self, "scheme", None),
+                              getattr(self, "executor", None), getattr(self, "n_jobs", None),
+                              sharded=self._sharded_schemes, local=self._local_schemes)
 
     def _validate_params(self) -> None:
         validate_params(type(self).__name__, self.get_params(deep=False),
@@ -164,7 +205,7 @@ class Estimator(BaseEstimator):
             corpus.check_no_empty("fit")
         K = getattr(self, "n_topics", None)
         if isinstance(K, int | np.integer):
-            shards = getattr(self, "n_shards", 1) if getattr(self, "parallel", None) else 1
+            shards = self._n_shards()
             check_fit_memory(self._fit_memory(corpus), f"fit: {int(K)} topics over "
                           f"{corpus.n_docs} documents and {corpus.n_words} words"
                           + (f" in {shards} shards" if shards != 1 else ""))
@@ -177,8 +218,7 @@ class Estimator(BaseEstimator):
         pair statistics, several chains) add theirs."""
         K = int(self.n_topics)  # type: ignore[attr-defined]
         D, V, N = corpus.n_docs, corpus.n_words, corpus.n_tokens
-        shards = getattr(self, "n_shards", 1) if getattr(self, "parallel", None) else 1
-        P = int(shards) if isinstance(shards, int | np.integer) else 1
+        P = self._n_shards()
         # sharded sweeps: a stream per shard and per (shard, block) cell
         return 8 * K * (D + 2 * V) + 8 * N + 8 * K * K + 32 * P + 64 * P * P
 
@@ -344,7 +384,7 @@ class Estimator(BaseEstimator):
     def _comparable_params(self) -> dict[str, Any]:
         """The parameters a checkpoint must share with the fit resuming from it."""
         params = self._encoded_params({}, record_seed=False)
-        for name in ("verbose", "client"):
+        for name in ("verbose", "executor"):
             params.pop(name, None)
         if self.n_jobs_invariant:
             params.pop("n_jobs", None)
@@ -524,6 +564,15 @@ class Estimator(BaseEstimator):
         if not isinstance(schemas, dict):
             raise ValueError(f"{where}: header member 'param_schemas' is not an object")
         schemas = renamed_params(schemas, set(valid), where)
+        old_parallel = getattr(cls, "_old_parallel", None)
+        if old_parallel is not None and any(k in params for k in OLD_EXECUTION):
+            # a file written before scheme / executor (a client: an address or null)
+            schemas = {k: v for k, v in schemas.items() if k not in OLD_EXECUTION}
+            try:
+                params = translate_execution(cls.__name__, params, old_parallel,
+                                             set(valid), warn=False)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
         for name, schema in schemas.items():
             codec = cls._param_codecs.get(name)
             if codec is None or codec.schema != schema or name not in params:

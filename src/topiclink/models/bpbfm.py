@@ -29,8 +29,8 @@ from topiclink.data.checks import (
     Options,
 )
 from topiclink.data.tensor import RelationalTensor
-from topiclink.distributed import ClientCodec, SharedClientMixin
-from topiclink.execution import DaskExecutor, n_threads, resolve_n_jobs
+from topiclink.distributed import ExecutorCodec, SharedClientMixin
+from topiclink.execution import DaskExecutor
 from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.inference.bpbfm_em import BPBFMEM, BPBFMEMState
 from topiclink.inference.bpbfm_online import BPBFMChunk, BPBFMOnline, BPBFMOnlineState
@@ -119,7 +119,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         (``benchmarks/bpbfm_em_probe.py``, issue 24), but it overfits a small graph such
         as Nations (14 entities), where Gibbs does better: not the default.  No
         posterior samples: ``proba_interval`` refuses; no BPBFM-2, ``self_pairs="scaled"``,
-        ``parallel`` or ``partial_fit``.
+        Dask ``executor`` or ``partial_fit``.
     max_iter : int, default 500
         Gibbs iterations per call of ``fit`` (``resume=True`` adds more); online: sweeps,
         each visiting every entry once in minibatches; EM: at most this many iterations.
@@ -173,17 +173,17 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         0.993 / 0.71.
     n_jobs : int or None, default 1
         Threads running the entry chunks; never changes the result.
-    parallel : None or "dask", default None
-        ``"dask"`` (``inference="online"`` only): the entry chunks of every minibatch draw
-        their latent counts as tasks on the workers of a Dask cluster (``client``; the
-        folding of the statistics and the global draws stay here;
-        :class:`topiclink.execution.DaskExecutor`); bit for bit the fit of ``parallel=None``
+    executor : None, int, distributed.Client or str, default None
+        Where the entry chunks run; never changes the fit.  None: ``n_jobs`` threads
+        here; an integer: that many threads; a Dask client, a scheduler address or
+        ``"dask"`` (the current client; ``inference="online"`` only): the entry chunks of
+        every minibatch draw their latent counts as tasks on the workers of a Dask cluster
+        (the folding of the statistics and the global draws stay here;
+        :class:`topiclink.execution.DaskExecutor`); bit for bit the fit in this process
         for any number of workers.  ``trace_`` adds ``"bytes_sent"`` and
-        ``"bytes_received"`` per sweep.
-    client : distributed.Client, str or None, default None
-        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
-        None uses the current client.  Shared by ``clone``, dropped by pickling; a model
-        file stores an address, never a client (loaded: None).
+        ``"bytes_received"`` per sweep.  Shared by ``clone``, dropped by pickling; a model
+        file stores a thread count or an address, never a client (loaded: None).  BPBFM
+        has one scheme per ``inference`` (no ``scheme``).
     random_state, verbose, callbacks : as every estimator
 
     Attributes
@@ -225,10 +225,10 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         "beta": POSITIVE, "h0": POSITIVE, "q0": POSITIVE, "em_prior_rate": POSITIVE,
         **shared("evaluate_every", "batch_size", "step_a2", "step_v"),
         "self_pairs": [Options("bilinear", "scaled")],
-        **shared("n_jobs"), "parallel": [NoneValue(), Options("dask")],
-        **shared("client", "random_state", "verbose", "callbacks"),
+        **shared("n_jobs", "executor", "random_state", "verbose", "callbacks"),
     }
-    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"executor": ExecutorCodec()}
+    _old_parallel = {None: None, "dask": None}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "embedding_", "relation_matrices_", "factor_weights_", "entity_names_",
         "relation_names_", "samples_embedding_", "samples_relation_matrices_")
@@ -286,8 +286,8 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                  em_prior_rate: float = 5.0, evaluate_every: int = 10,
                  batch_size: int = 4096, step_a2: float = 1.0, step_v: float = 0.51,
                  self_pairs: str = "bilinear",
-                 n_jobs: int | None = 1, parallel: str | None = None,
-                 client: Any = None, random_state: RandomState = None,
+                 n_jobs: int | None = 1, executor: Any = None,
+                 random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
         self.n_dictionary = n_dictionary
@@ -313,8 +313,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         self.step_v = step_v
         self.self_pairs = self_pairs
         self.n_jobs = n_jobs
-        self.parallel = parallel
-        self.client = client
+        self.executor = executor
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -342,26 +341,28 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     def _check_params(self) -> None:
         if self._em:
             for bad, why in ((self.n_dictionary is not None, "n_dictionary=None (BPBFM-1)"),
-                             (self.parallel is not None, "parallel=None"),
+                             (self._execution_plan().dask,
+                              "executor=None or a thread count"),
                              (self.self_pairs != "bilinear", "self_pairs='bilinear'")):
                 if bad:
                     raise ValueError(f"inference='em' needs {why}")
-        if self.parallel == "dask" and not self._online:
-            raise ValueError("parallel='dask' needs inference='online'")
+        if self._execution_plan().dask and not self._online:
+            raise ValueError("executor: a Dask executor needs inference='online'")
         if self.self_pairs == "scaled" and self._online:
             raise ValueError("self_pairs='scaled' needs inference='batch'")
 
     def _algorithm(self) -> BPBFMGibbs:
         if self._em:
             return BPBFMEM(int(self.n_topics), float(self.em_prior_rate))  # type: ignore[return-value]
+        plan = self._execution_plan()
         priors = dict(a=self.a, gamma0=self.gamma0, c0=self.c0, e0=self.e0, f0=self.f0,
                       beta=self.beta, h0=self.h0, q0=self.q0,
-                      n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+                      n_threads=plan.n_threads)
         if self._online:
             online = dict(batch_size=int(self.batch_size),
                           schedule=RobbinsMonro.from_params(self.get_params(deep=False)))
-            if self.parallel == "dask":             # the minibatch chunks as Dask tasks
-                online["executor"] = DaskExecutor(self.client)
+            if plan.dask:                           # the minibatch chunks as Dask tasks
+                online["executor"] = DaskExecutor(plan.client)
             return BPBFMOnline(int(self.n_topics), self.n_dictionary, **online,
                                **priors)
         return BPBFMGibbs(int(self.n_topics), self.n_dictionary,
@@ -380,7 +381,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         n_self = N * R if self.self_pairs == "scaled" else 0
         kept = max(1, (int(self.max_iter) - int(self.burn_in)) // int(self.thinning) + 1)
         S = min(int(self.max_samples), kept) + 2
-        T = n_threads(resolve_n_jobs(self.n_jobs)) + 3
+        T = self._execution_plan().n_threads + 3
         return 8 * (N * K * (T + S) + M * K * K * (T + 1) + R * K * K * S
                     + 2 * M * R + 6 * (tensor.n_entries + len(tensor.missing))
                     + 3 * n_self + R * S)

@@ -22,21 +22,19 @@ from topiclink.data.checks import (
     POSITIVE,
     DataError,
     Integer,
-    NoneValue,
-    Options,
     as_real,
     check_memory,
 )
-from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
-from topiclink.execution import n_threads, resolve_n_jobs
+from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import Shards
 from topiclink.inference.dmr import DMRData, DMRGibbs, DMRState, doc_priors
-from topiclink.inference.lda import TokenData
+from topiclink.inference.lda import TokenData, sampler_parallel
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.feature_prior import FeaturePriorTopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import shared
+from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
 from topiclink.random import RandomState
 
 __all__ = ["DMR"]
@@ -79,21 +77,23 @@ class DMR(SharedClientMixin, FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         Record the collapsed log joint per token every this many sweeps.
     transform_iter : int, default 50
         Sweeps used by :meth:`transform` for new documents (second half averaged).
-    parallel : None, "partition", "adlda" or "dask", default None
-        None: the exact sequential sampler of z.  ``"partition"`` (the multi-core
-        choice): document shards x vocabulary blocks on threads, as
-        :class:`~topiclink.LDA`; ``"adlda"``: AD-LDA over ``n_shards`` fixed document
-        shards on threads (each shard its own RNG stream; a different chain, fixed by
-        the seed and ``n_shards``); ``"dask"``: the AD-LDA shards on the workers of a
-        Dask cluster, bit for bit the ``"adlda"`` chain.  lambda is optimised on the
-        driver either way.
-    n_shards : int, default 2
-        Document shards of ``parallel`` (ignored otherwise).
+    scheme : "exact", "partition", "adlda" or Shards("partition" | "adlda", n_shards), \
+default "exact"
+        The statistical scheme of z (it fixes the chain).  ``"exact"``: the exact
+        sequential sampler.  ``"partition"`` (the multi-core choice): document shards x
+        vocabulary blocks on threads, as :class:`~topiclink.LDA`; ``"adlda"``: AD-LDA over
+        fixed document shards (each shard its own RNG stream; a different chain, fixed by
+        the seed and the shards).  A name alone is 2 shards;
+        :class:`topiclink.execution.Shards` gives another count.  lambda is optimised on
+        the driver either way.
+    executor : None, int, distributed.Client or str, default None
+        Where the shards run; never changes the chain.  None: this process, ``n_jobs``
+        threads; an integer: that many threads; a Dask client, a scheduler address or
+        ``"dask"`` (the current client): the AD-LDA shards on the workers of a Dask
+        cluster, bit for bit the threaded chain (``scheme="adlda"`` only).  Shared by
+        ``clone``; a model file stores a thread count or an address, never a client.
     n_jobs : int or None, default 1
-        Threads running the shards; never changes the result.
-    client : distributed.Client, str or None, default None
-        ``parallel="dask"`` only: the client, a scheduler address, or None (the current
-        client).  Shared by ``clone``; never stored in a model file.
+        Threads running the shards when ``executor`` is None; never changes the result.
     random_state : int, Generator or None
     verbose : bool
     callbacks : list, optional
@@ -142,10 +142,16 @@ class DMR(SharedClientMixin, FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         # optimise at least every sweep; burn_in: the glossary's homonym (not samples)
         "optimize_every": [Integer(1)], "burn_in": [Integer(0)],
         **shared("max_iter", "evaluate_every", "transform_iter"),
-        "parallel": [NoneValue(), Options("partition", "adlda", "dask")],
-        **shared("n_shards", "n_jobs", "client", "random_state", "verbose", "callbacks"),
+        "scheme": [SchemeForm("exact", "partition", "adlda",
+                              sharded=("partition", "adlda"))],
+        **shared("executor", "n_jobs", "random_state", "verbose", "callbacks"),
     }
-    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
+                                                      "executor": ExecutorCodec()}
+    _sharded_schemes = ("partition", "adlda")
+    _local_schemes = ("exact", "partition")
+    _old_parallel = {None: "exact", "partition": "partition", "adlda": "adlda",
+                     "dask": "adlda"}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "topic_weights_", "vocabulary_", "alpha_", "lambda_",
         "feature_names_")
@@ -155,12 +161,13 @@ class DMR(SharedClientMixin, FeaturePriorTopicsMixin, TopicsMixin, Estimator):
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_tokens_", "feature_encoding_")
     _state_class = DMRState
 
+    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, sigma: float = 1.0,
                  intercept_sigma: float = 10.0, doc_topic_prior: float = 0.1,
                  topic_word_prior: float = 0.01, optimize_every: int = 10,
                  burn_in: int = 50, max_iter: int = 200, evaluate_every: int = 1,
-                 transform_iter: int = 50, parallel: str | None = None, n_shards: int = 2,
-                 n_jobs: int | None = 1, client: Any = None,
+                 transform_iter: int = 50, scheme: str | Shards = "exact",
+                 executor: Any = None, n_jobs: int | None = 1,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -173,21 +180,21 @@ class DMR(SharedClientMixin, FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         self.max_iter = max_iter
         self.evaluate_every = evaluate_every
         self.transform_iter = transform_iter
-        self.parallel = parallel
-        self.n_shards = n_shards
+        self.scheme = scheme
+        self.executor = executor
         self.n_jobs = n_jobs
-        self.client = client
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
 
     # ------------------------------------------------------------------ fitting
     def _algorithm(self) -> DMRGibbs:
+        plan = self._execution_plan()
         return DMRGibbs(int(self.n_topics), float(self.topic_word_prior), float(self.sigma),
                         float(self.intercept_sigma), float(self.doc_topic_prior),
                         int(self.optimize_every), int(self.burn_in),
-                        parallel=self.parallel, n_shards=int(self.n_shards),
-                        n_threads=n_threads(resolve_n_jobs(self.n_jobs)), client=self.client,
+                        parallel=sampler_parallel(plan.scheme, plan.dask), n_shards=plan.n_shards,
+                        n_threads=plan.n_threads, client=plan.client,
                         full_sync=needs_full_state(self.callbacks))
 
     def fit(self, X: Any, y: None = None, *, features: Any = None,

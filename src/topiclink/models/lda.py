@@ -13,22 +13,27 @@ import numpy as np
 
 from topiclink.data.checks import (
     DataError,
-    NoneValue,
     Options,
     check_memory,
     doc_topic_prior_vector,
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
-from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
-from topiclink.execution import n_threads, resolve_n_jobs
+from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import Shards
 from topiclink.inference.fixed_topics import infer_doc_topics
-from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, ShardTokenData, TokenData
+from topiclink.inference.lda import (
+    CollapsedGibbsLDA,
+    LDAState,
+    ShardTokenData,
+    TokenData,
+    sampler_parallel,
+)
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import shared
+from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
 from topiclink.random import RandomState
 
 __all__ = ["LDA", "MH_MIN_TOPICS"]
@@ -61,22 +66,30 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         the end).
     transform_iter : int, default 50
         Sweeps used by :meth:`transform` for new documents (second half averaged).
-    parallel : None, "partition", "adlda" or "dask", default None
-        None: the exact sequential collapsed sampler.  ``"partition"`` (the multi-core
-        choice): ``n_shards`` document shards x ``n_shards`` vocabulary blocks, swept in
-        ``n_shards`` phases in which the threads touch disjoint count rows; only the
-        topic totals lag, by at most one phase (:mod:`topiclink.inference.partition`;
-        ``n_shards=1`` is the exact sampler draw for draw).  ``"adlda"``: approximate
-        distributed LDA (AD-LDA) over ``n_shards`` fixed document shards, each sweeping
-        against a copy of the word-topic counts taken at the start of the sweep.
-        ``"dask"``: the AD-LDA shards on the workers of a Dask cluster (``client``); bit
-        for bit the ``"adlda"`` chain, whatever the number of workers (needs
-        ``pip install 'topiclink[dask]'``).  Each shard has its own RNG stream: the chain
-        is fixed by the seed and ``n_shards``, never by the number of threads or workers.
-    n_shards : int, default 2
-        Shards of ``parallel`` (ignored when it is None).
+    scheme : "exact", "partition", "adlda" or Shards("partition" | "adlda", n_shards), \
+default "exact"
+        The statistical scheme (it fixes the chain).  ``"exact"``: the exact sequential
+        collapsed sampler.  ``"partition"`` (the multi-core choice): ``n_shards``
+        document shards x ``n_shards`` vocabulary blocks, swept in ``n_shards`` phases in
+        which the threads touch disjoint count rows; only the topic totals lag, by at
+        most one phase (:mod:`topiclink.inference.partition`; one shard is the exact
+        sampler draw for draw).  ``"adlda"``: approximate distributed LDA (AD-LDA) over
+        ``n_shards`` fixed document shards, each sweeping against a copy of the
+        word-topic counts taken at the start of the sweep.  A name alone is 2 shards;
+        :class:`topiclink.execution.Shards` gives another count
+        (``Shards("adlda", n_shards=4)``).  Each shard has its own RNG stream: the chain
+        is fixed by the seed and the shards, never by the executor.
+    executor : None, int, distributed.Client or str, default None
+        Where the shards run; never changes the chain.  None: this process, ``n_jobs``
+        threads; an integer: that many threads (``-1``: all cores); a Dask client, a
+        scheduler address or ``"dask"`` (the current client): the AD-LDA shards on the
+        workers of a Dask cluster, bit for bit the threaded chain whatever the number of
+        workers (``scheme="adlda"`` only; needs ``pip install 'topiclink[dask]'``).
+        Shared by ``clone``; a model file stores a thread count or an address, never a
+        client (loaded: None).  Replaces ``parallel="dask"`` and ``client``.
     n_jobs : int or None, default 1
-        Threads running the shards (``-1``: all cores).  Never changes the result.
+        Threads running the shards (``-1``: all cores) when ``executor`` is None.  Never
+        changes the result.
     sampler : "auto", "gibbs" or "mh", default "auto"
         The token kernel of the sequential chain: ``"gibbs"``, the exact collapsed
         conditional (O(K) per token, vectorised); ``"mh"``, exact Metropolis-Hastings
@@ -84,10 +97,6 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         counts (:mod:`topiclink.kernels.lda_mh`; more sweeps to mix, each much cheaper at
         large K); ``"auto"``: ``"mh"`` from :data:`MH_MIN_TOPICS` topics on, else
         ``"gibbs"``.  The parallel schemes use ``"gibbs"``.
-    client : distributed.Client, str or None, default None
-        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
-        None uses the current client (``distributed.get_client()``).  Shared by
-        ``clone``; a model file stores an address, never a client (loaded: None).
     random_state : int, Generator or None
     verbose : bool
         Show a tqdm progress bar.
@@ -120,23 +129,30 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **shared("n_topics", "doc_topic_prior", "topic_word_prior", "max_iter",
                  "evaluate_every", "transform_iter"),
-        "parallel": [NoneValue(), Options("partition", "adlda", "dask")],
-        **shared("n_shards", "n_jobs", "client"),
+        "scheme": [SchemeForm("exact", "partition", "adlda",
+                              sharded=("partition", "adlda"))],
+        **shared("executor", "n_jobs"),
         "sampler": [Options("auto", "gibbs", "mh")],
         **shared("random_state", "verbose", "callbacks"),
     }
-    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
+                                                      "executor": ExecutorCodec()}
+    _sharded_schemes = ("partition", "adlda")
+    _local_schemes = ("exact", "partition")
+    _old_parallel = {None: "exact", "partition": "partition", "adlda": "adlda",
+                     "dask": "adlda"}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "topic_weights_", "vocabulary_", "alpha_")
     _array_specs: ClassVar[dict[str, ArraySpec]] = {**TOPIC_ARRAYS}
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_tokens_")
     _state_class = LDAState
 
+    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.01, max_iter: int = 200,
                  evaluate_every: int = 1, transform_iter: int = 50,
-                 parallel: str | None = None, n_shards: int = 2, n_jobs: int | None = 1,
-                 client: Any = None, sampler: str = "auto",
+                 scheme: str | Shards = "exact", executor: Any = None,
+                 n_jobs: int | None = 1, sampler: str = "auto",
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -145,10 +161,9 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         self.max_iter = max_iter
         self.evaluate_every = evaluate_every
         self.transform_iter = transform_iter
-        self.parallel = parallel
-        self.n_shards = n_shards
+        self.scheme = scheme
+        self.executor = executor
         self.n_jobs = n_jobs
-        self.client = client
         self.sampler = sampler
         self.random_state = random_state
         self.verbose = verbose
@@ -157,11 +172,12 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
     # ------------------------------------------------------------------ fitting
     def _algorithm(self) -> CollapsedGibbsLDA:
         K = int(self.n_topics)
+        plan = self._execution_plan()
         return CollapsedGibbsLDA(K, doc_topic_prior_vector(self.doc_topic_prior, K),
-                                 float(self.topic_word_prior), parallel=self.parallel,
-                                 n_shards=int(self.n_shards),
-                                 n_threads=n_threads(resolve_n_jobs(self.n_jobs)),
-                                 client=self.client,
+                                 float(self.topic_word_prior),
+                                 parallel=sampler_parallel(plan.scheme, plan.dask),
+                                 n_shards=plan.n_shards, n_threads=plan.n_threads,
+                                 client=plan.client,
                                  full_sync=needs_full_state(self.callbacks),
                                  sampler=self._token_sampler())
 
@@ -169,12 +185,12 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         """The token kernel: ``sampler``, or for ``"auto"`` the Metropolis-Hastings kernel
         from :data:`MH_MIN_TOPICS` topics on (sequential chains only), else exact Gibbs."""
         if self.sampler != "auto":
-            if self.sampler == "mh" and self.parallel is not None:
+            if self.sampler == "mh" and self._execution_plan().scheme != "exact":
                 raise ValueError("sampler='mh' runs the sequential chain: use "
-                                 "parallel=None (or sampler='gibbs')")
+                                 "scheme='exact' (or sampler='gibbs')")
             return str(self.sampler)
-        return "mh" if self.parallel is None and int(self.n_topics) >= MH_MIN_TOPICS \
-            else "gibbs"
+        exact = self._execution_plan().scheme == "exact"
+        return "mh" if exact and int(self.n_topics) >= MH_MIN_TOPICS else "gibbs"
 
     def fit(self, X: Any, y: None = None, *, resume: bool = False) -> LDA:
         """Fit to a :class:`~topiclink.data.Corpus`, a (sparse) document-term matrix, or a
@@ -183,13 +199,13 @@ class LDA(SharedClientMixin, TopicsMixin, Estimator):
         ``resume=True`` continues the chain of a fitted model (or one saved with
         ``save(path, full=True)``) for ``max_iter`` more iterations on the same ``X``.
 
-        A ShardSet needs ``parallel="dask"`` and ``n_shards`` equal to its number of
-        shards (one-line ValueError otherwise): each worker reads its shard file (the
-        directory must be visible to the workers at the same path) and the driver never
-        loads the tokens.  The chain is bit for bit that of the same corpus in memory with
-        the same ``n_shards``.  The driver still holds z (4 bytes per token; 12 for a
-        moment while the first topics are drawn as int64), ndk (4 D K
-        bytes), nwk (4 V K bytes) and the document offsets (8 D bytes); the fitted
+        A ShardSet needs a Dask ``executor`` and ``scheme=Shards("adlda", n_shards)``
+        with ``n_shards`` its number of shards (one-line ValueError otherwise): each
+        worker reads its shard file (the directory must be visible to the workers at the
+        same path) and the driver never loads the tokens.  The chain is bit for bit that
+        of the same corpus in memory with the same shards.  The driver still holds z (4
+        bytes per token; 12 for a moment while the first topics are drawn as int64), ndk
+        (4 D K bytes), nwk (4 V K bytes) and the document offsets (8 D bytes); the fitted
         attributes are the usual ones.  A chain fitted on a ShardSet resumes on that
         ShardSet only (its fingerprint comes from the manifest's checksums).  Predictions
         (``transform``, ``perplexity``, ``score``) take a ShardSet too and read it shard

@@ -31,8 +31,8 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
-from topiclink.distributed import ClientCodec, SharedClientMixin
-from topiclink.execution import DaskExecutor, n_threads, resolve_n_jobs
+from topiclink.distributed import ExecutorCodec, SharedClientMixin
+from topiclink.execution import DaskExecutor
 from topiclink.inference.engine import State
 from topiclink.inference.lmv import BatchLMV, LMVData, LMVState, expected_log_dirichlet
 from topiclink.inference.lmv_stochastic import LMVSChunk, LMVSState, StochasticLMV
@@ -47,7 +47,7 @@ from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.times import as_times
 from topiclink.models.variational import VariationalTopicsMixin
-from topiclink.parameters import RobbinsMonro, shared
+from topiclink.parameters import RobbinsMonro, accepts_renamed, shared
 from topiclink.random import RandomState
 
 __all__ = ["VisibilityTopicModel"]
@@ -121,20 +121,18 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         E-step rounds per new document.
     n_jobs : int, optional
         Threads streaming the pairs (fixed blocks: never changes the result).
-    parallel : None or "dask", default None
-        Stochastic only.  None: the pair blocks of each minibatch run on ``n_jobs``
-        threads here.  ``"dask"``: they run as tasks on the workers of a Dask cluster
-        (``client``; a :class:`topiclink.execution.DaskExecutor` runs
+    executor : None, int, distributed.Client or str, default None
+        Stochastic only for Dask.  Where the pair blocks of each minibatch run; never
+        changes the fit.  None: ``n_jobs`` threads here; an integer: that many threads; a
+        Dask client, a scheduler address or ``"dask"`` (the current client): tasks on the
+        workers of a Dask cluster (a :class:`topiclink.execution.DaskExecutor` runs
         :meth:`~topiclink.inference.lmv_stochastic.StochasticLMV.shipped_statistics`):
         the citation graph is sent once per fit, then per minibatch the changed rows of
         the per-document table and the blocks' inputs; the driver merges the blocks in
-        order and does every global update.  The fit is bit for bit that of
-        ``parallel=None``, for any number of workers (needs ``pip install
-        'topiclink[dask]'``).
-    client : distributed.Client, str or None, default None
-        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
-        None uses the current client.  Shared by ``clone``, dropped by pickling; a model
-        file stores an address, never a client (loaded: None).
+        order and does every global update.  The fit is bit for bit that of this
+        process, for any number of workers (needs ``pip install 'topiclink[dask]'``).
+        Shared by ``clone``, dropped by pickling; a model file stores a thread count or an
+        address, never a client (loaded: None).  LMV has one scheme (no ``scheme``).
     init_topics : array (K, V) or None, default None
         Where the topics start: topic-word statistics S >= 0 (expected counts, e.g. the
         ``nwk`` of :func:`topiclink.inference.lmv.start_lda`, a fitted LDA shared with
@@ -176,10 +174,10 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         "min_sweeps": [Integer(1)], "tol_window": [Integer(1)],
         **shared("transform_iter", "batch_size"), "n0": [Integer(1)],
         **shared("step_a1", "step_a2", "step_v", "n_jobs"),
-        "parallel": [NoneValue(), Options("dask")],
-        **shared("client", "init_topics", "random_state", "verbose", "callbacks"),
+        **shared("executor", "init_topics", "random_state", "verbose", "callbacks"),
     }
-    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"executor": ExecutorCodec()}
+    _old_parallel = {None: None, "dask": None}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "blockmodel_", "visibility_", "citation_topics_",
         "vocabulary_", "alpha_", "train_zbar_", "train_doc_ids_", "train_titles_",
@@ -207,6 +205,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
     _divergence_hint = ("inference='stochastic': lower step_a1 or raise step_a2; batch: "
                         "check the priors")
 
+    @accepts_renamed                    # parallel, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, visibility: bool = True,
                  inference: str = "batch", doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.1,
@@ -216,7 +215,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                  tol_window: int = 3, batch_size: int = 200, n0: int = 100,
                  step_a1: float = 1.0, step_a2: float = 5.0, step_v: float = 0.501,
                  transform_iter: int = 100, n_jobs: int | None = None,
-                 parallel: str | None = None, client: Any = None,
+                 executor: Any = None,
                  init_topics: Any = None, random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -238,8 +237,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         self.step_v = step_v
         self.transform_iter = transform_iter
         self.n_jobs = n_jobs
-        self.parallel = parallel
-        self.client = client
+        self.executor = executor
         self.init_topics = init_topics
         self.random_state = random_state
         self.verbose = verbose
@@ -260,8 +258,9 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
     def _check_params(self) -> None:
         self._pair(self.blockmodel_prior, "blockmodel_prior")
         self._pair(self.visibility_prior, "visibility_prior")
-        if self.parallel == "dask" and self.inference != "stochastic":
-            raise ValueError("parallel='dask' needs inference='stochastic' (LMVS)")
+        if self._execution_plan().dask and self.inference != "stochastic":
+            raise ValueError("executor: a Dask executor needs inference='stochastic' "
+                             "(LMVS)")
 
     @property
     def _stochastic(self) -> bool:
@@ -276,16 +275,17 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
 
     def _algorithm(self) -> BatchLMV | StochasticLMV:
         K = int(self.n_topics)
+        plan = self._execution_plan()
         alpha = 1.0 / K if self.doc_topic_prior is None else float(self.doc_topic_prior)
         common = dict(alpha=alpha, eta=float(self.topic_word_prior),
                       blockmodel_prior=self._pair(self.blockmodel_prior, "blockmodel_prior"),
                       visibility_prior=self._pair(self.visibility_prior, "visibility_prior"),
                       visibility=bool(self.visibility),
-                      n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
+                      n_threads=plan.n_threads)
         if not self._stochastic:
             return BatchLMV(K, **common)
         schedule = RobbinsMonro.from_params(self.get_params(deep=False))
-        executor = DaskExecutor(self.client) if self.parallel == "dask" else None
+        executor = DaskExecutor(plan.client) if plan.dask else None
         return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
                              schedule=schedule, executor=executor, **common)
 

@@ -36,8 +36,8 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
-from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
-from topiclink.execution import DaskExecutor, n_threads, resolve_n_jobs
+from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import DaskExecutor, Shards
 from topiclink.inference.augment import LOSSES, augment, initial_coefficients
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -53,7 +53,7 @@ from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import shared
+from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
 from topiclink.random import RandomState, kernel_state
 
 __all__ = ["RelationalTopicModel", "PAPER_VARIANTS"]
@@ -140,26 +140,24 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         (they commute with the rest of the sweep), and BLAS may use ``n_jobs`` threads.
         The draws come from fixed chunks of pairs with their own streams, so the chain is
         the same, draw for draw, for any ``n_jobs``.
-    parallel : None, "dask" or "shards", default None
-        None: the single-machine sampler.  ``"dask"``: the documents in ``n_shards``
-        contiguous shards on the workers of a Dask cluster (``client``), each pair's
-        augmentation drawn by the shard of its source document; every iteration the
-        driver draws U, the shards sweep their tokens against the word-topic counts and
-        the neighbours' topic proportions of the start of the iteration (AD-LDA; their own
-        shard's neighbours fresh) and then draw their pairs' augmentation exactly
-        (:mod:`topiclink.inference.rtm_shards`).  Each shard has its own random streams:
-        the chain is fixed by the seed and ``n_shards``, never by the number of workers
-        (needs ``pip install 'topiclink[dask]'``).  ``"shards"``: the same sharded sampler
-        on ``n_jobs`` threads of this process (the same chain as ``"dask"`` for the same
-        ``n_shards`` and seed).
-    n_shards : int, default 2
-        Document shards of ``parallel="dask"`` or ``"shards"`` (at most the number of
-        documents; ignored when ``parallel`` is None).
-    client : distributed.Client, str or None, default None
-        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
-        None uses the current client (``distributed.get_client()``).  Shared by
-        ``clone``, dropped by pickling; a model file stores an address, never a client
-        (loaded: None).
+    scheme : "exact", "shards" or Shards("shards", n_shards), default "exact"
+        The statistical scheme (it fixes the chain).  ``"exact"``: the single-machine
+        sampler.  ``"shards"``: the documents in ``n_shards`` contiguous shards (at most
+        the number of documents; the name alone is 2, :class:`topiclink.execution.Shards`
+        gives another count), each pair's augmentation drawn by the shard of its source
+        document; every iteration the driver draws U, the shards sweep their tokens
+        against the word-topic counts and the neighbours' topic proportions of the start
+        of the iteration (AD-LDA; their own shard's neighbours fresh) and then draw their
+        pairs' augmentation exactly (:mod:`topiclink.inference.rtm_shards`).  Each shard
+        has its own random streams: the chain is fixed by the seed and the shards, never
+        by the executor.
+    executor : None, int, distributed.Client or str, default None
+        Where the pieces run; never changes the chain.  None: this process, ``n_jobs``
+        threads; an integer: that many threads; a Dask client, a scheduler address or
+        ``"dask"`` (the current client): the shards on the workers of a Dask cluster
+        (``scheme="shards"`` only; needs ``pip install 'topiclink[dask]'``).  Shared by
+        ``clone``, dropped by pickling; a model file stores a thread count or an address,
+        never a client (loaded: None).
     random_state, verbose, callbacks
         As for :class:`~topiclink.models.lda.LDA`.
 
@@ -188,10 +186,14 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         "augmentation": [Options(*AUGMENTATION_SAMPLERS)],
         "directed": [NoneValue(), Boolean()],
         **shared("max_iter", "n_average", "evaluate_every", "transform_iter", "n_jobs"),
-        "parallel": [NoneValue(), Options("dask", "shards")],
-        **shared("n_shards", "client", "random_state", "verbose", "callbacks"),
+        "scheme": [SchemeForm("exact", "shards", sharded=("shards",))],
+        **shared("executor", "random_state", "verbose", "callbacks"),
     }
-    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
+                                                      "executor": ExecutorCodec()}
+    _sharded_schemes = ("shards",)
+    _local_schemes = ("exact",)
+    _old_parallel = {None: "exact", "shards": "shards", "dask": "shards"}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "train_zbar_", "weights_", "topic_weights_",
         "vocabulary_", "alpha_", "train_doc_ids_", "train_titles_")
@@ -205,6 +207,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
     _scalar_specs: ClassVar[dict[str, str]] = {"mean_doc_length_": "positive"}
     _state_class = RelationalState
 
+    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, loss: str = "logistic", weights: str = "full",
                  approx: bool = False, doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.01, c: float = 1.0, c_neg: float = 1.0,
@@ -213,7 +216,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
                  augmentation: str = "reference", directed: bool | None = None,
                  max_iter: int = 400, n_average: int = 1, evaluate_every: int = 10,
                  transform_iter: int = 50, n_jobs: int | None = None,
-                 parallel: str | None = None, n_shards: int = 2, client: Any = None,
+                 scheme: str | Shards = "exact", executor: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -235,9 +238,8 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         self.evaluate_every = evaluate_every
         self.transform_iter = transform_iter
         self.n_jobs = n_jobs
-        self.parallel = parallel
-        self.n_shards = n_shards
-        self.client = client
+        self.scheme = scheme
+        self.executor = executor
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -281,17 +283,17 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         return super()._fit_memory(corpus) + weights
 
     def _algorithm(self) -> RelationalGibbs:
-        """The sampler: :class:`RelationalGibbs`, or with ``parallel="dask"`` /
-        ``"shards"`` its sharded version :class:`~topiclink.inference.rtm_shards.
-        ShardedRelationalGibbs` on a Dask executor / on threads."""
+        """The sampler: :class:`RelationalGibbs`, or with ``scheme="shards"`` its sharded
+        version :class:`~topiclink.inference.rtm_shards.ShardedRelationalGibbs` on a Dask
+        executor or on threads."""
         K = int(self.n_topics)
+        plan = self._execution_plan()
         cls: Any = RelationalGibbs
         extra: dict[str, Any] = {}
-        if self.parallel in ("dask", "shards"):
+        if plan.scheme == "shards":
             cls = ShardedRelationalGibbs
-            extra = {"n_shards": int(self.n_shards),
-                     "executor": DaskExecutor(self.client) if self.parallel == "dask"
-                     else None,
+            extra = {"n_shards": plan.n_shards,
+                     "executor": DaskExecutor(plan.client) if plan.dask else None,
                      "full_sync": needs_full_state(self.callbacks)}
         return cls(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
@@ -302,7 +304,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
             negatives_per_link=(None if self.negatives_per_link is None
                                 else float(self.negatives_per_link)),
             augmentation=self.augmentation,
-            n_threads=n_threads(resolve_n_jobs(self.n_jobs)), name=self.variant_name_,
+            n_threads=plan.n_threads, name=self.variant_name_,
             **extra)
 
     # ------------------------------------------------------------------ fitting

@@ -19,14 +19,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 from topiclink.data.checks import (
-    NoneValue,
     Options,
     doc_topic_prior_vector,
     encode_labels,
 )
 from topiclink.data.corpus import Corpus
-from topiclink.distributed import ClientCodec, SharedClientMixin, needs_full_state
-from topiclink.execution import DaskExecutor, n_threads, open_executor, resolve_n_jobs
+from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import (
+    DaskExecutor,
+    Shards,
+    open_executor,
+)
 from topiclink.inference.augment import LOSSES
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
@@ -35,7 +38,7 @@ from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import shared
+from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
 from topiclink.random import RandomState, spawn
 
 __all__ = ["SupervisedTopicModel"]
@@ -68,22 +71,24 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
     n_jobs : int, default 1
         Threads for fitting and predicting the one-vs-all classes (each class has its own
         streams: results do not depend on it).
-    parallel : None or "dask", default None
-        None: every chain sweeps all documents on this machine.  ``"dask"``: the documents
-        in ``n_shards`` token-balanced shards on the workers of a Dask cluster
-        (``client``; :class:`topiclink.execution.DaskExecutor`): each shard sweeps its
-        tokens against a copy of the word-topic counts taken at the start of the
-        iteration (AD-LDA) and draws its documents' augmentation with its own streams; the
-        driver draws eta from the statistics the shards report.  The chain is fixed by the
-        seed and ``n_shards``, never by the number of workers; one shard is the sequential
-        chain (needs ``pip install 'topiclink[dask]'``).
-    n_shards : int, default 2
-        Document shards of ``parallel="dask"`` (at most the number of documents; ignored
-        when ``parallel`` is None).  A saved state resumes with the same ``n_shards``.
-    client : distributed.Client, str or None, default None
-        ``parallel="dask"`` only: the Dask client, or a scheduler address to connect to;
-        None uses the current client.  Shared by ``clone``, dropped by pickling; a model
-        file stores an address, never a client (loaded: None).
+    scheme : "exact", "shards" or Shards("shards", n_shards), default "exact"
+        The statistical scheme (it fixes the chain).  ``"exact"``: every chain sweeps all
+        documents in turn (the sequential chain; one shard).  ``"shards"``: the documents
+        in ``n_shards`` token-balanced shards (the name alone is 2;
+        :class:`topiclink.execution.Shards` gives another count, at most the number of
+        documents): each shard sweeps its tokens against a copy of the word-topic counts
+        taken at the start of the iteration (AD-LDA) and draws its documents'
+        augmentation with its own streams; the driver draws eta from the statistics the
+        shards report.  The chain is fixed by the seed and the shards, never by the
+        executor; ``Shards("shards", 1)`` is the exact chain.  A saved state resumes with
+        the same shards.
+    executor : None, int, distributed.Client or str, default None
+        Where the shards run; never changes the chain.  None: this process, ``n_jobs``
+        threads; an integer: that many threads; a Dask client, a scheduler address or
+        ``"dask"`` (the current client): the shards on the workers of a Dask cluster
+        (:class:`topiclink.execution.DaskExecutor`; needs ``pip install
+        'topiclink[dask]'``).  Shared by ``clone``, dropped by pickling; a model file
+        stores a thread count or an address, never a client (loaded: None).
     evaluate_every, random_state, verbose, callbacks : as for LDA
 
     Attributes
@@ -106,10 +111,13 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         **shared("c", "hinge_cost", "weight_prior_var", "doc_topic_prior",
                  "topic_word_prior", "max_iter", "n_average", "transform_iter", "n_jobs",
                  "evaluate_every"),
-        "parallel": [NoneValue(), Options("dask")],
-        **shared("n_shards", "client", "random_state", "verbose", "callbacks"),
+        "scheme": [SchemeForm("exact", "shards", sharded=("shards",))],
+        **shared("executor", "random_state", "verbose", "callbacks"),
     }
-    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"client": ClientCodec()}
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
+                                                      "executor": ExecutorCodec()}
+    _sharded_schemes = ("shards",)
+    _old_parallel = {None: "exact", "dask": "shards"}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "all_components_", "coef_", "classes_", "vocabulary_", "alpha_",
         "doc_topic_")
@@ -122,12 +130,13 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_",)
     _state_class = SupervisedState
 
+    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, loss: str = "logistic", c: float = 1.0,
                  hinge_cost: float = 1.0, weight_prior_var: float = 1.0,
                  doc_topic_prior: float | None = None, topic_word_prior: float = 0.01,
                  max_iter: int = 200, n_average: int = 1, transform_iter: int = 50,
                  n_jobs: int | None = 1, evaluate_every: int = 10,
-                 parallel: str | None = None, n_shards: int = 2, client: Any = None,
+                 scheme: str | Shards = "exact", executor: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -142,9 +151,8 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         self.transform_iter = transform_iter
         self.n_jobs = n_jobs
         self.evaluate_every = evaluate_every
-        self.parallel = parallel
-        self.n_shards = n_shards
-        self.client = client
+        self.scheme = scheme
+        self.executor = executor
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -161,15 +169,15 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
 
     def _algorithm(self) -> SupervisedGibbs:
         K = int(self.n_topics)
-        dask = self.parallel == "dask"
+        plan = self._execution_plan()
         return SupervisedGibbs(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, c=float(self.c), hinge_cost=float(self.hinge_cost),
             weight_prior_var=float(self.weight_prior_var),
-            n_threads=n_threads(resolve_n_jobs(self.n_jobs)),
-            n_shards=int(self.n_shards) if dask else 1,
-            executor=DaskExecutor(self.client) if dask else None,
-            full_sync=dask and needs_full_state(self.callbacks), name=self.model_name_)
+            n_threads=plan.n_threads, n_shards=plan.n_shards,
+            executor=DaskExecutor(plan.client) if plan.dask else None,
+            full_sync=(plan.dask or plan.n_shards > 1) and needs_full_state(self.callbacks),
+            name=self.model_name_)
 
     def fit(self, X: Any, y: Any, *, resume: bool = False) -> SupervisedTopicModel:
         """Fit to documents ``X`` with labels ``y`` (any hashable labels, >= 2 classes).
@@ -185,12 +193,13 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         rows = [codes == 1] if n_classes == 2 else [codes == k for k in range(n_classes)]
         data = SupervisedData(TokenData.from_corpus(corpus),
                               np.stack(rows).astype(np.int8))
-        if self.parallel == "dask" and int(self.n_shards) > corpus.n_docs:
-            raise ValueError(f"n_shards ({self.n_shards}) exceeds the number of documents "
-                             f"({corpus.n_docs})")
+        n_shards = algorithm.n_shards
+        if n_shards > corpus.n_docs:
+            raise ValueError(f"scheme: n_shards ({n_shards}) exceeds the number of "
+                             f"documents ({corpus.n_docs})")
 
         def publish(state: SupervisedState, averaged: dict[str, np.ndarray] | None) -> None:
-            algorithm.sync(state, ("ndk",), chains=(0,))    # parallel="dask": doc_topic_
+            algorithm.sync(state, ("ndk",), chains=(0,))    # kept shards: doc_topic_
             self._publish(state, averaged, algorithm, encoder.classes_, corpus)
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
@@ -235,7 +244,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         corpus = self._as_model_corpus(X)
         n_models = self.coef_.shape[0]
         rngs = spawn(self._prediction_generator(), n_models)
-        threads = min(n_threads(resolve_n_jobs(self.n_jobs)), n_models)
+        threads = min(self._execution_plan().n_threads, n_models)
 
         def score(m: int) -> np.ndarray:
             return self._zbar(corpus, m, rngs[m]) @ self.coef_[m]
