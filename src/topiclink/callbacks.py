@@ -7,6 +7,11 @@ fitted attributes set to the current estimates when it is called
 (:func:`topiclink.inference.engine.run`).  ``info`` is a dict of per-iteration figures (at least
 ``"log_likelihood"`` per token and ``"seconds"``).
 
+A callback that reads only ``info`` and the published estimates, never the sampler state
+``model.state_``, says so with ``reads_state = False``: a fit whose shards live on Dask
+workers then does not gather them every sweep for it (a callback without the attribute
+is taken to read the state).
+
 A callback that remembers earlier iterations (a stopping rule) has
 ``checkpoint_state() -> JSON value`` and ``restore_checkpoint_state(value)``, so that a fit
 resumed from a checkpoint stops where an uninterrupted one would.
@@ -33,6 +38,8 @@ class Callback(Protocol):
 
 class ProgressBar:
     """A tqdm progress bar showing the log-likelihood per token."""
+
+    reads_state = False      # info and estimates only
 
     def __init__(self, desc: str | None = None, leave: bool = False) -> None:
         self.desc = desc
@@ -61,6 +68,8 @@ class ProgressBar:
 class EarlyStopping:
     """Stop when the log-likelihood per token changes by less than ``tol`` (relative)
     over ``patience`` consecutive iterations, after ``min_iter`` iterations."""
+
+    reads_state = False      # info and estimates only
 
     def __init__(self, tol: float = 1e-4, patience: int = 10, min_iter: int = 20) -> None:
         self.tol = tol
@@ -99,6 +108,8 @@ class EvaluateEvery:
     (``needs_estimates``), so ``fn`` scores the fit in progress, on a first fit too.
     """
 
+    reads_state = False      # info and estimates only
+
     needs_estimates = True
 
     def __init__(self, fn: Callable[[Any], dict[str, float]], every: int = 10) -> None:
@@ -127,6 +138,8 @@ class RelativeTolerance:
     """Stop a monotone optimiser (variational EM) when its objective per token changes by
     less than ``tol`` (relative) in one iteration; warn once if it decreases (it must not,
     up to rounding).  ``name`` labels the warning."""
+
+    reads_state = False      # info and estimates only
 
     def __init__(self, tol: float, name: str = "the model") -> None:
         self.tol = tol

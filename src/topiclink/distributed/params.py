@@ -102,16 +102,10 @@ class SharedClientMixin:
         return state
 
 
-#: callbacks of :mod:`topiclink.callbacks` that read only ``info`` or the published
-#: estimates, never the sampler state
-_INFO_ONLY = ("ProgressBar", "EarlyStopping", "RelativeTolerance", "EvaluateEvery")
-
-
 def needs_full_state(callbacks: Any) -> bool:
-    """Whether a callback may read ``model.state_`` during the run (any callback other
-    than topiclink's own info-only ones): then the shards are gathered every sweep."""
-    for cb in callbacks or ():
-        cls = type(cb)
-        if not (cls.__module__ == "topiclink.callbacks" and cls.__name__ in _INFO_ONLY):
-            return True
-    return False
+    """Whether a callback may read ``model.state_`` during the run: then the shards are
+    gathered every sweep.  A callback says so itself with ``reads_state`` (a class or
+    instance attribute; missing: True, the safe answer for code that cannot be known);
+    topiclink's info-only callbacks (:mod:`topiclink.callbacks`: the progress bar, the
+    stopping rules, ``EvaluateEvery``) declare ``reads_state = False``."""
+    return any(bool(getattr(cb, "reads_state", True)) for cb in callbacks or ())
