@@ -69,3 +69,19 @@ def test_fit_bpbfm_errors(tmp_path):
     assert "train.txt:2: expected 3 or 4" in result.output
     result = runner.invoke(app, ["fit", "--help"])
     assert "bpbfm" in result.output
+
+
+def test_fit_bpbfm_em_restarts_pooled(nations_dir, tmp_path):
+    """--inference em --chains 3: three restarts, their estimates pooled (one sample each)."""
+    from topiclink import load
+
+    out = tmp_path / "em.npz"
+    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "3",
+                                 "--inference", "em", "-n", "5", "--chains", "3",
+                                 "--seed", "2", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    model = load(out)
+    assert model.n_chains == 3 and model.samples_embedding_.shape == (3, 14, 3)
+    bad = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "3",
+                              "--inference", "online", "--chains", "2", "--quiet"])
+    assert bad.exit_code == 1 and "n_chains > 1 needs inference=" in bad.output

@@ -347,7 +347,11 @@ def fit_bpbfm(
         "--dictionary", "-m", help="BPBFM-2 with M shared K x K matrices; without it "
         "BPBFM-1 (one matrix per relation).", show_default=False)] = None,
     inference: Annotated[str, typer.Option(
-        help="batch (Gibbs) or online (conditional density filtering).")] = "batch",
+        help="batch (Gibbs), online (conditional density filtering) or em (BPBFM-1 by "
+             "MAP-EM).")] = "batch",
+    chains: Annotated[int, typer.Option(
+        "--chains", help="Independent chains (em: restarts) fitted one after the other; "
+        "predictions average over all their samples (batch and em).")] = 1,
     iterations: Annotated[int, typer.Option(
         "--iterations", "-n", help="Gibbs iterations (online: sweeps).")] = 500,
     burn_in: Annotated[int | None, typer.Option(
@@ -380,7 +384,7 @@ def fit_bpbfm(
         model = BilinearPoissonFactorModel(
             topics, n_dictionary=dictionary, inference=inference, max_iter=iterations,
             burn_in=iterations // 2 if burn_in is None else burn_in, n_jobs=n_jobs,
-            random_state=seed, verbose=verbose)
+            n_chains=chains, random_state=seed, verbose=verbose)
     except (TypeError, ValueError) as exc:
         raise fail(str(exc)) from None
     ckpt = checkpoint_options(checkpoint, checkpoint_every)
