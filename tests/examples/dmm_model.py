@@ -8,15 +8,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tests.examples.dmm_inference import CollapsedGibbsDMM, DMMState
+from tests.examples.dmm_inference import CollapsedGibbsDMM, DMMState, ShardedDMM
 from topiclink.data.checks import (
     POSITIVE,
 )
 from topiclink.data.corpus import Corpus
+from topiclink.distributed import ExecutorCodec, needs_full_state
+from topiclink.execution import DaskExecutor
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
-from topiclink.parameters import shared
+from topiclink.parameters import SchemeCodec, SchemeForm, shared
 
 
 class DirichletMultinomialMixture(TopicsMixin, Estimator):
@@ -32,6 +34,11 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
         Gibbs sweeps.
     n_average : int, default 1
         Average the topics over the last ``n_average`` sweeps.
+    scheme : "exact" or Shards("shards", S), default "exact"
+        The exact sampler, or S document shards swept at once against the counts of the
+        start of the sweep (``ShardedDMM``; the chain depends on S).
+    executor : None, a thread count, a Dask client or address
+        Where the shards run; never changes the chain.
     random_state, verbose, callbacks : as every estimator
     """
 
@@ -43,13 +50,19 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
     _parameter_constraints: ClassVar[dict[str, list]] = {
         # the shared parameters' forms from the glossary; alpha: a scalar only
         **shared("n_topics"), "doc_topic_prior": POSITIVE,
-        **shared("topic_word_prior", "max_iter", "n_average", "random_state", "verbose",
-                 "callbacks")}
+        **shared("topic_word_prior", "max_iter", "n_average"),
+        "scheme": [SchemeForm("exact", "shards", sharded=("shards",))],
+        **shared("executor", "random_state", "verbose", "callbacks")}
+    _param_codecs: ClassVar[dict[str, Any]] = {"scheme": SchemeCodec(),
+                                               "executor": ExecutorCodec()}
+    _sharded_schemes = ("shards",)
+    _local_schemes = ("exact",)
     _saved_arrays: ClassVar[tuple[str, ...]] = ("components_", "doc_topic_", "vocabulary_")
     _state_class = DMMState
 
     def __init__(self, n_topics: int = 10, *, doc_topic_prior: float = 0.1,
                  topic_word_prior: float = 0.1, max_iter: int = 30, n_average: int = 1,
+                 scheme: Any = "exact", executor: Any = None,
                  random_state: Any = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self.n_topics = n_topics
@@ -57,6 +70,8 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
         self.topic_word_prior = topic_word_prior
         self.max_iter = max_iter
         self.n_average = n_average
+        self.scheme = scheme
+        self.executor = executor
         self.random_state = random_state
         self.verbose = verbose
         self.callbacks = callbacks
@@ -65,8 +80,16 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
             ) -> DirichletMultinomialMixture:
         self._validate_params()
         corpus = self._training_corpus(X)
-        algorithm = CollapsedGibbsDMM(int(self.n_topics), self.doc_topic_prior,
-                                      self.topic_word_prior)
+        plan = self._execution_plan()
+        algorithm: CollapsedGibbsDMM
+        if plan.scheme == "shards":
+            algorithm = ShardedDMM(
+                int(self.n_topics), self.doc_topic_prior, self.topic_word_prior,
+                plan.n_shards, executor=DaskExecutor(plan.client) if plan.dask else None,
+                n_threads=plan.n_threads, full_sync=needs_full_state(self.callbacks))
+        else:
+            algorithm = CollapsedGibbsDMM(int(self.n_topics), self.doc_topic_prior,
+                                          self.topic_word_prior)
         data = TokenData.from_corpus(corpus)
 
         def publish(state: DMMState, averaged: dict[str, np.ndarray] | None) -> None:

@@ -379,7 +379,7 @@ def state_to_saved(state: State) -> tuple[dict[str, np.ndarray], dict[str, Any]]
             meta["fields"][f.name] = {"kind": "array"}
         elif isinstance(value, np.random.Generator):
             meta["fields"][f.name] = {"kind": "generator", "state": generator_state(value)}
-        elif isinstance(value, list) and value and all(
+        elif isinstance(value, list) and all(            # an empty list too
                 isinstance(g, np.random.Generator) for g in value):
             meta["fields"][f.name] = {"kind": "generators",
                                       "states": [generator_state(g) for g in value]}
