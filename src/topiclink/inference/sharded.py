@@ -30,6 +30,7 @@ is the worked example: a family's sharded step in one file.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -47,6 +48,9 @@ class ShardedAlgorithm(Algorithm):
     local: Callable[..., tuple[Any, Any]]
     #: the executor's key of this algorithm's kept shards
     kept_key = "topiclink-sharded"
+    #: trace keys of the seconds spent in :meth:`global_step` and in the shards' round
+    global_seconds_key = "seconds_global"
+    local_seconds_key = "seconds_local"
 
     def __init__(self, n_shards: int, executor: Executor | None = None,
                  n_threads: int = 1, full_sync: bool = False) -> None:
@@ -71,6 +75,11 @@ class ShardedAlgorithm(Algorithm):
         """Per-shard arguments of this round (default: none)."""
         return None
 
+    def n_tasks(self, state: Any) -> int:
+        """How many kept shard states :meth:`split` makes (default ``n_shards``; e.g.
+        chains x shards); the threads of an own executor are at most this many."""
+        return self.n_shards
+
     def merge(self, state: Any, data: Any, reports: list[Any]) -> dict[str, float]:
         raise NotImplementedError
 
@@ -86,7 +95,7 @@ class ShardedAlgorithm(Algorithm):
         """The run's executor; the shards are handed out by the first :meth:`step` and
         written back into ``state`` on leaving (not after a failure)."""
         own = self.executor is None
-        ex = resolve_executor(min(self.n_threads, self.n_shards) if own else self.executor,
+        ex = resolve_executor(min(self.n_threads, self.n_tasks(state)) if own else self.executor,
                               name="topiclink-sharded")
         failed = False
         try:
@@ -114,18 +123,24 @@ class ShardedAlgorithm(Algorithm):
                 return self.step(state, data)
         if self._loaded is None:
             shard_states, statics = self.split(state, data)
-            if len(shard_states) != self.n_shards or len(statics) != self.n_shards:
+            n = self.n_tasks(state)
+            if len(shard_states) != n or len(statics) != n:
                 raise ValueError(f"{type(self).__name__}.split returned "
-                                 f"{len(shard_states)} shards, not n_shards={self.n_shards}")
+                                 f"{len(shard_states)} shards, not {n}")
             self._ex.keep(self.kept_key, shard_states, statics)
             self._loaded = (state, data)
         elif self._loaded[0] is not state or self._loaded[1] is not data:
             raise ValueError(f"{type(self).__name__}: step the same state and data within a "
                              "session")
+        t0 = time.perf_counter()
         info = dict(self.global_step(state, data))
+        t1 = time.perf_counter()
         reports = self._ex.step_kept(self.kept_key, type(self).local,
                                      self.shared(state, data), self.args(state, data))
+        t2 = time.perf_counter()
         info.update(self.merge(state, data, reports))
+        info[self.global_seconds_key] = t1 - t0
+        info[self.local_seconds_key] = t2 - t1
         self._fresh = False
         if self.full_sync:
             self.sync(state)

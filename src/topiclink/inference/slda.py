@@ -41,23 +41,16 @@ depends on it.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from topiclink.execution import (
-    Executor,
-    balanced_chunks,
-    count_delta,
-    resolve_executor,
-)
+from topiclink.execution import Executor, balanced_chunks, count_delta
 from topiclink.inference.augment import augment, initial_coefficients, pseudo_loglik
-from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
+from topiclink.inference.engine import State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
+from topiclink.inference.sharded import ShardedAlgorithm
 from topiclink.inference.weights import draw_weights
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
@@ -160,8 +153,13 @@ def shard_step(prev: tuple, shared: tuple, m: int, static: dict) -> tuple[tuple,
             (rows, changes, nk - base_k, P_s, s_s, loglik, correct))
 
 
-class SupervisedGibbs(Algorithm):
+class SupervisedGibbs(ShardedAlgorithm):
     """gSLDA / Gibbs MedLDA chains; ``seeds`` gives one SeedSequence per chain.
+
+    A :class:`~topiclink.inference.sharded.ShardedAlgorithm`: the global step draws every
+    chain's eta from the shards' reduced statistics, the local step
+    (:func:`shard_step`) runs z | eta and lambda | z, eta on each (chain, shard), and the
+    count changes are merged in shard order.
 
     Parameters
     ----------
@@ -175,14 +173,17 @@ class SupervisedGibbs(Algorithm):
     """
 
     state_class = SupervisedState
+    local = staticmethod(shard_step)
+    kept_key = _KEPT
+    global_seconds_key = "seconds_weights"
+    local_seconds_key = "seconds_shards"
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float, *, loss: str, c: float,
                  hinge_cost: float, weight_prior_var: float,
                  seeds: list[np.random.SeedSequence] | None = None, n_threads: int = 1,
                  n_shards: int = 1, executor: Executor | None = None,
                  full_sync: bool = False, name: str = "gSLDA") -> None:
-        if int(n_shards) < 1:
-            raise ValueError(f"n_shards must be >= 1, got {n_shards}")
+        super().__init__(n_shards, executor, n_threads, full_sync)
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
@@ -191,20 +192,10 @@ class SupervisedGibbs(Algorithm):
         self.hinge_cost = float(hinge_cost)
         self.weight_prior_var = float(weight_prior_var)
         self.seeds = seeds
-        self.n_threads = max(1, int(n_threads))
-        self.n_shards = int(n_shards)
-        self.executor = executor
-        self.full_sync = bool(full_sync)
         self.name = name
         self.n_rounds = 0
-        self._reset()
-
-    def _reset(self) -> None:
-        self._ex: Executor | None = None
-        self._loaded: tuple[SupervisedState, SupervisedData] | None = None
         self._chunks: np.ndarray | None = None
         self._stats: list[list[tuple[np.ndarray, np.ndarray]]] | None = None
-        self._fresh = True                  # the state holds the shards' current values
 
     def fingerprint(self, data: SupervisedData) -> str:
         return data.fingerprint()
@@ -254,39 +245,13 @@ class SupervisedGibbs(Algorithm):
                              f"{state.z.shape[0]} chains of {self.n_shards} shards "
                              f"(n_shards must be the one the state was made with)")
 
-    # ------------------------------------------------------------------ session
-    @contextlib.contextmanager
-    def session(self, state: SupervisedState, data: SupervisedData) -> Iterator[None]:
-        """The executor for the run (the given one, borrowed; else ``n_threads`` threads
-        over the chains' shards); the shards are loaded by the first :meth:`step` and
-        written back into ``state`` on leaving (after a failure: the state of the last
-        :meth:`sync`)."""
-        own = self.executor is None
-        tasks = state.z.shape[0] * self.n_shards
-        ex = resolve_executor(min(self.n_threads, tasks) if own else self.executor,
-                              name="topiclink-slda")
-        failed = False
-        try:
-            with ex.session():
-                self._ex = ex
-                try:
-                    yield
-                except BaseException:
-                    failed = True
-                    raise
-                finally:
-                    if not failed:
-                        self.sync(state)
-                    ex.drop(_KEPT)
-        finally:
-            self._reset()
-            if own:
-                ex.close()
+    # ------------------------------------------------------------------ the pieces
+    def n_tasks(self, state: SupervisedState) -> int:
+        return state.z.shape[0] * self.n_shards
 
-    def _load(self, state: SupervisedState, data: SupervisedData) -> None:
-        """Hand every (chain, shard) its part of the state and its static data; the first
+    def split(self, state: SupervisedState, data: SupervisedData) -> tuple[list, list]:
+        """Every (chain, shard)'s part of the state and its static data; the first
         iteration's eta statistics come from the (complete) state."""
-        assert self._ex is not None
         self._check_shards(data)
         M, S, tok = state.z.shape[0], self.n_shards, data.tokens
         chunks = balanced_chunks(tok.offsets, S)
@@ -304,26 +269,13 @@ class SupervisedGibbs(Algorithm):
                 row.append(shard_statistics(state.ndk[m, d0:d1], tok.lengths[d0:d1],
                                             state.a[m, d0:d1], state.b[m, d0:d1]))
             stats.append(row)
-        self._ex.keep(_KEPT, states, [statics[s] for _ in range(M) for s in range(S)])
-        self._chunks, self._stats, self._loaded = chunks, stats, (state, data)
-        self._fresh = True
+        self._chunks, self._stats = chunks, stats
+        return states, [statics[s] for _ in range(M) for s in range(S)]
 
-    # ------------------------------------------------------------------ iterating
-    def step(self, state: SupervisedState, data: SupervisedData) -> dict[str, float]:
-        """One iteration of every chain (eta | z here; z | eta and lambda | z, eta on the
-        shards; the counts merged here); returns the first chain's figures."""
-        if self._ex is None:            # outside a session: one iteration, all written back
-            with self.session(state, data):
-                return self.step(state, data)
-        if self._loaded is None:
-            self._load(state, data)
-        elif self._loaded[0] is not state or self._loaded[1] is not data:
-            raise ValueError(f"{type(self).__name__}: step the same state and data within "
-                             f"a session")
+    def global_step(self, state: SupervisedState, data: SupervisedData) -> dict[str, float]:
+        """Step 1 of every chain: eta | z, lambda from the shards' reduced statistics."""
         assert self._stats is not None
-        M, S, D = state.z.shape[0], self.n_shards, data.tokens.n_docs
-        t0 = time.perf_counter()
-        for m in range(M):          # step 1: eta | z, lambda from the reduced statistics
+        for m in range(state.z.shape[0]):
             P = self._stats[m][0][0].copy()
             s_lin = self._stats[m][0][1].copy()
             for P_s, s_s in self._stats[m][1:]:
@@ -331,17 +283,27 @@ class SupervisedGibbs(Algorithm):
                 s_lin += s_s
             P[np.diag_indices_from(P)] += 1.0 / self.weight_prior_var
             state.eta[m] = draw_weights(state.eta_rngs[m], P, s_lin)
-        t1 = time.perf_counter()
+        return {}
+
+    def shared(self, state: SupervisedState, data: SupervisedData) -> tuple:
         # copies: an executor may keep ``shared`` to replay the round (a lost worker)
-        shared = (tuple((state.nwk[m].copy(), state.nk[m].copy(), state.eta[m].copy())
-                        for m in range(M)),
-                  np.asarray(self.alpha, dtype=np.float64),
-                  (self.beta, self.loss, self.c, self.hinge_cost))
-        reports = self._ex.step_kept(_KEPT, shard_step, shared,
-                                     [m for m in range(M) for _ in range(S)])
-        t2 = time.perf_counter()
+        M = state.z.shape[0]
+        return (tuple((state.nwk[m].copy(), state.nk[m].copy(), state.eta[m].copy())
+                      for m in range(M)),
+                np.asarray(self.alpha, dtype=np.float64),
+                (self.beta, self.loss, self.c, self.hinge_cost))
+
+    def args(self, state: SupervisedState, data: SupervisedData) -> list[int]:
+        return [m for m in range(state.z.shape[0]) for _ in range(self.n_shards)]
+
+    def merge(self, state: SupervisedState, data: SupervisedData, reports: list
+              ) -> dict[str, float]:
+        """Step 3: every chain's count changes and statistics, in shard order; the first
+        chain's figures."""
+        assert self._stats is not None
+        M, S, D = state.z.shape[0], self.n_shards, data.tokens.n_docs
         infos = []
-        for m in range(M):          # step 3: merge in shard order
+        for m in range(M):
             loglik, correct = 0.0, 0
             for s in range(S):
                 rows, changes, dnk, P_s, s_s, ll_s, correct_s = reports[m * S + s]
@@ -351,26 +313,15 @@ class SupervisedGibbs(Algorithm):
                 loglik += ll_s
                 correct += correct_s
             infos.append({"label_loglik": loglik / D, "train_accuracy": correct / D})
-        self._fresh = False
         self.n_rounds += 1
-        if self.full_sync:
-            self.sync(state)
-        info = infos[0]
-        info.update(seconds_weights=t1 - t0, seconds_shards=t2 - t1)
-        return info
+        return infos[0]
 
-    def sync(self, state: SupervisedState, parts: tuple[str, ...] = (),
-             chains: tuple[int, ...] | None = None) -> None:
-        """Write the shards' current z, ndk, a, b and streams into ``state`` (a no-op
-        outside a session or when they are already there; ``parts`` / ``chains`` are
-        accepted for callers that need less: everything is written)."""
-        if self._loaded is None or self._fresh or self._ex is None:
-            return
-        if state is not self._loaded[0]:
-            raise ValueError(f"{type(self).__name__}: sync the state of the running session")
+    def write_back(self, state: SupervisedState, data: SupervisedData,
+                   shard_states: list) -> None:
+        """The shards' current z, ndk, a, b and streams into ``state``."""
         assert self._chunks is not None
-        S, offsets = self.n_shards, self._loaded[1].tokens.offsets
-        for i, (z, ndk, rng, a, b, gen) in enumerate(self._ex.fetch(_KEPT)):
+        S, offsets = self.n_shards, data.tokens.offsets
+        for i, (z, ndk, rng, a, b, gen) in enumerate(shard_states):
             m, s = divmod(i, S)
             d0, d1 = int(self._chunks[s]), int(self._chunks[s + 1])
             lo, hi = int(offsets[d0]), int(offsets[d1])
@@ -380,7 +331,12 @@ class SupervisedGibbs(Algorithm):
             state.a[m, d0:d1] = a
             state.b[m, d0:d1] = b
             state.aug_rngs[m * S + s] = copy.deepcopy(gen)
-        self._fresh = True
+
+    def sync(self, state: SupervisedState, parts: tuple[str, ...] = (),
+             chains: tuple[int, ...] | None = None) -> None:
+        """Write the shards' current state into ``state`` (``parts`` / ``chains`` are
+        accepted for callers that need less: everything is written)."""
+        super().sync(state)
 
     def objective(self, state: SupervisedState, data: SupervisedData) -> float:
         """The first chain's word log joint per token (the shards written back first)."""
