@@ -157,3 +157,19 @@ def test_generated_help(name):
     result = runner.invoke(app, ["fit", name, "--help"], env={"COLUMNS": "150"})
     assert result.exit_code == 0, result.output
     assert "--out" in result.output and "--documents" in result.output
+
+
+def test_scheme_with_a_shard_count(monkeypatch):
+    from topiclink.cli import fit as fit_module
+    from topiclink.execution import Shards
+
+    seen = {}
+    monkeypatch.setattr(fit_module, "fit_registered",
+                        lambda cls, params, **scaffold: seen.update(params))
+    result = runner.invoke(app, ["fit", "dmr", "--dataset", "cora", "--scheme", "adlda:3"])
+    assert result.exit_code == 0, result.output
+    assert seen["scheme"] == Shards("adlda", n_shards=3)
+    bad = runner.invoke(app, ["fit", "dmr", "--dataset", "cora", "--scheme", "adlda:x"])
+    assert bad.exit_code == 1 and "shard count after ':'" in bad.output
+    assert "adlda:4" in runner.invoke(app, ["fit", "dmr", "--help"],
+                                      env={"COLUMNS": "150"}).output

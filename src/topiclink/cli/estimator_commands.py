@@ -152,6 +152,8 @@ def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
         taken.update(f.split("/")[0] for f in flags)
         entry = GLOSSARY.get(p.name)
         text = helps.get(p.name) or (entry.doc if entry is not None else "")
+        if p.name == "scheme":
+            text += " A sharded scheme takes its shard count as NAME:S (e.g. adlda:4)."
         options.append(EstimatorOption(p.name, flags, kind, p.default, text))
     return options, left
 
@@ -193,6 +195,8 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
 
     def body(**values: Any) -> None:
         params = {o.name: values.pop(o.dest) for o in options}
+        if isinstance(params.get("scheme"), str) and ":" in params["scheme"]:
+            params["scheme"] = _shards(params["scheme"])
         params = {k: v for k, v in params.items()
                   if v is not None or defaults[k] is not None}
         params = {k: v for k, v in params.items() if not _same(v, defaults[k])}
@@ -213,6 +217,20 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
     body.__doc__ = (f"Fit {cls.__name__}: {summary} Data from --dataset, --data, --input "
                     "or your own --documents; the model is written to --out.")
     return document_options(body)
+
+
+def _shards(text: str) -> Any:
+    """``--scheme NAME:S`` -> ``Shards(NAME, n_shards=S)`` (the count changes the chain)."""
+    from topiclink.cli.common import fail
+    from topiclink.execution import Shards
+
+    name, _, count = text.partition(":")
+    try:
+        n_shards = int(count)
+    except ValueError:
+        raise fail(f"--scheme {text!r}: the shard count after ':' must be an integer, "
+                   "e.g. adlda:4") from None
+    return Shards(name.strip(), n_shards=n_shards)
 
 
 def _same(value: Any, default: Any) -> bool:
