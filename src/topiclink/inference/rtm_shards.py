@@ -66,10 +66,11 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from topiclink.execution import Executor, compact_dtype, resolve_executor
+from topiclink.execution import Executor, compact_dtype
 from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.pairs import PairIndex, PairSet
 from topiclink.inference.rtm import HINGE_EPS, RelationalData, RelationalGibbs, RelationalState
+from topiclink.inference.sharded import kept_shards_run
 from topiclink.kernels import augment as augment_kernels
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
@@ -331,33 +332,13 @@ class ShardedRelationalGibbs(RelationalGibbs):
         and their z, omega and streams are fetched into ``state`` on leaving (after a
         failure: tried, and the state of the last :meth:`sync` kept should that fail)."""
         self.attach(state, data)
-        own = self.executor is None
-        ex = resolve_executor(min(self.n_threads, self.n_shards) if own else self.executor,
-                              name="topiclink-grtm")
-        failed = False
         try:
-            with super().session(state, data), ex.session():
-                self._ex = ex
-                try:
-                    yield
-                except BaseException:
-                    failed = True
-                    raise
-                finally:
-                    try:
-                        self.sync(state)
-                    except Exception:
-                        if not failed:
-                            raise
-                        logger.warning("%s: could not fetch the shards after an error; z "
-                                       "and omega are those of the last sync",
-                                       type(self).__name__)
-                    finally:
-                        ex.drop(_KEPT)
+            with super().session(state, data), kept_shards_run(
+                    self, state, self.n_shards, _KEPT, name="topiclink-grtm",
+                    sync_after_failure=True):
+                yield
         finally:
             self._reset()
-            if own:
-                ex.close()
 
     def _load(self, state: RelationalState, data: RelationalData) -> None:
         """Hand every shard its part of the state (topics, streams, owned (a, b, omega))

@@ -30,6 +30,7 @@ is the worked example: a family's sharded step in one file.
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -37,7 +38,46 @@ from typing import Any
 from topiclink.execution import Executor, resolve_executor
 from topiclink.inference.engine import Algorithm
 
-__all__ = ["ShardedAlgorithm"]
+__all__ = ["ShardedAlgorithm", "kept_shards_run"]
+
+logger = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def kept_shards_run(algorithm: Any, state: Any, n_tasks: int, key: str, *, name: str,
+                    sync_after_failure: bool = False) -> Iterator[Executor]:
+    """The executor of one run of a kept-shards algorithm (``algorithm.executor``,
+    borrowed; None: an own pool of at most ``min(algorithm.n_threads, n_tasks)`` threads,
+    closed on leaving), set as ``algorithm._ex``.  On leaving, ``algorithm.sync(state)``
+    writes the shards back (after a failure only with ``sync_after_failure``, and then a
+    failing sync is logged, not raised, so the first error stands) and the executor
+    drops the kept shards ``key``."""
+    own = algorithm.executor is None
+    ex = resolve_executor(min(algorithm.n_threads, n_tasks) if own else algorithm.executor,
+                          name=name)
+    failed = False
+    try:
+        with ex.session():
+            algorithm._ex = ex
+            try:
+                yield ex
+            except BaseException:
+                failed = True
+                raise
+            finally:
+                try:
+                    if not failed or sync_after_failure:
+                        algorithm.sync(state)
+                except Exception:
+                    if not failed:
+                        raise
+                    logger.warning("%s: could not fetch the shards after an error; the "
+                                   "state is that of the last sync", type(algorithm).__name__)
+                finally:
+                    ex.drop(key)
+    finally:
+        if own:
+            ex.close()
 
 
 class ShardedAlgorithm(Algorithm):
@@ -94,26 +134,12 @@ class ShardedAlgorithm(Algorithm):
     def session(self, state: Any, data: Any) -> Iterator[None]:
         """The run's executor; the shards are handed out by the first :meth:`step` and
         written back into ``state`` on leaving (not after a failure)."""
-        own = self.executor is None
-        ex = resolve_executor(min(self.n_threads, self.n_tasks(state)) if own else self.executor,
-                              name="topiclink-sharded")
-        failed = False
         try:
-            with ex.session():
-                self._ex = ex
-                try:
-                    yield
-                except BaseException:
-                    failed = True
-                    raise
-                finally:
-                    if not failed:
-                        self.sync(state)
-                    ex.drop(self.kept_key)
+            with kept_shards_run(self, state, self.n_tasks(state), self.kept_key,
+                                 name="topiclink-sharded"):
+                yield
         finally:
             self._ex, self._loaded, self._fresh = None, None, True
-            if own:
-                ex.close()
 
     def step(self, state: Any, data: Any) -> dict[str, float]:
         """One iteration: :meth:`global_step`, the local step on every shard, :meth:`merge`
