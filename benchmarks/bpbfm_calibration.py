@@ -22,9 +22,9 @@ import numpy as np
 from sklearn.metrics import average_precision_score
 
 from topiclink.datasets import load_dataset
-from topiclink.experiments.bpbfm import paper_folds, union_tensor
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.protocol import paper_folds, union_tensor
 from topiclink.metrics import expected_calibration_error, reliability_table
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
 
 def main() -> None:

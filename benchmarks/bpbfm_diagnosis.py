@@ -2,11 +2,11 @@
 
 One factor at a time, on the same folds as ``benchmarks/bpbfm_vs_pykeen.py`` (the union of
 train, valid and test triples; per fold an independent 10 % of *all* entries held out by
-:func:`topiclink.experiments.bpbfm.paper_folds`, seed 0; each fold's chain seeded as in
+:func:`topiclink.families.bpbfm.protocol.paper_folds`, seed 0; each fold's chain seeded as in
 that benchmark, so the baseline reproduces its BPBFM-1 rows), BPBFM-1 with K = 20, 200
 Gibbs iterations, burn-in 100, thinning 5 unless the variant says otherwise; AUC-ROC and
 AUC-PR (sklearn ``roc_auc_score`` / ``average_precision_score``) of ``predict_proba`` over
-the held-out entries (:func:`~topiclink.experiments.bpbfm.evaluate_paper`).
+the held-out entries (:func:`~topiclink.families.bpbfm.protocol.evaluate_paper`).
 
 Groups (``--groups``):
 
@@ -37,7 +37,7 @@ Groups (``--groups``):
     iterations, and BPBFM-2 (M = 10) with and without it.
 ``kg``
     the baseline and ``self_pairs="scaled"`` on the kg protocol (train triples, filtered
-    MRR / Hits@k over the test triples, :func:`~topiclink.experiments.bpbfm.evaluate_kg`;
+    MRR / Hits@k over the test triples, :func:`~topiclink.families.bpbfm.protocol.evaluate_kg`;
     repetitions 0-2 seeded as ``benchmarks/bpbfm_vs_pykeen.py``).
 
 Every fit runs in this process, one thread (``NUMBA_NUM_THREADS=1``).  Results go to
@@ -173,7 +173,7 @@ class Recorder:
         self.L: list[np.ndarray] = []
 
     def on_iteration(self, model: Any, iteration: int, info: dict) -> bool:
-        from topiclink.kernels import bpbfm as kernels
+        from topiclink.families.bpbfm import kernels as kernels
 
         if (iteration + 1) % self.every:
             return False
@@ -214,7 +214,7 @@ class Runner:
 
     def __init__(self, datasets: list[str], folds: list[int], cache: dict[str, Any]) -> None:
         from topiclink.datasets import load_dataset
-        from topiclink.experiments.bpbfm import cell_seed, paper_folds, union_tensor
+        from topiclink.families.bpbfm.protocol import cell_seed, paper_folds, union_tensor
 
         self.folds = folds
         self.data = {}
@@ -235,8 +235,8 @@ class Runner:
         """The row of variant ``v`` on fold ``fold`` of ``ds`` (cached unless ``keep``
         asks for the fitted model and recorder too)."""
         from topiclink.data.tensor import RelationalTensor
-        from topiclink.experiments.bpbfm import evaluate_paper
-        from topiclink.models.bpbfm import BilinearPoissonFactorModel
+        from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+        from topiclink.families.bpbfm.protocol import evaluate_paper
 
         key = f"{v.name}|{ds}|{fold}"
         if key in self.cache and not keep:
@@ -284,8 +284,8 @@ class Runner:
 
     def fit_kg(self, v: Variant, ds: str, rep: int) -> dict[str, Any]:
         """The kg protocol's row of variant ``v``, repetition ``rep`` (cached)."""
-        from topiclink.experiments.bpbfm import cell_seed, evaluate_kg, kg_task
-        from topiclink.models.bpbfm import BilinearPoissonFactorModel
+        from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+        from topiclink.families.bpbfm.protocol import cell_seed, evaluate_kg, kg_task
 
         key = f"kg:{v.name}|{ds}|{rep}"
         if key in self.cache:
@@ -342,7 +342,7 @@ def window(rec: Recorder, burn: int, last: int, stat: Callable[[np.ndarray], np.
 def param_mean_proba(rec: Recorder, entries: np.ndarray, burn: int, last: int
                      ) -> np.ndarray:
     """``1 - exp(-rate)`` of the posterior-mean U and Lambda over (burn, last]."""
-    from topiclink.kernels import bpbfm as kernels
+    from topiclink.families.bpbfm import kernels as kernels
 
     it = np.asarray(rec.iterations)
     sel = np.flatnonzero((it > burn) & (it <= last))

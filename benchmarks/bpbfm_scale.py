@@ -2,9 +2,9 @@
 
 Knowledge graphs drawn from the model (``make_bpbfm_data``, BPBFM-1 by default, K = 10,
 planted blocks, binary) are fitted by the batch Gibbs sampler
-(:class:`topiclink.inference.bpbfm.BPBFMGibbs`, driven directly: ``init`` then ``step``)
+(:class:`topiclink.families.bpbfm.algorithm.BPBFMGibbs`, driven directly: ``init`` then ``step``)
 and, when the estimator offers it, by online conditional density filtering
-(:class:`topiclink.inference.bpbfm_online.BPBFMOnline`, ``minibatch_step``).  Measured:
+(:class:`topiclink.families.bpbfm.online.BPBFMOnline`, ``minibatch_step``).  Measured:
 
 1. **batch seconds per sweep against #ones** at the ``--sizes`` (default "paper":
    10k entities / 100 relations / 0.5M ones, 50k / 300 / 2M, 100k / 500 / 5M), with the
@@ -30,7 +30,7 @@ and, when the estimator offers it, by online conditional density filtering
    in #ones, linear in the batch size; BPBFM-1 redraws the matrices of the relations a
    minibatch touches, so a step also costs O(min(R, batch) K^2)).  When
    ``BilinearPoissonFactorModel(inference="online", batch_size=...)`` is not accepted yet
-   (or ``topiclink.inference.bpbfm_online`` is missing or fails on a tiny problem) this part
+   (or ``topiclink.families.bpbfm.online`` is missing or fails on a tiny problem) this part
    is skipped with a message and the JSON has no online entries (only the reason);
 4. **held-out AUC against wall time** at ``--auc-size`` (default 20k entities, 100
    relations, 1M ones).  Held out: ``holdout_tensor_entries`` with the fraction that gives
@@ -122,7 +122,7 @@ def _nbytes(*arrays: np.ndarray) -> float:
 
 # ---------------------------------------------------------------------- data
 def draw(spec: dict):
-    from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data
+    from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 
     model = int(spec.get("model", 1))
     return make_bpbfm_data(spec["n_entities"], spec["n_relations"], spec["k"], model=model,
@@ -133,7 +133,7 @@ def draw(spec: dict):
 
 def _gibbs(spec: dict):
     """BPBFMGibbs whose ``counts`` (the kernel part of a sweep) is timed."""
-    from topiclink.inference.bpbfm import BPBFMGibbs
+    from topiclink.families.bpbfm.algorithm import BPBFMGibbs
 
     class TimedGibbs(BPBFMGibbs):
         counts_s: list[float]
@@ -151,7 +151,7 @@ def _gibbs(spec: dict):
 
 
 def _online(spec: dict, batch_size: int):
-    from topiclink.inference.bpbfm_online import BPBFMOnline
+    from topiclink.families.bpbfm.online import BPBFMOnline
 
     m = spec.get("n_dictionary") if int(spec.get("model", 1)) == 2 else None
     return BPBFMOnline(spec["k"], m, batch_size=batch_size,
@@ -161,8 +161,8 @@ def _online(spec: dict, batch_size: int):
 def _warm_up(spec: dict, online: bool) -> None:
     """Compile (or load from cache) every kernel on a tiny problem."""
     from topiclink.data.splits import holdout_tensor_entries
-    from topiclink.inference.bpbfm import BPBFMData
-    from topiclink.kernels.bpbfm import entry_rates
+    from topiclink.families.bpbfm.algorithm import BPBFMData
+    from topiclink.families.bpbfm.kernels import entry_rates
 
     tiny = dict(spec, n_entities=60, n_relations=3, n_ones=600, seed=spec["seed"] + 1)
     tensor, _ = draw(tiny)
@@ -194,7 +194,7 @@ def _size_facts(tensor, truth, spec: dict) -> dict:
 
 # ---------------------------------------------------------------------- children
 def child_batch(spec: dict) -> dict:
-    from topiclink.inference.bpbfm import BPBFMData, n_chunks_for
+    from topiclink.families.bpbfm.algorithm import BPBFMData, n_chunks_for
 
     _warm_up(spec, online=False)
     peak = _Peak()
@@ -262,7 +262,7 @@ def child_interleaved(spec: dict) -> dict:
     """Every size in one process, sweeps interleaved: round after round, one sweep of each
     size in a fresh random order, so a change of the machine's load hits all sizes alike
     (the ratios and slopes are what this part is for)."""
-    from topiclink.inference.bpbfm import BPBFMData
+    from topiclink.families.bpbfm.algorithm import BPBFMData
 
     _warm_up(spec, online=False)
     runs = []
@@ -287,7 +287,7 @@ def child_interleaved(spec: dict) -> dict:
 
 
 def child_online(spec: dict) -> dict:
-    from topiclink.inference.bpbfm import BPBFMData
+    from topiclink.families.bpbfm.algorithm import BPBFMData
 
     _warm_up(spec, online=True)
     t0 = time.perf_counter()
@@ -355,9 +355,9 @@ def _auc_data(spec: dict):
 def child_auc(spec: dict) -> dict:
     from sklearn.metrics import roc_auc_score
 
-    from topiclink.inference.bpbfm import BPBFMData
+    from topiclink.families.bpbfm.algorithm import BPBFMData
+    from topiclink.families.bpbfm.kernels import entry_rates
     from topiclink.inference.online import minibatches
-    from topiclink.kernels.bpbfm import entry_rates
 
     online = spec["method"] == "online"
     _warm_up(spec, online=online)
@@ -438,7 +438,7 @@ def online_unavailable(k: int) -> str | None:
     """None when the estimator accepts ``inference="online"`` and the algorithm runs on a
     tiny problem; else the reason."""
     try:
-        from topiclink.models.bpbfm import BilinearPoissonFactorModel
+        from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
         BilinearPoissonFactorModel(k, inference="online", batch_size=64)._validate_params()
     except Exception as exc:  # noqa: BLE001 (any failure means: not available yet)
@@ -446,7 +446,7 @@ def online_unavailable(k: int) -> str | None:
     try:
         _warm_up({"k": k, "seed": 0, "n_jobs": 1}, online=True)
     except Exception as exc:  # noqa: BLE001
-        return f"topiclink.inference.bpbfm_online failed: {type(exc).__name__}: {exc}"
+        return f"topiclink.families.bpbfm.online failed: {type(exc).__name__}: {exc}"
     return None
 
 
@@ -782,7 +782,7 @@ def main() -> None:
         numba_threads = None
     result.update({
         "data": {
-            "generator": "topiclink.datasets.synthetic.bpbfm.make_bpbfm_data (planted blocks:"
+            "generator": "topiclink.families.bpbfm.synthetic.make_bpbfm_data (planted blocks:"
                          " dirichlet_a=(1, 0.02), active_fraction=0.5, one off-diagonal "
                          "block, background 0.01, gamma_shape 10; binary; n_ones sets the "
                          "expected number of ones)",

@@ -40,8 +40,8 @@ import numpy as np  # noqa: E402
 
 def fit_case(fold, kw, **extra):
     """Fit one case; returns (row, model)."""
+    from topiclink.families.rtm.estimator import RelationalTopicModel
     from topiclink.metrics import link_auc
-    from topiclink.models.rtm import RelationalTopicModel
 
     t0 = time.perf_counter()
     model = RelationalTopicModel(**kw, **extra).fit(fold.train_corpus, links=fold.train_links)

@@ -1,7 +1,7 @@
 """Our DMR against tomotopy's DMRModel (categorical metadata: the president), same run.
 
 State of the Union addresses 1790-2011 over the 5,000 most frequent terms, the seeded
-80/20 split of :func:`topiclink.experiments.ktm.prepare_sotu` (issue 13: "our DMR at least
+80/20 split of :func:`topiclink.families.ktm.protocol.prepare_sotu` (issue 13: "our DMR at least
 as good as tomotopy's DMR at equal iterations, and its time per iteration side by side").
 For each number of iterations and each seed both models are fitted from scratch on the
 training addresses with the president as their only metadata, K = 10:
@@ -81,7 +81,7 @@ def fit_tomotopy(data: Any, iterations: int, seed: int, args: argparse.Namespace
                  ) -> dict[str, Any]:
     import tomotopy as tp
 
-    from topiclink.experiments.ktm import _tomotopy_words
+    from topiclink.families.ktm.protocol import _tomotopy_words
     from topiclink.inference.completion import completion_perplexity, training_perplexity
 
     train, test = data.part(data.train), data.part(data.test)
@@ -149,7 +149,7 @@ def main() -> None:
     import tomotopy
 
     import topiclink
-    from topiclink.experiments.ktm import KTMSettings, prepare_sotu
+    from topiclink.families.ktm.protocol import KTMSettings, prepare_sotu
 
     settings = KTMSettings(n_topics=args.topics, alpha=args.alpha, beta=args.beta,
                            burn_in=args.burn_in, optimize_every=args.optimize_every,

@@ -69,7 +69,7 @@ def _draw(spec: dict):
 
 
 def _model(spec: dict, max_iter: int, n_average: int = 1):
-    from topiclink.models.rtm import RelationalTopicModel
+    from topiclink.families.rtm.estimator import RelationalTopicModel
 
     return RelationalTopicModel(
         spec["topics"], loss="logistic", weights="full", approx=False,

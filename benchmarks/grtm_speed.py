@@ -24,7 +24,7 @@ import numpy as np
 
 
 def per_step(model_kwargs, fold, iterations):
-    from topiclink.models.rtm import RelationalTopicModel
+    from topiclink.families.rtm.estimator import RelationalTopicModel
 
     m = RelationalTopicModel(max_iter=iterations, evaluate_every=0, random_state=0,
                              **model_kwargs)
@@ -35,7 +35,7 @@ def per_step(model_kwargs, fold, iterations):
 
 
 def lda_sweep(fold, K, iterations):
-    from topiclink.models.lda import LDA
+    from topiclink.families.lda.estimator import LDA
 
     m = LDA(n_topics=K, max_iter=iterations, evaluate_every=0, random_state=0)
     m.fit(fold.train_corpus)
@@ -90,7 +90,7 @@ def main() -> None:
                   f"{row['lambda_hinge_s']*1e3:5.1f} ms  LDA sweep {lda*1e3:5.1f} ms  "
                   f"(Z/LDA {row['z_exact_over_lda']:.1f})")
     fold = folds[args.datasets.split(",")[0]]
-    from topiclink.models.rtm import RelationalTopicModel
+    from topiclink.families.rtm.estimator import RelationalTopicModel
 
     totals = {}
     for n_jobs in (1, 2):    # n_jobs: threads of the augmentation draws (same chain)

@@ -4,7 +4,7 @@ DistMult, ComplEx, RotatE and TuckER, accuracy against training time (issue 24, 
 Data and metric: FB15k-237 as distributed (``load_dataset("fb15k-237")``: 272,115 train,
 17,535 valid, 20,466 test triples, 14,541 entities, 237 relations), loaded once; every
 model is fitted on the train triples alone and scored by our own code
-(:func:`topiclink.experiments.bpbfm.evaluate_kg`): filtered MRR and Hits@1/3/10, head and
+(:func:`topiclink.families.bpbfm.protocol.evaluate_kg`): filtered MRR and Hits@1/3/10, head and
 tail prediction, every one of the 14,541 entities a candidate, filter = train + valid +
 test, ties at the mean rank, 144 queries scored at a time.
 
@@ -34,7 +34,7 @@ not known in advance); samples are kept every ``thin``-th sweep, ``thin`` doubli
 whenever more than ``--max-samples`` are held (the memory and the evaluation's cost stay
 bounded).  The same rule for online and batch.
 
-PyKEEN peers (:class:`topiclink.experiments.kge_peers.KGEmbeddingPeer`, the wrapping of
+PyKEEN peers (:class:`topiclink.families.bpbfm.protocol_peers.KGEmbeddingPeer`, the wrapping of
 ``benchmarks/bpbfm_vs_pykeen.py``): sLCWA training (uniform head-or-tail corruption,
 negatives that are training triples filtered out), Adam, the hyper-parameters of
 :data:`FB15K237_PEERS`: the published FB15k-237 settings (LibKGE's, Ruffinelli et al.
@@ -235,7 +235,7 @@ def curve_point(seconds: float, metrics: dict[str, float], **extra: Any) -> dict
 def state_factors(state: Any) -> tuple[np.ndarray, np.ndarray]:
     """(U, Lambda) of a BPBFM sampler state, copied: ``Lambda = G`` (BPBFM-1: ``eta``
     empty) or ``sum_m eta[m, r] G[m]`` (BPBFM-2); as
-    :func:`topiclink.experiments.bpbfm.current_proba` reads a state."""
+    :func:`topiclink.families.bpbfm.protocol.current_proba` reads a state."""
     U = np.array(state.U, dtype=np.float64)
     if not hasattr(state, "G"):                  # MAP-EM: U and Lambda themselves
         return U, np.array(state.L, dtype=np.float64)
@@ -279,7 +279,7 @@ class SampleScorer:
     (U, Lambda): BPBFM's own batch scoring (``_score_rows``) on the given samples."""
 
     def __init__(self, samples: list[tuple[int, np.ndarray, np.ndarray]]) -> None:
-        from topiclink.models.bpbfm import BilinearPoissonFactorModel
+        from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
         if not samples:
             raise ValueError("no sample to score with")
@@ -317,8 +317,8 @@ def _metrics(metrics: dict[str, float]) -> dict[str, float]:
 def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
               ) -> dict[str, Any]:
     """Train one BPBFM variant for the budget; its row (curve, final test metrics)."""
-    from topiclink.experiments.bpbfm import evaluate_kg
-    from topiclink.models.bpbfm import BilinearPoissonFactorModel
+    from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+    from topiclink.families.bpbfm.protocol import evaluate_kg
 
     train, valid, test = tasks["train"], tasks["valid"], tasks["test"]
     params: dict[str, Any] = {
@@ -396,8 +396,8 @@ def run_peer(name: str, tasks: dict[str, Any], args: argparse.Namespace) -> dict
     import torch
 
     from topiclink.data.tensor import RelationalTensor
-    from topiclink.experiments.bpbfm import evaluate_kg
-    from topiclink.experiments.kge_peers import KGEmbeddingPeer
+    from topiclink.families.bpbfm.protocol import evaluate_kg
+    from topiclink.families.bpbfm.protocol_peers import KGEmbeddingPeer
 
     train, valid, test = tasks["train"], tasks["valid"], tasks["test"]
     torch.set_num_threads(int(args.threads))
@@ -458,7 +458,7 @@ def run_peer(name: str, tasks: dict[str, Any], args: argparse.Namespace) -> dict
 
 def _common(clock: BudgetClock, rss0: float, test_s: float, test_cpu: float,
             args: argparse.Namespace) -> dict[str, Any]:
-    from topiclink.experiments.bpbfm import peak_rss_mb
+    from topiclink.families.bpbfm.protocol import peak_rss_mb
 
     return {"budget_seconds": float(args.budget_seconds),
             "train_seconds": clock.train_seconds, "train_cpu_seconds": clock.train_cpu_seconds,
@@ -692,7 +692,7 @@ def _subsample(triples: np.ndarray, n: int, seed: int) -> np.ndarray:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     from topiclink.datasets import load_dataset
-    from topiclink.experiments.bpbfm import kg_task
+    from topiclink.families.bpbfm.protocol import kg_task
 
     models = [m for m in args.models.split(",") if m]
     jobs = jobs_of(models, [int(k) for k in args.topics.split(",") if k])
@@ -716,7 +716,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "n_relations": int(test_task.train.n_relations),
             "metric": "filtered MRR, Hits@1/3/10, head and tail, every entity a candidate, "
                       "filter train+valid+test, ties at the mean rank "
-                      "(topiclink.experiments.bpbfm.evaluate_kg)",
+                      "(topiclink.families.bpbfm.protocol.evaluate_kg)",
             "budget_seconds": float(args.budget_seconds),
             "checkpoints_seconds": checkpoint_times(args.budget_seconds, args.checkpoints),
             "valid_queries": int(len(tasks["valid"].test)),

@@ -24,7 +24,7 @@ import numpy as np
 
 import topiclink
 from topiclink.datasets import load_dataset
-from topiclink.gp.kernels import CategoricalKernel, ConstantKernel
+from topiclink.families.ktm.gp.kernels import CategoricalKernel, ConstantKernel
 
 
 def main() -> None:

@@ -11,9 +11,9 @@ import time
 import numpy as np
 
 from topiclink.datasets.hepth import hepth_kdd_split
-from topiclink.inference.lmv import LMVData, start_lda
+from topiclink.families.lmv.algorithm import LMVData, start_lda
+from topiclink.families.lmv.estimator import VisibilityTopicModel
 from topiclink.metrics.chunked import rank_in_chunks
-from topiclink.models.lmv import VisibilityTopicModel
 
 n_batches = int(sys.argv[2])
 out = {"K": 20, "eta": 0.5, "model": "LMVS(t)", "batch_size": 2000}

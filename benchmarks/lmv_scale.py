@@ -79,7 +79,7 @@ def draw(n_docs: int, degree: float, seed: int, times: bool = False):
 
 def child(spec: dict) -> dict:
     """One measurement (runs in a subprocess)."""
-    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
 
     def model(max_iter: int) -> VisibilityTopicModel:
         return VisibilityTopicModel(spec["n_topics"], inference=spec["method"],

@@ -10,8 +10,8 @@ import time
 from topiclink.callbacks import LambdaCallback
 from topiclink.data.splits import kfold_documents
 from topiclink.datasets import load_dataset
+from topiclink.families.lmv.estimator import VisibilityTopicModel
 from topiclink.metrics import link_rank
-from topiclink.models.lmv import VisibilityTopicModel
 
 ds = load_dataset("cora-rlda", directed=True)
 folds = kfold_documents(ds.corpus, ds.links, n_folds=5, random_state=0)

@@ -3,7 +3,7 @@ sitting-president view, and screenshots of the page.
 
 Fits :class:`~topiclink.KernelTopicModel` (K = 10, the paper's SOTU kernel of the year and
 the president, ``--iterations`` outer iterations) on every address of 1790-2011 over the
-5,000 most frequent terms (:func:`topiclink.experiments.ktm.prepare_sotu`), then builds
+5,000 most frequent terms (:func:`topiclink.families.ktm.protocol.prepare_sotu`), then builds
 its report with ``model.explore(corpus)``: the corpus's metadata has ``year`` (the
 covariate) and ``president`` (chosen automatically as the grouping), and once more with
 ``group_column=False`` (the page as it was before the president view).  Writes both pages'
@@ -84,8 +84,8 @@ def main() -> None:
 
     import topiclink
     from topiclink import KernelTopicModel
-    from topiclink.experiments.ktm import KTMSettings, prepare_sotu
-    from topiclink.gp.kernels import SOTUKernel
+    from topiclink.families.ktm.gp.kernels import SOTUKernel
+    from topiclink.families.ktm.protocol import KTMSettings, prepare_sotu
     from topiclink.report import build_report
 
     data = prepare_sotu("sotu", KTMSettings(), seed=args.seed)

@@ -39,7 +39,7 @@ def main() -> None:
 
     import topiclink
     from topiclink.datasets import load_dataset
-    from topiclink.experiments.slda import prepare_task
+    from topiclink.families.slda.protocol import prepare_task
     from topiclink.models import SupervisedTopicModel, VariationalSLDA
 
     task = prepare_task(load_dataset(args.dataset), "binary", random_state=args.seed)

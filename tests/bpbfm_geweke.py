@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from topiclink.diagnostics.geweke import geweke_zscores
-from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs
-from topiclink.kernels import bpbfm as kernels
+from topiclink.families.bpbfm import kernels as kernels
+from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ def rtm_sweep(words, offsets, z, ndk, nwk, nk, alpha, beta, uniforms, U, source,
 
 def lmv_pair_statistics(elog_theta, links, vs_link, elog_tau, taubar, Bbar, time=None,
                         tol=1e-6, max_inner=100, link_nu=None):
-    """Plain-NumPy twin of ``topiclink.kernels.lmv.pair_statistics`` over ALL pairs.
+    """Plain-NumPy twin of ``topiclink.families.lmv.kernels.pair_statistics`` over ALL pairs.
 
     ``links``: (L, 2) array of (citing, cited) pairs.  Builds the D x D link matrix and the
     per-pair term explicitly and keeps every pair's (kappa, nu) (NaN for skipped pairs):

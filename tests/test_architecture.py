@@ -171,3 +171,166 @@ def test_package_exports_come_from_the_estimator_registry():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert names <= set(eval(out))   # noqa: S307 - a list literal we printed
+
+
+# ---------------------------------------------------------------- one folder per family
+FAMILIES = SRC / "families"
+#: surfaces over the whole library: they may name a family's modules
+SURFACES = {"cli", "demo.py", "legacy_paths.py"}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every ``topiclink...`` module named by an import of ``path`` (``from a import b``
+    gives ``a.b`` too, since ``b`` may be a module)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.split(".")[0] == "topiclink"}
+
+
+def _family(path: Path) -> str | None:
+    parts = path.relative_to(SRC).parts
+    return parts[1] if parts[0] == "families" and len(parts) > 2 else None
+
+
+def _role(path: Path) -> str:
+    """A family module's role, from its name: kernels, estimator, protocol, synthetic,
+    plots, or algorithm (everything else: samplers, optimisers, their helpers, and the
+    modules of a family's own sub-packages such as ``ktm/gp``)."""
+    stem = path.stem
+    if path.parent.parent != FAMILIES:
+        return "algorithm"
+    for role in ("kernels", "estimator", "protocol", "synthetic", "plots"):
+        if stem.startswith(role):
+            return role
+    return "index" if stem == "__init__" and path.parent.parent == FAMILIES else "algorithm"
+
+
+def _family_modules() -> list[Path]:
+    return sorted(p for p in FAMILIES.rglob("*.py") if _family(p) is not None)
+
+
+def test_every_family_has_a_folder_with_an_estimator():
+    from topiclink.families import family_names
+
+    names = family_names()
+    assert {"lda", "dmr", "rtm", "slda", "lmv", "bpbfm", "ktm", "lda_regression"} <= set(names)
+    for name in names:
+        assert any(_role(p) == "estimator" for p in (FAMILIES / name).glob("*.py")), name
+
+
+def test_the_core_never_imports_a_family():
+    """Below the surfaces (cli, demo) nothing names ``topiclink.families.<family>``: the
+    core finds the families through :func:`topiclink.families.discover` and
+    :func:`~topiclink.families.public_names`, so a new family is one new folder."""
+    from topiclink.families import family_names
+
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC)
+        if rel.parts[0] in SURFACES or rel.parts[0] == "families":
+            continue
+        offenders += [f"{rel}: {m}" for m in _imported_modules(path)
+                      if m.split(".")[:2] == ["topiclink", "families"] and len(m.split(".")) > 2
+                      and m.split(".")[2] in family_names()]
+    assert not offenders, offenders
+
+
+def test_no_family_imports_another():
+    """What two families share is core; a protocol comparing against another family's
+    estimator reaches it through the public face (``from topiclink.models import LDA``)."""
+    offenders = []
+    for path in _family_modules():
+        own = f"topiclink.families.{_family(path)}"
+        offenders += [f"{path.relative_to(SRC)}: {m}" for m in _imported_modules(path)
+                      if m.startswith("topiclink.families.")
+                      and not (m == own or m.startswith(own + "."))]
+    assert not offenders, offenders
+
+
+#: role -> what a family module of that role must not import (prefixes)
+ROLE_FORBIDDEN = {
+    # Numba only: numpy, numba, the core kernels and the family's own kernels
+    "kernels": ("topiclink.data", "topiclink.datasets", "topiclink.inference",
+                "topiclink.models", "topiclink.experiments", "topiclink.cli",
+                "topiclink.plotting", "topiclink.metrics", "topiclink.execution"),
+    # samplers and optimisers: never an estimator, a protocol, a figure or a surface
+    "algorithm": ("topiclink.models", "topiclink.experiments", "topiclink.cli",
+                  "topiclink.plotting", "topiclink.report"),
+    "synthetic": ("topiclink.models", "topiclink.inference", "topiclink.experiments",
+                  "topiclink.cli", "topiclink.plotting"),
+    "estimator": ("topiclink.experiments", "topiclink.cli"),
+    "plots": ("topiclink.experiments", "topiclink.cli"),
+    "protocol": ("topiclink.cli",),
+}
+#: the family-local modules a role must not import
+ROLE_FORBIDDEN_LOCAL = {
+    "kernels": ("algorithm", "estimator", "protocol", "synthetic", "plots"),
+    "algorithm": ("estimator", "protocol", "plots"),
+    "synthetic": ("estimator", "protocol", "plots", "algorithm"),
+    "estimator": ("protocol",),
+    "plots": ("protocol",),
+}
+
+
+@pytest.mark.parametrize("role", sorted(ROLE_FORBIDDEN))
+def test_family_modules_import_by_role(role):
+    offenders = []
+    for path in _family_modules():
+        if _role(path) != role:
+            continue
+        own = f"topiclink.families.{_family(path)}."
+        for m in _imported_modules(path):
+            local = m.removeprefix(own).split(".")[0] if m.startswith(own) else None
+            if m.startswith(ROLE_FORBIDDEN[role]) or (
+                    local is not None and local.startswith(ROLE_FORBIDDEN_LOCAL.get(role, ()))):
+                offenders.append(f"{path.relative_to(SRC)}: {m}")
+    assert not offenders, offenders
+
+
+def test_family_kernels_import_only_numpy_numba_and_kernels():
+    for path in _family_modules():
+        if _role(path) != "kernels":
+            continue
+        for m in _imported_modules(path):
+            own_kernels = f"topiclink.families.{_family(path)}.kernels"
+            assert m.startswith(("topiclink.kernels", own_kernels)), \
+                f"{path.relative_to(SRC)} imports {m}"
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                mods = [node.module] if isinstance(node, ast.ImportFrom) else \
+                    [a.name for a in node.names]
+                for m in mods:
+                    assert (m or "").split(".")[0] in {"numpy", "numba", "math", "__future__",
+                                                       "topiclink"}, f"{path.name} imports {m}"
+
+
+def test_old_module_paths_are_the_moved_modules():
+    """The paths of before the family folders import, for one release, as the very module
+    at the new path (so a monkeypatch of either patches both), with a DeprecationWarning."""
+    import importlib
+    import subprocess
+    import sys
+    import warnings
+
+    from topiclink.legacy_paths import MOVED
+
+    for old, new in MOVED.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = importlib.import_module(f"topiclink.{old}")
+        assert module is importlib.import_module(f"topiclink.{new}"), old
+        assert module.__name__ == f"topiclink.{new}"
+        assert (SRC / (new.replace(".", "/") + ".py")).exists() or \
+            (SRC / new.replace(".", "/") / "__init__.py").exists(), new
+        assert not (SRC / (old.replace(".", "/") + ".py")).exists(), f"{old} is in two places"
+    # in a fresh process the first import of an old path warns, naming the new one
+    run = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c",
+                          "import topiclink.models.rtm"], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "topiclink.models.rtm moved to topiclink.families.rtm.estimator" in run.stderr

@@ -26,10 +26,10 @@ from topiclink.distributions import (
     sample_hinge_augmentation,
     sample_pg,
 )
+from topiclink.families.rtm.estimator import RelationalTopicModel
 from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.negatives import negatives_per_document
 from topiclink.kernels import augment as ka
-from topiclink.models.rtm import RelationalTopicModel
 from topiclink.random import kernel_state
 
 Z_MAX = 4.5
@@ -356,8 +356,8 @@ def test_rtm_data_sparse_path_draws_each_pair_with_its_probability(directed):
     """Thinning is exact: over 3000 networks on the same documents (fixed zbar), each
     pair's link frequency matches sigmoid(omega_ij) (chi-square over pairs grouped by
     probability) and the Horvitz-Thompson expected count is unbiased."""
-    from topiclink.datasets.synthetic._rtm_links import thinned_links
-    from topiclink.datasets.synthetic.rtm import planted_rtm_weights
+    from topiclink.families.rtm.synthetic import planted_rtm_weights
+    from topiclink.families.rtm.synthetic_links import thinned_links
 
     rng = np.random.default_rng(0)
     D, K = 25, 3

@@ -54,7 +54,7 @@ def test_platt_calibrates_a_misscaled_score(bench):
 
 
 def test_platt_sample_is_training_cells_only(bench, tiny):
-    from topiclink.experiments.bpbfm import paper_folds
+    from topiclink.families.bpbfm.protocol import paper_folds
 
     fold = paper_folds(tiny, [0], 0.1, 0)[0]
     entries, labels = bench.platt_sample(fold.train, 0.1, 7)
@@ -283,7 +283,7 @@ def test_converged_peer_restores_its_best_weights(bench, tinykg):
     pytest.importorskip("pykeen")
     from argparse import Namespace
 
-    from topiclink.experiments.bpbfm import evaluate_kg
+    from topiclink.families.bpbfm.protocol import evaluate_kg
 
     args = Namespace(check_epochs=1, patience=3, max_epochs=8, relative_delta=0.0)
     vtask = bench.valid_task(tinykg)

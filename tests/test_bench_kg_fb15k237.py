@@ -15,7 +15,7 @@ import pytest
 
 from tests.benchmark_module import benchmark_module
 from topiclink.data.tensor import RelationalTensor
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
 ROOT = Path(__file__).resolve().parents[1]
 

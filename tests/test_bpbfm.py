@@ -25,14 +25,14 @@ from sklearn.metrics import roc_auc_score
 import topiclink
 from topiclink.data.checks import DataError
 from topiclink.data.tensor import RelationalTensor
-from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data
 from topiclink.diagnostics.geweke import geweke_zscores
-from topiclink.inference import bpbfm as inference
-from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs
-from topiclink.kernels import bpbfm as kernels
+from topiclink.families.bpbfm import algorithm as inference
+from topiclink.families.bpbfm import kernels as kernels
+from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 from topiclink.kernels.counts import poisson_draw, zero_truncated_poisson_draw
 from topiclink.kernels.rng import uniform
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
 from . import naive
 

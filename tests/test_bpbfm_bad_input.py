@@ -14,7 +14,7 @@ import pytest
 from topiclink.data.checks import DataError
 from topiclink.data.io import read_triples
 from topiclink.data.tensor import RelationalTensor
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
 TRIPLES = pd.DataFrame({"head": ["a", "b", "c", "a", "d"],
                         "relation": ["likes", "likes", "hates", "hates", "likes"],

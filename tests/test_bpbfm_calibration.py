@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from topiclink.datasets import make_bpbfm_data
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 from topiclink.metrics import expected_calibration_error, reliability_table
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
 
 def test_ece_of_calibrated_and_miscalibrated_predictions():

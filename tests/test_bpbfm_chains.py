@@ -9,7 +9,7 @@ import pytest
 
 from topiclink import BilinearPoissonFactorModel, load
 from topiclink.datasets import make_bpbfm_data
-from topiclink.models.bpbfm import chain_seed
+from topiclink.families.bpbfm.estimator import chain_seed
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from sklearn.metrics import roc_auc_score
 
 from topiclink.data.checks import DataError
 from topiclink.data.tensor import RelationalTensor
-from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 
 from .test_bpbfm import _planted
 

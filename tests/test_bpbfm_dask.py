@@ -18,15 +18,15 @@ distributed = pytest.importorskip("distributed")
 import topiclink  # noqa: E402
 from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.execution import DaskExecutor  # noqa: E402
-from topiclink.inference import bpbfm as inference  # noqa: E402
-from topiclink.inference.bpbfm import (  # noqa: E402
+from topiclink.families.bpbfm import algorithm as inference  # noqa: E402
+from topiclink.families.bpbfm.algorithm import (  # noqa: E402
     BPBFMData,
     chunk_arguments,
     chunked_counts,
     count_chunk,
 )
-from topiclink.inference.bpbfm_online import BPBFMOnline  # noqa: E402
-from topiclink.models.bpbfm import BilinearPoissonFactorModel  # noqa: E402
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel  # noqa: E402
+from topiclink.families.bpbfm.online import BPBFMOnline  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
 
 from .test_bpbfm import _planted  # noqa: E402
@@ -240,8 +240,8 @@ def test_errors(planted, monkeypatch):
 
 
 def test_dask_imported_only_when_used():
-    code = ("import sys; from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data; "
-            "from topiclink.models.bpbfm import BilinearPoissonFactorModel; "
+    code = ("import sys; from topiclink.families.bpbfm.synthetic import make_bpbfm_data; "
+            "from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel; "
             "t, _ = make_bpbfm_data(20, 2, 2, random_state=0, density=0.1); "
             "BilinearPoissonFactorModel(2, inference='online', max_iter=1).fit(t); "
             "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import topiclink.datasets.synthetic.bpbfm as bpbfm_module
+import topiclink.families.bpbfm.synthetic as bpbfm_module
 from topiclink.data.checks import DataError
 from topiclink.data.splits import holdout_tensor_entries
 from topiclink.data.tensor import RelationalTensor

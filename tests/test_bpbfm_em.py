@@ -1,4 +1,4 @@
-"""BPBFM-1 by MAP-EM (``inference="em"``; :mod:`topiclink.inference.bpbfm_em`).
+"""BPBFM-1 by MAP-EM (``inference="em"``; :mod:`topiclink.families.bpbfm.em`).
 
 (a) the log posterior never decreases (and the minorizer step alone never lowers it);
 (b) the sparse E-step statistics and exposures equal a dense NumPy computation;
@@ -21,9 +21,9 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 import topiclink
 from tests.test_bpbfm import _planted  # the planted tensor with 10 % of cells held out
 from topiclink.data.tensor import RelationalTensor
-from topiclink.inference.bpbfm import BPBFMData
-from topiclink.inference.bpbfm_em import BPBFMEM, EPS, BPBFMEMState
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.algorithm import BPBFMData
+from topiclink.families.bpbfm.em import BPBFMEM, EPS, BPBFMEMState
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
 PROBE = Path(__file__).resolve().parents[1] / "benchmarks" / "bpbfm_em_probe.py"
 
@@ -141,7 +141,7 @@ def _probe():
 @pytest.mark.slow
 def test_umls_fold0_agrees_with_the_probe():
     from topiclink.datasets import load_dataset
-    from topiclink.experiments.bpbfm import paper_folds, union_tensor
+    from topiclink.families.bpbfm.protocol import paper_folds, union_tensor
 
     probe = _probe()
     full = union_tensor(load_dataset("umls").tensor)

@@ -1,5 +1,5 @@
 """Online Gibbs of BPBFM-1 / BPBFM-2 (conditional density filtering,
-:mod:`topiclink.inference.bpbfm_online`): the minibatch kernel on local ids equals the
+:mod:`topiclink.families.bpbfm.online`): the minibatch kernel on local ids equals the
 batch kernel, the decaying statistics follow eq. 7 of the supplement, a step touches only
 what its minibatch touches, n_jobs invariance, planted recovery, partial_fit on a stream,
 persistence.
@@ -20,13 +20,13 @@ from sklearn.metrics import roc_auc_score
 import topiclink
 from topiclink.data.checks import DataError
 from topiclink.data.tensor import RelationalTensor
-from topiclink.inference import bpbfm as inference
-from topiclink.inference import bpbfm_online
-from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs
-from topiclink.inference.bpbfm_online import BPBFMOnline
+from topiclink.families.bpbfm import algorithm as inference
+from topiclink.families.bpbfm import kernels as kernels
+from topiclink.families.bpbfm import online as bpbfm_online
+from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.online import BPBFMOnline
 from topiclink.inference.online import RobbinsMonro
-from topiclink.kernels import bpbfm as kernels
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
 from .test_bpbfm import _planted
 
@@ -187,7 +187,7 @@ def test_partial_fit_learns_a_stream(caplog):
     10, 20 sweeps 0.810, 0.818, 0.819, 0.833, 0.861; one pass of the stream 0.806-0.825
     over batch sizes 16-256 and step_v 0.51 / 0.7.  (A first threshold of 0.85, set
     before measuring, asked one pass for what batch Gibbs needs ~20 sweeps for.)"""
-    from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data
+    from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 
     N, R = 150, 6
     tensor, truth = make_bpbfm_data(N, R, 3, random_state=2, density=0.05)
@@ -206,7 +206,7 @@ def test_partial_fit_learns_a_stream(caplog):
     auc = roc_auc_score(y, m.predict_proba(names[h], np.array([f"r{i}" for i in r]),
                                            names[t]))
     assert auc > 0.78, (auc, roc_auc_score(y, truth.proba(h, r, t)))
-    with caplog.at_level(logging.INFO, logger="topiclink.models.bpbfm"):
+    with caplog.at_level(logging.INFO, logger="topiclink.families.bpbfm.estimator"):
         for chunk in chunks:                 # the stream replayed: every triple is known
             m.partial_fit(chunk)
     assert "no new triple" in caplog.text and "dropped" in caplog.text

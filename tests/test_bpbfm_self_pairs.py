@@ -1,6 +1,6 @@
 """BPBFM with ``self_pairs="scaled"``: a self-pair (i, r, i) has rate ``rho_r u_i^T
 Lambda^r u_i``, ``rho_r ~ Beta(1, 1)`` (Poisson thinning of the bilinear count;
-:mod:`topiclink.inference.bpbfm`).
+:mod:`topiclink.families.bpbfm.algorithm`).
 
 Kernel twin (draw for draw), data layout, Geweke joint-distribution tests (the exact
 sampler passes, a sampler that forgets the thinned-away counts in rho's conditional
@@ -30,13 +30,13 @@ from sklearn.metrics import average_precision_score
 
 import topiclink
 from topiclink.data.tensor import RelationalTensor
-from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data
 from topiclink.diagnostics.geweke import geweke_zscores
-from topiclink.inference.bpbfm import BPBFMData, BPBFMGibbs
-from topiclink.kernels import bpbfm as kernels
+from topiclink.families.bpbfm import kernels as kernels
+from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 from topiclink.kernels.counts import poisson_draw, zero_truncated_poisson_draw
 from topiclink.kernels.rng import uniform
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
 
 from .bpbfm_geweke import Draws, GewekeSetup, prior_draw, relation_matrices, statistics
 

@@ -16,7 +16,7 @@ import topiclink
 from tests.fuzz.cases_files import members, write
 from topiclink.cli.app import app
 from topiclink.data import Corpus, TextAnalyzer
-from topiclink.models.lda import LDA
+from topiclink.families.lda.estimator import LDA
 
 runner = CliRunner()
 

@@ -32,8 +32,8 @@ def test_every_library_estimator_has_a_fit_command():
 
 
 def test_options_come_from_the_constructor_docstring_and_constraints():
-    from topiclink.models.ktm import KernelTopicModel
-    from topiclink.models.var_rtm import VariationalRTM
+    from topiclink.families.ktm.estimator import KernelTopicModel
+    from topiclink.families.rtm.estimator_variational import VariationalRTM
 
     options, left = estimator_options(KernelTopicModel)
     by_name = {o.name: o for o in options}
@@ -106,7 +106,7 @@ def test_generated_command_fits_like_fit_model(tmp_path):
 
 def test_untouched_options_keep_the_constructor_defaults(monkeypatch):
     from topiclink.cli import fit as fit_module
-    from topiclink.models.dmr import DMR
+    from topiclink.families.dmr.estimator import DMR
 
     seen = {}
 

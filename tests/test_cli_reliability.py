@@ -35,9 +35,9 @@ def no_work(monkeypatch):
     import topiclink.cli.evaluate as evaluate
     import topiclink.cli.experiment as experiment
     import topiclink.cli.fit as fit
-    import topiclink.experiments.grtm as grtm
     import topiclink.experiments.runner as runner_mod
-    import topiclink.experiments.slda as slda
+    import topiclink.families.rtm.protocol as grtm
+    import topiclink.families.slda.protocol as slda
 
     calls: list[str] = []
 

@@ -26,9 +26,9 @@ from topiclink.distributed import (  # noqa: E402
     WorkerLostError,  # noqa: E402
 )
 from topiclink.execution import dask as execution_dask  # noqa: E402
+from topiclink.families.lda.estimator import LDA  # noqa: E402
+from topiclink.families.rtm.estimator import RelationalTopicModel  # noqa: E402
 from topiclink.inference.chunked import ShardSweeper  # noqa: E402
-from topiclink.models.lda import LDA  # noqa: E402
-from topiclink.models.rtm import RelationalTopicModel  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
 
 #: generous: a loaded 2-core machine restarts a worker process in seconds
@@ -133,7 +133,7 @@ def test_grtm_worker_killed_same_chain(processes, monkeypatch, caplog):
 # ---------------------------------------------------------------------- BPBFM
 def test_bpbfm_worker_killed_same_chain(processes, monkeypatch):
     from topiclink.execution import DaskExecutor
-    from topiclink.models.bpbfm import BilinearPoissonFactorModel
+    from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
     from .test_bpbfm import _planted
 
@@ -158,8 +158,8 @@ def test_slda_worker_killed_same_chain(processes, monkeypatch, caplog):
     one (which a shard's pure step makes the in-process chain)."""
     from topiclink.datasets import make_slda_data
     from topiclink.execution import DaskExecutor, SerialExecutor
-    from topiclink.inference.slda import SupervisedGibbs
-    from topiclink.models.slda import SupervisedTopicModel
+    from topiclink.families.slda.algorithm import SupervisedGibbs
+    from topiclink.families.slda.estimator import SupervisedTopicModel
 
     (corpus, y), _ = make_slda_data(n_docs=60, n_words=80, n_topics=3, doc_length=25,
                                     random_state=2)
@@ -186,8 +186,8 @@ def test_slda_worker_killed_same_chain(processes, monkeypatch, caplog):
 # ---------------------------------------------------------------------- LMVS
 def test_lmvs_worker_killed_same_fit(processes, monkeypatch):
     from topiclink.datasets import make_lmv_data
-    from topiclink.inference.lmv_stochastic import StochasticLMV
-    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
+    from topiclink.families.lmv.stochastic import StochasticLMV
 
     from .test_lmvs_dask import assert_same_fit
 

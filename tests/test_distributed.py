@@ -18,11 +18,11 @@ from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data  # noqa: E402
 from topiclink.execution import Shards  # noqa: E402
+from topiclink.families.dmr.estimator import DMR  # noqa: E402
+from topiclink.families.lda.estimator import LDA  # noqa: E402
 from topiclink.inference.chunked import ChunkedSweeper, DaskSweeper  # noqa: E402
 from topiclink.inference.engine import check_topic_counts  # noqa: E402
 from topiclink.kernels import lda as kernels  # noqa: E402
-from topiclink.models.dmr import DMR  # noqa: E402
-from topiclink.models.lda import LDA  # noqa: E402
 from topiclink.random import as_generator, kernel_state  # noqa: E402
 
 LDA_KW = {"n_topics": 5, "max_iter": 15, "n_shards": 3, "random_state": 4}

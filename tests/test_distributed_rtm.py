@@ -21,9 +21,9 @@ from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.data.splits import train_test_split_documents  # noqa: E402
 from topiclink.datasets import make_rtm_data  # noqa: E402
 from topiclink.execution import Shards  # noqa: E402
+from topiclink.families.rtm.estimator import RelationalTopicModel  # noqa: E402
 from topiclink.inference.engine import check_topic_counts  # noqa: E402
 from topiclink.metrics import link_auc  # noqa: E402
-from topiclink.models.rtm import RelationalTopicModel  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
 
 KW = {"n_topics": 4, "negative_ratio": 0.05, "max_iter": 8, "n_shards": 3, "evaluate_every": 1,
@@ -298,7 +298,7 @@ def test_errors(network):
 
 def test_dask_imported_only_when_used():
     code = ("import sys; from topiclink.datasets import make_rtm_data; "
-            "from topiclink.models.rtm import RelationalTopicModel; "
+            "from topiclink.families.rtm.estimator import RelationalTopicModel; "
             "(c, l), _ = make_rtm_data(n_docs=30, n_topics=2, doc_length=20, random_state=0); "
             "RelationalTopicModel(2, max_iter=2).fit(c, links=l); "
             "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")

@@ -20,14 +20,14 @@ from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data, make_slda_data  # noqa: E402
 from topiclink.execution import DaskExecutor, Shards  # noqa: E402
-from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
-from topiclink.inference.lda import TokenData  # noqa: E402
-from topiclink.inference.slda import (  # noqa: E402
+from topiclink.families.slda.algorithm import (  # noqa: E402
     SupervisedData,
     SupervisedGibbs,
     shard_statistics,
 )
-from topiclink.models.slda import SupervisedTopicModel  # noqa: E402
+from topiclink.families.slda.estimator import SupervisedTopicModel  # noqa: E402
+from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
+from topiclink.inference.lda import TokenData  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
 
 BIN_KW = {"n_topics": 4, "c": 4.0, "max_iter": 12, "evaluate_every": 5, "n_shards": 3,
@@ -257,7 +257,7 @@ def test_errors(binary, monkeypatch):
 
 def test_dask_imported_only_when_used():
     code = ("import sys; from topiclink.datasets import make_slda_data; "
-            "from topiclink.models.slda import SupervisedTopicModel; "
+            "from topiclink.families.slda.estimator import SupervisedTopicModel; "
             "(X, y), _ = make_slda_data(n_docs=30, n_topics=3, random_state=0); "
             "SupervisedTopicModel(3, max_iter=2).fit(X, y); "
             "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")

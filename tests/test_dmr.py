@@ -11,8 +11,8 @@ from scipy.optimize import linear_sum_assignment
 
 import topiclink
 from topiclink.data import Corpus, DataError
-from topiclink.inference.dmr import dmr_objective
-from topiclink.models.dmr import DMR
+from topiclink.families.dmr.algorithm import dmr_objective
+from topiclink.families.dmr.estimator import DMR
 
 
 # ---------------------------------------------------------------------- data
@@ -99,7 +99,7 @@ def test_each_optimisation_increases_the_objective(small):
     # convergence from lambda_, the gradient vanishes and the objective gains little
     from scipy.optimize import minimize
 
-    from topiclink.models.dmr import _design
+    from topiclink.families.dmr.estimator import _design
     algo = model._algorithm()
     design, inv_var = _design(features), algo.inv_var(features.shape[1] + 1)
     shape = model.lambda_.T.shape

@@ -14,7 +14,7 @@ import topiclink
 from topiclink.data import DataError
 from topiclink.data.checks import as_real
 from topiclink.data.tensor import RelationalTensor
-from topiclink.models.times import as_times
+from topiclink.families.lmv.times import as_times
 
 
 def _one_line(exc: pytest.ExceptionInfo) -> str:
@@ -87,7 +87,7 @@ def test_bpbfm_factor_counts_that_cannot_fit_are_refused(kwargs):
 
 
 def test_ktm_gp_memory_counts_d_squared():
-    from topiclink.models.ktm import KernelTopicModel
+    from topiclink.families.ktm.estimator import KernelTopicModel
 
     class Sized:
         n_docs, n_words, n_tokens = 10**6, 10, 10**6
@@ -116,7 +116,7 @@ def test_lmvs_huge_step_stays_finite(lmv_data):
 
 
 def test_lmvs_default_steps_are_unchanged():
-    from topiclink.inference.lmv_stochastic import positive_mix
+    from topiclink.families.lmv.stochastic import positive_mix
 
     x, target = np.array([1.0, 2.0]), np.array([3.0, 0.5])
     np.testing.assert_array_equal(positive_mix(x, target, 0.3, "gamma"),
@@ -127,7 +127,7 @@ def test_lmvs_default_steps_are_unchanged():
 
 
 def test_a_fit_that_ends_non_finite_is_an_error(monkeypatch):
-    from topiclink.models.lda import LDA
+    from topiclink.families.lda.estimator import LDA
 
     original = LDA._publish
 
@@ -231,7 +231,7 @@ def test_score_tails_takes_exactly_one_head(bpbfm_fit, head, fragment):
 def test_kernel_parameters_must_be_numbers():
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
-    from topiclink.gp.kernels import SOTUKernel
+    from topiclink.families.ktm.gp.kernels import SOTUKernel
 
     for kernel, name in ((RBF("x"), "length_scale"),
                          (ConstantKernel(1.0) * RBF([1.0, "a"]), "k2__length_scale"),

@@ -1,4 +1,4 @@
-"""The BPBFM protocols (experiments/bpbfm.py): filtered ranking metrics against a naive
+"""The BPBFM protocols (families/bpbfm/protocol.py): filtered ranking metrics against a naive
 loop, the data preparation, the trajectory's current-state probabilities, the protocol
 table on Nations, and the CLI command."""
 
@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from topiclink.cli.app import app
 from topiclink.data.tensor import RelationalTensor
-from topiclink.experiments.bpbfm import (
+from topiclink.families.bpbfm.protocol import (
     KG_METRICS,
     BPBFMSettings,
     check_paper_protocol,
@@ -224,7 +224,7 @@ def test_bpbfm_batch_scores_are_the_single_query_scores():
 def test_paper_protocol_is_refused_at_fb15k237_scale(monkeypatch):
     """14,541 x 14,541 x 237 cells: 10 % held out is 5e9 entries; refused in one line
     before anything is drawn (the kg protocol is the sparse one)."""
-    import topiclink.experiments.bpbfm as protocols
+    import topiclink.families.bpbfm.protocol as protocols
 
     monkeypatch.setattr(protocols, "available_memory", lambda: 128 * 2 ** 30)
     big = RelationalTensor(np.array([0, 1]), np.array([0, 236]), np.array([2, 3]),

@@ -1,4 +1,4 @@
-"""The KTM paper's State-of-the-Union protocol (experiments/ktm.py) on a tiny synthetic
+"""The KTM paper's State-of-the-Union protocol (families/ktm/protocol.py) on a tiny synthetic
 corpus with years and presidents, its CLI command, the fixed-topic perplexity estimators
 (inference/completion.py) and the topics-over-time figure."""
 
@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from topiclink import LDA
 from topiclink.cli.app import app
 from topiclink.data.corpus import Corpus
-from topiclink.experiments.ktm import (
+from topiclink.families.dmr.estimator import DMR
+from topiclink.families.ktm.protocol import (
     KTMSettings,
     prepare_sotu,
     run_ktm_experiment,
@@ -25,7 +26,6 @@ from topiclink.inference.completion import (
     completion_perplexity,
     training_perplexity,
 )
-from topiclink.models.dmr import DMR
 
 K = 3
 

@@ -1,4 +1,4 @@
-"""Topics on graphs (experiments/ktm_graph.py): the BFS ball, the features of the test
+"""Topics on graphs (families/ktm/protocol_graph.py): the BFS ball, the features of the test
 documents (distances to the training documents), the three models, the graph figure and
 ``topiclink experiment ktm --kernel graph``."""
 
@@ -15,7 +15,8 @@ from topiclink.cli.app import app
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.datasets.base import Dataset
-from topiclink.experiments.ktm_graph import (
+from topiclink.families.ktm.gp.features import shortest_path_features
+from topiclink.families.ktm.protocol_graph import (
     GRAPH_MODEL_NAMES,
     GraphKTMSettings,
     bfs_ball,
@@ -23,7 +24,6 @@ from topiclink.experiments.ktm_graph import (
     prepare_graph,
     run_ktm_graph_experiment,
 )
-from topiclink.gp.features import shortest_path_features
 from topiclink.plotting.graph import plot_graph_topics
 
 K = 3

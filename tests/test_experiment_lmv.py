@@ -1,5 +1,5 @@
-"""The LMV paper's protocols: Cora predictive rank (experiments/lmv.py) and the
-simulation study (experiments/lmv_simulation.py), at tiny sizes, and their CLI commands."""
+"""The LMV paper's protocols: Cora predictive rank (families/lmv/protocol.py) and the
+simulation study (families/lmv/protocol_simulation.py), at tiny sizes, and their CLI commands."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typer.testing import CliRunner
 
 from topiclink.cli.app import app
 from topiclink.datasets.synthetic import make_lmv_data, paper_blockmodel
-from topiclink.experiments.lmv import (
+from topiclink.families.lmv.protocol import (
     ALIASES,
     paper_findings,
     resolve_model,
     run_lmv_experiment,
     summarise,
 )
-from topiclink.experiments.lmv_simulation import (
+from topiclink.families.lmv.protocol_simulation import (
     PAPER_TABLE_S1,
     VISIBILITY_CORR_THRESHOLD,
     findings,

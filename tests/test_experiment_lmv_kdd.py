@@ -9,7 +9,7 @@ import pytest
 
 from topiclink.data.time_split import split_by_time
 from topiclink.datasets import make_lmv_data
-from topiclink.experiments.lmv_kdd import (
+from topiclink.families.lmv.protocol_kdd import (
     KDDSettings,
     kdd_findings,
     run_lmv_kdd_experiment,
@@ -60,7 +60,7 @@ def test_chunked_rank_is_the_full_rank_and_times_are_used(split, monkeypatch):
     """The chunked rank (7 test papers per block) equals link_rank of the full score
     matrix; LMVS(t) is fitted with the training times (newer citations kept), LMVS
     without; both start from the same LDA."""
-    import topiclink.experiments.lmv_kdd as kdd
+    import topiclink.families.lmv.protocol_kdd as kdd
 
     fits: dict[str, dict] = {}
     models = {}

@@ -1,4 +1,4 @@
-"""Features of topiclink.gp: radial basis functions, one-hot, shortest paths."""
+"""Features of topiclink.families.ktm.gp: radial basis functions, one-hot, shortest paths."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ import pytest
 import scipy.sparse as sp
 
 from topiclink.data.links import Links
-from topiclink.gp.features import one_hot, radial_basis_features, shortest_path_features
+from topiclink.families.ktm.gp.features import (
+    one_hot,
+    radial_basis_features,
+    shortest_path_features,
+)
 
 
 def test_radial_basis_dmr_setting():

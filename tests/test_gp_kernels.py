@@ -1,4 +1,5 @@
-"""Kernels of topiclink.gp: analytic gradients vs finite differences, PSD, sklearn API."""
+"""Kernels of topiclink.families.ktm.gp: analytic gradients vs finite differences, PSD, sklearn
+API."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import numpy as np
 import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 
-from topiclink.gp.features import shortest_path_features
-from topiclink.gp.kernels import (
+from topiclink.families.ktm.gp.features import shortest_path_features
+from topiclink.families.ktm.gp.kernels import (
     RBF,
     CategoricalKernel,
     ConstantKernel,

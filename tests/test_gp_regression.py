@@ -1,4 +1,4 @@
-"""Heteroscedastic GP regression of topiclink.gp: sklearn agreement, LOO vs refits,
+"""Heteroscedastic GP regression of topiclink.families.ktm.gp: sklearn agreement, LOO vs refits,
 evidence gradients vs finite differences, planted length-scale recovery."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor
 
-from topiclink.gp.kernels import (
+from topiclink.families.ktm.gp.kernels import (
     RBF,
     CategoricalKernel,
     ConstantKernel,
@@ -16,7 +16,7 @@ from topiclink.gp.kernels import (
     SOTUKernel,
     WhiteKernel,
 )
-from topiclink.gp.regression import (
+from topiclink.families.ktm.gp.regression import (
     FITCGP,
     HeteroscedasticGP,
     fit_hyperparameters,
@@ -224,7 +224,7 @@ def test_fitc_loo_is_exact_with_every_point_inducing_and_converges():
     an inducing input, and approach them as M grows."""
     from sklearn.gaussian_process.kernels import RBF
 
-    from topiclink.gp.regression import FITCGP, HeteroscedasticGP
+    from topiclink.families.ktm.gp.regression import FITCGP, HeteroscedasticGP
 
     rng = np.random.default_rng(7)
     X = np.sort(rng.uniform(0, 10, 120))[:, None]

@@ -15,9 +15,9 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from topiclink.data.checks import DataError
-from topiclink.gp.kernels import rational_quadratic
-from topiclink.inference.ktm import KTMData, KTMVariational, summed_evidence
-from topiclink.models.ktm import KernelTopicModel
+from topiclink.families.ktm.algorithm import KTMData, KTMVariational, summed_evidence
+from topiclink.families.ktm.estimator import KernelTopicModel
+from topiclink.families.ktm.gp.kernels import rational_quadratic
 
 
 def _planted(D: int = 300, V: int = 200, K: int = 4, L: int = 80, seed: int = 0):
@@ -90,7 +90,7 @@ def test_planted_topic_trends_are_found():
 def test_extreme_gaussian_beliefs_stay_finite():
     """A GP far from its data can predict means whose exponentials overflow the bridge;
     the priors stay finite and within bounds (this crashed a constant-kernel fit)."""
-    from topiclink.inference.ktm import ALPHA_MAX, ALPHA_MIN, bridge_to_dirichlet
+    from topiclink.families.ktm.algorithm import ALPHA_MAX, ALPHA_MIN, bridge_to_dirichlet
 
     mean = np.array([[0.0, 7000.0, -20.0], [1e4, 1e4 + 1, 1e4 + 2]])
     alpha = bridge_to_dirichlet(mean, np.array([[200.0, 1e-9, 1.0], [1.0, 1.0, 1e9]]))
@@ -142,7 +142,7 @@ def test_parameters_at_bounds_are_named():
     """The diagnostic behind fit's warning: hyper-parameters on a bound of their range."""
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
-    from topiclink.inference.ktm import TAU_MAX, KTMState, KTMVariational
+    from topiclink.families.ktm.algorithm import TAU_MAX, KTMState, KTMVariational
 
     kernel = ConstantKernel(1.0, (1e-3, 1e3)) * RBF(1.0, (1e-2, 1e2))
     algo = KTMVariational(3, kernel, beta=0.01, optimize_every=10)

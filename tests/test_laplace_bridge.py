@@ -1,5 +1,5 @@
 """Tests of the KTM Laplace bridge (Dirichlet <-> softmax-basis Gaussian) and of the Gaussian
-message arithmetic in :mod:`topiclink.inference.laplace`.
+message arithmetic in :mod:`topiclink.families.ktm.laplace`.
 
 Round trips are checked to ``ROUND_TRIP_RTOL`` relative on the bridge's own image (the
 "diagonal family": Gaussians that come from some alpha), for K = 3..50 and alpha spanning
@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from topiclink.inference.laplace import (
+from topiclink.families.ktm.laplace import (
     _gaussian_to_dirichlet_printed,
     beta_to_logit_gaussian,
     dirichlet_to_gaussian,

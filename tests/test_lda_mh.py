@@ -140,7 +140,7 @@ def test_lda_estimator_sampler_choice():
 
     from topiclink import LDA
     from topiclink.datasets.synthetic import make_lda_data
-    from topiclink.models.lda import MH_MIN_TOPICS
+    from topiclink.families.lda.estimator import MH_MIN_TOPICS
 
     corpus, truth = make_lda_data(n_docs=300, n_words=400, n_topics=6, doc_length=120,
                                   doc_topic_prior=0.1, topic_word_prior=0.01, random_state=7)

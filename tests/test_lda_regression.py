@@ -10,9 +10,9 @@ from scipy.optimize import linear_sum_assignment
 
 import topiclink
 from topiclink.data import DataError, Links
-from topiclink.datasets.synthetic.lmv import make_lmv_data
+from topiclink.families.lda_regression.estimator import LDARegression, sample_nonlinks
+from topiclink.families.lmv.synthetic import make_lmv_data
 from topiclink.metrics import link_rank
-from topiclink.models.lda_regression import LDARegression, sample_nonlinks
 
 K = 4
 

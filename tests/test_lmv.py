@@ -9,7 +9,7 @@ import pytest
 
 from topiclink.data import DataError, Links
 from topiclink.datasets import make_lmv_data
-from topiclink.models.lmv import VisibilityTopicModel
+from topiclink.families.lmv.estimator import VisibilityTopicModel
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_the_streamed_step_equals_the_naive_twin(planted):
     """One iteration of the estimator's algorithm with the Numba streaming replaced by the
     all-pairs NumPy twin gives the same state."""
     from tests import naive
-    from topiclink.inference.lmv import BatchLMV, LMVData
+    from topiclink.families.lmv.algorithm import BatchLMV, LMVData
 
     (corpus, links), _ = planted
     sub = corpus.subset(np.arange(25))
@@ -82,7 +82,7 @@ def test_the_streamed_step_equals_the_naive_twin(planted):
         def pair_statistics(self, state, data):
             from scipy.special import digamma
 
-            from topiclink.inference.lmv import expected_log_dirichlet
+            from topiclink.families.lmv.algorithm import expected_log_dirichlet
 
             taubar, elog_tau = self._tau(state)
             coo = data.cites.tocoo()  # CSR order: the rows of state.link_nu

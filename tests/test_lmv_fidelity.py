@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from topiclink.datasets import make_lmv_data
-from topiclink.inference.lmv import LMVData
-from topiclink.inference.lmv_stochastic import StochasticLMV, positive_mix
+from topiclink.families.lmv.algorithm import LMVData
+from topiclink.families.lmv.stochastic import StochasticLMV, positive_mix
 from topiclink.inference.online import RobbinsMonro
 
 
@@ -80,7 +80,7 @@ def test_every_update_stays_positive_under_a_large_first_step(small, monkeypatch
     """A mock first minibatch with a step far above 1 (A1 = 8: s = 8 / 6^0.501 = 3.3):
     gamma and lambda go through ``positive_mix`` and (a, b), (g, h) through
     ``positive_step``; all stay > 0 and finite."""
-    import topiclink.inference.lmv_stochastic as mod
+    import topiclink.families.lmv.stochastic as mod
 
     data = _data(small)
     alg = _algorithm(8.0, 5.0)
@@ -116,9 +116,9 @@ def test_newer_citations_keep_keeps_the_links_with_their_likelihood_term(small):
     from scipy.special import digamma
 
     from topiclink.data import DataError
-    from topiclink.inference.lmv import expected_log_dirichlet
-    from topiclink.inference.lmv_pairs import stream_pair_statistics
-    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.families.lmv.algorithm import expected_log_dirichlet
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
+    from topiclink.families.lmv.pairs import stream_pair_statistics
 
     (corpus, links), _ = small
     pairs = np.asarray(links.pairs, np.int64)
@@ -155,7 +155,7 @@ def test_newer_citations_keep_keeps_the_links_with_their_likelihood_term(small):
 
 # ---------------------------------------------------------------------------- 2: stopping
 def _lmvs(**kw):
-    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
 
     args = dict(inference="stochastic", batch_size=40, n0=10, random_state=0, n_jobs=1)
     return VisibilityTopicModel(6, **{**args, **kw})
@@ -180,7 +180,7 @@ def test_window_rule_needs_min_sweeps_and_a_calm_average(small):
 def test_max_iter_before_the_tolerance_warns_and_says_so(small):
     from sklearn.exceptions import ConvergenceWarning
 
-    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
 
     (corpus, links), _ = small
     with pytest.warns(ConvergenceWarning, match="max_iter reached before the tolerance"):
@@ -232,9 +232,9 @@ def test_window_rule_resumes_from_a_checkpoint_where_it_would_stop(small, tmp_pa
 def _start_of(model, corpus, links, S):
     """The initial state the estimator's algorithm builds from ``init_topics`` S."""
     from topiclink.data.links import as_links
-    from topiclink.inference.lmv import LMVData as LD
+    from topiclink.families.lmv.algorithm import LMVData as LD
+    from topiclink.families.rtm.variational import VarRTMData
     from topiclink.inference.var_lda import LDAData
-    from topiclink.inference.var_rtm import VarRTMData
 
     alg = model._algorithm()
     alg.init_topics = S
@@ -250,10 +250,10 @@ def _start_of(model, corpus, links, S):
 def test_init_topics_is_the_start_of_every_estimator(small):
     """``init_topics`` S: LMV / LMVS / PLLDA and LDA+Reg start at lambda = eta + S, Var-RTM
     (variational topics) at lambda = S + s; none of them draws its own topics."""
-    from topiclink.inference.lmv import start_lda
-    from topiclink.models.lda_regression import LDARegression
-    from topiclink.models.lmv import VisibilityTopicModel
-    from topiclink.models.var_rtm import VariationalRTM
+    from topiclink.families.lda_regression.estimator import LDARegression
+    from topiclink.families.lmv.algorithm import start_lda
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
+    from topiclink.families.rtm.estimator_variational import VariationalRTM
 
     (corpus, links), _ = small
     _, S = start_lda(corpus.counts, 6, 1 / 6, 0.5, np.random.default_rng(3), n_iter=20,
@@ -285,7 +285,7 @@ def test_the_models_of_a_cell_share_their_start(small, monkeypatch):
     """Cora protocol (and the simulation's, same helper): LMV, LMVS, PLLDA, RTM and LDA+Reg
     of one (fold, K, eta) get the same ``init_topics`` (one fitted LDA); another eta gets
     another; RTM has variational topics and tol 1e-5; the batch cap is raised."""
-    import topiclink.experiments.lmv as proto
+    import topiclink.families.lmv.protocol as proto
 
     (corpus, links), _ = small
     seen: list[tuple[str, float, np.ndarray, dict]] = []

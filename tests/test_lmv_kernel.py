@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from tests import naive
-from topiclink.inference.lmv_pairs import stream_pair_statistics
-from topiclink.kernels.lmv import pair_fixed_point
+from topiclink.families.lmv.kernels import pair_fixed_point
+from topiclink.families.lmv.pairs import stream_pair_statistics
 
 
 def _softmax(x):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from topiclink.inference.lmv_updates import (
+from topiclink.families.lmv.updates import (
     beta_entropy,
     blockmodel_objective,
     blockmodel_target,

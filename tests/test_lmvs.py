@@ -27,11 +27,11 @@ import topiclink
 from tests import naive
 from topiclink.data import DataError
 from topiclink.datasets import make_lmv_data
-from topiclink.inference.lmv import LMVData
-from topiclink.inference.lmv_pairs import stream_pair_statistics
-from topiclink.inference.lmv_stochastic import sampled_statistics
-from topiclink.kernels.lmv_sampled import bfs_lengths, inclusion_probability
-from topiclink.models.lmv import VisibilityTopicModel
+from topiclink.families.lmv.algorithm import LMVData
+from topiclink.families.lmv.estimator import VisibilityTopicModel
+from topiclink.families.lmv.kernels_sampled import bfs_lengths, inclusion_probability
+from topiclink.families.lmv.pairs import stream_pair_statistics
+from topiclink.families.lmv.stochastic import sampled_statistics
 
 K = 4
 
@@ -300,7 +300,7 @@ def test_thread_count_is_bit_identical():
 def test_document_table_gives_the_per_pair_statistics_bit_for_bit():
     """The per-minibatch table of cited / citing terms (cited_table) is the same numbers
     as computing them for every pair (no table: what a shipped block does)."""
-    from topiclink.inference.lmv_stochastic import (
+    from topiclink.families.lmv.stochastic import (
         PairMerge,
         batch_positions,
         block_edges,
@@ -492,9 +492,9 @@ def test_blockmodel_counts_every_pair_once(small_fit, small):
     factor it would be about |S|/D = 0.27 of it)."""
     from scipy.special import digamma
 
-    from topiclink.inference.lmv import LMVData, expected_log_dirichlet
-    from topiclink.inference.lmv_pairs import stream_pair_statistics
-    from topiclink.inference.lmv_updates import blockmodel_target
+    from topiclink.families.lmv.algorithm import LMVData, expected_log_dirichlet
+    from topiclink.families.lmv.pairs import stream_pair_statistics
+    from topiclink.families.lmv.updates import blockmodel_target
 
     (corpus, links), _ = small
     st = small_fit.state_

@@ -24,9 +24,9 @@ import topiclink  # noqa: E402
 from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.datasets import make_lmv_data  # noqa: E402
 from topiclink.execution import DaskExecutor  # noqa: E402
-from topiclink.inference.lmv import LMVData  # noqa: E402
-from topiclink.inference.lmv_stochastic import StochasticLMV  # noqa: E402
-from topiclink.models.lmv import VisibilityTopicModel  # noqa: E402
+from topiclink.families.lmv.algorithm import LMVData  # noqa: E402
+from topiclink.families.lmv.estimator import VisibilityTopicModel  # noqa: E402
+from topiclink.families.lmv.stochastic import StochasticLMV  # noqa: E402
 
 STATE = ("gamma", "lam", "a", "b", "g", "h", "citation_topics", "previous_diagonal")
 
@@ -203,7 +203,7 @@ def test_errors(small, monkeypatch):
 
 def test_dask_imported_only_when_used():
     code = ("import sys; from topiclink.datasets import make_lmv_data; "
-            "from topiclink.models.lmv import VisibilityTopicModel; "
+            "from topiclink.families.lmv.estimator import VisibilityTopicModel; "
             "(c, l), _ = make_lmv_data(n_docs=40, random_state=0); "
             "VisibilityTopicModel(3, inference='stochastic', max_iter=1, batch_size=20)"
             ".fit(c, links=l); "

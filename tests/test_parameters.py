@@ -19,7 +19,7 @@ from sklearn.base import clone
 import topiclink
 from topiclink.data.checks import N_TOPICS, PRIOR
 from topiclink.datasets import make_bpbfm_data
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 from topiclink.parameters import (
     ALIASES,
     DEPRECATED,

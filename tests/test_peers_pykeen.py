@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from topiclink.data.tensor import RelationalTensor
-from topiclink.experiments import kge_peers
 from topiclink.experiments.runner import model_names, unregister_model
+from topiclink.families.bpbfm import protocol_peers as kge_peers
 
 
 def _hide_pykeen(monkeypatch):

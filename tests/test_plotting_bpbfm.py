@@ -11,8 +11,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import topiclink.plotting as plotting  # noqa: E402
-from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data  # noqa: E402
-from topiclink.models.bpbfm import BilinearPoissonFactorModel  # noqa: E402
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel  # noqa: E402
+from topiclink.families.bpbfm.synthetic import make_bpbfm_data  # noqa: E402
 from topiclink.plotting import plot_dictionary, plot_relation_matrices  # noqa: E402
 
 

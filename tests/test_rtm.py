@@ -11,8 +11,8 @@ import topiclink
 from topiclink.data import DataError
 from topiclink.data.splits import train_test_split_documents
 from topiclink.datasets import make_rtm_data
+from topiclink.families.rtm.estimator import PAPER_VARIANTS, RelationalTopicModel
 from topiclink.metrics import link_auc, link_rank
-from topiclink.models.rtm import PAPER_VARIANTS, RelationalTopicModel
 
 
 @pytest.fixture(scope="module")

@@ -70,9 +70,9 @@ from topiclink.diagnostics.geweke import (
     geweke_zscores,
     redraw_words,
 )
+from topiclink.families.rtm.algorithm import RelationalData, RelationalGibbs, RelationalState
 from topiclink.inference.augment import augment
 from topiclink.inference.lda import TokenData
-from topiclink.inference.rtm import RelationalData, RelationalGibbs, RelationalState
 from topiclink.inference.weights import pair_omega
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels

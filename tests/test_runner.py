@@ -116,7 +116,7 @@ def test_build_model_by_paper_name_or_local_factory_and_fit_by_declaration():
 
 
 def test_grtm_protocol_default_c_workers_and_fold_subsets(linked, tmp_path):
-    from topiclink.experiments.grtm import DEFAULT_C, GRTMSettings, run_grtm_experiment
+    from topiclink.families.rtm.protocol import DEFAULT_C, GRTMSettings, run_grtm_experiment
 
     corpus, links = linked
     settings = GRTMSettings(max_iter=4, var_rtm_iter=3)

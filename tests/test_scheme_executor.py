@@ -20,12 +20,12 @@ import pytest
 import topiclink
 from topiclink.datasets import make_lda_data, make_lmv_data, make_rtm_data, make_slda_data
 from topiclink.execution import Shards, execution_plan
-from topiclink.models.bpbfm import BilinearPoissonFactorModel
-from topiclink.models.dmr import DMR
-from topiclink.models.lda import LDA
-from topiclink.models.lmv import VisibilityTopicModel
-from topiclink.models.rtm import RelationalTopicModel
-from topiclink.models.slda import SupervisedTopicModel
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.dmr.estimator import DMR
+from topiclink.families.lda.estimator import LDA
+from topiclink.families.lmv.estimator import VisibilityTopicModel
+from topiclink.families.rtm.estimator import RelationalTopicModel
+from topiclink.families.slda.estimator import SupervisedTopicModel
 from topiclink.parameters import GLOSSARY, SchemeCodec
 
 from .test_bpbfm import _planted

@@ -271,7 +271,7 @@ def assert_same_chain(a, b):
 
 
 def test_dask_fit_from_shards_equals_in_memory(corpus, shard_dir, client, monkeypatch):
-    from topiclink.models.lda import LDA
+    from topiclink.families.lda.estimator import LDA
 
     ref = LDA(parallel="dask", client=client, **LDA_KW).fit(corpus)
     shards = ShardSet.open(shard_dir)
@@ -294,7 +294,7 @@ def test_dask_fit_from_shards_equals_in_memory(corpus, shard_dir, client, monkey
 
 def test_worker_processes_read_the_files(corpus, shard_dir):
     """Workers in other processes read the shard files by path: the same chain."""
-    from topiclink.models.lda import LDA
+    from topiclink.families.lda.estimator import LDA
 
     kw = {**LDA_KW, "max_iter": 6}
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -310,7 +310,7 @@ def test_prediction_reads_a_shard_set_shard_by_shard(corpus, tmp_path):
     """transform / perplexity / score of a ShardSet stream its shards and equal those of
     the corpus in memory (transform exactly; the held-out log-likelihood up to the order
     of a float sum); a ShardSet's shards come back as corpora, with their ids."""
-    from topiclink.models.lda import LDA
+    from topiclink.families.lda.estimator import LDA
 
     model = LDA(n_topics=4, max_iter=15, random_state=1).fit(corpus)
     shards = write_shards(corpus, tmp_path / "s", 3)
@@ -365,7 +365,7 @@ def test_sweeper_reading_shards_equals_scattered(corpus, shard_dir, client):
 
 
 def test_dask_fit_from_shards_errors(corpus, shard_dir, client, tmp_path):
-    from topiclink.models.lda import LDA
+    from topiclink.families.lda.estimator import LDA
 
     shards = ShardSet.open(shard_dir)
     kw = {k: v for k, v in LDA_KW.items() if k != "n_shards"}

@@ -10,10 +10,10 @@ from scipy.optimize import linear_sum_assignment
 import topiclink
 from topiclink.data import DataError
 from topiclink.datasets import make_lda_data, make_slda_data
+from topiclink.families.slda.estimator import SupervisedTopicModel
 from topiclink.kernels import lda as kl
 from topiclink.kernels import rtm as kr
 from topiclink.kernels.rng import uniforms
-from topiclink.models.slda import SupervisedTopicModel
 from topiclink.random import as_generator, kernel_state
 
 
@@ -135,7 +135,7 @@ def test_bad_input(binary):
 def test_experiment_configurations_in_processes_equal_sequential(binary):
     """``workers`` runs (model, K, c, run) configurations in processes: same rows, same
     order, as the sequential loop (only the timings may differ)."""
-    from topiclink.experiments.slda import SLDATask, run_slda_experiment
+    from topiclink.families.slda.protocol import SLDATask, run_slda_experiment
 
     (corpus, y), _ = binary
     task = SLDATask("planted", corpus.subset(range(150)), y[:150],

@@ -64,9 +64,9 @@ from topiclink.diagnostics.geweke import (
     geweke_zscores,
     redraw_words,
 )
+from topiclink.families.slda.algorithm import SupervisedData, SupervisedGibbs, SupervisedState
 from topiclink.inference.augment import augment
 from topiclink.inference.lda import TokenData
-from topiclink.inference.slda import SupervisedData, SupervisedGibbs, SupervisedState
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
 

@@ -35,9 +35,9 @@ from tests.golden.record_stream import (
     outputs,
 )
 from topiclink.data import DataError
+from topiclink.families.lmv.stochastic import LMVSState
 from topiclink.inference import engine
 from topiclink.inference.engine import state_from_saved, state_to_saved
-from topiclink.inference.lmv_stochastic import LMVSState
 
 
 @pytest.fixture(scope="module")

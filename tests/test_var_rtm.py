@@ -22,16 +22,16 @@ from topiclink.data import Corpus, DataError
 from topiclink.data.links import Links
 from topiclink.data.splits import train_test_split_documents
 from topiclink.datasets import load_bundled_cora, make_rtm_data
-from topiclink.inference.var_rtm import (
+from topiclink.families.rtm.estimator_variational import VariationalRTM
+from topiclink.families.rtm.variational import (
     VariationalRTMEM,
     VarRTMData,
     VarRTMState,
     link_m_step,
     link_objective,
 )
-from topiclink.kernels import var_rtm as kernels
+from topiclink.kernels import variational as kernels
 from topiclink.metrics import link_auc, link_rank, word_rank
-from topiclink.models.var_rtm import VariationalRTM
 
 # ---------------------------------------------------------------------- tiny problem
 

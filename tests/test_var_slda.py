@@ -20,7 +20,9 @@ from scipy.special import digamma, gammaln, log_expit
 import topiclink
 from topiclink.data import Corpus, DataError
 from topiclink.datasets import make_lda_data, make_slda_data
-from topiclink.inference.var_slda import (
+from topiclink.families.slda import kernels_variational as kernels
+from topiclink.families.slda.estimator_variational import VariationalSLDA
+from topiclink.families.slda.variational import (
     VariationalSLDAEM,
     VarSLDAData,
     VarSLDAState,
@@ -29,8 +31,6 @@ from topiclink.inference.var_slda import (
     label_objective,
     label_statistics,
 )
-from topiclink.kernels import var_slda as kernels
-from topiclink.models.var_slda import VariationalSLDA
 
 # ---------------------------------------------------------------------- NumPy twin
 
@@ -352,7 +352,7 @@ def test_bad_input(planted):
 def test_slda_experiment_runs_vslda_as_a_baseline(planted, caplog):
     """vSLDA rows (one per c) with n_iter and seconds per iteration; skipped, with a
     warning, on a multiclass task."""
-    from topiclink.experiments.slda import SLDATask, run_slda_experiment
+    from topiclink.families.slda.protocol import SLDATask, run_slda_experiment
 
     (corpus, y), _ = planted
     task = SLDATask("planted", corpus.subset(range(100)), y[:100],
@@ -366,7 +366,7 @@ def test_slda_experiment_runs_vslda_as_a_baseline(planted, caplog):
                                table["train_seconds"] / table["n_iter"])
     multi = SLDATask("three", task.train, np.arange(100) % 3, task.test,
                      np.arange(40) % 3, np.array(["a", "b", "c"]))
-    with caplog.at_level("WARNING", logger="topiclink.experiments.slda"):
+    with caplog.at_level("WARNING", logger="topiclink.families.slda.protocol"):
         table = run_slda_experiment(multi, ["vSLDA"], topics=(3,), max_iter=2)
     assert table.empty and "vSLDA is binary only" in caplog.text
 

@@ -11,7 +11,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from topiclink import legacy_paths
+
 __version__ = "0.1.0"
+
+legacy_paths.install()   # the module paths of before the family folders, for one release
 
 #: the names that are not estimators, and where they live
 _LAZY = {

@@ -162,7 +162,7 @@ def feature_cases() -> list[Case]:
 def kernel_cases() -> list[Case]:
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 
-    from topiclink.gp.kernels import CategoricalKernel, SOTUKernel
+    from topiclink.families.ktm.gp.kernels import CategoricalKernel, SOTUKernel
 
     kernels = {"rbf_text": RBF("x"), "product_text": ConstantKernel(1.0) * RBF([1, "a"]),
                "sotu_text": SOTUKernel(length_scale="5"), "rho_negative":

@@ -58,7 +58,7 @@ def lmv_chunks(timed: bool = False) -> list[tuple[Any, np.ndarray, np.ndarray | 
 
 
 def bpbfm_tensor() -> Any:
-    from topiclink.datasets.synthetic.bpbfm import make_bpbfm_data
+    from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 
     tensor, _ = make_bpbfm_data(48, 4, 3, random_state=5, density=0.06)
     return tensor
@@ -86,14 +86,14 @@ def bpbfm_chunks(n: int = 4, seed: int = 0) -> list[Any]:
 
 # ---------------------------------------------------------------------- runs
 def _lmvs(**kw: Any) -> Any:
-    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
 
     base = dict(inference="stochastic", batch_size=16, n0=20, tol=0.0, random_state=3)
     return VisibilityTopicModel(4, **{**base, **kw})
 
 
 def _bpbfm(**kw: Any) -> Any:
-    from topiclink.models.bpbfm import BilinearPoissonFactorModel
+    from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
     base = dict(inference="online", batch_size=64, random_state=2)
     return BilinearPoissonFactorModel(3, **{**base, **kw})

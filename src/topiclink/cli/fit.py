@@ -158,7 +158,7 @@ def fit_lda(
     --documents (their text analysis saved with the model) and save it to --out; on a
     Dask cluster with --scheduler."""
     from topiclink.execution import Shards, resolve_n_jobs
-    from topiclink.models.lda import LDA
+    from topiclink.models import LDA
 
     setup_logging(verbose)
     check(jobs == -1 or jobs >= 1, f"--jobs must be -1 or >= 1, got {jobs}")
@@ -272,7 +272,7 @@ def fit_lmv(
     --documents and --edges; with --time-column a document only cites older ones: LMV(t))
     and save it to --out; `topiclink suggest FILE --text ...` then ranks documents to
     cite."""
-    from topiclink.models.lmv import VisibilityTopicModel
+    from topiclink.models import VisibilityTopicModel
 
     setup_logging(verbose)
     try:
@@ -373,7 +373,7 @@ def fit_bpbfm(
     those cells unobserved would tell it where the answers are); `topiclink experiment
     bpbfm --protocol kg` evaluates on them.  Prints the summary and saves to --out."""
 
-    from topiclink.models.bpbfm import BilinearPoissonFactorModel
+    from topiclink.models import BilinearPoissonFactorModel
 
     setup_logging(verbose)
     if components is not None:

@@ -33,46 +33,15 @@ from topiclink.datasets.registry import (
     register_dataset,
     unregister_dataset,
 )
-from topiclink.datasets.synthetic import (
-    make_bpbfm_data,
-    make_lda_data,
-    make_lmv_data,
-    make_rtm_data,
-    make_slda_data,
-)
+from topiclink.datasets.synthetic import make_lda_data
+from topiclink.families import exports, public_names
 
 __all__ = [
-    "DATA_HOME_ENV",
-    "FORMATS",
-    "LOADERS",
-    "Dataset",
-    "DatasetSpec",
-    "data_home",
-    "dataset_dir",
-    "dataset_specs",
-    "detect_format",
-    "list_datasets",
-    "load_20newsgroups",
-    "load_bundled_cora",
-    "load_cora_linqs",
-    "load_cora_rlda",
-    "hepth_kdd_split",
-    "load_dataset",
-    "load_fb15k237",
-    "load_folder",
-    "load_hepth",
-    "load_nations",
-    "load_poliblog",
-    "load_sampson",
-    "load_sotu",
-    "load_umls",
-    "load_webkb",
-    "make_bpbfm_data",
-    "make_lda_data",
-    "make_lmv_data",
-    "make_rtm_data",
-    "make_slda_data",
-    "read_hepth_abstracts",
-    "register_dataset",
-    "unregister_dataset",
-]
+    "DATA_HOME_ENV", "FORMATS", "LOADERS", "Dataset", "DatasetSpec", "data_home",
+    "dataset_dir", "dataset_specs", "detect_format", "list_datasets", "load_20newsgroups",
+    "load_bundled_cora", "load_cora_linqs", "load_cora_rlda", "hepth_kdd_split",
+    "load_dataset", "load_fb15k237", "load_folder", "load_hepth", "load_nations",
+    "load_poliblog", "load_sampson", "load_sotu", "load_umls", "load_webkb", "make_lda_data",
+    "read_hepth_abstracts", "register_dataset", "unregister_dataset"]
+__getattr__, __dir__ = exports(__name__, __all__)
+__all__ += public_names(__name__)   # the families' names

@@ -6,7 +6,7 @@ The AD-LDA sweeps of ``parallel="dask"`` on :class:`~topiclink.LDA` and
 count deltas as ``parallel="adlda"``; ``DaskSweeper`` is importable from here for one
 release); the supervised models run their shards through :mod:`topiclink.execution` as
 well.  The gRTM sampler's shards run on the executor layer as well
-(:mod:`topiclink.inference.rtm_shards`).  What is left here: client resolution, the counts
+(:mod:`topiclink.families.rtm.shards`).  What is left here: client resolution, the counts
 of a ShardSet counted by the workers, and the estimators' ``client`` parameter
 (:mod:`~topiclink.distributed.params`).  Dask and distributed are imported only when a run
 starts (``pip install 'topiclink[dask]'``).

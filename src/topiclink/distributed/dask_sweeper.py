@@ -1,7 +1,7 @@
 """Dask helpers of the sharded samplers: the counts of a ShardSet counted by the workers
 from the shard files (:func:`word_topic_counts`) and a shard file read by a worker
 (:func:`load_shard_task`).  The gRTM sampler's shards run on the executor layer too
-(:mod:`topiclink.inference.rtm_shards`): its own recovery helpers are gone.
+(:mod:`topiclink.families.rtm.shards`): its own recovery helpers are gone.
 
 The AD-LDA sweeps that lived here (``DaskSweeper``) run on the executor layer now:
 :class:`topiclink.inference.chunked.ShardSweeper` -- one sweep, written once, on the

@@ -10,7 +10,6 @@ which ``topiclink experiment NAME`` is generated and which
 """
 
 from topiclink.experiments.evaluation import evaluate_model
-from topiclink.experiments.grtm import GRTMSettings, run_grtm_experiment, summarise
 from topiclink.experiments.registry import (
     Choice,
     ProtocolSpec,
@@ -21,7 +20,11 @@ from topiclink.experiments.registry import (
     run_protocol,
 )
 from topiclink.experiments.runner import build_model, cell_seed, grid, run_grid, write_csv
+from topiclink.families import exports, public_names
 
-__all__ = ["Choice", "GRTMSettings", "ProtocolSpec", "Session", "build_model", "cell_seed",
-           "evaluate_model", "get_protocol", "grid", "protocols", "register_protocol",
-           "run_grid", "run_grtm_experiment", "run_protocol", "summarise", "write_csv"]
+__all__ = [
+    "Choice", "ProtocolSpec", "Session", "build_model", "cell_seed", "evaluate_model",
+    "get_protocol", "grid", "protocols", "register_protocol", "run_grid", "run_protocol",
+    "write_csv"]
+__getattr__, __dir__ = exports(__name__, __all__)
+__all__ += public_names(__name__)   # the families' names

@@ -249,12 +249,15 @@ def _import(module: str) -> None:
 
 
 def _discover() -> None:
-    """Import every module of :mod:`topiclink.experiments` (their specs register)."""
+    """Import every module of :mod:`topiclink.experiments` and every family's protocol
+    modules (their specs register)."""
     import topiclink.experiments as package
+    from topiclink.families import discover
 
     for info in pkgutil.iter_modules(package.__path__):
         if not info.name.startswith("_"):
             _import(f"{package.__name__}.{info.name}")
+    discover("protocol")
 
 
 def get_protocol(name: str) -> ProtocolSpec:

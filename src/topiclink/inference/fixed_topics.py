@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from topiclink.data.corpus import Corpus
 from topiclink.kernels import lda as lda_kernels
-from topiclink.kernels import var_rtm as var_kernels
+from topiclink.kernels import variational as var_kernels
 
 __all__ = ["infer_doc_topics", "infer_doc_topics_variational", "completion_split"]
 

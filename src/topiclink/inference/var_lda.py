@@ -1,19 +1,20 @@
 """Batch variational Bayes for LDA as an engine algorithm (Blei, Ng & Jordan 2003, with
 Dirichlet topics q(beta_k) = Dir(lambda_k)).
 
-The word part of batch LMV (:mod:`topiclink.inference.lmv`, Tan, Chan & Zheng 2016,
+The word part of batch LMV (:mod:`topiclink.families.lmv.algorithm`, Tan, Chan & Zheng 2016,
 Algorithm 1 steps 2-4) without the pairs: one iteration is
 
-1. phi and gamma of every document (:func:`topiclink.kernels.lmv_words.word_e_step` with a
+1. phi and gamma of every document (:func:`topiclink.kernels.word_e_step.word_e_step` with a
    zero citation offset), warm-started from the previous gamma;
 2. lambda = eta + word statistics.
 
 Each step is an exact coordinate maximisation of the ELBO, which therefore never
-decreases; :func:`lda_bound` is the ELBO (shared with :class:`~topiclink.inference.lmv.
+decreases; :func:`lda_bound` is the ELBO (shared with :class:`~topiclink.families.lmv.algorithm.
 BatchLMV`, whose bound is this plus the pairs' and the blockmodel's terms).  The
 documents are processed in fixed blocks, each accumulating its own word statistics that
 are summed in block order, so the result never depends on the number of threads.
-This is the LDA of the "LDA + Regression" baseline (:mod:`topiclink.models.lda_regression`).
+This is the LDA of the "LDA + Regression" baseline
+(:mod:`topiclink.families.lda_regression.estimator`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from scipy.special import gammaln
 from topiclink.execution import Executor, open_executor
 from topiclink.inference.engine import Algorithm, State, fingerprint
 from topiclink.inference.variational import expected_log_dirichlet, seeded_topic_stats
-from topiclink.kernels.lmv_words import word_e_step
+from topiclink.kernels.word_e_step import word_e_step
 
 __all__ = ["LDAData", "VarLDAState", "BatchVarLDA", "lda_bound"]
 
@@ -44,10 +45,10 @@ def lda_bound(gamma: np.ndarray, lam: np.ndarray, word_stats: np.ndarray,
     """The LDA terms of the ELBO: words + q(theta) part + q(beta) part.
 
     ``words = sum_d word_terms_d + sum_kw S_kw E log beta_kw`` with ``S = word_stats.T``
-    (``word_terms`` from :func:`~topiclink.kernels.lmv_words.word_e_step`), and for theta
+    (``word_terms`` from :func:`~topiclink.kernels.word_e_step.word_e_step`), and for theta
     (symmetric Dir(alpha), K components) and beta (symmetric Dir(eta), V components) the
     usual ``E log p - E log q`` of a Dirichlet.  ``elog_theta`` / ``elog_beta`` are
-    :func:`~topiclink.inference.lmv.expected_log_dirichlet` of gamma / lambda (callers
+    :func:`~topiclink.families.lmv.algorithm.expected_log_dirichlet` of gamma / lambda (callers
     that need them too pass theirs).  Summed as ``words + theta + topics``.
     """
     K = gamma.shape[1]
@@ -121,7 +122,7 @@ class BatchVarLDA(Algorithm):
 
     # ------------------------------------------------------------------ set-up
     def init(self, data: LDAData, rng: np.random.Generator) -> VarLDAState:
-        """LDA-C's seeded topics (as :class:`~topiclink.inference.lmv.BatchLMV`): lambda =
+        """LDA-C's seeded topics (as :class:`~topiclink.families.lmv.algorithm.BatchLMV`): lambda =
         eta + the counts of K random documents + 1 (or eta + ``init_topics``, given
         statistics); gamma = alpha + N_d / K."""
         K, (D, V) = self.n_topics, data.counts.shape

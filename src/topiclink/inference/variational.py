@@ -2,8 +2,8 @@
 seeded topic initialisation, the topic M-step, the expected topic proportions of
 ``q(theta)`` and the expected log of a Dirichlet's components.
 
-The algorithms themselves are :mod:`topiclink.inference.var_rtm` and
-:mod:`topiclink.inference.var_slda`.
+The algorithms themselves are :mod:`topiclink.families.rtm.variational` and
+:mod:`topiclink.families.slda.variational`.
 """
 
 from __future__ import annotations

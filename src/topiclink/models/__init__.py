@@ -9,8 +9,10 @@ new family needs no entry here.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
+from topiclink.families import public_names
 from topiclink.models.base import Estimator as Estimator
 from topiclink.models.base import library_estimators as library_estimators
 from topiclink.models.base import load as load
@@ -25,10 +27,9 @@ _BASE = ["Estimator", "load", "make_paper_model", "paper_models", "registered_es
 def __getattr__(name: str) -> Any:
     if name == "__all__":   # ``from topiclink.models import *``
         return [*_BASE, *library_estimators()]
-    if name == "PAPER_VARIANTS":
-        from topiclink.models.rtm import PAPER_VARIANTS
-
-        return PAPER_VARIANTS
+    family_name = public_names(__name__).get(name)   # e.g. PAPER_VARIANTS (gRTM)
+    if family_name is not None:
+        return getattr(importlib.import_module(family_name), name)
     if name[:1].isupper():
         cls = library_estimators().get(name)
         if cls is not None:

@@ -11,10 +11,8 @@ without being listed anywhere.  What a model *can do* comes from the capability 
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
-import pkgutil
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -733,12 +731,10 @@ def _concat_traces(old: dict[str, np.ndarray], new: dict[str, np.ndarray]
 
 # ---------------------------------------------------------------------- the registry
 def _discover() -> None:
-    """Import every module of :mod:`topiclink.models` (their classes register)."""
-    import topiclink.models as package
+    """Import every family's estimator modules (their classes register)."""
+    from topiclink.families import discover
 
-    for info in pkgutil.iter_modules(package.__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+    discover("estimator")
 
 
 def registered_estimators() -> dict[str, type[Estimator]]:

@@ -1,23 +1,14 @@
 """Figures: functions ``(fitted_model_or_table, ax=None) -> Axes`` (grids of panels return
-the Figure); matplotlib is lazy."""
+the Figure); matplotlib is lazy.  The families add their own figures (``plot_weight_matrix``,
+``plot_blockmodel``, ``plot_dictionary``, ...: see :func:`topiclink.families.public_names`)."""
 
-from topiclink.plotting.bpbfm import plot_dictionary, plot_relation_matrices
+from topiclink.families import exports, public_names
 from topiclink.plotting.experiments import plot_metric_vs_iteration, plot_metric_vs_topics
 from topiclink.plotting.graph import plot_graph_topics
-from topiclink.plotting.relational import plot_weight_matrix
 from topiclink.plotting.topics import plot_top_words, plot_topics_over_time, plot_trace
-from topiclink.plotting.visibility import (
-    plot_blockmodel,
-    plot_visibility_by_topic,
-    plot_visibility_vs_citations,
-    recommendation_table,
-    term_scores,
-    top_words_by_term_score,
-)
 
-__all__ = ["plot_blockmodel", "plot_dictionary", "plot_metric_vs_iteration",
-           "plot_metric_vs_topics", "plot_graph_topics", "plot_relation_matrices",
-           "plot_top_words",
-           "plot_topics_over_time", "plot_trace",
-           "plot_visibility_by_topic", "plot_visibility_vs_citations", "plot_weight_matrix",
-           "recommendation_table", "term_scores", "top_words_by_term_score"]
+__all__ = [
+    "plot_graph_topics", "plot_metric_vs_iteration", "plot_metric_vs_topics",
+    "plot_top_words", "plot_topics_over_time", "plot_trace"]
+__getattr__, __dir__ = exports(__name__, __all__)
+__all__ += public_names(__name__)   # the families' names

@@ -23,48 +23,16 @@ entries of phi underflow to exactly 0) and most documents are dominated by one o
 topics, so a few hundred Gibbs sweeps recover them.
 
 Modules: :mod:`~topiclink.datasets.synthetic.lda` (the word model and LDA),
-:mod:`~topiclink.datasets.synthetic.rtm` (gRTM links), :mod:`~topiclink.datasets.synthetic.slda`
-(sLDA labels), :mod:`~topiclink.datasets.synthetic.lmv` (LMV citations with visibility),
-:mod:`~topiclink.datasets.synthetic.bpbfm` (BPBFM multi-relational tensors, no words);
+:mod:`~topiclink.families.rtm.synthetic` (gRTM links), :mod:`~topiclink.families.slda.synthetic`
+(sLDA labels), :mod:`~topiclink.families.lmv.synthetic` (LMV citations with visibility),
+:mod:`~topiclink.families.bpbfm.synthetic` (BPBFM multi-relational tensors, no words);
 :mod:`~topiclink.datasets.synthetic._common` holds the shared checks.
 """
 
 from topiclink.datasets.synthetic._common import DocLength
-from topiclink.datasets.synthetic.bpbfm import (
-    BPBFMTruth,
-    draw_bpbfm_counts,
-    make_bpbfm_data,
-    planted_bpbfm_pattern,
-)
 from topiclink.datasets.synthetic.lda import LDATruth, make_lda_data
-from topiclink.datasets.synthetic.lmv import LMVTruth, make_lmv_data, paper_blockmodel
-from topiclink.datasets.synthetic.rtm import (
-    RTM_BACKGROUND,
-    RTM_DIAGONAL,
-    RTM_NEXT_TOPIC,
-    RTMTruth,
-    make_rtm_data,
-    planted_rtm_weights,
-)
-from topiclink.datasets.synthetic.slda import SLDATruth, make_slda_data
+from topiclink.families import exports, public_names
 
-__all__ = [
-    "BPBFMTruth",
-    "RTM_BACKGROUND",
-    "RTM_DIAGONAL",
-    "RTM_NEXT_TOPIC",
-    "DocLength",
-    "LDATruth",
-    "LMVTruth",
-    "RTMTruth",
-    "SLDATruth",
-    "draw_bpbfm_counts",
-    "make_bpbfm_data",
-    "make_lda_data",
-    "make_lmv_data",
-    "make_rtm_data",
-    "make_slda_data",
-    "paper_blockmodel",
-    "planted_bpbfm_pattern",
-    "planted_rtm_weights",
-]
+__all__ = ["DocLength", "LDATruth", "make_lda_data"]
+__getattr__, __dir__ = exports(__name__, __all__)
+__all__ += public_names(__name__)   # the families' names

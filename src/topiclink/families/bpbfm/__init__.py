@@ -1,0 +1,14 @@
+"""Bilinear Poisson factor models of multi-relational data (BPBFM-1/-2; Hu, Rai & Carin,
+AISTATS 2016).
+
+``kernels`` / ``kernels_em``, ``algorithm`` (Gibbs), ``em`` (MAP-EM), ``online``,
+``estimator``, ``synthetic``, ``protocol`` (paper and knowledge-graph protocols),
+``protocol_peers`` (the PyKEEN peers), ``plots``."""
+
+#: what the family adds to the public packages (:func:`topiclink.families.public_names`)
+PUBLIC = {
+    "topiclink.datasets": {"make_bpbfm_data": "synthetic"},
+    "topiclink.datasets.synthetic": {name: "synthetic" for name in (
+        "BPBFMTruth", "draw_bpbfm_counts", "make_bpbfm_data", "planted_bpbfm_pattern")},
+    "topiclink.plotting": {"plot_dictionary": "plots", "plot_relation_matrices": "plots"},
+}

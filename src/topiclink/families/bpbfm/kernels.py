@@ -1,0 +1,294 @@
+"""Numba kernels of the bilinear Poisson factor models (BPBFM-1, BPBFM-2).
+
+One kernel serves both models (``design/models/bpbfm.md``, Gibbs steps 1-2).  Relation r's
+Poisson rate is a sum over the CSR list ``rel_ptr[r]:rel_ptr[r + 1]`` of terms (m, w)::
+
+    rate^r_ij = sum_{(m, w)} sum_{k1, k2} w u_ik1 G^m_k1k2 u_jk2
+
+(BPBFM-1: ``G = Lambda`` (R, K, K), one term (r, 1) per relation; BPBFM-2: every
+dictionary element m with ``w = eta_mr``).  For each entry of a chunk the kernel computes
+the cell weights over (m, k1, k2) and their cumulative sums, draws the entry's latent
+count X (a one of binary data: zero-truncated Poisson; count data: the observed value; a
+held-out entry: Poisson, the imputation of a missing value), and allocates X over the
+cells by X categorical draws (cumulative weights + binary search; built only when X > 0),
+accumulating
+
+- ``n_ent[i, k1]`` (sender) and ``n_ent[j, k2]`` (receiver; skipped with
+  ``sender_only``, the supplement's printed count, kept for the Geweke test only),
+- ``x_cells[m, k1, k2]``,
+- ``x_rm[r, m]`` (only when ``x_rm`` has rows: BPBFM-2).
+
+Imports only numpy, numba, math and topiclink.kernels (``tests/test_architecture.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from topiclink.kernels.counts import poisson_draw, zero_truncated_poisson_draw
+from topiclink.kernels.rng import uniform
+
+__all__ = ["KIND_ONE", "KIND_COUNT", "KIND_MISSING", "sweep_entries", "sweep_self_pairs",
+           "entry_rates", "ones_loglik"]
+
+#: entry kinds: a one of binary data, an observed count, a held-out (imputed) entry
+KIND_ONE = 0
+KIND_COUNT = 1
+KIND_MISSING = 2
+
+
+@njit(cache=True, nogil=True)
+def sweep_entries(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
+                  kinds: np.ndarray, values: np.ndarray, lo: int, hi: int,
+                  U: np.ndarray, L: np.ndarray, G: np.ndarray, rel_ptr: np.ndarray,
+                  rel_m: np.ndarray, rel_w: np.ndarray, sender_only: bool,
+                  state: np.ndarray, n_ent: np.ndarray, x_cells: np.ndarray,
+                  x_rm: np.ndarray) -> int:
+    """Latent counts of entries ``lo:hi`` and their allocation (accumulated in place).
+
+    The rate ``u_i^T Lambda^r u_j`` (O(K^2)) decides the latent count; only an entry with
+    a count > 0 builds its cumulative cell weights over (m, k1, k2) (O(M K^2) for
+    BPBFM-2), so the held-out cells, mostly drawn 0, cost O(K^2) each.
+
+    Parameters
+    ----------
+    heads, rels, tails : int32 (E,); kinds : int8 (E,) (``KIND_*``); values : float64 (E,)
+    U : float64 (N, K); L : float64 (R, K, K) the relation matrices
+        ``Lambda^r = sum_{(m, w)} w G^m``; G : float64 (M, K, K)
+    rel_ptr : int64 (R + 1,); rel_m : int64 (T,); rel_w : float64 (T,)
+    sender_only : count entity i as sender only (the printed, wrong, U statistic)
+    state : uint64 (4,) xoshiro256** stream of this chunk
+    n_ent : int64 (N, K); x_cells : int64 (M, K, K); x_rm : int64 (R, M) or (0, 0)
+
+    Returns
+    -------
+    the total latent count drawn
+    """
+    K = U.shape[1]
+    KK = K * K
+    R = rel_ptr.shape[0] - 1
+    max_terms = 1
+    for r in range(R):
+        nt = rel_ptr[r + 1] - rel_ptr[r]
+        if nt > max_terms:
+            max_terms = nt
+    cum = np.empty(max_terms * KK)
+    track_rm = x_rm.shape[0] > 0
+    total = 0
+    for e in range(lo, hi):
+        i = heads[e]
+        r = rels[e]
+        j = tails[e]
+        ui = U[i]
+        uj = U[j]
+        Lr = L[r]
+        rate = 0.0
+        for k1 in range(K):
+            a = ui[k1]
+            for k2 in range(K):
+                rate += a * Lr[k1, k2] * uj[k2]
+        kind = kinds[e]
+        if kind == KIND_ONE:
+            x = zero_truncated_poisson_draw(rate, state)
+        elif kind == KIND_COUNT:
+            x = int(values[e])
+        else:
+            x = poisson_draw(rate, state)
+        if x == 0:
+            continue
+        total += x
+        p0 = rel_ptr[r]
+        nt = rel_ptr[r + 1] - p0
+        acc = 0.0
+        c = 0
+        for t in range(nt):
+            Gm = G[rel_m[p0 + t]]
+            w = rel_w[p0 + t]
+            for k1 in range(K):
+                a = w * ui[k1]
+                for k2 in range(K):
+                    acc += a * Gm[k1, k2] * uj[k2]
+                    cum[c] = acc
+                    c += 1
+        n_cells = nt * KK
+        for _ in range(x):
+            u = uniform(state)
+            if acc > 0.0:
+                target = u * acc
+                lo_c = 0
+                hi_c = n_cells - 1
+                while lo_c < hi_c:            # smallest cell with cum > target
+                    mid = (lo_c + hi_c) >> 1
+                    if cum[mid] > target:
+                        hi_c = mid
+                    else:
+                        lo_c = mid + 1
+                cell = lo_c
+            else:                             # every weight underflowed: uniform cell
+                cell = min(int(u * n_cells), n_cells - 1)
+            t = cell // KK
+            rem = cell - t * KK
+            k1 = rem // K
+            k2 = rem - k1 * K
+            m = rel_m[p0 + t]
+            n_ent[i, k1] += 1
+            if not sender_only:
+                n_ent[j, k2] += 1
+            x_cells[m, k1, k2] += 1
+            if track_rm:
+                x_rm[r, m] += 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def sweep_self_pairs(entities: np.ndarray, rels: np.ndarray, values: np.ndarray,
+                     binary: bool, U: np.ndarray, L: np.ndarray, G: np.ndarray,
+                     rel_ptr: np.ndarray, rel_m: np.ndarray, rel_w: np.ndarray,
+                     scale: np.ndarray, state: np.ndarray, n_ent: np.ndarray,
+                     x_cells: np.ndarray, x_rm: np.ndarray, self_counts: np.ndarray) -> int:
+    """Latent counts of the observed self-pairs (i, r, i) under a thinned rate, and their
+    allocation (``self_pairs="scaled"``; :mod:`topiclink.families.bpbfm.algorithm`).
+
+    The self-pair's bilinear count is ``Y ~ Poisson(rate)``, ``rate = u_i^T Lambda^r u_i``;
+    the observed count is its thinning ``X ~ Binomial(Y, rho_r)`` (``rho_r = scale[r]``),
+    so ``X ~ Poisson(rho_r rate)`` and ``Y - X ~ Poisson((1 - rho_r) rate)`` independent
+    of X.  Per entry: X = 0 for a zero, a zero-truncated Poisson(rho_r rate) draw for a one
+    of binary data, the value for counts; then ``Y - X`` ~ Poisson((1 - rho_r) rate), and
+    Y is allocated over (m, k1, k2) as :func:`sweep_entries` allocates (entity i counted
+    as sender and receiver).  ``self_counts[r]`` accumulates (sum X, sum (Y - X)), the
+    statistics of rho_r's Beta conditional.
+
+    Parameters
+    ----------
+    entities, rels : int32 (E,) the self-pairs (i, r, i); values : float64 (E,) observed
+        value (0 for a zero); binary : the values are ones of the Bernoulli-Poisson link
+    U, L, G, rel_ptr, rel_m, rel_w : as :func:`sweep_entries`
+    scale : float64 (R,) rho_r in [0, 1]
+    state : uint64 (4,) xoshiro256** stream
+    n_ent, x_cells, x_rm : as :func:`sweep_entries`; self_counts : int64 (R, 2)
+
+    Returns
+    -------
+    the total of Y drawn
+    """
+    K = U.shape[1]
+    KK = K * K
+    R = rel_ptr.shape[0] - 1
+    max_terms = 1
+    for r in range(R):
+        nt = rel_ptr[r + 1] - rel_ptr[r]
+        if nt > max_terms:
+            max_terms = nt
+    cum = np.empty(max_terms * KK)
+    track_rm = x_rm.shape[0] > 0
+    total = 0
+    for e in range(entities.shape[0]):
+        i = entities[e]
+        r = rels[e]
+        ui = U[i]
+        Lr = L[r]
+        rate = 0.0
+        for k1 in range(K):
+            a = ui[k1]
+            for k2 in range(K):
+                rate += a * Lr[k1, k2] * ui[k2]
+        rho = scale[r]
+        if values[e] <= 0.0:
+            x = 0
+        elif binary:
+            x = zero_truncated_poisson_draw(rho * rate, state)
+        else:
+            x = int(values[e])
+        extra = poisson_draw((1.0 - rho) * rate, state)
+        self_counts[r, 0] += x
+        self_counts[r, 1] += extra
+        y = x + extra
+        if y == 0:
+            continue
+        total += y
+        p0 = rel_ptr[r]
+        nt = rel_ptr[r + 1] - p0
+        acc = 0.0
+        c = 0
+        for t in range(nt):
+            Gm = G[rel_m[p0 + t]]
+            w = rel_w[p0 + t]
+            for k1 in range(K):
+                a = w * ui[k1]
+                for k2 in range(K):
+                    acc += a * Gm[k1, k2] * ui[k2]
+                    cum[c] = acc
+                    c += 1
+        n_cells = nt * KK
+        for _ in range(y):
+            u = uniform(state)
+            if acc > 0.0:
+                target = u * acc
+                lo_c = 0
+                hi_c = n_cells - 1
+                while lo_c < hi_c:
+                    mid = (lo_c + hi_c) >> 1
+                    if cum[mid] > target:
+                        hi_c = mid
+                    else:
+                        lo_c = mid + 1
+                cell = lo_c
+            else:
+                cell = min(int(u * n_cells), n_cells - 1)
+            t = cell // KK
+            rem = cell - t * KK
+            k1 = rem // K
+            k2 = rem - k1 * K
+            m = rel_m[p0 + t]
+            n_ent[i, k1] += 1
+            n_ent[i, k2] += 1
+            x_cells[m, k1, k2] += 1
+            if track_rm:
+                x_rm[r, m] += 1
+    return total
+
+
+@njit(cache=True, nogil=True)
+def entry_rates(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray, U: np.ndarray,
+                L: np.ndarray) -> np.ndarray:
+    """``u_h^T Lambda^r u_t`` for every (h, r, t); ``L`` (R, K, K) the relation matrices."""
+    n = heads.shape[0]
+    K = U.shape[1]
+    out = np.empty(n)
+    for e in range(n):
+        uh = U[heads[e]]
+        ut = U[tails[e]]
+        Lr = L[rels[e]]
+        s = 0.0
+        for k1 in range(K):
+            a = uh[k1]
+            if a == 0.0:
+                continue
+            row = 0.0
+            for k2 in range(K):
+                row += Lr[k1, k2] * ut[k2]
+            s += a * row
+        out[e] = s
+    return out
+
+
+@njit(cache=True)
+def ones_loglik(rates: np.ndarray, values: np.ndarray, binary: bool) -> float:
+    """``sum_e [log p(value_e | rate_e) + rate_e]`` over nonzero entries: binary,
+    ``log(1 - exp(-rate)) + rate``; counts, ``x log(rate) - lgamma(x + 1)``.  Adding
+    ``-sum of all observed cells' rates`` gives the training log-likelihood."""
+    ll = 0.0
+    for e in range(rates.shape[0]):
+        lam = rates[e]
+        if binary:
+            if lam > 0.0:
+                ll += math.log(-math.expm1(-lam)) + lam
+            else:
+                ll += -745.0
+        else:
+            x = values[e]
+            ll += x * math.log(max(lam, 1e-300)) - math.lgamma(x + 1.0)
+    return ll

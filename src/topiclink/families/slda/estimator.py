@@ -1,0 +1,286 @@
+"""Supervised topic models by augment-and-collapse Gibbs: gSLDA (logistic) and Gibbs MedLDA
+(hinge), binary and one-vs-all multiclass.
+
+Zhu, Zheng & Zhang, "Improved Bayesian Logistic Supervised Topic Models with Data
+Augmentation" (ACL 2013) and Zhu, Chen, Perkins & Zhang, "Gibbs Max-margin Topic Models
+with Data Augmentation" (JMLR 2014).  LDA over the documents; the label of document d
+enters through omega_d = eta^T zbar_d with the regularised pseudo-likelihood
+psi(y_d) = exp(c y_d omega_d) / (1 + exp(omega_d))^c (logistic) or exp(-2c max(0, l -
+ytil_d omega_d)) (hinge).  The sampler (state, step) is
+:class:`topiclink.families.slda.algorithm.SupervisedGibbs`; this module validates, runs the engine,
+publishes the estimates and predicts.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+import numpy as np
+
+from topiclink.data.checks import (
+    Options,
+    doc_topic_prior_vector,
+    encode_labels,
+)
+from topiclink.data.corpus import Corpus
+from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.execution import (
+    DaskExecutor,
+    Shards,
+    open_executor,
+)
+from topiclink.families.slda.algorithm import SupervisedData, SupervisedGibbs, SupervisedState
+from topiclink.inference.augment import LOSSES
+from topiclink.inference.fixed_topics import infer_doc_topics
+from topiclink.inference.lda import TokenData
+from topiclink.models.base import Estimator
+from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.models.param_codecs import ParamCodec
+from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
+from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
+from topiclink.random import RandomState, spawn
+
+__all__ = ["SupervisedTopicModel"]
+
+logger = logging.getLogger(__name__)
+
+
+class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin, Estimator):
+    """Supervised LDA with a logistic (gSLDA) or hinge (Gibbs MedLDA) label term.
+
+    Binary labels train one chain; more classes train one binary chain per class
+    (one-vs-all, run on ``n_jobs`` threads) and predict the arg-max decision value.
+
+    Parameters
+    ----------
+    n_topics : int, default 10
+    loss : {"logistic", "hinge"}
+    c : float, default 1.0
+        Regularisation constant: the weight of one label against the words (paper: 25
+        binary, 256 multiclass; c = 1 is plain sLDA).
+    hinge_cost : float, default 1.0
+        l, the margin of the hinge loss.
+    weight_prior_var : float, default 1.0
+        nu^2 of the classifier prior eta ~ N(0, nu^2 I).
+    doc_topic_prior, topic_word_prior : alpha (default 0.1) and beta (0.01)
+    max_iter : int, default 200
+    n_average : int, default 1
+        Average eta and the topics over the last iterations.
+    transform_iter : int, default 50
+    n_jobs : int, default 1
+        Threads for fitting and predicting the one-vs-all classes (each class has its own
+        streams: results do not depend on it).
+    scheme : "exact", "shards" or Shards("shards", n_shards), default "exact"
+        The statistical scheme (it fixes the chain).  ``"exact"``: every chain sweeps all
+        documents in turn (the sequential chain; one shard).  ``"shards"``: the documents
+        in ``n_shards`` token-balanced shards (the name alone is 2;
+        :class:`topiclink.execution.Shards` gives another count, at most the number of
+        documents): each shard sweeps its tokens against a copy of the word-topic counts
+        taken at the start of the iteration (AD-LDA) and draws its documents'
+        augmentation with its own streams; the driver draws eta from the statistics the
+        shards report.  The chain is fixed by the seed and the shards, never by the
+        executor; ``Shards("shards", 1)`` is the exact chain.  A saved state resumes with
+        the same shards.
+    executor : None, int, distributed.Client or str, default None
+        Where the shards run; never changes the chain.  None: this process, ``n_jobs``
+        threads; an integer: that many threads; a Dask client, a scheduler address or
+        ``"dask"`` (the current client): the shards on the workers of a Dask cluster
+        (:class:`topiclink.execution.DaskExecutor`; needs ``pip install
+        'topiclink[dask]'``).  Shared by ``clone``, dropped by pickling; a model file
+        stores a thread count or an address, never a client (loaded: None).
+    evaluate_every, random_state, verbose, callbacks : as for LDA
+
+    Attributes
+    ----------
+    classes_ : ndarray of the labels
+    coef_ : (n_classifiers, K) eta of each binary classifier (one row when binary)
+    all_components_ : (n_classifiers, K, V) topics of each classifier's chain;
+        ``components_`` is the first chain's
+    trace_ : per-iteration figures of the first chain (``train_accuracy``, ``label_loglik``,
+        step timings, ``log_likelihood``)
+    state_ : SupervisedState, the stacked chains (``fit(X, y, resume=True)`` continues)
+    """
+
+    fit_requires: ClassVar[tuple[str, ...]] = ("X", "y")
+    paper_names: ClassVar[dict[str, dict[str, Any]]] = {
+        "gSLDA": {"loss": "logistic"}, "Gibbs MedLDA": {"loss": "hinge"},
+        "gMedLDA": {"loss": "hinge"}}
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        **shared("n_topics"), "loss": [Options(*LOSSES)],
+        **shared("c", "hinge_cost", "weight_prior_var", "doc_topic_prior",
+                 "topic_word_prior", "max_iter", "n_average", "transform_iter", "n_jobs",
+                 "evaluate_every"),
+        "scheme": [SchemeForm("exact", "shards", sharded=("shards",))],
+        **shared("executor", "random_state", "verbose", "callbacks"),
+    }
+    _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
+                                                      "executor": ExecutorCodec()}
+    _sharded_schemes = ("shards",)
+    _old_parallel = {None: "exact", "dask": "shards"}
+    _saved_arrays: ClassVar[tuple[str, ...]] = (
+        "components_", "all_components_", "coef_", "classes_", "vocabulary_", "alpha_",
+        "doc_topic_")
+    _array_specs: ClassVar[dict[str, ArraySpec]] = {
+        **TOPIC_ARRAYS,
+        "all_components_": ArraySpec(("M", "K", "V"), "f", "simplex"),
+        "coef_": ArraySpec(("M", "K")),
+        "classes_": ArraySpec(("C",), "*", None),
+    }
+    _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_",)
+    _state_class = SupervisedState
+
+    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
+    def __init__(self, n_topics: int = 10, *, loss: str = "logistic", c: float = 1.0,
+                 hinge_cost: float = 1.0, weight_prior_var: float = 1.0,
+                 doc_topic_prior: float | None = None, topic_word_prior: float = 0.01,
+                 max_iter: int = 200, n_average: int = 1, transform_iter: int = 50,
+                 n_jobs: int | None = 1, evaluate_every: int = 10,
+                 scheme: str | Shards = "exact", executor: Any = None,
+                 random_state: RandomState = None, verbose: bool = False,
+                 callbacks: list[Any] | None = None) -> None:
+        self.n_topics = n_topics
+        self.loss = loss
+        self.c = c
+        self.hinge_cost = hinge_cost
+        self.weight_prior_var = weight_prior_var
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.max_iter = max_iter
+        self.n_average = n_average
+        self.transform_iter = transform_iter
+        self.n_jobs = n_jobs
+        self.evaluate_every = evaluate_every
+        self.scheme = scheme
+        self.executor = executor
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+
+    @property
+    def model_name_(self) -> str:
+        return "gSLDA" if self.loss == "logistic" else "Gibbs MedLDA"
+
+    def _check_params(self) -> None:
+        if self.loss == "hinge" and self.hinge_cost < 1:
+            raise ValueError(f"hinge_cost must be >= 1, got {self.hinge_cost}")
+        if self.n_average > self.max_iter:
+            raise ValueError("n_average must not exceed max_iter")
+
+    def _algorithm(self) -> SupervisedGibbs:
+        K = int(self.n_topics)
+        plan = self._execution_plan()
+        return SupervisedGibbs(
+            K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
+            loss=self.loss, c=float(self.c), hinge_cost=float(self.hinge_cost),
+            weight_prior_var=float(self.weight_prior_var),
+            n_threads=plan.n_threads, n_shards=plan.n_shards,
+            executor=DaskExecutor(plan.client) if plan.dask else None,
+            full_sync=(plan.dask or plan.n_shards > 1) and needs_full_state(self.callbacks),
+            name=self.model_name_)
+
+    def fit(self, X: Any, y: Any, *, resume: bool = False) -> SupervisedTopicModel:
+        """Fit to documents ``X`` with labels ``y`` (any hashable labels, >= 2 classes).
+
+        ``resume=True`` continues the chains (same documents and labels) for ``max_iter``
+        more iterations.
+        """
+        self._validate_params()
+        corpus = self._training_corpus(X)
+        algorithm = self._algorithm()
+        encoder, codes = encode_labels(y, corpus.n_docs)
+        n_classes = encoder.classes_.size
+        rows = [codes == 1] if n_classes == 2 else [codes == k for k in range(n_classes)]
+        data = SupervisedData(TokenData.from_corpus(corpus),
+                              np.stack(rows).astype(np.int8))
+        n_shards = algorithm.n_shards
+        if n_shards > corpus.n_docs:
+            raise ValueError(f"scheme: n_shards ({n_shards}) exceeds the number of "
+                             f"documents ({corpus.n_docs})")
+
+        def publish(state: SupervisedState, averaged: dict[str, np.ndarray] | None) -> None:
+            algorithm.sync(state, ("ndk",), chains=(0,))    # kept shards: doc_topic_
+            self._publish(state, averaged, algorithm, encoder.classes_, corpus)
+
+        self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         n_average=int(self.n_average),
+                         evaluate_every=int(self.evaluate_every))
+        return self
+
+    def _publish(self, state: SupervisedState, averaged: dict[str, np.ndarray] | None,
+                 algorithm: SupervisedGibbs, classes: np.ndarray, corpus: Corpus) -> None:
+        beta, alpha = algorithm.beta, algorithm.alpha
+        if averaged is not None:
+            eta_hat, nwk_hat = averaged["eta"], averaged["nwk"]
+        else:
+            eta_hat, nwk_hat = state.eta.copy(), state.nwk.astype(np.float64)
+        V = nwk_hat.shape[1]
+        self.classes_ = classes
+        self.coef_ = eta_hat
+        self.all_components_ = np.stack([(nw.T + beta) / (nw.sum(axis=0)[:, None] + V * beta)
+                                         for nw in nwk_hat])
+        self.components_ = self.all_components_[0]
+        ndk = state.ndk[0]
+        self.doc_topic_ = (ndk + alpha) / (ndk + alpha).sum(axis=1, keepdims=True)
+        self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
+        self.alpha_ = alpha
+        self.n_iter_ = state.iteration
+
+    # ------------------------------------------------------------------ prediction
+    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
+        """Topic proportions under the first chain's topics."""
+        return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
+                                np.asarray(self.alpha_), rng, n_iter=int(self.transform_iter))
+
+    def _zbar(self, corpus: Any, m: int, rng: np.random.Generator) -> np.ndarray:
+        return infer_doc_topics(corpus, np.ascontiguousarray(self.all_components_[m].T),
+                                np.asarray(self.alpha_), rng, n_iter=int(self.transform_iter),
+                                smooth=False)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """eta^T zbar of each document: (n_docs,) when binary, else (n_docs, n_classes);
+        each classifier infers zbar under its own topics."""
+        self._check_fitted()
+        corpus = self._as_model_corpus(X)
+        n_models = self.coef_.shape[0]
+        rngs = spawn(self._prediction_generator(), n_models)
+        threads = min(self._execution_plan().n_threads, n_models)
+
+        def score(m: int) -> np.ndarray:
+            return self._zbar(corpus, m, rngs[m]) @ self.coef_[m]
+
+        # the inference kernel releases the GIL; one stream per class
+        with open_executor(threads) as executor:
+            columns = executor.map(score, range(n_models))
+        scores = np.column_stack(columns)
+        return scores[:, 0] if self.classes_.size == 2 else scores
+
+    def _probabilities(self, scores: np.ndarray) -> np.ndarray:
+        """Sigmoid for binary, normalised one-vs-all sigmoids for more classes (logistic
+        loss only)."""
+        if self.loss != "logistic":
+            raise ValueError("the hinge loss gives decision values, not probabilities; "
+                             "use decision_function()")
+        return super()._probabilities(scores)
+
+    def summary(self, n_words: int = 8) -> str:
+        text = super().summary(n_words)
+        lines = [f"{'gSLDA' if self.loss == 'logistic' else 'Gibbs MedLDA'} (c={self.c}), "
+                 f"classes {self.classes_.tolist()}", text]
+        names = [str(self.classes_[1])] if self.classes_.size == 2 else \
+            [str(c) for c in self.classes_]
+        for m, name in enumerate(names):
+            eta = self.coef_[m]
+            order = np.argsort(eta)
+            words = [" ".join(w[:3]) for w in self._top_words_of(m)]
+            lines.append(f"class {name}: most positive topics "
+                         + ", ".join(f"{k} ({eta[k]:+.2f}: {words[k]})" for k in order[::-1][:2])
+                         + "; most negative "
+                         + ", ".join(f"{k} ({eta[k]:+.2f}: {words[k]})" for k in order[:2]))
+        return "\n".join(lines)
+
+    def _top_words_of(self, m: int, n: int = 3) -> list[list[str]]:
+        from topiclink.models.topic_display import top_word_indices
+
+        order = top_word_indices(np.asarray(self.all_components_[m]), n)
+        return [[str(self.vocabulary_[j]) for j in row] for row in order]
