@@ -20,7 +20,7 @@ augmentation draws (``augmentation="numba"``).  Measured per size in ``--sizes``
 For the largest size (unless ``--no-full``) one fit of ``--full-iterations`` (200)
 iterations averages U over the last ``--n-average`` and reports the recovery of the
 planted U: topics matched to the truth by the Hungarian assignment on the cosine between
-the fitted and true topic-word distributions (as tests/test_rtm.py does), then the
+the fitted and true topic-word distributions (as tests/families/rtm/test_rtm.py does), then the
 Pearson correlation of the matched fitted U with the planted one, the same after removing
 each matrix's mean (the per-document negatives are a case-control sample, which shifts
 every entry of U by about log(#unobserved pairs / #negatives): an intercept, since zbar

@@ -433,7 +433,7 @@ def test_rtm_data_method_validation():
 @pytest.mark.slow
 def test_numba_path_with_per_document_negatives_recovers_planted_weights():
     """Gibbs-gRTM with the Numba draws and 5 negatives per link on the planted network of
-    tests/test_rtm.py: after matching topics, the fitted U correlates > 0.9 with the
+    tests/families/rtm/test_rtm.py: after matching topics, the fitted U correlates > 0.9 with the
     planted one (a case-control sample of negatives shifts every entry by about
     log(#unobserved / #negatives), which the correlation ignores; the shift is checked
     to be positive and of that order)."""

@@ -83,7 +83,7 @@ def test_fit_model_errors_are_one_line(tmp_path):
 
 def test_fit_model_of_a_new_estimator_class_needs_no_registry(tmp_path):
     """The throwaway GSDMM of tests/examples: importing its module is all it takes."""
-    import tests.examples.dmm_model  # noqa: F401
+    import tests.examples.dmm.estimator  # noqa: F401
 
     out = tmp_path / "dmm.npz"
     result = runner.invoke(app, ["fit", "model", "DirichletMultinomialMixture", "-k", "3",

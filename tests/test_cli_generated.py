@@ -137,7 +137,7 @@ def test_generated_command_errors_are_one_line(tmp_path):
 def test_a_new_estimator_gets_its_command_by_registering(tmp_path):
     """The throwaway GSDMM of tests/examples declares ``cli_name`` and a short flag and
     touches nothing of the CLI."""
-    import tests.examples.dmm_model  # noqa: F401
+    import tests.examples.dmm.estimator  # noqa: F401
     from topiclink import load
 
     assert "dmm" in generated_commands()

@@ -21,7 +21,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import estimator_checks
 
-import tests.examples.dmm_model  # noqa: F401  (registers the throwaway estimator)
+import tests.examples.dmm.estimator  # noqa: F401  (registers the throwaway estimator)
 import topiclink
 from topiclink.data import Corpus, DataError
 from topiclink.data.tensor import RelationalTensor

@@ -132,10 +132,9 @@ def test_grtm_worker_killed_same_chain(processes, monkeypatch, caplog):
 
 # ---------------------------------------------------------------------- BPBFM
 def test_bpbfm_worker_killed_same_chain(processes, monkeypatch):
+    from tests.families.bpbfm.test_bpbfm import _planted
     from topiclink.execution import DaskExecutor
     from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
-
-    from .test_bpbfm import _planted
 
     data = _planted(model=1)[0]
     kw = {"inference": "online", "batch_size": 300, "max_iter": 2, "burn_in": 1,
@@ -185,11 +184,10 @@ def test_slda_worker_killed_same_chain(processes, monkeypatch, caplog):
 
 # ---------------------------------------------------------------------- LMVS
 def test_lmvs_worker_killed_same_fit(processes, monkeypatch):
+    from tests.families.lmv.test_lmvs_dask import assert_same_fit
     from topiclink.datasets import make_lmv_data
     from topiclink.families.lmv.estimator import VisibilityTopicModel
     from topiclink.families.lmv.stochastic import StochasticLMV
-
-    from .test_lmvs_dask import assert_same_fit
 
     (corpus, links), _ = make_lmv_data(n_docs=80, n_words=60, n_topics=6, random_state=5)
     kw = {"inference": "stochastic", "max_iter": 2, "tol": 0.0, "batch_size": 30, "n0": 10,

@@ -13,13 +13,12 @@ import pytest
 from numba import njit
 from scipy.special import gammaln
 
+from tests import naive
 from topiclink.kernels import lda as kl
 from topiclink.kernels import rtm as kr
 from topiclink.kernels import sampling
 from topiclink.kernels.rng import uniforms
 from topiclink.random import as_generator, kernel_state
-
-from . import naive
 
 BETA = 0.05
 

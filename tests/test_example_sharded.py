@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tests.examples.dmm_model  # noqa: F401  (registers the class)
-from tests.examples.dmm_inference import CollapsedGibbsDMM, ShardedDMM
+import tests.examples.dmm.estimator  # noqa: F401  (registers the class)
+from tests.examples.dmm.algorithm import CollapsedGibbsDMM, ShardedDMM
 from topiclink import load
 from topiclink.datasets import make_lda_data
 from topiclink.execution import Shards

@@ -157,7 +157,7 @@ def test_option_declares_flags_and_help():
 
 @pytest.fixture
 def dmm_protocol():
-    import tests.examples.dmm_protocol as module
+    import tests.examples.dmm.protocol as module
 
     register_protocol(module.SPEC, replace=True)
     yield module
@@ -165,7 +165,7 @@ def dmm_protocol():
 
 
 def test_the_worked_example_becomes_a_command(dmm_protocol, tmp_path):
-    """``tests/examples/dmm_protocol.py`` registers a protocol; ``topiclink experiment
+    """``tests/examples/dmm/protocol.py`` registers a protocol; ``topiclink experiment
     dmm`` appears in the listing and runs on a tiny grid, checkpoint folder included,
     with no edit of the command line."""
     listing = runner.invoke(app, ["experiment", "--help"])

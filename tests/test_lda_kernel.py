@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests import naive
 from topiclink.kernels import lda as kl
 from topiclink.kernels.rng import uniforms
 from topiclink.random import as_generator, kernel_state
-
-from . import naive
 
 
 def _random_state(seed, D=7, V=11, K=5, L=9):

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import topiclink
+from tests.families.bpbfm.test_bpbfm import _planted
 from topiclink.datasets import make_lda_data, make_lmv_data, make_rtm_data, make_slda_data
 from topiclink.execution import Shards, execution_plan
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
@@ -27,8 +28,6 @@ from topiclink.families.lmv.estimator import VisibilityTopicModel
 from topiclink.families.rtm.estimator import RelationalTopicModel
 from topiclink.families.slda.estimator import SupervisedTopicModel
 from topiclink.parameters import GLOSSARY, SchemeCodec
-
-from .test_bpbfm import _planted
 
 LKW = {"n_topics": 4, "max_iter": 4, "random_state": 4}
 DKW = {"n_topics": 3, "max_iter": 4, "burn_in": 1, "optimize_every": 2, "random_state": 2}

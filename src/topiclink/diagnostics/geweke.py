@@ -29,8 +29,9 @@ the relational topic models that holds for the logistic loss with ``c = 1`` only
 :math:`\\psi(y \\mid \\omega)` (regularised Bayes), and the joint the Gibbs sampler targets
 has a :math:`(U, z)` marginal equal to the prior tilted by
 :math:`\\prod_{ij} \\sum_y \\psi(y \\mid \\omega_{ij})`, which the marginal-conditional
-simulator cannot draw from directly.  ``tests/test_rtm_geweke.py`` and
-``tests/test_slda_geweke.py`` apply the test to the Gibbs-gRTM and gSLDA samplers: their
+simulator cannot draw from directly.  ``tests/families/rtm/test_rtm_geweke.py`` and
+``tests/families/slda/test_slda_geweke.py`` apply the test to the Gibbs-gRTM and gSLDA samplers:
+their
 successive-conditional simulators call the production ``step`` (the one ``fit`` runs) and
 make only the model-external moves themselves (new words with :func:`redraw_words`, new
 labels).

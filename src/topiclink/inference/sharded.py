@@ -23,7 +23,7 @@ This class runs them: the executor of the run (``executor``: an
 ``n_threads`` threads of this process), the shard states kept with the executor between
 iterations (:meth:`~topiclink.execution.Executor.keep`, ``step_kept``; on Dask they stay on
 their workers and a lost worker is rebuilt by replay), and :meth:`sync`.  The chain depends
-on the seed and ``n_shards`` only.  ``tests/examples/dmm_inference.py`` (``ShardedDMM``)
+on the seed and ``n_shards`` only.  ``tests/examples/dmm/algorithm.py`` (``ShardedDMM``)
 is the worked example: a family's sharded step in one file.
 """
 

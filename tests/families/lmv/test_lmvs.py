@@ -83,7 +83,7 @@ def _pi(data, links, n0):
 
 def _matched(model, truth):
     """Hungarian matching of the fitted topics to the true ones on cosine (as in
-    tests/test_lmv.py): ``order[k]`` is the fitted topic of true topic k."""
+    tests/families/lmv/test_lmv.py): ``order[k]`` is the fitted topic of true topic k."""
     cos = model.components_ @ truth.topic_word.T
     cos /= np.outer(np.linalg.norm(model.components_, axis=1),
                     np.linalg.norm(truth.topic_word, axis=1))
@@ -104,7 +104,7 @@ def _assert_same_fit(a, b):
 # ---------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def planted():
-    """The planted network of tests/test_lmv.py (batch LMV recovers it)."""
+    """The planted network of tests/families/lmv/test_lmv.py (batch LMV recovers it)."""
     return make_lmv_data(n_docs=400, n_words=100, n_topics=6, random_state=1)
 
 
@@ -346,7 +346,8 @@ def test_the_seed_fixes_the_fit(small, small_fit):
 
 # ---------------------------------------------------------------------------- 7: recovery
 def test_planted_network_is_recovered(planted):
-    """The network batch LMV recovers in tests/test_lmv.py, fitted by LMVS with the paper's
+    """The network batch LMV recovers in tests/families/lmv/test_lmv.py, fitted by LMVS with the
+    paper's
     defaults (A1 = 1, A2 = 5, v = 0.501, n0 = 100), minibatches of 100, 60 sweeps.
     Thresholds fixed before running (those of the batch test): topics matched with cosine
     > 0.9, visibility correlation > 0.8, every diagonal block within 0.08 of the truth,

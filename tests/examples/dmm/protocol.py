@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-import tests.examples.dmm_model  # noqa: F401  (registers the estimator, paper name GSDMM)
+import tests.examples.dmm.estimator  # noqa: F401  (registers the estimator, paper name GSDMM)
 from topiclink.data.splits import Fold, kfold_documents
 from topiclink.experiments.registry import (
     ProtocolSpec,

@@ -17,7 +17,7 @@ from tests.benchmark_module import benchmark_module
 from topiclink.data.tensor import RelationalTensor
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,9 @@ Nigam et al. (2000) model; Yin & Wang (2014) collapsed sampler (GSDMM), eq. 3:
     p(z_d = k | z^-d, w) ∝ (m_k^-d + alpha) prod_w prod_{j=1}^{n_dw} (n_kw^-d + beta + j - 1)
                            / prod_{i=1}^{N_d} (n_k^-d + V beta + i - 1)
 
-The throwaway exercise of ``docs/adding-a-model.md``: a new family is this inference
-module plus one estimator module (``dmm_model.py``), nothing else.  ``ShardedDMM`` is the
+The throwaway exercise of ``docs/adding-a-model.md``: a new family is one folder, here
+this algorithm module, the estimator (``estimator.py``) and the protocol
+(``protocol.py``), nothing else.  ``ShardedDMM`` is the
 family's sharded scheme (AD-LDA style: every shard sweeps its documents against the
 counts of the start of the iteration, the changes merged in shard order), declared by its
 pieces for :class:`topiclink.inference.sharded.ShardedAlgorithm`, which runs it on any

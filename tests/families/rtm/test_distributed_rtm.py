@@ -174,7 +174,8 @@ def test_worker_processes(network, references):
 
 # ---------------------------------------------------------------------- quality
 def test_heldout_link_auc_close_to_single_machine(client2):
-    """Link AUC on held-out documents (the protocol of tests/test_rtm.py): 5 seeds each;
+    """Link AUC on held-out documents (the protocol of tests/families/rtm/test_rtm.py): 5 seeds
+    each;
     the mean paired difference must lie within 2 standard errors of 0 or below 0.01."""
     (corpus, links), _ = make_rtm_data(n_docs=300, n_topics=5, doc_length=80,
                                        random_state=3)
@@ -202,7 +203,8 @@ def test_heldout_link_auc_close_to_single_machine(client2):
 
 @pytest.mark.slow
 def test_logistic_recovers_planted_weights(client2):
-    """As tests/test_rtm.py's planted recovery (all unobserved pairs as negatives, c = 1,
+    """As tests/families/rtm/test_rtm.py's planted recovery (all unobserved pairs as negatives, c =
+    1,
     a vague prior): the topics are found and every entry of U lies within 4 Fisher
     standard deviations of the truth, with two shards.  Either sampler now and then sticks
     in a mode with two topics merged (seeds 0-11: the single-machine chain at seeds 5 and

@@ -1,5 +1,5 @@
-"""The Dirichlet-multinomial mixture estimator: the second (and last) module of the
-throwaway family of ``docs/adding-a-model.md``.  Importing it registers the class: it is
+"""The Dirichlet-multinomial mixture estimator: the estimator module of the throwaway
+family folder of ``docs/adding-a-model.md``.  Importing it registers the class: it is
 then found by ``topiclink.load``, the contract test and ``topiclink fit model``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tests.examples.dmm_inference import CollapsedGibbsDMM, DMMState, ShardedDMM
+from tests.examples.dmm.algorithm import CollapsedGibbsDMM, DMMState, ShardedDMM
 from topiclink.data.checks import (
     POSITIVE,
 )

@@ -23,6 +23,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import roc_auc_score
 
 import topiclink
+from tests import naive
 from topiclink.data.checks import DataError
 from topiclink.data.tensor import RelationalTensor
 from topiclink.diagnostics.geweke import geweke_zscores
@@ -33,8 +34,6 @@ from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 from topiclink.kernels.counts import poisson_draw, zero_truncated_poisson_draw
 from topiclink.kernels.rng import uniform
-
-from . import naive
 
 
 # ---------------------------------------------------------------------- helpers

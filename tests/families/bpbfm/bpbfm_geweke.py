@@ -1,12 +1,13 @@
 """Geweke joint-distribution simulators of the BPBFM batch Gibbs sampler, shared helpers.
 
-Generalises the BPBFM-1 helpers of ``tests/test_bpbfm.py`` to either model (BPBFM-1:
+Generalises the BPBFM-1 helpers of ``tests/families/bpbfm/test_bpbfm.py`` to either model (BPBFM-1:
 ``M = None``; BPBFM-2: a dictionary of M matrices with weights eta) and either data kind
 (binary ones through the Bernoulli-Poisson link, or Poisson counts).  Every cell of the
 tiny tensor is observed (no held-out entries), so the exposure is exactly 1.
 
 The successive-conditional simulator runs the production :meth:`BPBFMGibbs.step` and
-redraws the data every ``inner`` steps (see ``G_INNER`` in ``tests/test_bpbfm.py`` for
+redraws the data every ``inner`` steps (see ``G_INNER`` in ``tests/families/bpbfm/test_bpbfm.py``
+for
 why more than one step per regeneration: a sampler that drops part of a statistic can
 still be invariant when the data are thrown away after each step).
 """

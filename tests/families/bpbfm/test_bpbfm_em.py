@@ -19,13 +19,15 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import topiclink
-from tests.test_bpbfm import _planted  # the planted tensor with 10 % of cells held out
+from tests.families.bpbfm.test_bpbfm import (
+    _planted,  # the planted tensor with 10 % of cells held out
+)
 from topiclink.data.tensor import RelationalTensor
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.families.bpbfm.em import BPBFMEM, EPS, BPBFMEMState
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 
-PROBE = Path(__file__).resolve().parents[1] / "benchmarks" / "bpbfm_em_probe.py"
+PROBE = Path(__file__).resolve().parents[3] / "benchmarks" / "bpbfm_em_probe.py"
 
 
 def _em(K: int = 3, **kw) -> BilinearPoissonFactorModel:

@@ -1,10 +1,10 @@
 """Geweke joint-distribution test of the BPBFM-2 batch Gibbs sampler (dictionary model).
 
-The BPBFM-1 test lives in ``tests/test_bpbfm.py``; this one covers what BPBFM-2 adds:
+The BPBFM-1 test lives in ``tests/families/bpbfm/test_bpbfm.py``; this one covers what BPBFM-2 adds:
 the dictionary G^m, the weights eta_mr (``Lambda^r = sum_m eta_mr G^m``), the effective
 exposure ``theta_eff^m = sum_r eta_mr`` in the G and shrinkage updates, and the (R, M)
 allocation counts of the eta update, on binary and on count data.  Simulators in
-``tests/bpbfm_geweke.py``.
+``tests/families/bpbfm/bpbfm_geweke.py``.
 
 Set-up (fixed before running): N = 4 entities, R = 3 relations, K = 2, M = 2, every cell
 observed, priors a = 0.5, gamma0 = 2, c0 = 0.5, e0 = f0 = beta = h0 = q0 = 1; 20 000

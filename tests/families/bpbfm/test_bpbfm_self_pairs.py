@@ -9,7 +9,8 @@ fails), planted recovery, persistence.
 Thresholds:
 
 - Geweke (fixed before running): N = 4, R = 3, K = 2, every cell observed, priors as
-  ``tests/bpbfm_geweke.py``, 20 000 marginal-conditional draws against 20 000 production
+  ``tests/families/bpbfm/bpbfm_geweke.py``, 20 000 marginal-conditional draws against 20 000
+  production
   steps with a data regeneration every 5 steps; |z| < 3.5 for every function with the
   exact sampler, max |z| > 5 for the broken one (all three held at the seeds below);
 - planted (``make_bpbfm_data`` N = 60, R = 6, K = 3, density 0.05, seed 1, a random 10 %

@@ -16,7 +16,7 @@ from tests.benchmark_module import benchmark_module
 from topiclink.datasets import make_bpbfm_data
 from topiclink.metrics import expected_calibration_error
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 TINY = ["--datasets", "tiny", "--protocols", "paper", "--topics", "3", "--topics-em", "3",
         "--iterations", "12", "--burn-in", "6", "--epochs", "2", "--fraction", "0.1"]
 

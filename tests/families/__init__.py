@@ -1,0 +1,1 @@
+"""Tests of the model families, one folder each (mirroring src/topiclink/families)."""

@@ -1,0 +1,1 @@
+"""Tests of the bpbfm family (src/topiclink/families/bpbfm)."""

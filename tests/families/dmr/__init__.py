@@ -1,0 +1,1 @@
+"""Tests of the dmr family (src/topiclink/families/dmr)."""

@@ -1,0 +1,1 @@
+"""Tests of the ktm family (src/topiclink/families/ktm)."""

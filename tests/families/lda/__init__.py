@@ -1,0 +1,1 @@
+"""Tests of the lda family (src/topiclink/families/lda)."""

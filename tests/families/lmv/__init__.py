@@ -1,0 +1,1 @@
+"""Tests of the lmv family (src/topiclink/families/lmv)."""

@@ -1,0 +1,1 @@
+"""Tests of the rtm family (src/topiclink/families/rtm)."""

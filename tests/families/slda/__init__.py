@@ -1,0 +1,1 @@
+"""Tests of the slda family (src/topiclink/families/slda)."""
