@@ -27,6 +27,7 @@ from topiclink.experiments.registry import (
     shared,
     unregister_protocol,
 )
+from topiclink.legacy_paths import new_path
 
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[1] / "src" / "topiclink"
@@ -42,7 +43,9 @@ def test_every_protocol_registers_from_its_own_module():
     assert set(BUILT_IN) <= set(found)
     for name in BUILT_IN:
         spec = found[name]
-        module = f"topiclink.experiments.{name.replace('-', '_')}"
+        # the protocol's module, in its family's folder (topiclink.families.<f>.protocol*)
+        module = new_path(f"topiclink.experiments.{name.replace('-', '_')}")
+        assert module.startswith("topiclink.families."), module
         for step in (spec.check, spec.load, spec.run, spec.report):
             assert step.__module__ == module, (name, step)
         assert (spec.options is None) == (BUILT_IN[name] != name)
