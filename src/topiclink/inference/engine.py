@@ -119,7 +119,9 @@ class Algorithm:
 
     def sync(self, state: Any) -> None:
         """Hook: make every field of ``state`` current where a run keeps parts of it
-        elsewhere between iterations (Dask workers); called before a checkpoint."""
+        elsewhere between iterations (Dask workers); the engine calls it before a
+        checkpoint and before the callbacks of an iteration when one of them reads the
+        state (:func:`topiclink.callbacks.reads_state`)."""
 
     @contextlib.contextmanager
     def session(self, state: Any, data: Any) -> Iterator[None]:
@@ -286,7 +288,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
          n_average: int, publish: Callable[..., None] | None,
          checkpoint: Checkpointing | None,
          step: Callable[[State, Any], dict[str, float]] | None = None) -> RunResult:
-    from topiclink.callbacks import ProgressBar
+    from topiclink.callbacks import ProgressBar, reads_state
 
     step = algorithm.step if step is None else step
 
@@ -298,6 +300,9 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
         cbs.insert(0, ProgressBar(desc=algorithm.name))
     wants_estimates = publish is not None and any(getattr(cb, "needs_estimates", False)
                                                   for cb in cbs)
+    # a callback that reads model.state_ finds it current: the shards of a sharded run
+    # are gathered for it (Algorithm.sync), else they stay where they run
+    wants_state = reads_state(cbs)
     for cb in cbs:
         if hasattr(cb, "on_train_begin"):
             cb.on_train_begin(model, n_iter - progress.done)
@@ -327,6 +332,8 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
             rows.append(info)
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("%s iteration %d: %s", algorithm.name, it + 1, info)
+            if wants_state:
+                algorithm.sync(state)
             if wants_estimates:
                 publish(state, progress.averaged())  # type: ignore[misc]
             for cb in cbs:

@@ -36,7 +36,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
-from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ExecutorCodec, SharedClientMixin
 from topiclink.execution import DaskExecutor, Shards
 from topiclink.families.rtm.algorithm import (
     AUGMENTATION_SAMPLERS,
@@ -293,8 +293,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         if plan.scheme == "shards":
             cls = ShardedRelationalGibbs
             extra = {"n_shards": plan.n_shards,
-                     "executor": DaskExecutor(plan.client) if plan.dask else None,
-                     "full_sync": needs_full_state(self.callbacks)}
+                     "executor": DaskExecutor(plan.client) if plan.dask else None}
         return cls(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, full=self.weights == "full", approx=bool(self.approx),
