@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from topiclink.parameters import Averaging
 from topiclink.random import generator_state, restore_generator
 
 __all__ = ["Algorithm", "State", "RunResult", "RunProgress", "Checkpointing", "run",
@@ -307,6 +308,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
         if hasattr(cb, "on_train_begin"):
             cb.on_train_begin(model, n_iter - progress.done)
     rows, sums = progress.rows, progress.sums
+    averaging = Averaging.last(n_average, n_iter)   # the mean over the last n_average
     if checkpoint is not None:
         checkpoint._last = time.monotonic()
     try:
@@ -316,7 +318,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
             info = dict(step(state, data))
             info["seconds"] = time.perf_counter() - t0
             state.iteration += 1
-            if local >= n_iter - n_average:
+            if averaging.keeps(local + 1):
                 for key, value in algorithm.averaged(state, data).items():
                     if key not in sums:
                         sums[key] = np.zeros(np.shape(value))
