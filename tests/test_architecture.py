@@ -334,3 +334,22 @@ def test_old_module_paths_are_the_moved_modules():
                           "import topiclink.models.rtm"], capture_output=True, text=True)
     assert run.returncode != 0
     assert "topiclink.models.rtm moved to topiclink.families.rtm.estimator" in run.stderr
+
+
+def test_a_kernel_saved_under_its_old_module_path_decodes():
+    """KTM files written before the family folders name their kernel's module
+    ``topiclink.gp.kernels``; the codec maps it to the moved module without a warning."""
+    import warnings
+
+    from topiclink.families.ktm.estimator import KernelTopicModel
+    from topiclink.families.ktm.gp.kernels import CategoricalKernel
+
+    codec = KernelTopicModel._param_codecs["kernel"]
+    encoded = codec.encode(CategoricalKernel(rho=0.3))
+    assert encoded["module"] == "topiclink.families.ktm.gp.kernels"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        decoded = codec.decode({**encoded, "module": "topiclink.gp.kernels"})
+    assert isinstance(decoded, CategoricalKernel) and decoded.rho == 0.3
+    with pytest.raises(ValueError, match="refusing"):
+        codec.decode({**encoded, "module": "topiclink.models.base"})

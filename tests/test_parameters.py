@@ -194,3 +194,66 @@ def test_the_step_size_schedule_is_built_from_the_glossary_names():
     assert bp.set_params(inference="online")._algorithm().schedule == RobbinsMonro(1.0, 3.0,
                                                                                  0.6)
     assert lmv.set_params(inference="stochastic")._algorithm().schedule == s
+
+
+# ---------------------------------------------------------------------- Averaging, Negatives
+def test_averaging_last_is_the_engines_window():
+    """``Averaging.last(n_average, n_iter)`` keeps exactly the iterations the engine
+    averaged before (``local >= n_iter - n_average``, local counted from 0)."""
+    from topiclink.parameters import Averaging
+
+    for n_iter in range(0, 7):
+        for n_average in range(0, 9):
+            window = Averaging.last(n_average, n_iter)
+            kept = [local for local in range(n_iter) if window.keeps(local + 1)]
+            assert kept == [local for local in range(n_iter) if local >= n_iter - n_average]
+            assert window.n_kept(n_iter) == len(kept)
+
+
+def test_averaging_thinned_samples_and_their_count():
+    from topiclink.parameters import Averaging
+
+    rule = Averaging(burn_in=3, thinning=2, max_samples=2)
+    assert [i for i in range(1, 12) if rule.keeps(i)] == [5, 7, 9, 11]
+    assert [rule.n_kept(n) for n in (0, 4, 5, 7, 11)] == [0, 0, 1, 2, 2]   # capped at 2
+    assert Averaging.from_params({"burn_in": 3, "thinning": 2, "max_samples": 2}) == rule
+    assert Averaging.from_params({"n_average": 2, "max_iter": 10}) == Averaging(8, 1, None)
+    for bad, match in (({"burn_in": -1}, "burn_in"), ({"thinning": 0}, "thinning"),
+                       ({"max_samples": 0}, "max_samples")):
+        with pytest.raises(ValueError, match=match):
+            Averaging(**bad)
+
+
+def test_negatives_from_the_estimators_parameters():
+    from topiclink import RelationalTopicModel
+    from topiclink.parameters import Negatives
+
+    params = RelationalTopicModel(negative_ratio=0.02, c_neg=0.5).get_params()
+    assert Negatives.from_params(params) == Negatives(0.02, None, 0.5)
+    params = RelationalTopicModel(negatives_per_link=3).get_params()
+    assert Negatives.from_params(params) == Negatives(0.01, 3.0, 1.0)
+    for bad, match in (({"ratio": 1.5}, "negative_ratio"), ({"per_link": 0.0}, "per_link"),
+                       ({"weight": 0.0}, "c_neg")):
+        with pytest.raises(ValueError, match=match):
+            Negatives(**bad)
+
+
+def test_draw_negatives_is_the_gRTM_draw():
+    """Ratio: ``Links.sample_negatives`` (undirected: to be mirrored); per link:
+    ``negatives_per_document`` (one orientation) -- the same streams as before."""
+    from topiclink.data.links import Links
+    from topiclink.inference.negatives import draw_negatives, negatives_per_document
+    from topiclink.parameters import Negatives
+
+    links = Links.from_pairs(np.array([[0, 1], [1, 2], [3, 4], [2, 5]]), n_docs=8,
+                             directed=False)
+    pairs, mirrored = draw_negatives(links, Negatives(ratio=0.2), np.random.default_rng(3))
+    expected = links.sample_negatives(ratio=0.2, random_state=np.random.default_rng(3))
+    np.testing.assert_array_equal(pairs, expected)
+    assert mirrored and pairs.dtype == np.int64
+    pairs, mirrored = draw_negatives(links, Negatives(per_link=2.0), np.random.default_rng(3))
+    np.testing.assert_array_equal(pairs, negatives_per_document(
+        links, 2.0, random_state=np.random.default_rng(3)))
+    assert not mirrored
+    pairs, mirrored = draw_negatives(links, Negatives(ratio=0.0), np.random.default_rng(3))
+    assert pairs.shape == (0, 2)

@@ -8,9 +8,10 @@ fitted attributes set to the current estimates when it is called
 ``"log_likelihood"`` per token and ``"seconds"``).
 
 A callback that reads only ``info`` and the published estimates, never the sampler state
-``model.state_``, says so with ``reads_state = False``: a fit whose shards live on Dask
-workers then does not gather them every sweep for it (a callback without the attribute
-is taken to read the state).
+``model.state_``, says so with ``reads_state = False``.  Before the callbacks of an
+iteration the engine makes the state current (``Algorithm.sync``: a sharded run gathers
+its shards) only when one of them reads it (:func:`reads_state`; a callback without the
+attribute is taken to read the state).
 
 A callback that remembers earlier iterations (a stopping rule) has
 ``checkpoint_state() -> JSON value`` and ``restore_checkpoint_state(value)``, so that a fit
@@ -25,9 +26,18 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Callback", "ProgressBar", "EarlyStopping", "EvaluateEvery", "LambdaCallback",
-           "RelativeTolerance"]
+           "RelativeTolerance", "reads_state"]
 
 logger = logging.getLogger(__name__)
+
+
+def reads_state(callbacks: Any) -> bool:
+    """Whether a callback may read ``model.state_`` during the run (then the engine
+    syncs a sharded state before the callbacks of every iteration).  A callback says so
+    itself with ``reads_state`` (a class or instance attribute; missing: True, the safe
+    answer for code that cannot be known); the info-only callbacks of this module (the
+    progress bar, the stopping rules, ``EvaluateEvery``) declare ``reads_state = False``."""
+    return any(bool(getattr(cb, "reads_state", True)) for cb in callbacks or ())
 
 
 @runtime_checkable

@@ -57,7 +57,7 @@ from topiclink.execution.shards import DEFAULT_SHARDS, Shards
 __all__ = ["Parameter", "GLOSSARY", "ALIASES", "DEPRECATED", "HOMONYMS", "REMOVED_IN",
            "OLD_EXECUTION", "shared", "warn_renamed", "accepts_renamed", "renamed_params",
            "translate_execution", "SchemeForm", "SchemeCodec", "glossary_table",
-           "RobbinsMonro"]
+           "RobbinsMonro", "Negatives", "Averaging"]
 
 #: the release that drops the names of :data:`DEPRECATED`
 REMOVED_IN = "0.2.0"
@@ -138,7 +138,7 @@ _ENTRIES = [
        "A2 (BPBFM: t0; SVI: tau)", "online"),
     _p("step_v", [Real(0.5, 1.0, low_open=True)], "Decay of the online step sizes "
        "rho_t = A1 / (t + A2)^v, in (0.5, 1].", "v (BPBFM: w; SVI: kappa)", "online"),
-    # negatives (one meaning each; a shared Negatives config would merge them)
+    # negatives (gRTM's three build one Negatives config; the others mean other things)
     _p("negative_ratio", [Real(0, 1)], "Fraction of the unobserved training pairs drawn "
        "as negatives.", "", "negatives"),
     _p("negatives_per_link", [NoneValue(), Real(0, None, low_open=True)], "Negatives "
@@ -421,3 +421,98 @@ class RobbinsMonro:
         if t < 0:
             raise ValueError(f"update counter must be >= 0, got {t}")
         return float(self.a1 / (t + self.a2) ** self.v)
+
+
+@dataclass(frozen=True)
+class Negatives:
+    """Unobserved pairs drawn as negative training pairs, and their weight: the glossary's
+    ``negative_ratio``, ``negatives_per_link`` and ``c_neg`` (:meth:`from_params`).
+
+    The gRTM paper (Chen, Zhu, Xia & Zhang, TPAMI 2015, Sec. 5.1 and 5.3.3) trains on the
+    observed links and a random subsample of the unobserved pairs (1 % of them in its
+    experiments), a negative pair's regularisation constant fixed at 1 (``weight``,
+    ``c_-``) while c of the positive pairs is tuned.  ``per_link`` None: ``ratio`` of all
+    unobserved pairs (both orientations of an undirected pair); else document i draws
+    ``max(1, round(per_link * p_i))`` negatives with p_i its positive pairs as a source
+    (one orientation each; :func:`topiclink.inference.negatives.draw_negatives` draws
+    them).
+    """
+
+    ratio: float = 0.01
+    per_link: float | None = None
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.ratio) and 0.0 <= self.ratio <= 1.0):
+            raise ValueError(f"negative_ratio must be in [0, 1], got {self.ratio!r}")
+        if self.per_link is not None and not (np.isfinite(self.per_link)
+                                              and self.per_link > 0):
+            raise ValueError(f"negatives_per_link must be finite and > 0, got "
+                             f"{self.per_link!r}")
+        if not (np.isfinite(self.weight) and self.weight > 0):
+            raise ValueError(f"c_neg must be finite and > 0, got {self.weight!r}")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> Negatives:
+        """The negatives of an estimator's parameters (``get_params()``):
+        ``negative_ratio``, ``negatives_per_link`` (None where the estimator has none),
+        ``c_neg`` (1 where it has none)."""
+        per_link = params.get("negatives_per_link")
+        return cls(float(params["negative_ratio"]),
+                   None if per_link is None else float(per_link),
+                   float(params.get("c_neg", 1.0)))
+
+
+@dataclass(frozen=True)
+class Averaging:
+    """Which iterations of a chain the estimate averages over: after ``burn_in``
+    iterations (counted over the whole chain), every ``thinning``-th, at most
+    ``max_samples`` of them (the latest; None: all).
+
+    The glossary's two spellings are one rule (:meth:`from_params`): ``n_average`` (the
+    topic models: the mean over the last n_average of ``max_iter`` iterations) is
+    ``burn_in = max_iter - n_average``, ``thinning = 1``; BPBFM's ``burn_in``,
+    ``thinning``, ``max_samples`` are kept samples of the posterior.
+    """
+
+    burn_in: int = 0
+    thinning: int = 1
+    max_samples: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.burn_in < 0:
+            raise ValueError(f"burn_in must be >= 0, got {self.burn_in!r}")
+        if self.thinning < 1:
+            raise ValueError(f"thinning must be >= 1, got {self.thinning!r}")
+        if self.max_samples is not None and self.max_samples < 1:
+            raise ValueError(f"max_samples must be >= 1, got {self.max_samples!r}")
+
+    @classmethod
+    def last(cls, n_average: int, n_iter: int) -> Averaging:
+        """The mean over the last ``n_average`` of ``n_iter`` iterations (all of them
+        when ``n_average >= n_iter``; none for 0)."""
+        if n_average <= 0:
+            return cls(burn_in=n_iter, thinning=1, max_samples=None)
+        return cls(burn_in=max(0, n_iter - n_average), thinning=1, max_samples=None)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], n_iter: int | None = None) -> Averaging:
+        """From an estimator's parameters: ``n_average`` (over the last of ``n_iter``,
+        default ``max_iter``) or ``burn_in`` / ``thinning`` / ``max_samples``."""
+        if "n_average" in params:
+            return cls.last(int(params["n_average"]),
+                            int(params["max_iter"] if n_iter is None else n_iter))
+        max_samples = params.get("max_samples")
+        return cls(int(params.get("burn_in", 0)), int(params.get("thinning", 1)),
+                   None if max_samples is None else int(max_samples))
+
+    def keeps(self, iteration: int) -> bool:
+        """Whether the chain's ``iteration``-th iteration (1-based: after that many
+        iterations) enters the average."""
+        after = int(iteration) - self.burn_in
+        return after > 0 and after % self.thinning == 0
+
+    def n_kept(self, n_iter: int) -> int:
+        """How many of the first ``n_iter`` iterations are averaged (after the cap)."""
+        kept = max(0, (int(n_iter) - self.burn_in) // self.thinning)
+        return kept if self.max_samples is None else min(kept, self.max_samples)

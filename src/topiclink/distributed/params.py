@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from topiclink.callbacks import reads_state
 from topiclink.data.checks import Constraint, Integer, NoneValue
 
 __all__ = ["CLIENT", "EXECUTOR", "is_client", "ClientCodec", "ClientLike", "ExecutorCodec",
@@ -103,9 +104,6 @@ class SharedClientMixin:
 
 
 def needs_full_state(callbacks: Any) -> bool:
-    """Whether a callback may read ``model.state_`` during the run: then the shards are
-    gathered every sweep.  A callback says so itself with ``reads_state`` (a class or
-    instance attribute; missing: True, the safe answer for code that cannot be known);
-    topiclink's info-only callbacks (:mod:`topiclink.callbacks`: the progress bar, the
-    stopping rules, ``EvaluateEvery``) declare ``reads_state = False``."""
-    return any(bool(getattr(cb, "reads_state", True)) for cb in callbacks or ())
+    """Deprecated name of :func:`topiclink.callbacks.reads_state` (the engine now decides
+    when a sharded state is gathered); kept for one release."""
+    return reads_state(callbacks)

@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from topiclink.parameters import Averaging
 from topiclink.random import generator_state, restore_generator
 
 __all__ = ["Algorithm", "State", "RunResult", "RunProgress", "Checkpointing", "run",
@@ -119,7 +120,9 @@ class Algorithm:
 
     def sync(self, state: Any) -> None:
         """Hook: make every field of ``state`` current where a run keeps parts of it
-        elsewhere between iterations (Dask workers); called before a checkpoint."""
+        elsewhere between iterations (Dask workers); the engine calls it before a
+        checkpoint and before the callbacks of an iteration when one of them reads the
+        state (:func:`topiclink.callbacks.reads_state`)."""
 
     @contextlib.contextmanager
     def session(self, state: Any, data: Any) -> Iterator[None]:
@@ -286,7 +289,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
          n_average: int, publish: Callable[..., None] | None,
          checkpoint: Checkpointing | None,
          step: Callable[[State, Any], dict[str, float]] | None = None) -> RunResult:
-    from topiclink.callbacks import ProgressBar
+    from topiclink.callbacks import ProgressBar, reads_state
 
     step = algorithm.step if step is None else step
 
@@ -298,10 +301,14 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
         cbs.insert(0, ProgressBar(desc=algorithm.name))
     wants_estimates = publish is not None and any(getattr(cb, "needs_estimates", False)
                                                   for cb in cbs)
+    # a callback that reads model.state_ finds it current: the shards of a sharded run
+    # are gathered for it (Algorithm.sync), else they stay where they run
+    wants_state = reads_state(cbs)
     for cb in cbs:
         if hasattr(cb, "on_train_begin"):
             cb.on_train_begin(model, n_iter - progress.done)
     rows, sums = progress.rows, progress.sums
+    averaging = Averaging.last(n_average, n_iter)   # the mean over the last n_average
     if checkpoint is not None:
         checkpoint._last = time.monotonic()
     try:
@@ -311,7 +318,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
             info = dict(step(state, data))
             info["seconds"] = time.perf_counter() - t0
             state.iteration += 1
-            if local >= n_iter - n_average:
+            if averaging.keeps(local + 1):
                 for key, value in algorithm.averaged(state, data).items():
                     if key not in sums:
                         sums[key] = np.zeros(np.shape(value))
@@ -327,6 +334,8 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
             rows.append(info)
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("%s iteration %d: %s", algorithm.name, it + 1, info)
+            if wants_state:
+                algorithm.sync(state)
             if wants_estimates:
                 publish(state, progress.averaged())  # type: ignore[misc]
             for cb in cbs:

@@ -198,9 +198,6 @@ class CollapsedGibbsLDA(Algorithm):
     n_threads : threads running the shards (never changes the chain)
     client : ``parallel="dask"``: a distributed.Client, a scheduler address or None (the
         current client)
-    full_sync : ``parallel="dask"``: gather z / ndk / RNG rows after every sweep (when
-        callbacks may read the state); otherwise only when read (objective: ndk; end of
-        the run: everything)
     sampler : ``"gibbs"`` (the exact collapsed conditional, O(K) per token) or ``"mh"``
         (exact Metropolis-Hastings steps with O(1) proposals per token,
         :mod:`topiclink.kernels.lda_mh`; sequential only)
@@ -212,7 +209,7 @@ class CollapsedGibbsLDA(Algorithm):
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float,
                  parallel: str | None = None, n_shards: int = 1, n_threads: int = 1,
-                 client: Any = None, full_sync: bool = False, sampler: str = "gibbs",
+                 client: Any = None, sampler: str = "gibbs",
                  n_mh: int = 2) -> None:
         if sampler not in ("gibbs", "mh"):
             raise ValueError(f"sampler must be 'gibbs' or 'mh', got {sampler!r}")
@@ -228,7 +225,6 @@ class CollapsedGibbsLDA(Algorithm):
         self.n_shards = n_shards if parallel in SHARDED else 1
         self.n_threads = n_threads
         self.client = client
-        self.full_sync = full_sync
         self._sweeper: ChunkedSweeper | DaskSweeper | None = None
 
     def fingerprint(self, data: TokenData | ShardTokenData) -> str:
@@ -299,8 +295,6 @@ class CollapsedGibbsLDA(Algorithm):
                 return {}
             self._sweeper.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk,
                                 state.nk, self.alpha, self.beta)
-            if self.full_sync:
-                self.sync(state)
         elif self.sampler == "mh":
             if self._word_index is None or self._word_index[0] is not data:
                 self._word_index = (data, *lda_mh.word_index(data.words, data.n_words))

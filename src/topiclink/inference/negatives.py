@@ -6,9 +6,10 @@ import numpy as np
 
 from topiclink.data.links import Links
 from topiclink.kernels.negatives import sample_per_document
+from topiclink.parameters import Negatives
 from topiclink.random import RandomState, as_generator, kernel_state
 
-__all__ = ["negatives_per_document"]
+__all__ = ["negatives_per_document", "draw_negatives"]
 
 
 def negatives_per_document(links: Links, per_link: float,
@@ -47,3 +48,19 @@ def negatives_per_document(links: Links, per_link: float,
     state = kernel_state(as_generator(random_state))[0]
     src, dst = sample_per_document(D, ptr, nbr, counts, state)
     return np.column_stack([src, dst])
+
+
+def draw_negatives(links: Links, negatives: Negatives,
+                   rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+    """The negative pairs of a :class:`~topiclink.parameters.Negatives` config: with
+    ``per_link`` None, ``ratio`` of all unobserved pairs (:meth:`Links.sample_negatives`),
+    else :func:`negatives_per_document`.  Returns the pairs (int64, (n, 2)) and whether
+    each stands for both orientations (the ratio draw of undirected links: the caller
+    mirrors them) or one."""
+    if negatives.per_link is not None:
+        pairs = negatives_per_document(links, negatives.per_link, random_state=rng)
+        return pairs.astype(np.int64), False
+    if negatives.ratio > 0:
+        pairs = links.sample_negatives(ratio=negatives.ratio, random_state=rng)
+        return pairs.astype(np.int64), not links.directed
+    return np.zeros((0, 2), np.int64), False

@@ -93,13 +93,12 @@ class ShardedAlgorithm(Algorithm):
     local_seconds_key = "seconds_local"
 
     def __init__(self, n_shards: int, executor: Executor | None = None,
-                 n_threads: int = 1, full_sync: bool = False) -> None:
+                 n_threads: int = 1) -> None:
         if n_shards < 1:
             raise ValueError(f"n_shards must be >= 1, got {n_shards}")
         self.n_shards = int(n_shards)
         self.executor = executor
         self.n_threads = max(1, int(n_threads))
-        self.full_sync = bool(full_sync)
         self._ex: Executor | None = None
         self._loaded: tuple[Any, Any] | None = None
         self._fresh = True
@@ -168,8 +167,6 @@ class ShardedAlgorithm(Algorithm):
         info[self.global_seconds_key] = t1 - t0
         info[self.local_seconds_key] = t2 - t1
         self._fresh = False
-        if self.full_sync:
-            self.sync(state)
         return info
 
     def sync(self, state: Any) -> None:

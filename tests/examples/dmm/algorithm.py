@@ -138,9 +138,9 @@ class ShardedDMM(ShardedAlgorithm, CollapsedGibbsDMM):
     kept_key = "dmm-shards"
 
     def __init__(self, n_topics: int, alpha: float, beta: float, n_shards: int, *,
-                 executor=None, n_threads: int = 1, full_sync: bool = False) -> None:
+                 executor=None, n_threads: int = 1) -> None:
         CollapsedGibbsDMM.__init__(self, n_topics, alpha, beta)
-        ShardedAlgorithm.__init__(self, n_shards, executor, n_threads, full_sync)
+        ShardedAlgorithm.__init__(self, n_shards, executor, n_threads)
 
     def init(self, data: TokenData, rng: np.random.Generator) -> DMMState:
         state = super().init(data, rng)

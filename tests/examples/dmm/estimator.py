@@ -13,7 +13,7 @@ from topiclink.data.checks import (
     POSITIVE,
 )
 from topiclink.data.corpus import Corpus
-from topiclink.distributed import ExecutorCodec, needs_full_state
+from topiclink.distributed import ExecutorCodec
 from topiclink.execution import DaskExecutor
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
@@ -86,7 +86,7 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
             algorithm = ShardedDMM(
                 int(self.n_topics), self.doc_topic_prior, self.topic_word_prior,
                 plan.n_shards, executor=DaskExecutor(plan.client) if plan.dask else None,
-                n_threads=plan.n_threads, full_sync=needs_full_state(self.callbacks))
+                n_threads=plan.n_threads)
         else:
             algorithm = CollapsedGibbsDMM(int(self.n_topics), self.doc_topic_prior,
                                           self.topic_word_prior)

@@ -76,6 +76,7 @@ from topiclink.inference.lda import TokenData
 from topiclink.inference.weights import pair_omega
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
+from topiclink.parameters import Negatives
 
 K = 2
 V = 4
@@ -206,8 +207,9 @@ def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float
     chunk; "numba": :func:`topiclink.kernels.augment.augment_pair_chunks`).
     """
     algorithm = RelationalGibbs(K, ALPHA, BETA, loss="logistic", full=True, approx=approx,
-                                c=C, c_neg=C, hinge_cost=1.0, weight_prior_var=NU2,
-                                negative_ratio=0.0, n_threads=1, augmentation=augmentation)
+                                c=C, hinge_cost=1.0, weight_prior_var=NU2,
+                                negatives=Negatives(ratio=0.0, weight=C), n_threads=1,
+                                augmentation=augmentation)
     state, data = initial_state(rng, algorithm)
     tokens = data.tokens
     lengths = tokens.lengths[:, None]

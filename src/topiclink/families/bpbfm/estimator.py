@@ -40,7 +40,13 @@ from topiclink.models.base import Estimator, check_fit_memory
 from topiclink.models.capabilities import EntityFactorsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec
-from topiclink.parameters import RobbinsMonro, accepts_renamed, shared, warn_renamed
+from topiclink.parameters import (
+    Averaging,
+    RobbinsMonro,
+    accepts_renamed,
+    shared,
+    warn_renamed,
+)
 from topiclink.random import RandomState
 
 __all__ = ["BilinearPoissonFactorModel"]
@@ -59,21 +65,23 @@ def chain_seed(seed: int | np.random.SeedSequence, chain: int) -> int:
 
 
 class _KeepSamples:
-    """Extra callback: keeps (U, Lambda, rho) of every ``thinning``-th iteration after
-    burn-in (rho: the self-pair scales, empty unless ``self_pairs="scaled"``)."""
+    """Extra callback: keeps (U, Lambda, rho) of the iterations the model's
+    :class:`~topiclink.parameters.Averaging` keeps (every ``thinning``-th after
+    ``burn_in``, the latest ``max_samples``; rho: the self-pair scales, empty unless
+    ``self_pairs="scaled"``)."""
 
     def __init__(self, model: BilinearPoissonFactorModel, algorithm: BPBFMGibbs) -> None:
         self.model, self.algorithm = model, algorithm
+        self.averaging = model._averaging()
 
     def on_iteration(self, model: Any, iteration: int, info: dict) -> bool:
         m = self.model
         state = m.state_
-        after = iteration + 1 - int(m.burn_in)
-        if after > 0 and after % int(m.thinning) == 0:
+        if self.averaging.keeps(iteration + 1):
             m._samples.append((state.U.copy(),
                                self.algorithm.relation_matrices(state).copy(),
                                _self_scale(state)))
-            del m._samples[:-int(m.max_samples)]
+            del m._samples[:-int(self.averaging.max_samples or len(m._samples))]
         return False
 
 
@@ -489,8 +497,8 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         logger.info("%s: %d entities, %d relations, %d nonzero, %d held out, K=%d",
                     algorithm.name, data.n_entities, data.n_relations, data.n_observed,
                     data.n_missing, algorithm.K)
-        kept_before = (int(getattr(self, "n_iter_", 0)) - int(self.burn_in)
-                       >= int(self.thinning))   # else samples_* is the last state alone
+        # else samples_* is the last state alone
+        kept_before = self._averaging().n_kept(int(getattr(self, "n_iter_", 0))) > 0
         if resume and kept_before and hasattr(self, "samples_embedding_"):
             self._samples = self._kept_samples(self)
         else:
@@ -523,8 +531,12 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     def _restore_from_checkpoint(self, saved: Estimator) -> None:
         """The samples kept before the checkpoint (the published ``samples_*`` hold the
         current state alone until the first sample is kept)."""
-        kept = int(saved.n_iter_) - int(self.burn_in) >= int(self.thinning)
+        kept = self._averaging().n_kept(int(saved.n_iter_)) > 0
         self._samples = self._kept_samples(saved) if kept else []
+
+    def _averaging(self) -> Averaging:
+        """The kept samples' schedule: ``burn_in``, ``thinning``, ``max_samples``."""
+        return Averaging.from_params(self.get_params(deep=False))
 
     @staticmethod
     def _kept_samples(fitted: Estimator) -> list[tuple[np.ndarray, ...]]:

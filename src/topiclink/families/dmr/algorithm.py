@@ -134,7 +134,7 @@ class DMRGibbs(Algorithm):
     lbfgs_iter : L-BFGS iterations per optimisation (warm-started from the current
         lambda; 15 gave the held-out perplexity of 100 on SOTU, 10 seeds, in a sixth of
         the optimiser time: benchmarks/dmr_vs_tomotopy.py)
-    parallel, n_shards, n_threads, client, full_sync : as
+    parallel, n_shards, n_threads, client : as
         :class:`~topiclink.inference.lda.CollapsedGibbsLDA` (None: the exact sampler)
     """
 
@@ -144,7 +144,7 @@ class DMRGibbs(Algorithm):
     def __init__(self, n_topics: int, beta: float, sigma: float, intercept_sigma: float,
                  initial_alpha: float, optimize_every: int, burn_in: int,
                  lbfgs_iter: int = 15, parallel: str | None = None, n_shards: int = 1,
-                 n_threads: int = 1, client: Any = None, full_sync: bool = False) -> None:
+                 n_threads: int = 1, client: Any = None) -> None:
         self.n_topics = int(n_topics)
         self.beta = float(beta)
         self.sigma = float(sigma)
@@ -157,7 +157,6 @@ class DMRGibbs(Algorithm):
         self.n_shards = int(n_shards) if parallel in SHARDED else 1
         self.n_threads = int(n_threads)
         self.client = client
-        self.full_sync = full_sync
         self._sweeper: Any = None
 
     def fingerprint(self, data: DMRData) -> str:
@@ -243,8 +242,6 @@ class DMRGibbs(Algorithm):
             else:
                 self._sweeper.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk,
                                     state.nk, alpha, self.beta)
-                if self.full_sync:
-                    self.sync(state)
         else:
             kernels.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk, state.nk,
                           alpha, self.beta, state.kernel_rng[0])

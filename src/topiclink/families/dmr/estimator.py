@@ -25,7 +25,7 @@ from topiclink.data.checks import (
     as_real,
     check_memory,
 )
-from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ExecutorCodec, SharedClientMixin
 from topiclink.execution import Shards
 from topiclink.families.dmr.algorithm import DMRData, DMRGibbs, DMRState, doc_priors
 from topiclink.inference.lda import TokenData, sampler_parallel
@@ -194,8 +194,7 @@ default "exact"
                         float(self.intercept_sigma), float(self.doc_topic_prior),
                         int(self.optimize_every), int(self.burn_in),
                         parallel=sampler_parallel(plan.scheme, plan.dask), n_shards=plan.n_shards,
-                        n_threads=plan.n_threads, client=plan.client,
-                        full_sync=needs_full_state(self.callbacks))
+                        n_threads=plan.n_threads, client=plan.client)
 
     def fit(self, X: Any, y: None = None, *, features: Any = None,
             resume: bool = False) -> DMR:

@@ -19,7 +19,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
-from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ExecutorCodec, SharedClientMixin
 from topiclink.execution import Shards
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import (
@@ -178,7 +178,6 @@ default "exact"
                                  parallel=sampler_parallel(plan.scheme, plan.dask),
                                  n_shards=plan.n_shards, n_threads=plan.n_threads,
                                  client=plan.client,
-                                 full_sync=needs_full_state(self.callbacks),
                                  sampler=self._token_sampler())
 
     def _token_sampler(self) -> str:

@@ -34,13 +34,14 @@ from topiclink.execution import Executor, ThreadExecutor
 from topiclink.inference.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
-from topiclink.inference.negatives import negatives_per_document
+from topiclink.inference.negatives import draw_negatives
 from topiclink.inference.pairs import PairSet
 from topiclink.inference.pipeline import BlockPipeline, pipeline_layout
 from topiclink.inference.weights import draw_weights, weight_posterior
 from topiclink.kernels import augment as augment_kernels
 from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
+from topiclink.parameters import Negatives
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["RelationalData", "RelationalState", "RelationalGibbs", "training_pairs",
@@ -88,32 +89,23 @@ class RelationalState(State):
     aug_rngs: list[np.random.Generator]
 
 
-def training_pairs(links: Links, negative_ratio: float, c: float, c_neg: float,
-                   rng: np.random.Generator, negatives_per_link: float | None = None
-                   ) -> tuple[np.ndarray, ...]:
+def training_pairs(links: Links, negatives: Negatives, c: float,
+                   rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """Positive pairs plus negatives, ordered by their later endpoint so that the pairs
     each block of the Z sweep completes are consecutive (:mod:`.pipeline`).
 
-    Negatives: with ``negatives_per_link`` None, ``negative_ratio`` of all unobserved pairs
+    Negatives (:func:`topiclink.inference.negatives.draw_negatives`): with
+    ``negatives.per_link`` None, ``negatives.ratio`` of all unobserved pairs
     (:meth:`Links.sample_negatives`; both orientations for undirected links); else
-    :func:`topiclink.inference.negatives.negatives_per_document` (document i draws about
-    ``negatives_per_link`` times its positive training pairs as a source, O(#negatives)),
-    each negative one ordered pair, never mirrored.  Positive undirected links enter in both
+    document i draws about ``per_link`` times its positive training pairs as a source
+    (O(#negatives)), each negative one ordered pair, never mirrored.  Positive pairs have
+    c, negatives ``negatives.weight``; positive undirected links enter in both
     orientations.
 
     Returns source, target, y (int8), c (float64) and the number of negatives.
     """
     pos = links.pairs.astype(np.int64)
-    mirror_negatives = not links.directed
-    if negatives_per_link is not None:
-        neg = negatives_per_document(links, float(negatives_per_link),
-                                                  random_state=rng).astype(np.int64)
-        mirror_negatives = False
-    elif negative_ratio > 0:
-        neg = links.sample_negatives(ratio=float(negative_ratio),
-                                     random_state=rng).astype(np.int64)
-    else:
-        neg = np.zeros((0, 2), np.int64)
+    neg, mirror_negatives = draw_negatives(links, negatives, rng)
     if not links.directed:
         pos = np.concatenate([pos, pos[:, ::-1]])
     if mirror_negatives:
@@ -121,7 +113,7 @@ def training_pairs(links: Links, negative_ratio: float, c: float, c_neg: float,
     src = np.concatenate([pos[:, 0], neg[:, 0]])
     dst = np.concatenate([pos[:, 1], neg[:, 1]])
     y = np.concatenate([np.ones(len(pos), np.int8), np.zeros(len(neg), np.int8)])
-    cs = np.where(y == 1, float(c), float(c_neg))
+    cs = np.where(y == 1, float(c), float(negatives.weight))
     order = np.argsort(np.maximum(src, dst), kind="stable")
     return src[order], dst[order], y[order], cs[order], int(len(neg))
 
@@ -133,8 +125,9 @@ class RelationalGibbs(Algorithm):
     ----------
     n_topics, alpha, beta : K, the Dirichlet priors (alpha (K,) or (D, K))
     loss : "logistic" | "hinge"; full : full U (else diagonal); approx : the Approx Z step
-    c, c_neg, hinge_cost, weight_prior_var, negative_ratio, negatives_per_link : as the
-        estimator's parameters
+    c, hinge_cost, weight_prior_var : as the estimator's parameters
+    negatives : the negative training pairs (:class:`~topiclink.parameters.Negatives`: the
+        estimator's ``negative_ratio``, ``negatives_per_link``, ``c_neg``)
     augmentation : "reference" (the ``polyagamma`` package / NumPy's ``wald``, one Python
         call per chunk of pairs, each chunk with its NumPy stream) or "numba" (every pair's
         discriminant, draw and (a, b) in Numba, :func:`topiclink.kernels.augment.
@@ -148,10 +141,9 @@ class RelationalGibbs(Algorithm):
     state_class = RelationalState
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float, *, loss: str,
-                 full: bool, approx: bool, c: float, c_neg: float, hinge_cost: float,
-                 weight_prior_var: float, negative_ratio: float, n_threads: int = 1,
-                 name: str = "gRTM", negatives_per_link: float | None = None,
-                 augmentation: str = "reference") -> None:
+                 full: bool, approx: bool, c: float, hinge_cost: float,
+                 weight_prior_var: float, negatives: Negatives, n_threads: int = 1,
+                 name: str = "gRTM", augmentation: str = "reference") -> None:
         if augmentation not in AUGMENTATION_SAMPLERS:
             raise ValueError(f"augmentation must be one of {AUGMENTATION_SAMPLERS}, got "
                              f"{augmentation!r}")
@@ -162,12 +154,9 @@ class RelationalGibbs(Algorithm):
         self.full = bool(full)
         self.approx = bool(approx)
         self.c = float(c)
-        self.c_neg = float(c_neg)
         self.hinge_cost = float(hinge_cost)
         self.weight_prior_var = float(weight_prior_var)
-        self.negative_ratio = float(negative_ratio)
-        self.negatives_per_link = (None if negatives_per_link is None
-                                   else float(negatives_per_link))
+        self.negatives = negatives
         self.augmentation = augmentation
         self.n_threads = max(1, int(n_threads))
         self.blas_threads = self.n_threads
@@ -181,9 +170,7 @@ class RelationalGibbs(Algorithm):
 
     def init(self, data: RelationalData, rng: np.random.Generator) -> RelationalState:
         init_rng, pair_rng, chain_rng, weight_rng, aug_rng = spawn(rng, 5)
-        src, dst, y, cs, n_neg = training_pairs(data.links, self.negative_ratio, self.c,
-                                                self.c_neg, pair_rng,
-                                                negatives_per_link=self.negatives_per_link)
+        src, dst, y, cs, n_neg = training_pairs(data.links, self.negatives, self.c, pair_rng)
         if src.size == 0:
             raise ValueError("no training pairs: give at least one link or negative_ratio > 0")
         z, ndk, nwk, nk = init_topics(data.tokens, self.n_topics, init_rng)

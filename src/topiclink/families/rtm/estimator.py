@@ -36,7 +36,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
-from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ExecutorCodec, SharedClientMixin
 from topiclink.execution import DaskExecutor, Shards
 from topiclink.families.rtm.algorithm import (
     AUGMENTATION_SAMPLERS,
@@ -53,7 +53,7 @@ from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
+from topiclink.parameters import Negatives, SchemeCodec, SchemeForm, accepts_renamed, shared
 from topiclink.random import RandomState, kernel_state
 
 __all__ = ["RelationalTopicModel", "PAPER_VARIANTS"]
@@ -293,16 +293,13 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         if plan.scheme == "shards":
             cls = ShardedRelationalGibbs
             extra = {"n_shards": plan.n_shards,
-                     "executor": DaskExecutor(plan.client) if plan.dask else None,
-                     "full_sync": needs_full_state(self.callbacks)}
+                     "executor": DaskExecutor(plan.client) if plan.dask else None}
         return cls(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, full=self.weights == "full", approx=bool(self.approx),
-            c=float(self.c), c_neg=float(self.c_neg), hinge_cost=float(self.hinge_cost),
+            c=float(self.c), hinge_cost=float(self.hinge_cost),
             weight_prior_var=float(self.weight_prior_var),
-            negative_ratio=float(self.negative_ratio),
-            negatives_per_link=(None if self.negatives_per_link is None
-                                else float(self.negatives_per_link)),
+            negatives=Negatives.from_params(self.get_params(deep=False)),
             augmentation=self.augmentation,
             n_threads=plan.n_threads, name=self.variant_name_,
             **extra)

@@ -235,20 +235,16 @@ class ShardedRelationalGibbs(RelationalGibbs):
     executor : where the shards run (None: ``min(n_threads, n_shards)`` threads of this
         process, the calling thread for 1; an :class:`~topiclink.execution.Executor`,
         e.g. a :class:`~topiclink.execution.DaskExecutor`, borrowed)
-    full_sync : fetch z, omega and the streams after every iteration (callbacks that read
-        ``state_``); otherwise only at the end of a run (and before a checkpoint)
     **kwargs : as :class:`~topiclink.families.rtm.algorithm.RelationalGibbs`
     """
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float, *, n_shards: int = 2,
-                 executor: Executor | None = None, full_sync: bool = False,
-                 **kwargs: Any) -> None:
+                 executor: Executor | None = None, **kwargs: Any) -> None:
         super().__init__(n_topics, alpha, beta, **kwargs)
         if int(n_shards) < 1:
             raise ValueError(f"n_shards must be >= 1, got {n_shards}")
         self.n_shards = int(n_shards)
         self.executor = executor
-        self.full_sync = bool(full_sync)
         self._reset()
 
     def _reset(self) -> None:
@@ -400,8 +396,6 @@ class ShardedRelationalGibbs(RelationalGibbs):
             state.b[own] = b
             total += part
         self._fresh = False
-        if self.full_sync:
-            self.sync(state)
         seconds_z, seconds_lambda = ex.chained_seconds
         info = {"seconds_weights": t1 - t0, "seconds_z": seconds_z,
                 "seconds_lambda": seconds_lambda, "link_loglik": total / pairs.n_pairs}

@@ -168,8 +168,6 @@ class SupervisedGibbs(ShardedAlgorithm):
     executor : where the shards run (None: ``n_threads`` threads of this process, the
         calling thread for 1; an :class:`~topiclink.execution.Executor`, e.g. a
         :class:`~topiclink.execution.DaskExecutor`, borrowed); never changes the chain
-    full_sync : write the shards' state back into ``state`` after every iteration (for
-        callbacks that read it while a run keeps it elsewhere)
     """
 
     state_class = SupervisedState
@@ -182,8 +180,8 @@ class SupervisedGibbs(ShardedAlgorithm):
                  hinge_cost: float, weight_prior_var: float,
                  seeds: list[np.random.SeedSequence] | None = None, n_threads: int = 1,
                  n_shards: int = 1, executor: Executor | None = None,
-                 full_sync: bool = False, name: str = "gSLDA") -> None:
-        super().__init__(n_shards, executor, n_threads, full_sync)
+                 name: str = "gSLDA") -> None:
+        super().__init__(n_shards, executor, n_threads)
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)

@@ -24,7 +24,7 @@ from topiclink.data.checks import (
     encode_labels,
 )
 from topiclink.data.corpus import Corpus
-from topiclink.distributed import ExecutorCodec, SharedClientMixin, needs_full_state
+from topiclink.distributed import ExecutorCodec, SharedClientMixin
 from topiclink.execution import (
     DaskExecutor,
     Shards,
@@ -176,7 +176,6 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
             weight_prior_var=float(self.weight_prior_var),
             n_threads=plan.n_threads, n_shards=plan.n_shards,
             executor=DaskExecutor(plan.client) if plan.dask else None,
-            full_sync=(plan.dask or plan.n_shards > 1) and needs_full_state(self.callbacks),
             name=self.model_name_)
 
     def fit(self, X: Any, y: Any, *, resume: bool = False) -> SupervisedTopicModel:
