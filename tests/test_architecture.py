@@ -73,17 +73,20 @@ def test_import_direction(package):
         assert not bad, f"{path.relative_to(SRC)} imports topiclink.{sorted(bad)}"
 
 
+def _assert_numba_only(path: Path) -> None:
+    """A kernel module imports numpy, numba, math and topiclink only."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            mods = [node.module] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names]
+            for m in mods:
+                assert (m or "").split(".")[0] in {"numpy", "numba", "math", "__future__",
+                                                   "topiclink"}, f"{path.name} imports {m}"
+
+
 def test_kernels_import_only_numpy_and_numba():
     for path in (SRC / "kernels").rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                mods = [node.module] if isinstance(node, ast.ImportFrom) else \
-                    [a.name for a in node.names]
-                for m in mods:
-                    root = (m or "").split(".")[0]
-                    assert root in {"numpy", "numba", "math", "__future__", "topiclink"}, \
-                        f"{path.name} imports {m}"
+        _assert_numba_only(path)
 
 
 def test_no_private_name_is_imported_across_modules():
@@ -300,14 +303,7 @@ def test_family_kernels_import_only_numpy_numba_and_kernels():
             own_kernels = f"topiclink.families.{_family(path)}.kernels"
             assert m.startswith(("topiclink.kernels", own_kernels)), \
                 f"{path.relative_to(SRC)} imports {m}"
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                mods = [node.module] if isinstance(node, ast.ImportFrom) else \
-                    [a.name for a in node.names]
-                for m in mods:
-                    assert (m or "").split(".")[0] in {"numpy", "numba", "math", "__future__",
-                                                       "topiclink"}, f"{path.name} imports {m}"
+        _assert_numba_only(path)
 
 
 def test_old_module_paths_are_the_moved_modules():
