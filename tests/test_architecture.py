@@ -349,3 +349,28 @@ def test_a_kernel_saved_under_its_old_module_path_decodes():
     assert isinstance(decoded, CategoricalKernel) and decoded.rho == 0.3
     with pytest.raises(ValueError, match="refusing"):
         codec.decode({**encoded, "module": "topiclink.models.base"})
+
+
+def test_every_name_a_family_adds_to_a_package_resolves():
+    """Each ``PUBLIC`` entry of a family folder is an attribute of its module, of the core
+    package it names (``topiclink.datasets.make_rtm_data``) and of that package's
+    ``__all__``."""
+    import importlib
+
+    from topiclink.families import family_names, public_names
+
+    packages = set()
+    for family in family_names():
+        folder = importlib.import_module(f"topiclink.families.{family}")
+        packages.update(getattr(folder, "PUBLIC", {}))
+    assert {"topiclink.datasets", "topiclink.plotting"} <= packages
+    for package in sorted(packages):
+        core = importlib.import_module(package)
+        for name, module in public_names(package).items():
+            value = getattr(importlib.import_module(module), name)
+            assert getattr(core, name) is value, (package, name)
+            assert name in dir(core), (package, name)
+            if hasattr(core, "__all__") and package != "topiclink.models":
+                assert name in core.__all__, (package, name)
+    with pytest.raises(AttributeError, match="no attribute 'make_nothing'"):
+        importlib.import_module("topiclink.datasets").make_nothing  # noqa: B018

@@ -38,4 +38,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_BASE, *library_estimators()})
+    return sorted({*globals(), *_BASE, *library_estimators(), *public_names(__name__)})
