@@ -104,7 +104,8 @@ def test_the_api_reference_lists_what_the_families_add():
     from topiclink.families import public_names
 
     for package, page in (("topiclink.datasets.synthetic", "datasets.md"),
-                          ("topiclink.plotting", "plotting.md")):
+                          ("topiclink.plotting", "plotting.md"),
+                          ("topiclink.experiments", "experiments.md")):
         text = (ROOT / "docs" / "api" / page).read_text()
         for name, module in public_names(package).items():
             assert f"::: {module}.{name}" in text, (page, name)
