@@ -210,7 +210,8 @@ def test_n_jobs_never_changes_the_result(name, data):
 @pytest.mark.parametrize("name", NAMES)
 def test_bad_input_is_a_one_line_error(name, data):
     if "tensor" in ESTIMATORS[name].fit_requires:
-        pytest.skip("documents' bad input; tensors: tests/families/bpbfm/test_bpbfm*.py bad-input tests")
+        pytest.skip("documents' bad input; tensors: the bad-input tests of "
+                    "tests/families/bpbfm/")
     counts = data["X"].counts.toarray()
     counts[4] = 0
     if ESTIMATORS[name].allows_empty_documents:
