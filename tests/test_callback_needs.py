@@ -62,7 +62,7 @@ class _CountingSync:
         self.syncs.append(state.iteration)
 
 
-def _run(callbacks):
+def _run(callbacks, checkpoint_every=0):
     from dataclasses import dataclass
 
     from topiclink.inference import engine
@@ -72,9 +72,11 @@ def _run(callbacks):
         x: int = 0
 
     algorithm = _CountingSync()
+    checkpoint = (engine.Checkpointing(lambda state, progress: None, checkpoint_every, None)
+                  if checkpoint_every else None)
     engine._run(algorithm, _State(), None, engine.RunProgress(n_iter=4), model=None,
                 callbacks=callbacks, verbose=False, evaluate_every=0, n_average=0,
-                publish=None, checkpoint=None)
+                publish=None, checkpoint=checkpoint)
     return algorithm.syncs
 
 
@@ -83,6 +85,14 @@ def test_the_engine_syncs_the_state_only_for_a_callback_that_reads_it():
     assert _run([cb.LambdaCallback(lambda m, i, info: None)]) == [1, 2, 3, 4]
     silent = type("Silent", (), {"on_iteration": lambda self, m, i, info: None})()
     assert _run([_InfoOnly(), silent]) == [1, 2, 3, 4]   # no declaration: it may read
+
+
+def test_a_checkpoint_syncs_once_whoever_asked_first():
+    """A checkpoint is written from a current state: synced for it, or already synced for
+    a callback that reads the state in the same iteration (not gathered twice)."""
+    assert _run([_InfoOnly()], checkpoint_every=2) == [2, 4]
+    assert _run([cb.LambdaCallback(lambda m, i, info: None)], checkpoint_every=2) == \
+        [1, 2, 3, 4]
 
 
 def test_the_old_name_is_the_same_rule():

@@ -346,7 +346,8 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
             progress.done = local + 1
             if checkpoint is not None and (progress.complete or checkpoint.due(progress.done)):
                 progress.callbacks = _callback_memories(user_cbs)
-                algorithm.sync(state)
+                if not wants_state:     # else synced before this iteration's callbacks
+                    algorithm.sync(state)
                 checkpoint(state, progress)
             if progress.stopped:
                 break
