@@ -68,24 +68,24 @@ def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1,
     z, ndk, nwk, nk, states = start_state(words, offsets, n_words, K, threads, seed)
     alpha = np.full(K, 0.1)
     if scheme == "partition":
-        sweeper = PartitionSweeper(words, offsets, n_words, states, threads).__enter__()
+        pool = PartitionSweeper(words, offsets, n_words, states, threads)
     else:
-        sweeper = ChunkedSweeper(offsets, states, threads).__enter__()
+        pool = ChunkedSweeper(offsets, states, threads)
 
-    def one_sweep():
-        if threads == 1:
-            kl.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01, states[0])
-        else:
-            sweeper.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01)
+    with pool as sweeper:
+        def one_sweep():
+            if threads == 1:
+                kl.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01, states[0])
+            else:
+                sweeper.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01)
 
-    for _ in range(warmup):
-        one_sweep()
-    times = []
-    for _ in range(timed):
-        t0 = time.perf_counter()
-        one_sweep()
-        times.append(time.perf_counter() - t0)
-    sweeper.__exit__()
+        for _ in range(warmup):
+            one_sweep()
+        times = []
+        for _ in range(timed):
+            t0 = time.perf_counter()
+            one_sweep()
+            times.append(time.perf_counter() - t0)
     ll = kl.log_joint(ndk, nwk, nk, alpha, 0.01) / words.size
     return times, ll
 
