@@ -1,6 +1,7 @@
 """``topiclink fit NAME`` generated from the estimator registry
-(:mod:`topiclink.cli.estimator_commands`): one command per registered estimator without a
-hand-written one, its options from the constructor, docstring and constraint table."""
+(:mod:`topiclink.cli.estimator_commands`): one command per registered estimator, its
+options from the constructor, docstring and constraint table, its name, short flags and
+defaults declared by the class."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 
 from topiclink.cli.app import app
 from topiclink.cli.estimator_commands import command_name, estimator_options, parameter_help
-from topiclink.cli.fit import HAND_WRITTEN, generated_commands
+from topiclink.cli.fit import generated_commands
 from topiclink.models.base import library_estimators
 
 runner = CliRunner()
@@ -22,13 +23,31 @@ def test_every_library_estimator_has_a_fit_command():
     result = runner.invoke(app, ["fit", "--help"])
     assert result.exit_code == 0, result.output
     generated = generated_commands()
-    assert set(generated) >= {"dmr", "ktm", "lda-regression", "var-rtm", "vslda"}
+    assert set(generated) >= {"lda", "rtm", "lmv", "slda", "bpbfm", "dmr", "ktm",
+                              "lda-regression", "var-rtm", "vslda"}
     for name, cls in library_estimators().items():
-        covered = name in HAND_WRITTEN.values() or command_name(cls) in generated
-        assert covered, f"{name} has no fit command"
-        assert (name in HAND_WRITTEN.values()) != (command_name(cls) in generated)
-    for name in (*HAND_WRITTEN, "model", *generated):
+        assert generated.get(command_name(cls)) is cls, f"{name} has no fit command"
+    for name in ("model", *generated):
         assert name in result.output
+
+
+def test_the_cli_is_written_once():
+    """No family has a hand-written fit command: cli/fit.py imports no estimator class
+    (only ``fit model`` is written there), every family's command comes from the class's
+    declarations."""
+    import ast
+    from pathlib import Path
+
+    import topiclink.cli.fit as fit_module
+
+    tree = ast.parse(Path(fit_module.__file__).read_text())
+    imported = {alias.name for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert not imported & set(library_estimators()), imported & set(library_estimators())
+    commands = [d for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                for d in node.decorator_list
+                if isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "command"]
+    assert [ast.literal_eval(d.args[0]) for d in commands] == ["model"]
 
 
 def test_options_come_from_the_constructor_docstring_and_constraints():
@@ -173,3 +192,67 @@ def test_scheme_with_a_shard_count(monkeypatch):
     assert bad.exit_code == 1 and "shard count after ':'" in bad.output
     assert "adlda:4" in runner.invoke(app, ["fit", "dmr", "--help"],
                                       env={"COLUMNS": "150"}).output
+
+
+def _seen_params(monkeypatch) -> dict:
+    from topiclink.cli import fit as fit_module
+
+    seen: dict = {}
+    monkeypatch.setattr(fit_module, "fit_registered",
+                        lambda cls, params, **scaffold: seen.update(cls=cls, params=params))
+    return seen
+
+
+def test_class_declared_defaults_flags_and_variants(monkeypatch):
+    """``cli_defaults`` fill what is not given; an option given on the command line wins,
+    also when it equals the constructor's default; ``--model`` sets a paper variant's
+    keywords before the options given; declared short flags work."""
+    from topiclink.families.rtm.estimator import RelationalTopicModel
+
+    seen = _seen_params(monkeypatch)
+    assert runner.invoke(app, ["fit", "rtm", "--dataset", "cora"]).exit_code == 0
+    assert seen["cls"] is RelationalTopicModel
+    assert seen["params"] == {"n_topics": 15, "max_iter": 300, "c": 4.0,
+                              "doc_topic_prior": 0.5, "n_jobs": -1}
+    result = runner.invoke(app, ["fit", "rtm", "--dataset", "cora", "--c", "1",
+                                 "--alpha", "0.2", "--negatives", "0.05", "-m", "Gibbs-RTM",
+                                 "--loss", "hinge"])
+    assert result.exit_code == 0, result.output
+    assert seen["params"]["c"] == 1.0 and seen["params"]["doc_topic_prior"] == 0.2
+    assert seen["params"]["negative_ratio"] == 0.05
+    assert (seen["params"]["weights"], seen["params"]["loss"]) == ("diagonal", "hinge")
+    # another class's paper name: the defaults it does not take are left out
+    assert runner.invoke(app, ["fit", "rtm", "--dataset", "cora", "-m", "Var-RTM",
+                               "-k", "3"]).exit_code == 0
+    assert seen["cls"].__name__ == "VariationalRTM"
+    assert seen["params"] == {"n_topics": 3, "max_iter": 300, "doc_topic_prior": 0.5}
+    bad = runner.invoke(app, ["fit", "rtm", "--dataset", "cora", "-m", "Var-RTM", "--c", "2"])
+    assert bad.exit_code == 1 and "VariationalRTM has no parameter 'c'" in bad.output
+
+
+def test_jobs_scheduler_and_derived_defaults(monkeypatch):
+    from topiclink.execution import Shards
+
+    seen = _seen_params(monkeypatch)
+    assert runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-j", "3"]).exit_code == 0
+    assert seen["params"]["scheme"] == Shards("partition", 3)
+    assert seen["params"]["executor"] == 3 and seen["params"]["n_topics"] == 20
+    assert runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-j", "3", "--scheduler",
+                               "tcp://h:1", "--shards", "4"]).exit_code == 0
+    assert seen["params"]["scheme"] == Shards("adlda", 4)
+    assert seen["params"]["executor"] == "tcp://h:1"
+    bad = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-j", "0"])
+    assert bad.exit_code == 1 and "--jobs must be -1 or >= 1" in bad.output
+    # BPBFM: burn-in half of the iterations unless given; the old --components warns
+    assert runner.invoke(app, ["fit", "bpbfm", "--dataset", "umls", "-n", "40"]).exit_code == 0
+    assert seen["params"] == {"max_iter": 40, "burn_in": 20}
+    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "umls", "-n", "40",
+                                 "--burn-in", "5", "--components", "3", "-m", "4"])
+    assert result.exit_code == 0, result.output
+    assert seen["params"] == {"max_iter": 40, "burn_in": 5, "n_topics": 3, "n_dictionary": 4}
+    assert "--components is deprecated" in result.output
+    helps = " ".join(runner.invoke(app, ["fit", "bpbfm", "--help"],
+                                   env={"COLUMNS": "150"}).output.split())
+    assert "--documents" not in helps and "--holdout" not in helps
+    assert "--source" not in helps and "--input" not in helps
+    assert "half of --iterations" in helps and "--components" not in helps

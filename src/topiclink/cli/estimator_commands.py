@@ -1,15 +1,28 @@
 """``topiclink fit NAME`` generated from the estimator registry.
 
-Every registered estimator without a hand-written ``fit`` command (``fit lda``, ``fit
-rtm``, ``fit lmv``, ``fit slda``, ``fit bpbfm``) gets one, built when it is listed or
-called: its constructor's parameters become options, their help comes from the class
-docstring's Parameters section (or the glossary, :mod:`topiclink.parameters`), their
-type from the class's ``_parameter_constraints`` table, and the body is the scaffold of
-``fit model NAME`` (data options, ``--documents``, ``--holdout``, ``--out``,
-checkpoints).  A class names its command with ``cli_name`` (default: its name in
-kebab case, e.g. ``lda-regression``) and may declare extra flags per parameter with
-``cli_flags`` (e.g. ``{"n_topics": ("--topics", "-k")}``); a new estimator therefore
-reaches the command line by registering itself, touching nothing here.
+Every registered estimator gets one, built when it is listed or called: its
+constructor's parameters become options, their help comes from the class docstring's
+Parameters section (or the glossary, :mod:`topiclink.parameters`), their type from the
+class's ``_parameter_constraints`` table, and the body is the scaffold of ``fit model
+NAME`` (data options, ``--documents``, ``--holdout``, ``--out``, checkpoints; a model of
+a knowledge graph's triples fits the dataset's train triples).  A class declares, in its
+own module and nowhere else:
+
+- ``cli_name``: its command (default: its name in kebab case, e.g. ``lda-regression``);
+- ``cli_flags``: more flags per parameter (e.g. ``{"doc_topic_prior": ("--alpha",)}``;
+  every command has ``--topics/-k`` and ``--iterations/-n``);
+- ``cli_defaults``: the command's defaults where they differ from the constructor's (a
+  paper's setting), a callable of the other parameters for a derived one (e.g. half of
+  ``max_iter``);
+- ``cli_deprecated_flags``: old flags kept hidden for one release (``{"--components":
+  "n_topics"}``).
+
+From the class's declarations the command also gains: ``--model/-m NAME`` when more
+than one paper name exists for models of the same data (a paper's variant: its keywords
+are set before the options given); ``--jobs/-j T`` when the class has a scheme that
+shards in this process (T > 1: that scheme with T shards on T threads); ``--scheduler``
+and ``--shards`` when it has one that runs on Dask.  A new estimator therefore reaches the
+command line by registering itself, touching nothing here.
 
 What does not become an option: ``random_state`` (``--seed``), ``verbose``
 (``--verbose``), ``callbacks`` and ``executor`` (Python objects: a Dask client; the
@@ -29,14 +42,13 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["command_name", "estimator_options", "estimator_command", "parameter_help",
-           "EstimatorOption"]
+__all__ = ["command_name", "cli_defaults", "estimator_options", "estimator_command",
+           "parameter_help", "EstimatorOption"]
 
 #: parameters that are never options of a generated command
 SKIPPED = frozenset({"random_state", "verbose", "callbacks", "executor", "init_topics"})
 
-#: flags every generated command gives these parameters besides ``--name`` (the flags
-#: of the hand-written commands)
+#: flags every generated command gives these parameters besides ``--name``
 COMMON_FLAGS: dict[str, tuple[str, ...]] = {"n_topics": ("--topics", "-k"),
                                             "max_iter": ("--iterations", "-n")}
 
@@ -48,8 +60,9 @@ RESERVED = frozenset({
 
 
 def command_name(cls: type) -> str:
-    """The command of ``cls``: its ``cli_name`` or its class name in kebab case."""
-    name = getattr(cls, "cli_name", None)
+    """The command of ``cls``: its own ``cli_name`` (a subclass does not inherit it) or
+    its class name in kebab case."""
+    name = vars(cls).get("cli_name")
     if name:
         return str(name)
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-",
@@ -127,12 +140,19 @@ def _kind(constraints: list[Any], default: Any) -> Any:
     return kind | None if optional else kind
 
 
+def cli_defaults(cls: type) -> dict[str, Any]:
+    """The command's defaults of ``cls`` that differ from its constructor's
+    (``cli_defaults``; a callable default is derived from the other parameters)."""
+    return dict(getattr(cls, "cli_defaults", {}) or {})
+
+
 def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
     """(the options of ``cls``'s command, the parameters left to ``--param``)."""
     from topiclink.parameters import GLOSSARY
 
     constraints: Mapping[str, list[Any]] = getattr(cls, "_parameter_constraints", {})
     declared: Mapping[str, tuple[str, ...]] = getattr(cls, "cli_flags", {}) or {}
+    defaults = cli_defaults(cls)
     helps = parameter_help(cls)
     taken = set(RESERVED)
     options: list[EstimatorOption] = []
@@ -142,10 +162,11 @@ def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
             continue
         kind = _kind(list(constraints.get(p.name, [])), p.default)
         long = "--" + p.name.replace("_", "-")
-        extra = tuple(declared.get(p.name, COMMON_FLAGS.get(p.name, ())))
+        extra = (*COMMON_FLAGS.get(p.name, ()), *declared.get(p.name, ()))
         if kind is bool:
             long = f"{long}/--no-{p.name.replace('_', '-')}"
-        flags = tuple(f for f in (long, *extra) if f.split("/")[0] not in taken)
+        flags = tuple(dict.fromkeys(f for f in (long, *extra)
+                                    if f.split("/")[0] not in taken))
         if kind is None or not flags or not flags[0].startswith(long.split("/")[0]):
             left.append(p.name)
             continue
@@ -154,14 +175,70 @@ def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
         text = helps.get(p.name) or (entry.doc if entry is not None else "")
         if p.name == "scheme":
             text += " A sharded scheme takes its shard count as NAME:S (e.g. adlda:4)."
-        options.append(EstimatorOption(p.name, flags, kind, p.default, text))
+        default = defaults.get(p.name, p.default)
+        if callable(default):
+            text += f" Default: {inspect.getdoc(default) or 'derived'}."
+            default = None
+            kind = kind | None
+        options.append(EstimatorOption(p.name, flags, kind, default, text))
     return options, left
 
 
+def _variants(cls: type) -> dict[str, tuple[type, dict[str, Any]]]:
+    """The paper names of the models that fit the data ``cls`` fits (its own variants
+    first): the choices of ``--model``."""
+    from topiclink.models.base import paper_models
+
+    requires = tuple(getattr(cls, "fit_requires", ("X",)))
+    table = {name: entry for name, entry in paper_models().items()
+             if tuple(getattr(entry[0], "fit_requires", ("X",))) == requires}
+    return dict(sorted(table.items(), key=lambda item: item[1][0] is not cls))
+
+
+def _schemes(cls: type) -> tuple[str | None, str | None]:
+    """(the sharded scheme that runs in this process, the one that runs on Dask) of
+    ``cls`` (None where it has none)."""
+    sharded = tuple(getattr(cls, "_sharded_schemes", ()) or ())
+    local = tuple(getattr(cls, "_local_schemes", ()) or ())
+    in_process = next((s for s in sharded if s in local), None)
+    on_dask = next((s for s in sharded if s not in local), None)
+    return in_process, on_dask
+
+
+def _generic_options(cls: type, taken: set[str]) -> list[tuple[str, Any, Any]]:
+    """``--model``, ``--jobs``, ``--scheduler`` / ``--shards`` and the deprecated flags
+    of ``cls`` (what its declarations give it; see the module docstring)."""
+    from topiclink.cli.common import SchedulerOpt, ShardsOpt
+
+    extra: list[tuple[str, Any, Any]] = []
+    variants = _variants(cls)
+    if len(variants) > 1:
+        flags = ("--model",) if "-m" in taken else ("--model", "-m")
+        extra.append(("model", Annotated[str | None, typer.Option(
+            *flags, help="A paper's model (its settings before the options given): "
+            + ", ".join(variants) + ".", show_default=False)], None))
+    in_process, on_dask = _schemes(cls)
+    if in_process is not None:
+        flags = ("--jobs",) if "-j" in taken else ("--jobs", "-j")
+        extra.append(("jobs", Annotated[int, typer.Option(
+            *flags, help=f"Threads (-1: all cores). Above 1 the sweep is the {in_process!r} "
+            "scheme with --jobs shards on --jobs threads; the chain depends on the shard "
+            "count, not on the threads.")], 1))
+    if on_dask is not None:
+        extra += [("scheduler", SchedulerOpt, None), ("shards", ShardsOpt, 2)]
+    for flag, name in (getattr(cls, "cli_deprecated_flags", {}) or {}).items():
+        extra.append((f"deprecated_{name}", Annotated[int | None, typer.Option(
+            flag, hidden=True, help=f"Deprecated (until 0.2.0): the option of {name}.")],
+            None))
+    return extra
+
+
 def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None]:
-    """The typer command function of ``cls``: its options (:func:`estimator_options`)
-    and the scaffold's, with ``run(cls, params, **scaffold)`` as its body; ``params``
-    holds only the options given a value other than the constructor's default."""
+    """The typer command function of ``cls``: its options (:func:`estimator_options`),
+    the generic ones its declarations give it and the scaffold's, with ``run(model class,
+    params, **scaffold)`` as its body.  ``params``: the ``cli_defaults``, then the
+    ``--model`` paper variant's keywords, then the options given on the command line
+    (only those: an untouched option leaves the constructor's default)."""
     from topiclink.cli.common import (
         CheckpointEveryOpt,
         CheckpointOpt,
@@ -176,6 +253,8 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
     from topiclink.cli.documents import document_options
 
     options, left = estimator_options(cls)
+    taken = {f.split("/")[0] for o in options for f in o.flags}
+    generic = _generic_options(cls, taken)
     holdout = Annotated[float, typer.Option(
         help="Fraction of the documents (with their links and labels) kept out of "
              "training; their held-out metrics are printed (0: train on everything).")]
@@ -192,31 +271,113 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
         ("seed", SeedOpt, 0), ("param", param, None), ("holdout", holdout, 0.0),
         ("out", out, None), ("force", ForceOpt, False), ("checkpoint", CheckpointOpt, None),
         ("checkpoint_every", CheckpointEveryOpt, "5min"), ("verbose", VerboseOpt, True)]
+    triples = "tensor" in tuple(getattr(cls, "fit_requires", ()))
+    if triples:     # a knowledge graph's train triples: no documents, texts or holdout
+        scaffold = [entry for entry in scaffold
+                    if entry[0] not in ("input_file", "vocab", "holdout")]
 
-    def body(**values: Any) -> None:
-        params = {o.name: values.pop(o.dest) for o in options}
-        if isinstance(params.get("scheme"), str) and ":" in params["scheme"]:
-            params["scheme"] = _shards(params["scheme"])
-        params = {k: v for k, v in params.items()
-                  if v is not None or defaults[k] is not None}
-        params = {k: v for k, v in params.items() if not _same(v, defaults[k])}
-        run(cls, params, **values)
+    def body(ctx: typer.Context, **values: Any) -> None:
+        given = _given_options(ctx, options, values)
+        target, params = _model_params(cls, given, values)
+        if triples:
+            values.update(input_file=None, vocab=None, holdout=0.0, source=None)
+        run(target, params, **values)
 
-    defaults = {o.name: o.default for o in options}
     keyword = inspect.Parameter.KEYWORD_ONLY
-    params = [inspect.Parameter(o.dest, keyword, default=o.default,
+    params = [inspect.Parameter("ctx", keyword, annotation=typer.Context)]
+    params += [inspect.Parameter(o.dest, keyword, default=o.default,
                                 annotation=o.annotation()) for o in options]
     params += [inspect.Parameter(name, keyword, default=default, annotation=annotation)
-               for name, annotation, default in scaffold]
-    params.append(inspect.Parameter("source", keyword, default=None))
+               for name, annotation, default in (*generic, *scaffold)]
+    if not triples:     # document_options puts the --documents options in its place
+        params.append(inspect.Parameter("source", keyword, default=None))
     body.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     body.__annotations__ = {p.name: p.annotation for p in params
                             if p.annotation is not inspect.Parameter.empty}
     body.__name__ = body.__qualname__ = "fit_" + command_name(cls).replace("-", "_")
     summary = (inspect.getdoc(cls) or cls.__name__).split("\n\n")[0].replace("\n", " ")
-    body.__doc__ = (f"Fit {cls.__name__}: {summary} Data from --dataset, --data, --input "
-                    "or your own --documents; the model is written to --out.")
-    return document_options(body)
+    data = ("a knowledge graph's train triples from --dataset or --data" if triples else
+            "from --dataset, --data, --input or your own --documents")
+    body.__doc__ = (f"Fit {cls.__name__}: {summary} Data: {data}; the model is written "
+                    "to --out.")
+    return body if triples else document_options(body)
+
+
+def _given_options(ctx: typer.Context, options: list[EstimatorOption],
+                   values: dict[str, Any]) -> dict[str, Any]:
+    """The constructor options given on the command line (popped from ``values``; the
+    others are dropped), a ``--scheme NAME:S`` as its ``Shards``."""
+    given: dict[str, Any] = {}
+    for o in options:
+        value = values.pop(o.dest)
+        source = ctx.get_parameter_source(o.dest)
+        if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
+            continue
+        given[o.name] = value
+    if isinstance(given.get("scheme"), str) and ":" in given["scheme"]:
+        given["scheme"] = _shards(given["scheme"])
+    return given
+
+
+def _model_params(cls: type, given: dict[str, Any], values: dict[str, Any]
+                  ) -> tuple[type, dict[str, Any]]:
+    """(the model class, its keywords) of one command line: ``cli_defaults`` (those the
+    class takes), the ``--model`` variant's keywords, the options given, then what
+    ``--jobs``, ``--scheduler`` / ``--shards`` and the deprecated flags set (popped from
+    ``values``)."""
+    from topiclink.cli.common import check, dask_params, fail
+    from topiclink.execution import Shards, resolve_n_jobs
+
+    target, base = cls, {}
+    name = values.pop("model", None)
+    if name is not None:
+        variants = _variants(cls)
+        if name not in variants:
+            raise fail(f"unknown --model {name!r}; models of this data: "
+                       f"{', '.join(variants)} (see `topiclink models`)")
+        target, base = variants[name]
+    accepted = set(target._get_param_names())
+    derived = {k: v for k, v in cli_defaults(cls).items() if callable(v)}
+    params = {k: v for k, v in cli_defaults(cls).items()
+              if k in accepted and not callable(v)}
+    params.update(base)
+    params.update(given)
+    for flag, pname in (getattr(cls, "cli_deprecated_flags", {}) or {}).items():
+        value = values.pop(f"deprecated_{pname}", None)
+        if value is not None:
+            typer.echo(f"{flag} is deprecated and will be removed in 0.2.0; use "
+                       f"{_flag_of(cls, pname)}", err=True)
+            params[pname] = value
+    jobs = values.pop("jobs", None)
+    scheduler, shards = values.pop("scheduler", None), values.pop("shards", 2)
+    in_process, on_dask = _schemes(cls)
+    if jobs is not None:
+        check(jobs == -1 or jobs >= 1, f"--jobs must be -1 or >= 1, got {jobs}")
+        threads = resolve_n_jobs(jobs)
+        if threads > 1 and "scheme" not in given and in_process is not None:
+            params.update(scheme=Shards(in_process, threads), executor=threads)
+    if on_dask is not None:
+        on_cluster = dask_params(scheduler, shards, on_dask)
+        if on_cluster:
+            params.pop("executor", None)
+            params.update(on_cluster)
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise fail(f"{target.__name__} has no parameter {unknown[0]!r}; its "
+                   f"parameters: {', '.join(sorted(accepted))}")
+    if derived:
+        full = {**{k: p.default for k, p in inspect.signature(target).parameters.items()},
+                **params}
+        for key, rule in derived.items():
+            if key in accepted and key not in given and key not in base:
+                params[key] = rule(full)
+    return target, params
+
+
+def _flag_of(cls: type, name: str) -> str:
+    declared = (*COMMON_FLAGS.get(name, ()),
+                *(getattr(cls, "cli_flags", {}) or {}).get(name, ()))
+    return next((f for f in declared if f.startswith("--")), "--" + name.replace("_", "-"))
 
 
 def _shards(text: str) -> Any:
@@ -231,7 +392,3 @@ def _shards(text: str) -> Any:
         raise fail(f"--scheme {text!r}: the shard count after ':' must be an integer, "
                    "e.g. adlda:4") from None
     return Shards(name.strip(), n_shards=n_shards)
-
-
-def _same(value: Any, default: Any) -> bool:
-    return type(value) is type(default) and value == default

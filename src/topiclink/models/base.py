@@ -83,6 +83,8 @@ class Estimator(BaseEstimator):
       ``"tensor"``, ``"features"``), read by the contract test, the CLI and the
       experiments;
     - ``paper_names``: paper name -> constructor keywords (``{"Gibbs-gRTM": {...}}``);
+    - ``cli_name``, ``cli_flags``, ``cli_defaults``, ``cli_deprecated_flags``: its
+      ``topiclink fit NAME`` command (:mod:`topiclink.cli.estimator_commands`);
     - ``n_jobs_invariant``: True when the result never depends on ``n_jobs``;
     - ``_saved_arrays`` / ``_saved_scalars`` / ``_saved_optional``: the fitted attributes
       a model file stores; ``_param_codecs`` for parameters that are not JSON;
@@ -93,6 +95,13 @@ class Estimator(BaseEstimator):
     _parameter_constraints: ClassVar[dict[str, list[Constraint]]] = {}
     fit_requires: ClassVar[tuple[str, ...]] = ("X",)
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: ``topiclink fit NAME`` (None: the class name in kebab case), more flags per
+    #: parameter, the command's defaults that differ from the constructor's (a callable:
+    #: derived from the other parameters) and hidden old flags -> parameter
+    cli_name: ClassVar[str | None] = None
+    cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {}
+    cli_defaults: ClassVar[dict[str, Any]] = {}
+    cli_deprecated_flags: ClassVar[dict[str, str]] = {}
     n_jobs_invariant: ClassVar[bool] = True
     #: documents without words may be fitted (their topic proportions stay the prior's)
     allows_empty_documents: ClassVar[bool] = False

@@ -107,6 +107,11 @@ def _chunk_names(given: np.ndarray | None, n: int, fitted: np.ndarray,
                     f"index, so it cannot add {what} (give the chunk's names)")
 
 
+def _half_of_max_iter(params: dict[str, Any]) -> int:
+    """half of --iterations"""
+    return int(params["max_iter"]) // 2
+
+
 class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimator):
     """BPBFM-1 / BPBFM-2 fitted by batch or online Gibbs sampling, or BPBFM-1 by MAP-EM.
 
@@ -241,6 +246,12 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
     """
 
     fit_requires: ClassVar[tuple[str, ...]] = ("tensor",)
+    #: ``topiclink fit bpbfm`` (:mod:`topiclink.cli.estimator_commands`)
+    cli_name: ClassVar[str] = "bpbfm"
+    cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {
+        "n_dictionary": ("--dictionary", "-m"), "n_chains": ("--chains",)}
+    cli_defaults: ClassVar[dict[str, Any]] = {"burn_in": _half_of_max_iter}
+    cli_deprecated_flags: ClassVar[dict[str, str]] = {"--components": "n_topics"}
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {
         "BPBFM-1": {"n_dictionary": None}, "BPBFM-2": {"n_dictionary": 10},
         "BPBFM-1-online": {"n_dictionary": None, "inference": "online"},

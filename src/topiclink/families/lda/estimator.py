@@ -125,6 +125,11 @@ default "exact"
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X",)
     allows_empty_documents: ClassVar[bool] = True
+    #: ``topiclink fit lda`` (:mod:`topiclink.cli.estimator_commands`)
+    cli_name: ClassVar[str] = "lda"
+    cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {
+        "doc_topic_prior": ("--alpha",), "topic_word_prior": ("--beta",)}
+    cli_defaults: ClassVar[dict[str, Any]] = {"n_topics": 20, "doc_topic_prior": 0.1}
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"LDA": {}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **shared("n_topics", "doc_topic_prior", "topic_word_prior", "max_iter",

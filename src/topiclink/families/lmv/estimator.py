@@ -162,6 +162,12 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "links")
     directed_links: ClassVar[bool] = True
+    #: ``topiclink fit lmv`` (:mod:`topiclink.cli.estimator_commands`): the paper's Cora
+    #: setting (K = 9, eta = 0.5)
+    cli_name: ClassVar[str] = "lmv"
+    cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {"topic_word_prior": ("--eta",)}
+    cli_defaults: ClassVar[dict[str, Any]] = {"n_topics": 9, "topic_word_prior": 0.5,
+                                              "n_jobs": -1}
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {
         "LMV": {"visibility": True}, "PLLDA": {"visibility": False},
         "Pairwise-Link-LDA": {"visibility": False},

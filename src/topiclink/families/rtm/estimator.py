@@ -177,6 +177,13 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
     """
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "links")
+    #: ``topiclink fit rtm`` (:mod:`topiclink.cli.estimator_commands`): the paper's
+    #: Cora setting (K = 15, c = 4, alpha = 0.5)
+    cli_name: ClassVar[str] = "rtm"
+    cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {
+        "doc_topic_prior": ("--alpha",), "negative_ratio": ("--negatives",)}
+    cli_defaults: ClassVar[dict[str, Any]] = {
+        "n_topics": 15, "max_iter": 300, "c": 4.0, "doc_topic_prior": 0.5, "n_jobs": -1}
     paper_names: ClassVar[dict[str, dict[str, Any]]] = PAPER_VARIANTS
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **shared("n_topics"), "loss": [Options(*LOSSES)],

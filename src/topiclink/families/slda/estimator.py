@@ -103,6 +103,11 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
     """
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "y")
+    #: ``topiclink fit slda`` (:mod:`topiclink.cli.estimator_commands`): the paper's
+    #: setting (c = 25, alpha = 0.1)
+    cli_name: ClassVar[str] = "slda"
+    cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {"doc_topic_prior": ("--alpha",)}
+    cli_defaults: ClassVar[dict[str, Any]] = {"c": 25.0, "doc_topic_prior": 0.1}
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {
         "gSLDA": {"loss": "logistic"}, "Gibbs MedLDA": {"loss": "hinge"},
         "gMedLDA": {"loss": "hinge"}}
