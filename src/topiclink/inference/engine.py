@@ -11,7 +11,13 @@ Every inference algorithm (a Gibbs sampler, a variational EM) is an :class:`Algo
 - ``averaged(state, data) -> dict``: the quantities averaged over the last iterations
   (posterior means of U, of the word-topic counts, ...);
 - ``session(state, data)``: a context manager for resources that live for one run
-  (thread pools), entered by the engine.
+  (thread pools), entered by the engine;
+- ``retained(state) -> dict`` (optional; algorithms that keep posterior samples): the
+  quantities kept per sample.  Given ``keep=`` (an :class:`~topiclink.parameters.Averaging`
+  schedule), :func:`run` copies them after every iteration the schedule keeps (counted
+  over the whole chain), the latest ``keep.max_samples``, into ``RunProgress.samples``
+  and ``RunResult.samples``; checkpoints store them with the progress, so a family gets
+  kept samples that survive ``fit(resume=True)`` and checkpoints without code of its own.
 
 The algorithm object carries the hyper-parameters (a model's ``fit`` builds it from its
 validated parameters); ``data`` is whatever the algorithm's ``prepare`` built from the
@@ -30,10 +36,10 @@ by ``State.stream_fields``), so a model saved with its state continues its strea
 
 Checkpoints (issue 22) are the engine's too: given a :class:`Checkpointing`, :func:`run`
 hands the state and a :class:`RunProgress` (iterations done, this run's trace rows, the
-averaging sums, the stopping rules' memory) to ``checkpoint.write`` every so many
-iterations or seconds and once at the end; a run restarted with that progress continues
-exactly where the written one stood, so a fit killed and resumed from its last checkpoint
-equals an uninterrupted fit draw for draw.
+averaging sums, the kept samples, the stopping rules' memory) to ``checkpoint.write``
+every so many iterations or seconds and once at the end; a run restarted with that
+progress continues exactly where the written one stood, so a fit killed and resumed from
+its last checkpoint equals an uninterrupted fit draw for draw.
 
 BLAS is limited to ``algorithm.blas_threads`` threads (default 1) while the chain runs:
 its matrices are small, and OpenBLAS's idle threads spin on the second core after every
@@ -118,6 +124,12 @@ class Algorithm:
     def averaged(self, state: Any, data: Any) -> dict[str, np.ndarray]:
         return {}
 
+    def retained(self, state: Any) -> dict[str, np.ndarray]:
+        """The quantities kept per posterior sample (name -> array) when :func:`run` is
+        given ``keep=``; the engine copies them.  Only algorithms whose models keep
+        samples implement it."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no posterior samples")
+
     def sync(self, state: Any) -> None:
         """Hook: make every field of ``state`` current where a run keeps parts of it
         elsewhere between iterations (Dask workers); the engine calls it before a
@@ -135,13 +147,16 @@ class RunResult:
 
     ``trace`` maps a figure name to one value per completed iteration of this run;
     ``averaged`` the mean of ``algorithm.averaged`` over the averaging window (None when
-    the run stopped before the window began).
+    the run stopped before the window began); ``samples`` the kept samples
+    (``algorithm.retained`` at the iterations ``keep`` keeps, oldest first, those carried
+    in by the progress included).
     """
 
     n_iter: int
     stopped_early: bool
     trace: dict[str, np.ndarray] = field(default_factory=dict)
     averaged: dict[str, np.ndarray] | None = None
+    samples: list[dict[str, np.ndarray]] = field(default_factory=list)
 
 
 @dataclass
@@ -149,9 +164,10 @@ class RunProgress:
     """Where one :func:`run` stands: with the state, everything needed to continue it.
 
     ``rows``: the per-iteration figures of the iterations done; ``sums`` / ``n_summed``:
-    the averaging window so far; ``callbacks``: the memory of every callback that has
-    ``checkpoint_state()`` as ``[class name, memory]``; ``stopped``: a callback
-    ended the run early.
+    the averaging window so far; ``samples``: the kept samples so far (copies of
+    ``algorithm.retained``, oldest first; a resumed chain carries its earlier ones);
+    ``callbacks``: the memory of every callback that has ``checkpoint_state()`` as
+    ``[class name, memory]``; ``stopped``: a callback ended the run early.
     """
 
     n_iter: int
@@ -159,6 +175,7 @@ class RunProgress:
     rows: list[dict[str, float]] = field(default_factory=list)
     sums: dict[str, np.ndarray] = field(default_factory=dict)
     n_summed: int = 0
+    samples: list[dict[str, np.ndarray]] = field(default_factory=list)
     callbacks: list[Any] = field(default_factory=list)
     stopped: bool = False
 
@@ -199,8 +216,8 @@ def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
         model: Any = None, callbacks: Sequence[Any] | None = None,
         verbose: bool | int = False, evaluate_every: int = 1, n_average: int = 0,
         publish: Callable[[State, dict[str, np.ndarray] | None], None] | None = None,
-        progress: RunProgress | None = None, checkpoint: Checkpointing | None = None
-        ) -> RunResult:
+        progress: RunProgress | None = None, checkpoint: Checkpointing | None = None,
+        keep: Averaging | None = None) -> RunResult:
     """Run ``n_iter`` iterations of ``algorithm`` on ``state`` (in place).
 
     Parameters
@@ -216,6 +233,11 @@ def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
         run's length (``n_iter`` must equal it); its averaging sums may also carry over a
         window begun by an earlier run (``done = 0``)
     checkpoint : write the state and the progress every so often and at the end
+    keep : keep a copy of ``algorithm.retained(state)`` after every iteration this
+        schedule keeps (``keep.keeps(state.iteration)``: counted over the whole chain),
+        the latest ``keep.max_samples`` (None: all), in ``progress.samples``; a sample
+        is kept before that iteration's callbacks run (one with ``needs_estimates`` sees
+        it published) and before its checkpoint is written
     """
     if progress is None:
         progress = RunProgress(n_iter=int(n_iter))
@@ -225,7 +247,7 @@ def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
     algorithm.attach(state, data)
     with _blas_limits(algorithm), algorithm.session(state, data):
         return _run(algorithm, state, data, progress, model, callbacks, verbose,
-                    evaluate_every, n_average, publish, checkpoint)
+                    evaluate_every, n_average, publish, checkpoint, keep)
 
 
 def run_partial(algorithm: Any, state: State, data: Any, items: np.ndarray | None = None,
@@ -287,7 +309,7 @@ def _callback_memories(cbs: Sequence[Any]) -> list[Any]:
 def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, model: Any,
          callbacks: Sequence[Any] | None, verbose: bool | int, evaluate_every: int,
          n_average: int, publish: Callable[..., None] | None,
-         checkpoint: Checkpointing | None,
+         checkpoint: Checkpointing | None, keep: Averaging | None = None,
          step: Callable[[State, Any], dict[str, float]] | None = None) -> RunResult:
     from topiclink.callbacks import ProgressBar, reads_state
 
@@ -307,7 +329,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
     for cb in cbs:
         if hasattr(cb, "on_train_begin"):
             cb.on_train_begin(model, n_iter - progress.done)
-    rows, sums = progress.rows, progress.sums
+    rows, sums, samples = progress.rows, progress.sums, progress.samples
     averaging = Averaging.last(n_average, n_iter)   # the mean over the last n_average
     if checkpoint is not None:
         checkpoint._last = time.monotonic()
@@ -324,6 +346,16 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
                         sums[key] = np.zeros(np.shape(value))
                     sums[key] += value
                 progress.n_summed += 1
+            # a sharded state is gathered at most once an iteration (for a kept sample,
+            # the callbacks that read the state, a checkpoint: whichever asks first)
+            synced = False
+            if keep is not None and keep.keeps(state.iteration):
+                algorithm.sync(state)
+                synced = True
+                samples.append({k: np.array(v, copy=True)
+                                for k, v in algorithm.retained(state).items()})
+                if keep.max_samples is not None:
+                    del samples[:max(0, len(samples) - keep.max_samples)]
             last = local == n_iter - 1
             if evaluate_every and ((it + 1) % evaluate_every == 0 or last):
                 info["log_likelihood"] = float(algorithm.objective(state, data))
@@ -334,8 +366,9 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
             rows.append(info)
             if logger.isEnabledFor(logging.DEBUG):
                 logger.debug("%s iteration %d: %s", algorithm.name, it + 1, info)
-            if wants_state:
+            if wants_state and not synced:
                 algorithm.sync(state)
+                synced = True
             if wants_estimates:
                 publish(state, progress.averaged())  # type: ignore[misc]
             for cb in cbs:
@@ -346,7 +379,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
             progress.done = local + 1
             if checkpoint is not None and (progress.complete or checkpoint.due(progress.done)):
                 progress.callbacks = _callback_memories(user_cbs)
-                if not wants_state:     # else synced before this iteration's callbacks
+                if not synced:
                     algorithm.sync(state)
                 checkpoint(state, progress)
             if progress.stopped:
@@ -358,7 +391,7 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
     keys = sorted({k for r in rows for k in r})
     trace = {k: np.array([r.get(k, np.nan) for r in rows], dtype=float) for k in keys}
     return RunResult(n_iter=len(rows), stopped_early=progress.stopped, trace=trace,
-                     averaged=progress.averaged())
+                     averaged=progress.averaged(), samples=samples)
 
 
 def _mean(sums: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray] | None:

@@ -43,6 +43,7 @@ from topiclink.inference.engine import (
 from topiclink.inference.online import OnlineAlgorithm
 from topiclink.models.checkpoint import (
     CheckpointRequest,
+    check_progress_samples,
     check_progress_sums,
     progress_from_saved,
     progress_to_saved,
@@ -54,6 +55,7 @@ from topiclink.parameters import (
     DEPRECATED,
     OLD_EXECUTION,
     REMOVED_IN,
+    Averaging,
     renamed_params,
     translate_execution,
 )
@@ -88,7 +90,12 @@ class Estimator(BaseEstimator):
     - ``n_jobs_invariant``: True when the result never depends on ``n_jobs``;
     - ``_saved_arrays`` / ``_saved_scalars`` / ``_saved_optional``: the fitted attributes
       a model file stores; ``_param_codecs`` for parameters that are not JSON;
-    - ``_state_class``: the State of its algorithm (for ``save(full=True)``).
+    - ``_state_class``: the State of its algorithm (for ``save(full=True)``);
+    - ``_sample_attributes``: for a family that keeps posterior samples (``keep=`` of
+      :meth:`_run_engine`), the published attribute holding each kept quantity stacked
+      over the samples (``{"U": "samples_embedding_"}``); while ``_samples_published_``
+      is True (set by the family's publish when those attributes are exactly the run's
+      kept samples) ``save(full=True)`` stores the samples once.
     """
 
     _abstract: ClassVar[bool] = True
@@ -110,6 +117,7 @@ class Estimator(BaseEstimator):
     _saved_optional: ClassVar[tuple[str, ...]] = ()
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {}
     _state_class: ClassVar[type[State] | None] = None
+    _sample_attributes: ClassVar[dict[str, str]] = {}
     #: the families with ``scheme`` / ``executor``: the schemes with shards, the schemes
     #: that run in this process only, and the old ``parallel`` values -> scheme names
     #: (None: the family has no ``scheme``), read by :meth:`_execution_plan` and, for the
@@ -275,7 +283,8 @@ class Estimator(BaseEstimator):
                     n_average: int = 0, evaluate_every: int = 1,
                     publish: Callable[[State, dict[str, np.ndarray] | None], None],
                     extra_callbacks: Sequence[Any] = (),
-                    carry_average: bool = False) -> RunResult:
+                    carry_average: bool = False, keep: Averaging | None = None
+                    ) -> RunResult:
         """init (or resume) -> run ``max_iter`` iterations -> publish the estimates.
 
         ``publish(state, averaged)`` sets the fitted attributes; it also runs before
@@ -285,7 +294,12 @@ class Estimator(BaseEstimator):
         estimator's own, e.g. a stopping rule) run after the user's ``callbacks``.
         ``carry_average``: the averaging window is counted over the whole chain (it runs
         to the chain's end), so a resumed run continues the previous run's sums and
-        10 + 10 iterations average exactly as 20 do.
+        10 + 10 iterations average exactly as 20 do.  ``keep``: the engine keeps the
+        algorithm's ``retained`` quantities at the iterations this schedule keeps (see
+        :func:`~topiclink.inference.engine.run`); with ``carry_average`` a resumed run
+        continues the previous run's kept samples too.  The live progress is
+        ``self._progress_`` while the run goes (set before it starts), so ``publish``
+        reads the samples kept so far from ``self._progress_.samples``.
 
         A fit given ``checkpoint=PATH`` (see :mod:`topiclink.models.checkpoint`) writes
         the model, its state and the run's progress to ``PATH`` as it goes, and continues
@@ -301,16 +315,19 @@ class Estimator(BaseEstimator):
             previous_trace = dict(getattr(self, "trace_", {}) or {})
             previous_iter = int(getattr(self, "n_iter_", 0))
             last: RunProgress | None = getattr(self, "_progress_", None)
-            if carry_average and last is not None and last.n_summed:
+            if carry_average and last is not None and (last.n_summed or last.samples):
                 progress = RunProgress(n_iter=int(self.max_iter),
                                        sums={k: v.copy() for k, v in last.sums.items()},
-                                       n_summed=last.n_summed)
+                                       n_summed=last.n_summed,
+                                       samples=[{k: v.copy() for k, v in s.items()}
+                                                for s in last.samples])
         else:
             state = algorithm.init(data, self._fit_generator())
             previous_trace, previous_iter = {}, 0
         self.state_ = state
         if progress is None:
             progress = RunProgress(n_iter=int(self.max_iter))
+        self._progress_, self._previous_iter_ = progress, previous_iter
         checkpointing = None
         if request is not None:
             def write(state: State, progress: RunProgress) -> None:
@@ -327,7 +344,8 @@ class Estimator(BaseEstimator):
                                     *extra_callbacks],
                          verbose=getattr(self, "verbose", False),
                          evaluate_every=evaluate_every, n_average=n_average,
-                         publish=publish, progress=progress, checkpoint=checkpointing)
+                         publish=publish, progress=progress, checkpoint=checkpointing,
+                         keep=keep)
         except (WorkerLostError, SchedulerLostError) as exc:
             exc.args = (f"{exc.args[0]}; " + (
                 f"run the same fit again to resume from the last checkpoint, {request.path}"
@@ -431,14 +449,9 @@ class Estimator(BaseEstimator):
             raise ValueError(f"checkpoint {path}: {exc}; {advice}") from None
         self.random_state_ = saved.random_state_
         previous_trace = {k: v[:previous_iter] for k, v in saved.trace_.items()}
-        self._restore_from_checkpoint(saved)
         logger.info("%s: resuming from checkpoint %s (%d of %d iterations done)",
                     type(self).__name__, path, progress.done, progress.n_iter)
         return state, progress, previous_trace, previous_iter
-
-    def _restore_from_checkpoint(self, saved: Estimator) -> None:
-        """Hook: restore what a family keeps beside the state during a run (e.g. kept
-        samples) from the checkpointed model ``saved``."""
 
     #: a hint appended when a fit ends with non-finite estimates (the likely parameter)
     _divergence_hint: ClassVar[str] = ""
@@ -482,6 +495,8 @@ class Estimator(BaseEstimator):
             progress = getattr(self, "_progress_", None)
             if progress is not None:
                 check_progress_sums(progress, algorithm.averaged(state, data), "state")
+                if progress.samples:
+                    check_progress_samples(progress, algorithm.retained(state), "state")
         except ValueError as exc:
             raise ValueError(f"{type(self).__name__}: cannot resume: {exc}") from None
         return state
@@ -530,8 +545,12 @@ class Estimator(BaseEstimator):
             extra["state"] = meta
             progress = getattr(self, "_progress_", None)
             if progress is not None:
+                # the kept samples are written once: when the published samples_* are
+                # exactly them (the family's publish says so), the run's header only
+                # points at those, and load rebuilds the progress from them
                 run_arrays, extra["run"] = progress_to_saved(
-                    progress, int(getattr(self, "_previous_iter_", 0)))
+                    progress, int(getattr(self, "_previous_iter_", 0)),
+                    samples_published=bool(getattr(self, "_samples_published_", False)))
                 arrays.update(run_arrays)
         return save_model(path, type(self).__name__, params, arrays, attributes, extra,
                           compress=compress)
@@ -602,7 +621,8 @@ class Estimator(BaseEstimator):
         trace = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("trace_/")}
         state_arrays = {k.split("/", 1)[1]: v for k, v in arrays.items()
                         if k.startswith("state_/")}
-        run_arrays = {k: v for k, v in arrays.items() if k.startswith("run_/sum/")}
+        run_arrays = {k: v for k, v in arrays.items()
+                      if k.startswith(("run_/sum/", "run_/samples/"))}
         others = sorted(set(arrays) - set(plain) - {f"trace_/{k}" for k in trace}
                         - {f"state_/{k}" for k in state_arrays} - set(run_arrays))
         allowed = set(cls._saved_arrays) | set(cls._saved_optional)
@@ -644,10 +664,15 @@ class Estimator(BaseEstimator):
         if "run" in header:
             if "state" not in header:
                 raise ValueError(f"{where}: a run in progress without a sampler state")
+            published = {key: plain[name] for key, name in cls._sample_attributes.items()
+                         if name in plain}
             model._progress_, model._previous_iter_ = progress_from_saved(
-                header["run"], run_arrays, trace, where)
+                header["run"], run_arrays, trace, where, published)
+            model._samples_published_ = bool(
+                (header["run"].get("samples") or {}).get("published", False))
         elif run_arrays:
-            raise ValueError(f"{where}: averaging sums without a run description")
+            raise ValueError(f"{where}: averaging sums or kept samples without a run "
+                             "description")
         model._after_load()
         return model
 

@@ -4,7 +4,7 @@ Every estimator's ``fit`` takes ``checkpoint=PATH`` and ``checkpoint_every=`` (i
 as an int, or a duration such as ``"30s"``, ``"10min"``, ``"2h"``).  The engine
 (:func:`topiclink.inference.engine.run`) writes the model with its full sampler state
 (the ``save(full=True)`` format) and the run's progress (:class:`RunProgress`: iterations
-done, trace rows, averaging sums, the stopping rules' memory) to ``PATH``, atomically,
+done, trace rows, averaging sums, kept samples, the stopping rules' memory) to ``PATH``, atomically,
 every so often and when the fit ends.  Calling the same ``fit`` again with the same
 ``checkpoint`` after a crash or a ``kill -9`` continues from the last checkpoint and
 returns the model an uninterrupted fit would have returned, draw for draw; after a fit
@@ -33,8 +33,8 @@ import numpy as np
 from topiclink.inference.engine import RunProgress
 
 __all__ = ["CheckpointRequest", "parse_every", "checkpoint_folder", "progress_to_saved",
-           "progress_from_saved", "check_progress_sums", "with_checkpoint_options",
-           "DEFAULT_EVERY"]
+           "progress_from_saved", "check_progress_sums", "check_progress_samples",
+           "with_checkpoint_options", "DEFAULT_EVERY"]
 
 #: how often a fit given ``checkpoint=`` writes it when ``checkpoint_every`` is not given
 DEFAULT_EVERY = "5min"
@@ -179,21 +179,40 @@ _FIT_DOC = """
 
 
 # ---------------------------------------------------------------------- progress in files
-def progress_to_saved(progress: RunProgress, previous_iter: int
+def progress_to_saved(progress: RunProgress, previous_iter: int, *,
+                      samples_published: bool = False
                       ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """A run's progress as model-file arrays (``run_/sum/<key>``) and a header member."""
+    """A run's progress as model-file arrays (``run_/sum/<key>``, and the kept samples
+    stacked per key as ``run_/samples/<key>``, shape (S, ...)) and a header member.
+
+    ``samples_published``: the model's published sample arrays are exactly these samples
+    (:attr:`Estimator._sample_attributes`), so the header only says so and
+    :func:`progress_from_saved` rebuilds the samples from them (a kept sample is stored
+    once, not twice).  No kept sample: no member."""
     arrays = {f"run_/sum/{k}": np.asarray(v) for k, v in progress.sums.items()}
-    meta = {"n_iter": int(progress.n_iter), "done": int(progress.done),
-            "n_summed": int(progress.n_summed), "stopped": bool(progress.stopped),
-            "previous_iter": int(previous_iter), "callbacks": progress.callbacks,
-            "sums": sorted(progress.sums)}
+    meta: dict[str, Any] = {
+        "n_iter": int(progress.n_iter), "done": int(progress.done),
+        "n_summed": int(progress.n_summed), "stopped": bool(progress.stopped),
+        "previous_iter": int(previous_iter), "callbacks": progress.callbacks,
+        "sums": sorted(progress.sums)}
+    if progress.samples:
+        keys = sorted(progress.samples[0])
+        meta["samples"] = {"n": len(progress.samples), "keys": keys,
+                           "published": bool(samples_published)}
+        if not samples_published:
+            arrays.update({f"run_/samples/{k}": np.stack([s[k] for s in progress.samples])
+                           for k in keys})
     return arrays, meta
 
 
 def progress_from_saved(meta: Any, arrays: dict[str, np.ndarray], trace: dict[str, Any],
-                        where: str) -> tuple[RunProgress, int]:
-    """(the progress, the iterations before this run) from a model file's members;
-    one-line ValueError naming ``where`` when they do not fit together."""
+                        where: str, published: dict[str, np.ndarray] | None = None
+                        ) -> tuple[RunProgress, int]:
+    """(the progress, the iterations before this run) from a model file's members
+    (``arrays``: its ``run_/...`` arrays; ``published``: the model's published sample
+    arrays by sample key, read when the header says the kept samples are those); one-line
+    ValueError naming ``where`` when they do not fit together.  A file written before
+    samples were kept with the progress has none."""
     if not isinstance(meta, dict):
         raise ValueError(f"{where}: header member 'run' is not an object")
     try:
@@ -213,13 +232,14 @@ def progress_from_saved(meta: Any, arrays: dict[str, np.ndarray], trace: dict[st
     rows = [{k: float(v[i]) for k, v in trace.items() if not np.isnan(v[i])}
             for i in range(previous, previous + done)]
     listed = meta.get("sums", [])
-    found = sorted(k.split("/", 2)[2] for k in arrays)
+    sum_arrays = {k.split("/", 2)[2]: v for k, v in arrays.items()
+                  if k.startswith("run_/sum/")}
+    found = sorted(sum_arrays)
     if not isinstance(listed, list) or sorted(map(str, listed)) != found:
         raise ValueError(f"{where}: the run's averaging sums are {found}, its header lists "
                          f"{listed!r}")
     sums = {}
-    for key, value in arrays.items():
-        name = key.split("/", 2)[2]
+    for name, value in sum_arrays.items():
         if value.dtype.kind != "f":
             raise ValueError(f"{where}: averaging sum {name!r} has dtype {value.dtype}, "
                              "expected floats")
@@ -228,8 +248,69 @@ def progress_from_saved(meta: Any, arrays: dict[str, np.ndarray], trace: dict[st
         sums[name] = np.array(value, dtype=float)
     if bool(sums) != (n_summed > 0):
         raise ValueError(f"{where}: {n_summed} averaged iterations but {len(sums)} sums")
+    samples = _saved_samples(meta.get("samples"), arrays, published or {}, where)
     return RunProgress(n_iter=n_iter, done=done, rows=rows, sums=sums, n_summed=n_summed,
-                       callbacks=callbacks, stopped=stopped), previous
+                       samples=samples, callbacks=callbacks, stopped=stopped), previous
+
+
+def _saved_samples(spec: Any, arrays: dict[str, np.ndarray],
+                   published: dict[str, np.ndarray], where: str
+                   ) -> list[dict[str, np.ndarray]]:
+    """The kept samples of a saved run (header member ``run.samples``: their number,
+    keys and whether they are the published arrays), each a dict of copies."""
+    stored = {k.split("/", 2)[2]: v for k, v in arrays.items()
+              if k.startswith("run_/samples/")}
+    if spec is None:
+        if stored:
+            raise ValueError(f"{where}: kept samples without a description in the run "
+                             "header")
+        return []
+    try:
+        n, keys, from_published = int(spec["n"]), list(spec["keys"]), spec["published"]
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{where}: header member 'run.samples' is incomplete") from None
+    if n < 1 or not keys or not isinstance(from_published, bool) or not all(
+            isinstance(k, str) for k in keys):
+        raise ValueError(f"{where}: header member 'run.samples' is invalid ({spec!r})")
+    if from_published:
+        if stored:
+            raise ValueError(f"{where}: kept samples stored twice (the run header says "
+                             "they are the published ones)")
+        missing = [k for k in keys if k not in published]
+        if missing:
+            raise ValueError(f"{where}: the run's kept sample {missing[0]!r} is not among "
+                             "the model's published samples")
+        source = published
+    else:
+        if sorted(stored) != sorted(keys):
+            raise ValueError(f"{where}: the run's kept samples are {sorted(stored)}, its "
+                             f"header lists {sorted(keys)}")
+        source = stored
+    for key in keys:
+        shape = np.shape(source[key])
+        if shape[:1] != (n,):
+            raise ValueError(f"{where}: kept sample {key!r} has shape {shape}, the run "
+                             f"header says {n} samples")
+    return [{k: np.array(source[k][i]) for k in keys} for i in range(n)]
+
+
+def check_progress_samples(progress: RunProgress, expected: dict[str, np.ndarray],
+                           where: str) -> None:
+    """The kept samples of a saved run must be what the algorithm keeps
+    (``algorithm.retained``: names, shapes and dtype kinds); one-line ValueError naming
+    ``where``."""
+    for sample in progress.samples:
+        if sorted(sample) != sorted(expected):
+            raise ValueError(f"{where}: the saved kept samples hold {sorted(sample)}, the "
+                             f"algorithm keeps {sorted(expected)}")
+        for key, value in sample.items():
+            ref = np.asarray(expected[key])
+            if value.shape != ref.shape or value.dtype.kind != ref.dtype.kind:
+                raise ValueError(f"{where}: kept sample {key!r} is {value.shape} "
+                                 f"{value.dtype}, expected {ref.shape} {ref.dtype}")
+            if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+                raise ValueError(f"{where}: kept sample {key!r} holds NaN or infinite "
+                                 "values")
 
 
 def check_progress_sums(progress: RunProgress, expected: dict[str, np.ndarray],

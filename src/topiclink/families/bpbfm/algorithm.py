@@ -596,6 +596,14 @@ class BPBFMGibbs(Algorithm):
             ll += float(((1.0 - rho) * bilinear).sum())
         return ll / max(data.n_observed_cells, 1)
 
+    def retained(self, state: BPBFMState) -> dict[str, np.ndarray]:
+        """A posterior sample as the estimator keeps it (the engine copies it): U,
+        Lambda (R, K, K) and, with ``self_pairs="scaled"``, the self-pair scales rho."""
+        out = {"U": state.U, "relation_matrices": self.relation_matrices(state)}
+        if self.scaled:
+            out["rho"] = state.rho
+        return out
+
     def averaged(self, state: BPBFMState, data: BPBFMData) -> dict[str, np.ndarray]:
         out = {"U": state.U, "relation_matrices": self.relation_matrices(state),
                "d": state.d}

@@ -2,8 +2,8 @@
 
 Hu, Rai & Carin (AISTATS 2016); ``design/models/bpbfm.md``.  The algorithm (state, step,
 objective) is :mod:`topiclink.families.bpbfm.algorithm`; this module validates, builds the data,
-runs the engine, keeps thinned post-burn-in samples for prediction and publishes the
-estimates.
+runs the engine (which keeps the thinned post-burn-in samples, ``BPBFMGibbs.retained``)
+and publishes the estimates and the kept samples for prediction.
 
 Priors: the supplement gives the conditionals but no numerical values; the defaults here
 are the usual weakly informative choices of the gamma-process edge partition models
@@ -62,33 +62,6 @@ def chain_seed(seed: int | np.random.SeedSequence, chain: int) -> int:
     words = np.random.SeedSequence(entropy, spawn_key=(int(chain),)).generate_state(
         2, np.uint32)
     return int((int(words[0]) << 31) ^ int(words[1]))
-
-
-class _KeepSamples:
-    """Extra callback: keeps (U, Lambda, rho) of the iterations the model's
-    :class:`~topiclink.parameters.Averaging` keeps (every ``thinning``-th after
-    ``burn_in``, the latest ``max_samples``; rho: the self-pair scales, empty unless
-    ``self_pairs="scaled"``)."""
-
-    def __init__(self, model: BilinearPoissonFactorModel, algorithm: BPBFMGibbs) -> None:
-        self.model, self.algorithm = model, algorithm
-        self.averaging = model._averaging()
-
-    def on_iteration(self, model: Any, iteration: int, info: dict) -> bool:
-        m = self.model
-        state = m.state_
-        if self.averaging.keeps(iteration + 1):
-            m._samples.append((state.U.copy(),
-                               self.algorithm.relation_matrices(state).copy(),
-                               _self_scale(state)))
-            del m._samples[:-int(self.averaging.max_samples or len(m._samples))]
-        return False
-
-
-def _self_scale(state: State) -> np.ndarray:
-    """A copy of the state's self-pair scales rho (empty: ``self_pairs="bilinear"`` or an
-    online state, which has none)."""
-    return np.array(getattr(state, "rho", np.zeros(0)), dtype=np.float64)
 
 
 def _chunk_names(given: np.ndarray | None, n: int, fitted: np.ndarray,
@@ -291,6 +264,10 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         "samples_self_scale_": ArraySpec(("S", "R"), "f", "probability"),
     }
     _state_class = BPBFMState
+    #: the engine's kept samples (``BPBFMGibbs.retained``) as published
+    _sample_attributes: ClassVar[dict[str, str]] = {
+        "U": "samples_embedding_", "relation_matrices": "samples_relation_matrices_",
+        "rho": "samples_self_scale_"}
 
     @classmethod
     def _param_sizes(cls, where: str, params: dict[str, Any],
@@ -485,19 +462,21 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         :func:`chain_seed`) and pool their kept samples after chain 0's."""
         from sklearn.base import clone
 
-        pooled = [self._kept_samples(self)]
+        chains = [self]
         for c in range(1, n_chains):
             logger.info("%s: chain %d of %d", type(self).__name__, c + 1, n_chains)
             other = clone(self).set_params(n_chains=1,
                                            random_state=chain_seed(self.random_state_, c))
             other._validate_params()
             other._fit_chain(tensor, False)
-            pooled.append(self._kept_samples(other))
-        samples = [s for chain in pooled for s in chain]
-        self.samples_embedding_ = np.stack([s[0] for s in samples])
-        self.samples_relation_matrices_ = np.stack([s[1] for s in samples])
+            chains.append(other)
+        self.samples_embedding_ = np.concatenate([m.samples_embedding_ for m in chains])
+        self.samples_relation_matrices_ = np.concatenate(
+            [m.samples_relation_matrices_ for m in chains])
         if getattr(self, "samples_self_scale_", None) is not None:
-            self.samples_self_scale_ = np.stack([s[2] for s in samples])
+            self.samples_self_scale_ = np.concatenate(
+                [m.samples_self_scale_ for m in chains])
+        self._samples_published_ = False   # no longer chain 0's run's samples alone
 
     def _fit_chain(self, tensor: RelationalTensor, resume: bool) -> None:
         """One chain (or EM fit) on ``tensor``: the body of :meth:`fit`."""
@@ -508,19 +487,15 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         logger.info("%s: %d entities, %d relations, %d nonzero, %d held out, K=%d",
                     algorithm.name, data.n_entities, data.n_relations, data.n_observed,
                     data.n_missing, algorithm.K)
-        # else samples_* is the last state alone
-        kept_before = self._averaging().n_kept(int(getattr(self, "n_iter_", 0))) > 0
-        if resume and kept_before and hasattr(self, "samples_embedding_"):
-            self._samples = self._kept_samples(self)
-        else:
-            self._samples = []
         names_e = (tensor.entity_names if tensor.entity_names is not None
                    else np.arange(data.n_entities).astype(str))
         names_r = (tensor.relation_names if tensor.relation_names is not None
                    else np.arange(data.n_relations).astype(str))
 
         def publish(state: BPBFMState, averaged: dict[str, np.ndarray] | None) -> None:
-            self._publish(state, algorithm, averaged, names_e, names_r, binary)
+            # the samples the engine has kept so far in this chain (the live progress)
+            self._publish(state, algorithm, averaged, names_e, names_r, binary,
+                          self._progress_.samples)
 
         if self._em:
             tolerance = RelativeTolerance(float(self.tol), algorithm.name)
@@ -530,34 +505,16 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                 tolerance.last = algorithm.objective(previous, data)
             self._run_engine(algorithm, data, resume=resume, publish=publish,
                              evaluate_every=1, extra_callbacks=[tolerance])
-            del self._samples
             return
         n_average = max(0, min(int(self.max_iter), int(self.max_iter) + (
             int(getattr(self, "n_iter_", 0)) if resume else 0) - int(self.burn_in)))
         self._run_engine(algorithm, data, resume=resume, publish=publish,
                          n_average=n_average, evaluate_every=int(self.evaluate_every),
-                         extra_callbacks=[_KeepSamples(self, algorithm)], carry_average=True)
-        del self._samples
-
-    def _restore_from_checkpoint(self, saved: Estimator) -> None:
-        """The samples kept before the checkpoint (the published ``samples_*`` hold the
-        current state alone until the first sample is kept)."""
-        kept = self._averaging().n_kept(int(saved.n_iter_)) > 0
-        self._samples = self._kept_samples(saved) if kept else []
+                         carry_average=True, keep=self._averaging())
 
     def _averaging(self) -> Averaging:
         """The kept samples' schedule: ``burn_in``, ``thinning``, ``max_samples``."""
         return Averaging.from_params(self.get_params(deep=False))
-
-    @staticmethod
-    def _kept_samples(fitted: Estimator) -> list[tuple[np.ndarray, ...]]:
-        """The (U, Lambda, rho) samples a fitted model holds, copied (rho empty for
-        ``self_pairs="bilinear"``)."""
-        U, L = fitted.samples_embedding_, fitted.samples_relation_matrices_
-        rho = getattr(fitted, "samples_self_scale_", None)
-        if rho is None:
-            rho = np.zeros((U.shape[0], 0))
-        return [(u.copy(), r.copy(), s.copy()) for u, r, s in zip(U, L, rho, strict=True)]
 
     def partial_fit(self, tensor: RelationalTensor) -> BilinearPoissonFactorModel:
         """Fold a chunk of new triples (a stream) into the fit (``inference="online"``).
@@ -598,9 +555,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
             return self
 
         def publish(state: BPBFMOnlineState, data: BPBFMData) -> None:
-            self._samples = []
-            self._publish(state, algorithm, None, names_e, names_r, binary)
-            del self._samples
+            self._publish(state, algorithm, None, names_e, names_r, binary, [])
 
         self._run_partial(algorithm, BPBFMChunk(data, seen, int(chunk.n_entities)), publish)
         return self
@@ -646,7 +601,12 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
 
     def _publish(self, state: BPBFMState, algorithm: BPBFMGibbs,
                  averaged: dict[str, np.ndarray] | None, names_e: np.ndarray,
-                 names_r: np.ndarray, binary: bool) -> None:
+                 names_r: np.ndarray, binary: bool,
+                 kept: list[dict[str, np.ndarray]]) -> None:
+        """Set the fitted attributes: the averaged estimates, and ``samples_*`` from the
+        samples ``kept`` so far (:meth:`BPBFMGibbs.retained` copied by the engine; none
+        yet, or no samples at all (``partial_fit``): the current state alone; EM: the
+        estimate alone)."""
         if averaged is None:
             averaged = algorithm.averaged(state, None)
         self.embedding_ = np.asarray(averaged["U"], dtype=np.float64)
@@ -654,19 +614,20 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
                                              dtype=np.float64)
         self.dictionary_ = averaged.get("G")
         self.relation_weights_ = averaged.get("eta")
-        if isinstance(state, BPBFMEMState):      # a point estimate: one "sample"
-            samples = [(self.embedding_.copy(), self.relation_matrices_.copy(),
-                        np.zeros(0))]
+        em = isinstance(state, BPBFMEMState)
+        if em:                                  # a point estimate: one "sample"
+            samples = [{"U": self.embedding_, "relation_matrices": self.relation_matrices_}]
         else:
-            samples = self._samples or [(state.U.copy(),
-                                         algorithm.relation_matrices(state).copy(),
-                                         _self_scale(state))]
-        self.samples_embedding_ = np.stack([s[0] for s in samples])
-        self.samples_relation_matrices_ = np.stack([s[1] for s in samples])
+            samples = kept or [algorithm.retained(state)]
+        # samples_* are exactly the run's kept samples: save(full=True) stores them once
+        self._samples_published_ = bool(kept) and not em
+        self.samples_embedding_ = np.stack([s["U"] for s in samples])
+        self.samples_relation_matrices_ = np.stack([s["relation_matrices"] for s in samples])
         scaled = getattr(algorithm, "scaled", False)
         self.self_scale_ = (np.asarray(averaged["rho"], dtype=np.float64) if scaled
                             else None)
-        self.samples_self_scale_ = np.stack([s[2] for s in samples]) if scaled else None
+        self.samples_self_scale_ = (np.stack([s["rho"] for s in samples]) if scaled
+                                    else None)
         self.entity_names_ = np.asarray(names_e, dtype=str)
         self.relation_names_ = np.asarray(names_r, dtype=str)
         self.binary_ = bool(binary)
