@@ -10,8 +10,9 @@ trees (the chains are unchanged).  Run pairs with farm-bench, for example::
         -- env PYTHONPATH=src python benchmarks/architecture_no_slowdown.py lda1
 
 Workloads: ``lda1`` (LDA, 1 thread), ``lda2`` (2-thread partition), ``lda_dask`` (2 shards
-on a 2-process LocalCluster), ``grtm`` (bundled Cora), ``lmvs``, ``bpbfm_online``; an
-optional second argument sets the iterations of ``lda*`` and ``grtm``.
+on a 2-process LocalCluster), ``grtm`` (bundled Cora), ``lmvs``, ``bpbfm_online``,
+``bpbfm_batch`` (Gibbs with 50 kept samples); an optional second argument sets the
+iterations of ``lda*``, ``grtm`` and ``bpbfm_batch``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,14 @@ def main(workload: str, iterations: int | None = None) -> str:
         model = BilinearPoissonFactorModel(10, inference="online", max_iter=30, burn_in=15,
                                            random_state=0).fit(tensor)
         return digest(model.embedding_)
+    if workload == "bpbfm_batch":       # kept samples (engine-owned since d24e52a)
+        from topiclink import BilinearPoissonFactorModel
+        from topiclink.datasets import make_bpbfm_data
+
+        tensor, _ = make_bpbfm_data(n_entities=300, n_relations=15, random_state=3)
+        model = BilinearPoissonFactorModel(10, max_iter=iterations or 200, burn_in=100,
+                                           thinning=2, random_state=0).fit(tensor)
+        return digest(model.samples_embedding_, model.samples_relation_matrices_)
     raise SystemExit(f"unknown workload {workload!r}")
 
 

@@ -346,3 +346,41 @@ def _algorithm_class(est, data, monkeypatch) -> type:
         with pytest.raises(Interrupted):
             fit(est, data)
     return seen[0]
+
+
+def test_cpu_time_counts_the_cpu_before_the_checkpoint(data, tmp_path):
+    """``CpuTime`` (the hep-th grid's CPU per cell): a fit resumed from a checkpoint
+    counts the CPU its checkpoint recorded (up to the checkpointed iteration, not the
+    work redone after it); a checkpoint written without a clock, or no resume, adds 0."""
+    import time
+
+    from topiclink.callbacks import CpuTime
+
+    def busy(model, iteration, info):        # CPU the clock must see, ~20 ms an iteration
+        t0 = time.process_time()
+        while time.process_time() - t0 < 0.02:
+            pass
+
+    path = tmp_path / "run.npz"
+    first = CpuTime()
+    with pytest.raises(Interrupted):
+        fit(make("LDA", max_iter=6).set_params(
+            callbacks=[first, LambdaCallback(busy), interrupt_at(5)]), data,
+            checkpoint=path, checkpoint_every=2)
+    assert first.seconds >= 5 * 0.02 and not first.resumed
+    second = CpuTime()
+    fit(make("LDA", max_iter=6).set_params(callbacks=[second, LambdaCallback(busy)]),
+        data, checkpoint=path, checkpoint_every=2)
+    # the checkpoint of iteration 4 recorded >= 4 busy iterations, <= all of the first run
+    assert second.resumed and 4 * 0.02 <= second.restored_seconds <= first.seconds
+    assert second.seconds >= second.restored_seconds + 2 * 0.02
+    plain = CpuTime()
+    fit(make("LDA", max_iter=2).set_params(callbacks=[plain]), data)
+    assert not plain.resumed and plain.restored_seconds == 0 and plain.seconds > 0
+    other = tmp_path / "noclock.npz"
+    with pytest.raises(Interrupted):
+        fit(make("LDA", max_iter=6).set_params(callbacks=[interrupt_at(5)]), data,
+            checkpoint=other, checkpoint_every=2)
+    late = CpuTime()
+    fit(make("LDA", max_iter=6).set_params(callbacks=[late]), data, checkpoint=other)
+    assert not late.resumed and late.restored_seconds == 0
