@@ -241,6 +241,9 @@ def test_jobs_scheduler_and_derived_defaults(monkeypatch):
                                "tcp://h:1", "--shards", "4"]).exit_code == 0
     assert seen["params"]["scheme"] == Shards("adlda", 4)
     assert seen["params"]["executor"] == "tcp://h:1"
+    assert runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-j", "2", "--scheme",
+                               "adlda:4"]).exit_code == 0
+    assert (seen["params"]["scheme"], seen["params"]["executor"]) == (Shards("adlda", 4), 2)
     bad = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-j", "0"])
     assert bad.exit_code == 1 and "--jobs must be -1 or >= 1" in bad.output
     # BPBFM: burn-in half of the iterations unless given; the old --components warns

@@ -354,8 +354,10 @@ def _model_params(cls: type, given: dict[str, Any], values: dict[str, Any]
     if jobs is not None:
         check(jobs == -1 or jobs >= 1, f"--jobs must be -1 or >= 1, got {jobs}")
         threads = resolve_n_jobs(jobs)
-        if threads > 1 and "scheme" not in given and in_process is not None:
-            params.update(scheme=Shards(in_process, threads), executor=threads)
+        if threads > 1 and in_process is not None:   # a --scheme given runs on them
+            if "scheme" not in given:
+                params["scheme"] = Shards(in_process, threads)
+            params["executor"] = threads
     if on_dask is not None:
         on_cluster = dask_params(scheduler, shards, on_dask)
         if on_cluster:
