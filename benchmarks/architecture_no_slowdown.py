@@ -10,9 +10,10 @@ trees (the chains are unchanged).  Run pairs with farm-bench, for example::
         -- env PYTHONPATH=src python benchmarks/architecture_no_slowdown.py lda1
 
 Workloads: ``lda1`` (LDA, 1 thread), ``lda2`` (2-thread partition), ``lda_adlda`` (AD-LDA,
-2 shards on 2 threads), ``lda_dask`` (2 shards on a 2-process LocalCluster), ``grtm`` (bundled Cora), ``lmvs``, ``bpbfm_online``,
-``bpbfm_batch`` (Gibbs with 50 kept samples); an optional second argument sets the
-iterations of ``lda*``, ``grtm`` and ``bpbfm_batch``.
+2 shards on 2 threads), ``lda_dask`` (2 shards on a 2-process LocalCluster), ``grtm``
+(bundled Cora), ``lmvs``, ``bpbfm_online``, ``bpbfm_batch`` (Gibbs with 50 kept samples);
+an optional second argument sets the iterations of ``lda*``, ``grtm`` and
+``bpbfm_batch``.
 """
 
 from __future__ import annotations
