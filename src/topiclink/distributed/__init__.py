@@ -2,7 +2,7 @@
 
 The AD-LDA sweeps of ``parallel="dask"`` on :class:`~topiclink.LDA` and
 :class:`~topiclink.DMR` run on :class:`~topiclink.execution.DaskExecutor` as the
-:class:`topiclink.inference.chunked.ADLDAShards` iteration (the same shards, streams and
+:class:`topiclink.inference.adlda.ADLDAShards` iteration (the same shards, streams and
 summed count deltas as ``parallel="adlda"``; ``DaskSweeper``, its adapter for raw arrays,
 is importable from here for one release); the supervised models run their shards
 through :mod:`topiclink.execution` as well.  The gRTM sampler's shards run on the

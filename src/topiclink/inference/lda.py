@@ -10,7 +10,7 @@ supervised samplers extend.  ``parallel="adlda"`` runs approximate distributed L
 a different chain from the exact sampler, fixed by the seed and the shard count; the
 threads that run the shards never change it.  ``parallel="dask"`` runs the very same
 shards on Dask workers: bit for bit the ``"adlda"`` chain, whatever the number of
-workers.  Both are the iteration of :class:`topiclink.inference.chunked.ADLDAShards` (a
+workers.  Both are the iteration of :class:`topiclink.inference.adlda.ADLDAShards` (a
 :class:`~topiclink.inference.sharded.ShardedAlgorithm`: split, shared, local, merge,
 write back), which the engine runs through ``step`` / ``session`` / ``sync``;
 ``parallel="partition"`` runs a :class:`~topiclink.inference.partition.PartitionSweeper`
@@ -31,7 +31,7 @@ from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
 from topiclink.distributed.dask_sweeper import word_topic_counts
 from topiclink.execution import DaskExecutor
-from topiclink.inference.chunked import ADLDAShards
+from topiclink.inference.adlda import ADLDAShards
 from topiclink.inference.engine import State, check_topic_counts, fingerprint
 from topiclink.inference.partition import PartitionSweeper
 from topiclink.kernels import lda as kernels
@@ -44,7 +44,7 @@ __all__ = ["TokenData", "ShardTokenData", "LDAState", "CollapsedGibbsLDA", "SHAR
 #: the ``parallel`` settings that sweep fixed document shards (AD-LDA, its Dask version,
 #: and the partitioned scheme of :mod:`topiclink.inference.partition`)
 SHARDED = ("adlda", "dask", "partition")
-#: the ``parallel`` settings run by :class:`~topiclink.inference.chunked.ADLDAShards`
+#: the ``parallel`` settings run by :class:`~topiclink.inference.adlda.ADLDAShards`
 ADLDA = ("adlda", "dask")
 
 
@@ -163,7 +163,7 @@ def sampler_parallel(scheme: str, dask: bool) -> str | None:
 
 class ShardedTokenSampler(ADLDAShards):
     """The sharded sweeps of a token sampler (LDA, DMR), by ``parallel``: ``"adlda"`` /
-    ``"dask"`` the :class:`~topiclink.inference.chunked.ADLDAShards` iteration (threads of
+    ``"dask"`` the :class:`~topiclink.inference.adlda.ADLDAShards` iteration (threads of
     this process, or a :class:`~topiclink.execution.DaskExecutor` on ``client``);
     ``"partition"`` a :class:`~topiclink.inference.partition.PartitionSweeper` on
     ``n_threads`` threads; None: the subclass sweeps by itself (:meth:`session` and

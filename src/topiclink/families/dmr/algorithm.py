@@ -26,7 +26,7 @@ gradient is that of the clipped function (zero where clipped).
 
 ``parallel="partition"`` / ``"adlda"`` / ``"dask"`` sweep z over ``n_shards`` shards as LDA
 does (:class:`topiclink.inference.lda.ShardedTokenSampler`; AD-LDA is the
-:class:`~topiclink.inference.chunked.ADLDAShards` iteration), each shard with its rows of
+:class:`~topiclink.inference.adlda.ADLDAShards` iteration), each shard with its rows of
 alpha; with Dask the shards' ndk is gathered to the driver when lambda is optimised (and
 when the objective is evaluated), and the new alpha rows go out with the next sweep.
 """
