@@ -9,10 +9,11 @@ trees (the chains are unchanged).  Run pairs with farm-bench, for example::
         --vs "env PYTHONPATH=/tmp/old_src/src python benchmarks/architecture_no_slowdown.py lda1" \\
         -- env PYTHONPATH=src python benchmarks/architecture_no_slowdown.py lda1
 
-Workloads: ``lda1`` (LDA, 1 thread), ``lda2`` (2-thread partition), ``lda_dask`` (2 shards
-on a 2-process LocalCluster), ``grtm`` (bundled Cora), ``lmvs``, ``bpbfm_online``,
-``bpbfm_batch`` (Gibbs with 50 kept samples); an optional second argument sets the
-iterations of ``lda*``, ``grtm`` and ``bpbfm_batch``.
+Workloads: ``lda1`` (LDA, 1 thread), ``lda2`` (2-thread partition), ``lda_adlda`` (AD-LDA,
+2 shards on 2 threads), ``lda_dask`` (2 shards on a 2-process LocalCluster), ``grtm``
+(bundled Cora), ``lmvs``, ``bpbfm_online``, ``bpbfm_batch`` (Gibbs with 50 kept samples);
+an optional second argument sets the iterations of ``lda*``, ``grtm`` and
+``bpbfm_batch``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def main(workload: str, iterations: int | None = None) -> str:
                               dashboard_address=None) as cluster, Client(cluster) as client:
                 model = LDA(20, max_iter=iterations or 40, random_state=0, parallel="dask",
                             n_shards=2, client=client).fit(X)
+        elif workload == "lda_adlda":
+            from topiclink.execution.shards import Shards
+
+            model = LDA(20, max_iter=iterations or 60, random_state=0,
+                        scheme=Shards("adlda", 2), executor=2).fit(X)
         else:
             extra = {"parallel": "partition", "n_jobs": 2} if workload == "lda2" else {}
             model = LDA(20, max_iter=iterations or 60, random_state=0, **extra).fit(X)

@@ -28,7 +28,7 @@ from topiclink.distributed import (  # noqa: E402
 from topiclink.execution import dask as execution_dask  # noqa: E402
 from topiclink.families.lda.estimator import LDA  # noqa: E402
 from topiclink.families.rtm.estimator import RelationalTopicModel  # noqa: E402
-from topiclink.inference.chunked import ShardSweeper  # noqa: E402
+from topiclink.inference.adlda import ADLDAShards  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
 
 #: generous: a loaded 2-core machine restarts a worker process in seconds
@@ -86,7 +86,7 @@ def test_lda_worker_killed_same_chain(corpus, processes, monkeypatch, caplog):
     ref = LDA(parallel="adlda", **LDA_KW).fit(corpus)
     monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
     killed: list = []
-    kill_at(monkeypatch, ShardSweeper, "sweep", processes, 8, killed)
+    kill_at(monkeypatch, ADLDAShards, "step", processes, 8, killed)
     t0 = time.monotonic()
     model = LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
     assert killed and time.monotonic() - t0 < 3 * BOUND
@@ -217,7 +217,7 @@ def test_worker_lost_for_good_names_it(corpus, processes, monkeypatch):
     """When the redos keep failing the fit stops with the lost worker's address."""
     monkeypatch.setattr(execution_dask, "MAX_RECOVERIES", 0)   # read by DaskConnection
     killed: list = []
-    kill_at(monkeypatch, ShardSweeper, "sweep", processes, 3, killed)
+    kill_at(monkeypatch, ADLDAShards, "step", processes, 3, killed)
     t0 = time.monotonic()
     with pytest.raises(WorkerLostError) as info:
         LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
@@ -232,7 +232,7 @@ def test_worker_lost_with_a_checkpoint_names_it_and_resumes(corpus, processes, m
     continues from it and ends with the uninterrupted chain."""
     monkeypatch.setattr(execution_dask, "MAX_RECOVERIES", 0)   # read by DaskConnection
     killed: list = []
-    kill_at(monkeypatch, ShardSweeper, "sweep", processes, 5, killed)
+    kill_at(monkeypatch, ADLDAShards, "step", processes, 5, killed)
     path = tmp_path / "lda.npz"
     with pytest.raises(WorkerLostError) as info:
         LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus, checkpoint=path,
@@ -279,7 +279,7 @@ def test_scheduler_lost_one_line_error_in_bounded_time(corpus, tmp_path, monkeyp
                                    address, "--nthreads", "1", "--no-nanny",
                                    "--no-dashboard"], **quiet)
         client.wait_for_workers(1, timeout=BOUND)
-        original = ShardSweeper.sweep
+        original = ADLDAShards.step
         calls = [0]
         stopped: list = []
 
@@ -291,7 +291,7 @@ def test_scheduler_lost_one_line_error_in_bounded_time(corpus, tmp_path, monkeyp
                 stopped.append(time.monotonic())
             return original(self, *args, **kwargs)
 
-        monkeypatch.setattr(ShardSweeper, "sweep", sweep)
+        monkeypatch.setattr(ADLDAShards, "step", sweep)
         with pytest.raises(SchedulerLostError) as info:
             LDA(parallel="dask", client=client, **LDA_KW).fit(corpus)
         took = time.monotonic() - stopped[0]

@@ -1,15 +1,15 @@
 """Distributed training on Dask: what the Dask paths share besides the executor layer.
 
 The AD-LDA sweeps of ``parallel="dask"`` on :class:`~topiclink.LDA` and
-:class:`~topiclink.DMR` run on :class:`~topiclink.execution.DaskExecutor` through
-:class:`topiclink.inference.chunked.ShardSweeper` (the same shards, streams and summed
-count deltas as ``parallel="adlda"``; ``DaskSweeper`` is importable from here for one
-release); the supervised models run their shards through :mod:`topiclink.execution` as
-well.  The gRTM sampler's shards run on the executor layer as well
-(:mod:`topiclink.families.rtm.shards`).  What is left here: client resolution, the counts
-of a ShardSet counted by the workers, and the estimators' ``client`` parameter
-(:mod:`~topiclink.distributed.params`).  Dask and distributed are imported only when a run
-starts (``pip install 'topiclink[dask]'``).
+:class:`~topiclink.DMR` run on :class:`~topiclink.execution.DaskExecutor` as the
+:class:`topiclink.inference.adlda.ADLDAShards` iteration (the same shards, streams and
+summed count deltas as ``parallel="adlda"``; ``DaskSweeper``, its adapter for raw arrays,
+is importable from here for one release); the supervised models run their shards
+through :mod:`topiclink.execution` as well.  The gRTM sampler's shards run on the
+executor layer as well (:mod:`topiclink.families.rtm.shards`).  What is left here: client
+resolution, the counts of a ShardSet counted by the workers, and the estimators'
+``client`` parameter (:mod:`~topiclink.distributed.params`).  Dask and distributed are
+imported only when a run starts (``pip install 'topiclink[dask]'``).
 """
 
 from __future__ import annotations

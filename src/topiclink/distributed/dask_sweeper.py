@@ -4,13 +4,13 @@ from the shard files (:func:`word_topic_counts`) and a shard file read by a work
 (:mod:`topiclink.families.rtm.shards`): its own recovery helpers are gone.
 
 The AD-LDA sweeps that lived here (``DaskSweeper``) run on the executor layer now:
-:class:`topiclink.inference.chunked.ShardSweeper` -- one sweep, written once, on the
+:class:`topiclink.inference.adlda.ADLDAShards` -- one sweep, written once, on the
 calling thread, on threads or on a Dask cluster (:class:`~topiclink.execution.
 DaskExecutor`, whose kept shard states, recovery points and replay after a lost worker
-replace this module's); ``topiclink.distributed.DaskSweeper`` still resolves to it for one
-release.  The connection and fault handling (:class:`~topiclink.execution.dask.
-DaskConnection`, :class:`WorkerLostError`, :class:`SchedulerLostError`) are re-exported
-from :mod:`topiclink.execution.dask`.
+replace this module's); ``topiclink.distributed.DaskSweeper`` still resolves to its
+raw-array adapter for one release.  The connection and fault handling
+(:class:`~topiclink.execution.dask.DaskConnection`, :class:`WorkerLostError`,
+:class:`SchedulerLostError`) are re-exported from :mod:`topiclink.execution.dask`.
 """
 
 from __future__ import annotations

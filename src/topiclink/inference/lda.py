@@ -9,8 +9,13 @@ supervised samplers extend.  ``parallel="adlda"`` runs approximate distributed L
 (Newman et al. 2009) over ``n_shards`` fixed document shards, each with its own stream:
 a different chain from the exact sampler, fixed by the seed and the shard count; the
 threads that run the shards never change it.  ``parallel="dask"`` runs the very same
-shards on Dask workers (:class:`topiclink.inference.chunked.DaskSweeper`): bit for bit the
-``"adlda"`` chain, whatever the number of workers.
+shards on Dask workers: bit for bit the ``"adlda"`` chain, whatever the number of
+workers.  Both are the iteration of :class:`topiclink.inference.adlda.ADLDAShards` (a
+:class:`~topiclink.inference.sharded.ShardedAlgorithm`: split, shared, local, merge,
+write back), which the engine runs through ``step`` / ``session`` / ``sync``;
+``parallel="partition"`` runs a :class:`~topiclink.inference.partition.PartitionSweeper`
+on threads.  :class:`ShardedTokenSampler` is the dispatch that
+:class:`CollapsedGibbsLDA` and DMR (:mod:`topiclink.families.dmr.algorithm`) share.
 """
 
 from __future__ import annotations
@@ -25,19 +30,22 @@ import numpy as np
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
 from topiclink.distributed.dask_sweeper import word_topic_counts
-from topiclink.inference.chunked import ChunkedSweeper, DaskSweeper, ShardSweeper
-from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
+from topiclink.execution import DaskExecutor
+from topiclink.inference.adlda import ADLDAShards
+from topiclink.inference.engine import State, check_topic_counts, fingerprint
 from topiclink.inference.partition import PartitionSweeper
 from topiclink.kernels import lda as kernels
 from topiclink.kernels import lda_mh
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["TokenData", "ShardTokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED",
-           "shard_sweeper", "sampler_parallel", "sync_shards", "doc_topic_counts"]
+           "ADLDA", "ShardedTokenSampler", "sampler_parallel", "doc_topic_counts"]
 
 #: the ``parallel`` settings that sweep fixed document shards (AD-LDA, its Dask version,
 #: and the partitioned scheme of :mod:`topiclink.inference.partition`)
 SHARDED = ("adlda", "dask", "partition")
+#: the ``parallel`` settings run by :class:`~topiclink.inference.adlda.ADLDAShards`
+ADLDA = ("adlda", "dask")
 
 
 @dataclass
@@ -153,34 +161,86 @@ def sampler_parallel(scheme: str, dask: bool) -> str | None:
     return "dask" if dask else scheme
 
 
-def shard_sweeper(parallel: str, offsets: np.ndarray, states: np.ndarray, n_threads: int,
-                  client: Any = None, words: np.ndarray | None = None, n_words: int = 0,
-                  shards: ShardSet | None = None
-                  ) -> ChunkedSweeper | DaskSweeper | PartitionSweeper:
-    """The sweeper of ``parallel`` (a context manager): AD-LDA shards on threads
-    (``"adlda"``) or on Dask workers (``"dask"``, the same chain either way; with
-    ``shards`` the workers read the tokens from the shard files), or document-shard x
-    word-block partitions on threads (``"partition"``: needs ``words`` and ``n_words``)."""
-    if parallel == "dask":
-        return DaskSweeper(offsets, states, client, shards=shards)
-    if shards is not None:
-        raise ValueError("a ShardSet is read by Dask workers: use a Dask executor with "
-                         f"scheme 'adlda' (the sampler's parallel={parallel!r})")
-    if parallel == "partition":
-        if words is None:
+class ShardedTokenSampler(ADLDAShards):
+    """The sharded sweeps of a token sampler (LDA, DMR), by ``parallel``: ``"adlda"`` /
+    ``"dask"`` the :class:`~topiclink.inference.adlda.ADLDAShards` iteration (threads of
+    this process, or a :class:`~topiclink.execution.DaskExecutor` on ``client``);
+    ``"partition"`` a :class:`~topiclink.inference.partition.PartitionSweeper` on
+    ``n_threads`` threads; None: the subclass sweeps by itself (:meth:`session` and
+    :meth:`sync` do nothing).
+
+    A subclass sets ``parallel``, ``client`` and ``beta``, calls
+    ``ShardedAlgorithm.__init__`` and gives :meth:`token_data` and ``adlda_alpha``; its
+    ``step`` calls :meth:`sharded_step` when ``parallel`` is one of :data:`SHARDED`.
+    """
+
+    parallel: str | None
+    client: Any
+    _partition: PartitionSweeper | None = None
+
+    def token_data(self, data: Any) -> TokenData | ShardTokenData:
+        """The tokens of ``data``."""
+        raise NotImplementedError
+
+    def adlda_tokens(self, data: Any) -> tuple[np.ndarray | None, np.ndarray, Any]:
+        tok = self.token_data(data)
+        return tok.words, tok.offsets, getattr(tok, "shards", None)
+
+    def _partition_sweeper(self, state: Any, data: Any, n_threads: int) -> PartitionSweeper:
+        tok = self.token_data(data)
+        if tok.words is None:
             raise ValueError("scheme='partition' needs the corpus's words")
-        return PartitionSweeper(words, offsets, n_words, states, n_threads)
-    return ChunkedSweeper(offsets, states, n_threads)
+        return PartitionSweeper(tok.words, tok.offsets, tok.n_words, state.kernel_rng,
+                                n_threads)
+
+    @contextlib.contextmanager
+    def session(self, state: Any, data: Any) -> Iterator[None]:
+        if self.parallel == "partition":
+            with self._partition_sweeper(state, data, self.n_threads) as sweeper:
+                self._partition = sweeper
+                try:
+                    yield
+                finally:
+                    self._partition = None
+        elif self.parallel in ADLDA:
+            # the run's executor (borrowed by ShardedAlgorithm; None: own threads)
+            self.executor = DaskExecutor(self.client) if self.parallel == "dask" else None
+            try:
+                with super().session(state, data):
+                    yield
+            finally:
+                self.executor = None
+        else:
+            yield
+
+    def sharded_step(self, state: Any, data: Any) -> dict[str, float]:
+        """One sweep of the shards (a session is opened for a lone call)."""
+        if self.parallel in ADLDA:
+            if self._ex is None:
+                with self.session(state, data):
+                    return self.sharded_step(state, data)
+            return super().step(state, data)
+        tok = self.token_data(data)
+        alpha = self.adlda_alpha(state, data)
+        if self._partition is None:         # outside a session: one sweep, one thread
+            with self._partition_sweeper(state, data, 1) as sweeper:
+                sweeper.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk,
+                              state.nk, alpha, self.beta)
+        else:
+            self._partition.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk,
+                                  state.nk, alpha, self.beta)
+        return {}
+
+    def sync(self, state: Any, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
+        """Make the state current (the AD-LDA shards' z, ndk and RNG rows: on Dask they
+        stay on the workers between reads; otherwise a no-op; ``parts`` is accepted for
+        callers that need less: everything is written)."""
+        if self.parallel in ADLDA:
+            super().sync(state)
 
 
-def sync_shards(sweeper: Any, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
-    """Fetch the shards' z / ndk / RNG rows into the state (only Dask keeps them away)."""
-    if isinstance(sweeper, ShardSweeper):
-        sweeper.sync(parts)
-
-
-class CollapsedGibbsLDA(Algorithm):
-    """LDA by collapsed Gibbs.
+class CollapsedGibbsLDA(ShardedTokenSampler):
+    """LDA by collapsed Gibbs (a :class:`ShardedTokenSampler`).
 
     Parameters
     ----------
@@ -222,10 +282,8 @@ class CollapsedGibbsLDA(Algorithm):
         self.alpha = alpha
         self.beta = float(beta)
         self.parallel = parallel
-        self.n_shards = n_shards if parallel in SHARDED else 1
-        self.n_threads = n_threads
+        super().__init__(n_shards if parallel in SHARDED else 1, None, n_threads)
         self.client = client
-        self._sweeper: ChunkedSweeper | DaskSweeper | None = None
 
     def fingerprint(self, data: TokenData | ShardTokenData) -> str:
         return data.fingerprint()
@@ -269,33 +327,23 @@ class CollapsedGibbsLDA(Algorithm):
                                    state.nwk)):
             raise ValueError("state: the topic counts do not match the topic assignments")
 
+    def token_data(self, data: TokenData | ShardTokenData) -> TokenData | ShardTokenData:
+        return data
+
+    def adlda_alpha(self, state: LDAState, data: TokenData | ShardTokenData) -> np.ndarray:
+        return self.alpha
+
     @contextlib.contextmanager
     def session(self, state: LDAState, data: TokenData | ShardTokenData) -> Iterator[None]:
-        if self.parallel not in SHARDED:
+        if self.parallel in SHARDED:
+            self.check_data(data)
+        with super().session(state, data):
             yield
-            return
-        self.check_data(data)
-        with shard_sweeper(self.parallel, data.offsets, state.kernel_rng, self.n_threads,
-                           self.client, data.words, data.n_words,
-                           getattr(data, "shards", None)) as sweeper:
-            self._sweeper = sweeper
-            try:
-                yield
-            finally:
-                self._sweeper = None
 
     def step(self, state: LDAState, data: TokenData) -> dict[str, float]:
         if self.parallel in SHARDED:
-            if self._sweeper is None:       # outside a session: one sweep, all gathered
-                with shard_sweeper(self.parallel, data.offsets, state.kernel_rng, 1,
-                                   self.client, data.words, data.n_words,
-                                   getattr(data, "shards", None)) as sweeper:
-                    sweeper.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk,
-                                  state.nk, self.alpha, self.beta)
-                return {}
-            self._sweeper.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk,
-                                state.nk, self.alpha, self.beta)
-        elif self.sampler == "mh":
+            return self.sharded_step(state, data)
+        if self.sampler == "mh":
             if self._word_index is None or self._word_index[0] is not data:
                 self._word_index = (data, *lda_mh.word_index(data.words, data.n_words))
             _, ptr, pos = self._word_index
@@ -306,11 +354,6 @@ class CollapsedGibbsLDA(Algorithm):
             kernels.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk, state.nk,
                           self.alpha, self.beta, state.kernel_rng[0])
         return {}
-
-    def sync(self, state: LDAState, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
-        """Make ``parts`` of the state current (``parallel="dask"`` keeps them on the
-        workers between reads; otherwise a no-op)."""
-        sync_shards(self._sweeper, parts)
 
     def objective(self, state: LDAState, data: TokenData) -> float:
         """Collapsed log p(w, z) per token."""

@@ -25,15 +25,14 @@ Numerics: the linear predictor ``x_d^T lambda_k`` is clipped to [-ETA_MAX, ETA_M
 gradient is that of the clipped function (zero where clipped).
 
 ``parallel="partition"`` / ``"adlda"`` / ``"dask"`` sweep z over ``n_shards`` shards as LDA
-does (:func:`topiclink.inference.lda.shard_sweeper`), each shard with its rows of alpha;
-with Dask the shards' ndk is gathered to the driver when lambda is optimised (and when the
-objective is evaluated), and the new alpha rows go out with the next sweep.
+does (:class:`topiclink.inference.lda.ShardedTokenSampler`; AD-LDA is the
+:class:`~topiclink.inference.adlda.ADLDAShards` iteration), each shard with its rows of
+alpha; with Dask the shards' ndk is gathered to the driver when lambda is optimised (and
+when the objective is evaluated), and the new alpha rows go out with the next sweep.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,8 +40,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import digamma, gammaln
 
-from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
-from topiclink.inference.lda import SHARDED, TokenData, init_topics, shard_sweeper, sync_shards
+from topiclink.inference.engine import State, check_topic_counts, fingerprint
+from topiclink.inference.lda import SHARDED, ShardedTokenSampler, TokenData, init_topics
 from topiclink.kernels import lda as kernels
 from topiclink.random import kernel_state, spawn
 
@@ -117,8 +116,9 @@ def dmr_objective(lam: np.ndarray, design: np.ndarray, ndk: np.ndarray,
     return value, grad
 
 
-class DMRGibbs(Algorithm):
-    """DMR by collapsed Gibbs for z and L-BFGS for lambda (stochastic EM).
+class DMRGibbs(ShardedTokenSampler):
+    """DMR by collapsed Gibbs for z and L-BFGS for lambda (stochastic EM); the sharded
+    sweeps of z are those of LDA (a :class:`~topiclink.inference.lda.ShardedTokenSampler`).
 
     Parameters
     ----------
@@ -154,10 +154,8 @@ class DMRGibbs(Algorithm):
         self.burn_in = int(burn_in)
         self.lbfgs_iter = int(lbfgs_iter)
         self.parallel = parallel
-        self.n_shards = int(n_shards) if parallel in SHARDED else 1
-        self.n_threads = int(n_threads)
+        super().__init__(int(n_shards) if parallel in SHARDED else 1, None, int(n_threads))
         self.client = client
-        self._sweeper: Any = None
 
     def fingerprint(self, data: DMRData) -> str:
         return data.fingerprint()
@@ -212,44 +210,25 @@ class DMRGibbs(Algorithm):
             after = before
         return before, after
 
-    @contextlib.contextmanager
-    def session(self, state: DMRState, data: DMRData) -> Iterator[None]:
-        if self.parallel not in SHARDED:
-            yield
-            return
-        with shard_sweeper(self.parallel, data.tokens.offsets, state.kernel_rng,
-                           self.n_threads, self.client, data.tokens.words,
-                           data.tokens.n_words) as sweeper:
-            self._sweeper = sweeper
-            try:
-                yield
-            finally:
-                self._sweeper = None
+    def token_data(self, data: DMRData) -> TokenData:
+        return data.tokens
 
-    def sync(self, state: DMRState, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
-        """Make ``parts`` of the state current (Dask keeps them on the workers)."""
-        sync_shards(self._sweeper, parts)
+    def adlda_alpha(self, state: DMRState, data: DMRData) -> np.ndarray:
+        return self.alpha(state, data)
 
     def step(self, state: DMRState, data: DMRData) -> dict[str, float]:
-        tok = data.tokens
-        alpha = self.alpha(state, data)
         if self.parallel in SHARDED:
-            if self._sweeper is None:       # outside a session: one sweep, all gathered
-                with shard_sweeper(self.parallel, tok.offsets, state.kernel_rng, 1,
-                                   self.client, tok.words, tok.n_words) as sweeper:
-                    sweeper.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk,
-                                  state.nk, alpha, self.beta)
-            else:
-                self._sweeper.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk,
-                                    state.nk, alpha, self.beta)
+            info = self.sharded_step(state, data)
         else:
+            tok = data.tokens
             kernels.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk, state.nk,
-                          alpha, self.beta, state.kernel_rng[0])
+                          self.alpha(state, data), self.beta, state.kernel_rng[0])
+            info = {}
         if self.due(state.iteration + 1):
             self.sync(state, ("ndk",))
             before, after = self.optimize(state, data)
-            return {"lambda_objective_before": before, "lambda_objective": after}
-        return {}
+            info.update(lambda_objective_before=before, lambda_objective=after)
+        return info
 
     def objective(self, state: DMRState, data: DMRData) -> float:
         """Collapsed log p(w, z | alpha(lambda), beta) per token."""
