@@ -78,6 +78,29 @@ def test_save_full_load_and_resume_keeps_the_samples_of_one_fit(whole, tensor, t
     _assert_same_samples(whole, loaded)
 
 
+def test_a_file_of_the_older_format_resumes_with_its_samples(whole, tensor, tmp_path,
+                                                            monkeypatch):
+    """A full save written before the engine kept the samples with the run (its run
+    header has no 'samples' member; the kept samples are the published samples_*)
+    resumes as one fit, like a file of today."""
+    import topiclink.models.base as base
+    from topiclink.models.checkpoint import progress_to_saved
+
+    def older(progress, previous_iter, *, samples_published=False):
+        arrays, meta = progress_to_saved(progress, previous_iter)
+        meta.pop("samples", None)
+        return {k: v for k, v in arrays.items() if not k.startswith("run_/samples/")}, meta
+
+    half = _model(12, whole.self_pairs).fit(tensor)
+    with monkeypatch.context() as patch:
+        patch.setattr(base, "progress_to_saved", older)
+        path = half.save(tmp_path / "older.npz", full=True)
+    loaded = topiclink.load(path)
+    assert len(loaded._progress_.samples) == 2
+    loaded.set_params(max_iter=8).fit(tensor, resume=True)
+    _assert_same_samples(whole, loaded)
+
+
 def test_a_checkpoint_of_an_interrupted_fit_keeps_the_samples_of_one_fit(whole, tensor,
                                                                          tmp_path):
     path = tmp_path / "run.npz"

@@ -657,6 +657,24 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         for name in ("self_scale_", "samples_self_scale_"):
             if not hasattr(self, name):
                 setattr(self, name, None)
+        self._samples_of_an_older_file()
+
+    def _samples_of_an_older_file(self) -> None:
+        """A Gibbs run saved (``save(full=True)``, a checkpoint) before the engine kept
+        the samples with its progress: its kept samples are the published ``samples_*``
+        (the schedule says some were kept, the progress has none); they go back into the
+        progress, so that resuming continues them as the run would have."""
+        progress = getattr(self, "_progress_", None)
+        if (progress is None or progress.samples or self.inference != "batch"
+                or self._averaging().n_kept(int(getattr(self, "n_iter_", 0))) == 0):
+            return
+        scaled = getattr(self, "samples_self_scale_", None) is not None
+        progress.samples = [
+            {"U": u.copy(), "relation_matrices": lam.copy(),
+             **({"rho": self.samples_self_scale_[s].copy()} if scaled else {})}
+            for s, (u, lam) in enumerate(zip(self.samples_embedding_,
+                                             self.samples_relation_matrices_, strict=True))]
+        self._samples_published_ = True
 
     # ------------------------------------------------------------------ prediction
     def _sample_probas(self, h: np.ndarray, r: np.ndarray, t: np.ndarray
