@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# benchmarks/distributed.py is named like the ``distributed`` package: keep this folder
-# off the path
+# a benchmark named like a package (benchmarks/distributed.py was) would shadow it: keep
+# this folder off the path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # worker processes inherit it
 os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -82,8 +82,8 @@ import numpy as np
 
 def _sibling(name: str) -> Any:
     """A sibling benchmark module loaded from its file, without putting this folder on
-    ``sys.path`` (benchmarks/distributed.py would shadow the ``distributed`` package in
-    every Dask worker process started afterwards, e.g. by the test suite)."""
+    ``sys.path`` (a benchmark named like a package, as benchmarks/distributed.py was, would
+    shadow it in every Dask worker process started afterwards, e.g. by the test suite)."""
     path = Path(__file__).resolve().parent / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"_topiclink_bench_{name}", path)
     module = importlib.util.module_from_spec(spec)

@@ -42,7 +42,7 @@ from topiclink.report import ReportInputs, build_report
 
 def _cpu() -> str:
     """The CPU's name, from the sibling benchmark's helper (loaded from its file: this
-    folder stays off ``sys.path``, where benchmarks/distributed.py would shadow Dask)."""
+    folder stays off ``sys.path``, where a benchmark named like a package would shadow it)."""
     path = Path(__file__).resolve().parent / "bpbfm_fb15k237_probe.py"
     spec = importlib.util.spec_from_file_location("_topiclink_bench_probe", path)
     module = importlib.util.module_from_spec(spec)

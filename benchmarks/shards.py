@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# benchmarks/distributed.py would shadow the ``distributed`` package: keep this folder
+# a benchmark named like a package (benchmarks/distributed.py was) shadows it: keep this folder
 # off the path (in this process, in the children and in the Dask workers it spawns)
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 

@@ -1,6 +1,7 @@
 """Load a benchmark script (``benchmarks/<name>.py``) as a module for the tests, from its
-file: the benchmarks folder never goes on ``sys.path`` (``benchmarks/distributed.py`` would
-shadow Dask's ``distributed`` package in every worker process started later)."""
+file: the benchmarks folder never goes on ``sys.path`` (a benchmark named like a package,
+as ``benchmarks/distributed.py`` was, would shadow it in every worker process started
+later; ``tests/test_docs.py`` checks that none is)."""
 
 from __future__ import annotations
 

@@ -109,3 +109,15 @@ def test_the_api_reference_lists_what_the_families_add():
         text = (ROOT / "docs" / "api" / page).read_text()
         for name, module in public_names(package).items():
             assert f"::: {module}.{name}" in text, (page, name)
+
+
+def test_no_benchmark_is_named_like_a_package():
+    """``python benchmarks/NAME.py`` puts benchmarks/ first on ``sys.path``: a script named
+    like an installed package (``distributed.py`` was) is imported in its place, by the
+    script and by every Dask worker it starts."""
+    import importlib.util
+
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        spec = importlib.util.find_spec(path.stem)
+        assert spec is None or Path(spec.origin or "").resolve() == path.resolve(), (
+            f"benchmarks/{path.name} shadows the module {path.stem!r} ({spec.origin})")

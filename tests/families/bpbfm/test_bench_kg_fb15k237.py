@@ -189,9 +189,9 @@ def test_quick_run(bench, tmp_path):
 
 
 def test_loading_the_benchmark_keeps_its_folder_off_sys_path(bench):
-    """benchmarks/distributed.py is named like Dask's ``distributed`` package: with the
-    folder on ``sys.path``, every Dask worker process started later in the same test run
-    fails to start ("'distributed' is not a package"), as CI found."""
+    """benchmarks/distributed.py (now lda_dask.py) was named like Dask's ``distributed``
+    package: with the folder on ``sys.path``, every Dask worker process started later in
+    the same test run failed to start ("'distributed' is not a package"), as CI found."""
     folder = (ROOT / "benchmarks").resolve()
     assert all(Path(p or ".").resolve() != folder for p in sys.path)
     assert bench._cpu() and bench._clean(np.float64("nan")) is None

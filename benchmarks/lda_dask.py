@@ -15,8 +15,8 @@ z and ndk stay on the workers.  The sweeper's byte counters give the payload per
 the cost of gathering ndk (what the objective needs) and the whole state is timed apart.
 After the timed sweeps each Dask run is checked bit for bit against the threads' chain.
 
-    python benchmarks/distributed.py                       # ~1 M tokens, K = 10, 50
-    python benchmarks/distributed.py --tokens 3e5 --topics 20 --workers 1,2,4
+    python benchmarks/lda_dask.py                       # ~1 M tokens, K = 10, 50
+    python benchmarks/lda_dask.py --tokens 3e5 --topics 20 --workers 1,2,4
 """
 
 from __future__ import annotations
