@@ -21,13 +21,32 @@ def table() -> pd.DataFrame:
     return rows.pivot(index=["K", "eta"], columns="model", values="improvement")
 
 
-def test_the_papers_order_holds_in_every_finished_row(table):
+def _complete(table: pd.DataFrame) -> pd.DataFrame:
     complete = table.dropna(subset=[m for m in MODELS if m in table.columns])
     complete = complete[[m for m in MODELS if m in complete.columns]]
     assert list(complete.columns) == MODELS and len(complete) >= 6
-    for (K, eta), row in complete.iterrows():
-        values = row.to_numpy()
-        assert (values[:-1] > values[1:]).all(), f"K={K}, eta={eta}: {dict(row)}"
+    return complete
+
+
+def test_the_papers_order_holds_in_every_finished_row(table):
+    """The paper's claims: times help (LMVS(t) > LMVS) and LMV beats PLLDA and RTM."""
+    for (K, eta), row in _complete(table).iterrows():
+        assert row["LMVS(t)"] > row["LMVS"] > max(row["PLLDA"], row["RTM"]), (
+            f"K={K}, eta={eta}: {dict(row)}")
+
+
+#: the finished rows where RTM is not behind PLLDA (the guide names them; not a claim of
+#: the paper, which orders LMV against both)
+RTM_NOT_BEHIND_PLLDA = {(25, 0.01)}
+
+
+def test_pllda_ahead_of_rtm_except_where_the_guide_says(table):
+    rows = {(int(K), float(eta)) for (K, eta), row in _complete(table).iterrows()
+            if row["RTM"] >= row["PLLDA"]}
+    assert rows == RTM_NOT_BEHIND_PLLDA, rows
+    guide = (ROOT / "docs/guide/visibility.md").read_text()
+    for K, eta in sorted(RTM_NOT_BEHIND_PLLDA):
+        assert f"K = {K}, eta = {eta:g}" in guide
 
 
 def test_lmvs_t_is_inside_the_papers_range_and_grows_with_k(table):
