@@ -205,11 +205,14 @@ def _schemes(cls: type) -> tuple[str | None, str | None]:
     return in_process, on_dask
 
 
-def _generic_options(cls: type, taken: set[str]) -> list[tuple[str, Any, Any]]:
+def _generic_options(cls: type, options: list[EstimatorOption]
+                     ) -> list[tuple[str, Any, Any]]:
     """``--model``, ``--jobs``, ``--scheduler`` / ``--shards`` and the deprecated flags
     of ``cls`` (what its declarations give it; see the module docstring)."""
     from topiclink.cli.common import SchedulerOpt, ShardsOpt
 
+    taken = {f.split("/")[0] for o in options for f in o.flags}
+    by_name = {o.name: o for o in options}
     extra: list[tuple[str, Any, Any]] = []
     variants = _variants(cls)
     if len(variants) > 1:
@@ -227,9 +230,9 @@ def _generic_options(cls: type, taken: set[str]) -> list[tuple[str, Any, Any]]:
     if on_dask is not None:
         extra += [("scheduler", SchedulerOpt, None), ("shards", ShardsOpt, 2)]
     for flag, name in (getattr(cls, "cli_deprecated_flags", {}) or {}).items():
-        extra.append((f"deprecated_{name}", Annotated[int | None, typer.Option(
-            flag, hidden=True, help=f"Deprecated (until 0.2.0): the option of {name}.")],
-            None))
+        now = by_name[name]       # the parameter's own option: its type and flag
+        extra.append((f"deprecated_{name}", Annotated[now.kind | None, typer.Option(
+            flag, hidden=True, help=f"Deprecated (until 0.2.0): {now.flags[0]}.")], None))
     return extra
 
 
@@ -253,8 +256,7 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
     from topiclink.cli.documents import document_options
 
     options, left = estimator_options(cls)
-    taken = {f.split("/")[0] for o in options for f in o.flags}
-    generic = _generic_options(cls, taken)
+    generic = _generic_options(cls, options)
     holdout = Annotated[float, typer.Option(
         help="Fraction of the documents (with their links and labels) kept out of "
              "training; their held-out metrics are printed (0: train on everything).")]
