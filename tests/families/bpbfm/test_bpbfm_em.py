@@ -1,7 +1,9 @@
 """BPBFM-1 by MAP-EM (``inference="em"``; :mod:`topiclink.families.bpbfm.em`).
 
 (a) the log posterior never decreases (and the minorizer step alone never lowers it);
-(b) the sparse E-step statistics and exposures equal a dense NumPy computation;
+(b) the sparse E-step statistics and exposures equal a dense NumPy computation, for any
+    block size; a step that reuses the Lambda statistics of its predecessor's check
+    equals one that recomputes them; the fit is the same for 1 and 2 BLAS threads;
 (c) planted recovery: held-out AUC-ROC far above a shuffled baseline;
 (d) UMLS fold 0 of the paper protocol: the library agrees with
     ``benchmarks/bpbfm_em_probe.py`` (same likelihood, data and start);
@@ -23,6 +25,7 @@ from tests.families.bpbfm.test_bpbfm import (
     _planted,  # the planted tensor with 10 % of cells held out
 )
 from topiclink.data.tensor import RelationalTensor
+from topiclink.families.bpbfm import em as em_module
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.families.bpbfm.em import BPBFMEM, EPS, BPBFMEMState
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
@@ -79,8 +82,13 @@ def _small(binary: bool):
     return tensor, x * observed, observed
 
 
+@pytest.mark.parametrize("block", [None, 1, 3])
 @pytest.mark.parametrize("binary", [True, False])
-def test_sparse_statistics_equal_the_dense_computation(binary):
+def test_sparse_statistics_equal_the_dense_computation(binary, block, monkeypatch):
+    """``block``: entries per block of the E-step (None: the default, one block per
+    relation here), so that a relation's sums run over several blocks."""
+    if block is not None:
+        monkeypatch.setattr(em_module, "BLOCK_CELLS", block * 4)
     tensor, x, observed = _small(binary)
     data = BPBFMData.from_tensor(tensor, binary)
     N, R, K = tensor.n_entities, tensor.n_relations, 4
@@ -110,6 +118,42 @@ def test_sparse_statistics_equal_the_dense_computation(binary):
     assert data.n_observed == n_ones
     assert obj == pytest.approx((ll + prior) / n_ones, rel=1e-10)
     assert alg.log_posterior(U, L, data) == pytest.approx(obj, rel=1e-12)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_a_step_reusing_the_checked_statistics_equals_one_recomputing_them(binary):
+    """Each step computes Lambda's statistics of the next one together with the check of
+    its U step; the next step uses them.  A step that finds no such statistics (a fresh
+    algorithm, as after loading) recomputes them: the chain is the same bit for bit."""
+    train, *_ = _planted(binary=binary)
+    data = BPBFMData.from_tensor(train, binary)
+
+    def chain(recompute: bool) -> BPBFMEMState:
+        alg = BPBFMEM(3, prior_rate=2.0)
+        state = alg.init(data, np.random.default_rng(0))
+        for _ in range(12):
+            if recompute:
+                alg._lambda_ahead = None
+            alg.step(state, data)
+            state.iteration += 1
+        return state
+
+    reused, recomputed = chain(False), chain(True)
+    np.testing.assert_array_equal(reused.U, recomputed.U)
+    np.testing.assert_array_equal(reused.L, recomputed.L)
+
+
+def test_the_fit_is_the_same_for_any_number_of_blas_threads():
+    """The E-step's products reduce over K or over a block's entries in an order that
+    does not depend on the BLAS thread count (OpenBLAS splits the output, not the sum)."""
+    from threadpoolctl import threadpool_limits
+    train, *_ = _planted(N=80)
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(threads):
+            fits.append(_em(48, max_iter=8, tol=0.0).fit(train).state_)
+    np.testing.assert_array_equal(fits[0].U, fits[1].U)
+    np.testing.assert_array_equal(fits[0].L, fits[1].L)
 
 
 # ---------------------------------------------------------------------- (c) recovery
