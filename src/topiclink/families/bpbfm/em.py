@@ -285,7 +285,9 @@ class BPBFMEM(Algorithm):
 
     def lambda_statistics(self, U: np.ndarray, L: np.ndarray, data: BPBFMData
                           ) -> tuple[np.ndarray, np.ndarray]:
-        """(S (R, K, K), D (R, K, K)): Lambda's E-step sums and exposures."""
+        """(S (R, K, K), D): Lambda's E-step sums and exposures; D is (R, K, K), or
+        (1, K, K) where no cell is held out (the exposure is then the same for every
+        relation: with K = 400 and 237 relations a copy per relation is 300 MB)."""
         S, D, _ = self._lambda_statistics_and_objective(U, L, data)
         return S, D
 
@@ -295,7 +297,9 @@ class BPBFMEM(Algorithm):
         """(S, D, objective at (U, L)): one pass over the nonzero entries."""
         ll, S, _ = estep(U, L, data, want_lam=True, want_u=False)
         s = U.sum(axis=0)
-        D = np.broadcast_to(np.outer(s, s), L.shape).copy()
+        D = np.outer(s, s)[None]
+        if data.n_missing:
+            D = np.broadcast_to(D, L.shape).copy()
         missing = self._missing(U, L, data, d_lam=D)
         return S, D, self._posterior(U, L, data, ll, missing)  # type: ignore[return-value]
 
@@ -331,7 +335,9 @@ class BPBFMEM(Algorithm):
         else:
             S, D = self.lambda_statistics(U, L, data)
         self._lambda_ahead = None
-        L = (L * S + EPS) / (D + b)
+        L = L * S
+        L += EPS
+        L /= D + b
         S, D, before = self.u_statistics(U, L, data)
         n = U * S + EPS
         U_new = n / (D + b)
