@@ -1,0 +1,222 @@
+"""FB15k-237, kg protocol: what limits BPBFM-1 by MAP-EM (issue 24)?  Three questions,
+each answered by the valid filtered MRR (2,000 valid triples, the fixed subsample of
+``benchmarks/kg_fb15k237_vs_pykeen.py``; head and tail, every entity a candidate):
+
+- ``restarts``: EM lands on one of many modes.  Fit ``--seeds`` restarts (seeds 0, 1, ...)
+  of ``--iterations`` iterations each and rank with the average of their probabilities
+  (what ``BilinearPoissonFactorModel(n_chains=...)`` does): the MRR of each restart alone
+  and of the average of the first 1, 2, ... restarts.
+- ``prior``: the rate b of the Gamma(1, b) prior on every entry of U and Lambda
+  (``em_prior_rate``, default 5), one restart per value of ``--rates``.
+- ``untied``: the same likelihood with separate head and tail factors, rate
+  ``u_i^T Lambda^r v_j`` (U for heads, V for tails: twice the entity parameters), fitted
+  by exact block ECM (Lambda, U, V, each after a fresh E-step; with untied factors every
+  block's M-step is exact), against the tied model of the library at the same K and
+  iterations.  Not a library option: this script is the whole implementation.
+
+One thread; the E-step is :func:`topiclink.families.bpbfm.em.estep`'s (BLAS per
+relation).  Run it as::
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bpbfm_fb15k237_em_limits.py \\
+        --questions restarts,prior,untied --topics 200 --iterations 25 \\
+        --out benchmarks/results/bpbfm_fb15k237_em_limits.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from topiclink.datasets import load_dataset
+from topiclink.families.bpbfm.algorithm import BPBFMData
+from topiclink.families.bpbfm.em import EPS, OnesByRelation, normalised
+from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.kernels_em import add_rows
+from topiclink.families.bpbfm.protocol import KGTask, evaluate_kg, kg_task
+
+
+def _sibling(name: str) -> Any:
+    """A sibling benchmark loaded from its file (this folder never goes on sys.path)."""
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_topiclink_bench_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fb = _sibling("kg_fb15k237_vs_pykeen")      # the valid subsample and the sample scorer
+
+
+def tasks(seed: int = 0, valid_queries: int = 2000) -> tuple[KGTask, KGTask]:
+    """(train task, valid task): the benchmark's valid subsample (its seed + 1)."""
+    ds = load_dataset("fb15k-237")
+    task = kg_task(ds.tensor)
+    v = ds.tensor["valid"]
+    triples = np.column_stack([v.heads, v.relations, v.tails]).astype(np.int64)
+    return task, replace(task, test=fb._subsample(triples, valid_queries, seed + 1))
+
+
+def fit_tied(task: KGTask, K: int, iterations: int, rate: float, seed: int
+             ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(U, Lambda) normalised as the estimator publishes them, and the fit's seconds."""
+    t0 = time.perf_counter()
+    m = BilinearPoissonFactorModel(K, inference="em", max_iter=iterations, tol=0.0,
+                                   em_prior_rate=rate, random_state=seed).fit(task.train)
+    U, L = normalised(m.state_.U, m.state_.L)
+    return U, L, time.perf_counter() - t0
+
+
+def restarts(task: KGTask, valid: KGTask, K: int, iterations: int, seeds: int,
+             rate: float) -> list[dict[str, Any]]:
+    samples: list[tuple[int, np.ndarray, np.ndarray]] = []
+    rows = []
+    for s in range(seeds):
+        U, L, seconds = fit_tied(task, K, iterations, rate, s)
+        samples.append((s, U, L))
+        rows.append({"seed": s, "fit_seconds": seconds,
+                     "valid_mrr": evaluate_kg(fb.SampleScorer(samples[-1:]), valid)["mrr"],
+                     "valid_mrr_averaged": evaluate_kg(fb.SampleScorer(samples),
+                                                       valid)["mrr"]})
+        print(json.dumps({"restarts": rows[-1]}), flush=True)
+    return rows
+
+
+def prior(task: KGTask, valid: KGTask, K: int, iterations: int, rates: list[float]
+          ) -> list[dict[str, Any]]:
+    rows = []
+    for rate in rates:
+        U, L, seconds = fit_tied(task, K, iterations, rate, 0)
+        rows.append({"em_prior_rate": rate, "fit_seconds": seconds,
+                     "valid_mrr": evaluate_kg(fb.SampleScorer([(0, U, L)]), valid)["mrr"]})
+        print(json.dumps({"prior": rows[-1]}), flush=True)
+    return rows
+
+
+class UntiedScorer:
+    """Scores ``1 - exp(-u_h^T Lambda^r v_t)`` of every candidate, a batch of queries at
+    once (``evaluate_kg``'s batch interface)."""
+
+    def __init__(self, U: np.ndarray, V: np.ndarray, L: np.ndarray) -> None:
+        self.U, self.V, self.L = U, V, L
+
+    def score_tails_batch(self, heads: np.ndarray, relations: np.ndarray) -> np.ndarray:
+        q = np.einsum("bk,bkl->bl", self.U[heads], self.L[relations])
+        return -np.expm1(-(q @ self.V.T))
+
+    def score_heads_batch(self, relations: np.ndarray, tails: np.ndarray) -> np.ndarray:
+        p = np.einsum("bl,bkl->bk", self.V[tails], self.L[relations])
+        return -np.expm1(-(p @ self.U.T))
+
+
+def untied_estep(ones: OnesByRelation, U: np.ndarray, V: np.ndarray, L: np.ndarray,
+                 block: str) -> np.ndarray:
+    """The E-step statistic of ``block`` ("L", "U" or "V") over the ones (binary data):
+    ``S_L[r] = sum w u_h v_t^T``, ``S_U[h] += w Lambda^r v_t``, ``S_V[t] += w
+    Lambda^r^T u_h``, ``w = 1 / (1 - exp(-rate))``."""
+    K = U.shape[1]
+    S = np.zeros_like(L) if block == "L" else np.zeros_like(U)
+    size = max(1, (2 ** 21) // K)
+    for r in range(L.shape[0]):
+        for lo in range(int(ones.ptr[r]), int(ones.ptr[r + 1]), size):
+            hi = min(lo + size, int(ones.ptr[r + 1]))
+            h, t = ones.heads[lo:hi], ones.tails[lo:hi]
+            Uh, Vt = U[h], V[t]
+            LV = Vt @ L[r].T
+            w = 1.0 / -np.expm1(-np.einsum("ek,ek->e", Uh, LV))
+            if block == "L":
+                S[r] += (Uh * w[:, None]).T @ Vt
+            elif block == "U":
+                add_rows(S, h, LV * w[:, None])
+            else:
+                add_rows(S, t, (Uh @ L[r]) * w[:, None])
+    return S
+
+
+def untied_block(ones: OnesByRelation, U: np.ndarray, V: np.ndarray, L: np.ndarray,
+                 rate: float, block: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(U, V, Lambda) after the exact M-step of ``block`` given the others:
+    ``x <- (x S + EPS) / (D + b)`` with the block's exposure D, the sum over every cell
+    of the other factors' part of the rate: ``D_L = (sum_i u_i)(sum_j v_j)^T``, ``D_U =
+    sum_r Lambda^r sum_j v_j``, ``D_V = sum_r Lambda^r^T sum_i u_i``."""
+    S = untied_estep(ones, U, V, L, block)
+    if block == "L":
+        return U, V, (L * S + EPS) / (np.outer(U.sum(0), V.sum(0))[None] + rate)
+    if block == "U":
+        return (U * S + EPS) / (np.einsum("rkl,l->k", L, V.sum(0)) + rate), V, L
+    return U, (V * S + EPS) / (np.einsum("rkl,k->l", L, U.sum(0)) + rate), L
+
+
+def untied(task: KGTask, valid: KGTask, K: int, iterations: int, rate: float,
+           every: int = 5) -> dict[str, Any]:
+    """Block ECM of the untied model (module docstring); the valid MRR every ``every``
+    iterations, then the tied model's at the same K and iterations."""
+    data = BPBFMData.from_tensor(task.train, True)
+    ones = OnesByRelation.of(data)
+    rng = np.random.default_rng(0)
+    N, R = data.n_entities, data.n_relations
+    U, V = rng.gamma(1.0, 1.0, (N, K)), rng.gamma(1.0, 1.0, (N, K))
+    L = rng.gamma(1.0, 0.1, (R, K, K))
+    curve = []
+    t0 = time.perf_counter()
+    for it in range(1, iterations + 1):
+        for block in ("L", "U", "V"):
+            U, V, L = untied_block(ones, U, V, L, rate, block)
+        if it % every == 0 or it == iterations:
+            seconds = time.perf_counter() - t0
+            m = evaluate_kg(UntiedScorer(U, V, L), valid)
+            curve.append({"iteration": it, "fit_seconds": seconds,
+                          **{k: float(m[k]) for k in ("mrr", "mrr_head", "mrr_tail")}})
+            print(json.dumps({"untied": curve[-1]}), flush=True)
+            t0 += time.perf_counter() - t0 - seconds       # evaluation off the clock
+    Ut, Lt, seconds = fit_tied(task, K, iterations, rate, 0)
+    m = evaluate_kg(fb.SampleScorer([(0, Ut, Lt)]), valid)
+    tied = {"iteration": iterations, "fit_seconds": seconds,
+            **{k: float(m[k]) for k in ("mrr", "mrr_head", "mrr_tail")}}
+    print(json.dumps({"tied": tied}), flush=True)
+    return {"untied_curve": curve, "tied_final": tied}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", default="restarts,prior,untied")
+    ap.add_argument("--topics", type=int, default=200)
+    ap.add_argument("--iterations", type=int, default=25)
+    ap.add_argument("--seeds", type=int, default=4, help="restarts")
+    ap.add_argument("--rates", default="0.5,5,50", help="em_prior_rate values (prior)")
+    ap.add_argument("--rate", type=float, default=5.0, help="prior rate of the others")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    task, valid = tasks()
+    result: dict[str, Any] = {
+        "benchmark": "bpbfm_fb15k237_em_limits", "args": {**vars(args), "out": str(args.out)},
+        "machine": {"cpu": fb._cpu(), "cpu_count": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "load_average_at_start": list(os.getloadavg())},
+        "valid_queries": int(len(valid.test))}
+    questions = [q for q in args.questions.split(",") if q]
+    if "restarts" in questions:
+        result["restarts"] = restarts(task, valid, args.topics, args.iterations, args.seeds,
+                                      args.rate)
+    if "prior" in questions:
+        result["prior"] = prior(task, valid, args.topics, args.iterations,
+                                [float(x) for x in args.rates.split(",")])
+    if "untied" in questions:
+        result["untied"] = untied(task, valid, args.topics, args.iterations, args.rate)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=1))
+    tmp.replace(args.out)
+    print(f"written {args.out}")
+
+
+if __name__ == "__main__":
+    main()
