@@ -14,8 +14,8 @@ the nonzero entries only; the authors' released code also fits the model by EM (
 with mean updates), the paper reports Gibbs sampling.
 
 One iteration (:meth:`BPBFMEM.step`) is one ECM cycle, each block after a fresh E-step
-(:func:`estep`, O(#nonzero K^2): the nonzero entries of one relation at a time, by BLAS
-products):
+(:func:`estep`: per relation, the nonzero entries grouped by the entity they share on one
+side; O(#groups K^2) in BLAS products plus O(#nonzero K)):
 
 1. ``Lambda^r <- (Lambda^r * S^r + EPS) / (D^r + b)``: ``S^r = sum_{e in r} w_e u_i
    u_j^T``, the exposure ``D^r = sum_{observed (i, j)} u_i u_j^T = s s^T - sum_{held-out
@@ -55,14 +55,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import gammaln
 
 from topiclink.families.bpbfm import kernels_em as kernels
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.inference.engine import Algorithm, State
 
 __all__ = ["BPBFMEMState", "BPBFMEM", "EPS", "normalised", "MissingIndex", "OnesByRelation",
-           "estep"]
+           "RelationGroups", "relation_groups", "estep"]
 
 #: the priors' shape is 1 + EPS (the probe's numerator floor)
 EPS = 1e-6
@@ -117,10 +116,6 @@ class MissingIndex:
         return cls(*groups(mh, mt), *groups(mt, mh))
 
 
-#: entries per block of :func:`estep` times K: a block's (entries, K) arrays are ~16 MB
-BLOCK_CELLS = 2 ** 21
-
-
 @dataclass
 class OnesByRelation:
     """The observed nonzero entries sorted by relation (stably): relation r's entries are
@@ -149,6 +144,50 @@ class OnesByRelation:
         return ones
 
 
+#: which side a relation's entries are grouped by: None (the side with fewer distinct
+#: entities in that relation), or "head" / "tail" for every relation (the tests)
+GROUP_SIDE: str | None = None
+
+
+@dataclass
+class RelationGroups:
+    """One relation's nonzero entries grouped by the entity they share on one side.
+
+    ``by_head``: grouped by head (else by tail); ``entities``: the distinct entities of
+    that side, one group each; ``group[e]`` / ``other[e]`` / ``values[e]``: entry e's
+    group, its entity on the other side, its value (sorted by group, then other)."""
+
+    by_head: bool
+    entities: np.ndarray
+    group: np.ndarray
+    other: np.ndarray
+    values: np.ndarray
+
+
+def relation_groups(data: BPBFMData) -> list[RelationGroups]:
+    """Every relation's :class:`RelationGroups` (built once per data object, kept on it);
+    the side is :data:`GROUP_SIDE`, by default the one with fewer groups."""
+    key = f"_em_groups_{GROUP_SIDE}"
+    groups = getattr(data, key, None)
+    if groups is not None:
+        return groups
+    ones = OnesByRelation.of(data)
+    groups = []
+    for r in range(data.n_relations):
+        lo, hi = int(ones.ptr[r]), int(ones.ptr[r + 1])
+        heads, tails = ones.heads[lo:hi], ones.tails[lo:hi]
+        uh, ut = np.unique(heads), np.unique(tails)
+        by_head = (GROUP_SIDE == "head" if GROUP_SIDE is not None
+                   else uh.size <= ut.size)
+        own, other, entities = (heads, tails, uh) if by_head else (tails, heads, ut)
+        order = np.lexsort((other, own))
+        groups.append(RelationGroups(
+            by_head, entities, np.searchsorted(entities, own[order]).astype(np.int64),
+            other[order].astype(np.int64), ones.values[lo:hi][order]))
+    setattr(data, key, groups)
+    return groups
+
+
 def estep(U: np.ndarray, L: np.ndarray, data: BPBFMData, want_lam: bool, want_u: bool
           ) -> tuple[float, np.ndarray | None, np.ndarray | None]:
     """The E-step over the observed nonzero entries at (U, Lambda).
@@ -164,45 +203,39 @@ def estep(U: np.ndarray, L: np.ndarray, data: BPBFMData, want_lam: bool, want_u:
     - ``S_u[i] = sum_{e: head i} w_e Lambda^r u_j + sum_{e: tail i} w_e Lambda^r^T u_h``
       (times u_i: the expected counts of entity i per factor, as head and as tail).
 
-    Per relation, in blocks of ``BLOCK_CELLS / K`` entries: ``Lambda^r u_j`` for every
-    entry is one (entries x K) @ (K x K) product, ``S_lam[r]`` one (K x entries) @
-    (entries x K) product, ``Lambda^r^T u_i`` another; the rows are scattered to the
-    entities by :func:`topiclink.families.bpbfm.kernels_em.add_rows`.  The order of every
-    sum is fixed, so the result does not depend on anything but (U, Lambda, data).
+    Per relation, the entries are grouped by the entity they share on one side
+    (:func:`relation_groups`), say by tail j.  One product ``P = U[tails] Lambda^r^T``
+    gives every group's ``Lambda^r u_j``; :func:`~topiclink.families.bpbfm.kernels_em.
+    group_pass` gives each entry's rate ``u_i . P_j`` and weight, the heads' part of
+    ``S_u`` (``w_e P_j``) and each group's ``B_j = sum_e w_e u_i`` (O(K) an entry); then
+    ``S_lam[r] = B^T U[tails]`` and the tails' part of ``S_u``, ``B Lambda^r``, are one
+    product each.  The O(K^2) work is per group, not per entry (FB15k-237: 56,317 groups
+    for 272,115 triples), in BLAS.  The order of every sum is fixed, so the result
+    depends on nothing but (U, Lambda, data).
 
     Returns
     -------
     (``sum_e [log p(x_e | lam_e) + lam_e]``, S_lam (R, K, K) or None, S_u (N, K) or None)
     """
-    ones = OnesByRelation.of(data)
     K = U.shape[1]
     S_lam = np.zeros_like(L) if want_lam else None
-    S_u = np.zeros_like(U) if want_u else None
-    block = max(1, BLOCK_CELLS // K)
+    S_u = np.zeros_like(U) if want_u else np.zeros((0, K))
+    want_b = want_lam or want_u
     ll = 0.0
-    for r in range(L.shape[0]):
-        for lo in range(int(ones.ptr[r]), int(ones.ptr[r + 1]), block):
-            hi = min(lo + block, int(ones.ptr[r + 1]))
-            heads, tails, x = ones.heads[lo:hi], ones.tails[lo:hi], ones.values[lo:hi]
-            Uh, Ut = U[heads], U[tails]
-            LU = Ut @ L[r].T                           # rows Lambda^r u_j
-            lam = np.einsum("ek,ek->e", Uh, LU)
-            positive = lam > 0.0
-            safe = np.where(positive, lam, 1.0)
-            if data.binary:
-                q = -np.expm1(-safe)
-                ll += float(np.sum(np.where(positive, np.log(q) + lam, -745.0)))
-            else:
-                q = safe
-                ll += float(np.sum(np.where(positive, x * np.log(safe),
-                                            x * np.log(1e-300)) - gammaln(x + 1.0)))
-            w = np.where(positive, x / q, 0.0)
-            if S_lam is not None:
-                S_lam[r] += (Uh * w[:, None]).T @ Ut
-            if S_u is not None:
-                kernels.add_rows(S_u, heads, LU * w[:, None])
-                kernels.add_rows(S_u, tails, (Uh @ L[r]) * w[:, None])
-    return ll, S_lam, S_u
+    for r, g in enumerate(relation_groups(data)):
+        if g.entities.size == 0:
+            continue
+        Lr = L[r] if g.by_head else L[r].T
+        Ug = U[g.entities]
+        P = Ug @ Lr                     # rows: Lambda^r^T u_i (by head), Lambda^r u_j
+        B = np.zeros_like(P) if want_b else np.zeros((0, K))
+        ll += kernels.group_pass(g.other, g.group, g.values, data.binary, U, P, B, S_u,
+                                 want_b, want_u)
+        if S_lam is not None:
+            S_lam[r] = Ug.T @ B if g.by_head else B.T @ Ug
+        if want_u:
+            S_u[g.entities] += B @ Lr.T
+    return ll, S_lam, (S_u if want_u else None)
 
 
 class BPBFMEM(Algorithm):

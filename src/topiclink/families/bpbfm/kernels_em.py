@@ -1,20 +1,23 @@
-"""Numba kernel of BPBFM-1's MAP-EM: adding per-entry rows into per-entity rows.
+"""Numba kernels of BPBFM-1's MAP-EM: the O(K) work per nonzero entry of the E-step.
 
-The E-step itself (:func:`topiclink.families.bpbfm.em.estep`) is dense algebra over the
-nonzero entries of one relation at a time (BLAS products); what BLAS cannot do is the
-scatter of the entries' rows ``w_e Lambda^r u_j`` (to head i) and ``w_e Lambda^r^T u_i``
-(to tail j) into the entities' statistics, where several entries share an entity.
-``numpy.add.at`` does it too, an order of magnitude slower.
+The E-step (:func:`topiclink.families.bpbfm.em.estep`) takes one relation at a time and
+groups its nonzero entries by the entity they share on one side (FB15k-237: 56,317
+(relation, tail) groups for 272,115 triples); the O(K^2) work is then per group, by BLAS
+products, and what remains per entry is a dot product and two scaled row additions
+(:func:`group_pass`).  :func:`add_rows` is the scatter of rows into entity rows where
+several rows share an entity (``numpy.add.at`` does it too, an order of magnitude slower).
 
 Imports only numpy, numba, math and topiclink.kernels (``tests/test_architecture.py``).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
-__all__ = ["add_rows"]
+__all__ = ["add_rows", "group_pass"]
 
 
 @njit(cache=True, nogil=True)
@@ -32,3 +35,57 @@ def add_rows(target: np.ndarray, index: np.ndarray, rows: np.ndarray) -> None:
         i = index[e]
         for k in range(K):
             target[i, k] += rows[e, k]
+
+
+@njit(cache=True, nogil=True)
+def group_pass(other: np.ndarray, group: np.ndarray, values: np.ndarray, binary: bool,
+               U: np.ndarray, P: np.ndarray, B: np.ndarray, S_u: np.ndarray,
+               want_b: bool, want_u: bool) -> float:
+    """One relation's nonzero entries, grouped by the entity they share on one side.
+
+    Entry e links ``other[e]`` to the entity of group ``group[e]``, whose row ``P[g]`` is
+    that entity's side of the bilinear form (``Lambda^r u_j`` for a tail j, ``Lambda^r^T
+    u_i`` for a head i), so the rate is ``lam_e = u_other . P[g]`` (O(K)).  With ``w_e =
+    x_e / (1 - exp(-lam_e))`` (binary data) or ``x_e / lam_e`` (counts), accumulate in
+    place
+
+    - ``B[g] += w_e u_other`` (``want_b``): the group's weighted sum of the other side,
+      from which the caller gets Lambda's statistic and the group entities' own by one
+      matrix product each;
+    - ``S_u[other] += w_e P[g]`` (``want_u``): the other side's statistic.
+
+    Returns ``sum_e [log p(x_e | lam_e) + lam_e]``.
+    """
+    K = U.shape[1]
+    ll = 0.0
+    for e in range(other.shape[0]):
+        o = other[e]
+        g = group[e]
+        lam = 0.0
+        for k in range(K):
+            lam += U[o, k] * P[g, k]
+        x = values[e]
+        if binary:
+            if lam > 0.0:
+                q = -math.expm1(-lam)
+                ll += math.log(q) + lam
+                w = x / q
+            else:
+                ll += -745.0
+                w = 0.0
+        else:
+            if lam > 0.0:
+                ll += x * math.log(lam) - math.lgamma(x + 1.0)
+                w = x / lam
+            else:
+                ll += x * math.log(1e-300) - math.lgamma(x + 1.0)
+                w = 0.0
+        if w == 0.0:
+            continue
+        if want_b:
+            for k in range(K):
+                B[g, k] += w * U[o, k]
+        if want_u:
+            for k in range(K):
+                S_u[o, k] += w * P[g, k]
+    return ll
