@@ -51,7 +51,9 @@ nonzero and held-out cells').
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -116,6 +118,19 @@ class MissingIndex:
         return cls(*groups(mh, mt), *groups(mt, mh))
 
 
+T = TypeVar("T")
+
+
+def kept_on(data: BPBFMData, name: str, build: Callable[[BPBFMData], T]) -> T:
+    """``build(data)``, built once per data object and kept on it as attribute ``name``
+    (the E-step's indexes of the entries: the data never change during a fit)."""
+    value = getattr(data, name, None)
+    if value is None:
+        value = build(data)
+        setattr(data, name, value)
+    return value
+
+
 @dataclass
 class OnesByRelation:
     """The observed nonzero entries sorted by relation (stably): relation r's entries are
@@ -137,11 +152,7 @@ class OnesByRelation:
     @classmethod
     def of(cls, data: BPBFMData) -> OnesByRelation:
         """Built once per data object and kept on it."""
-        ones = getattr(data, "_em_ones_by_relation", None)
-        if ones is None:
-            ones = cls.from_data(data)
-            data._em_ones_by_relation = ones  # type: ignore[attr-defined]
-        return ones
+        return kept_on(data, "_em_ones_by_relation", cls.from_data)
 
 
 #: which side a relation's entries are grouped by: None (the side with fewer distinct
@@ -167,10 +178,10 @@ class RelationGroups:
 def relation_groups(data: BPBFMData) -> list[RelationGroups]:
     """Every relation's :class:`RelationGroups` (built once per data object, kept on it);
     the side is :data:`GROUP_SIDE`, by default the one with fewer groups."""
-    key = f"_em_groups_{GROUP_SIDE}"
-    groups = getattr(data, key, None)
-    if groups is not None:
-        return groups
+    return kept_on(data, f"_em_groups_{GROUP_SIDE}", _build_relation_groups)
+
+
+def _build_relation_groups(data: BPBFMData) -> list[RelationGroups]:
     ones = OnesByRelation.of(data)
     groups = []
     for r in range(data.n_relations):
@@ -184,7 +195,6 @@ def relation_groups(data: BPBFMData) -> list[RelationGroups]:
         groups.append(RelationGroups(
             by_head, entities, np.searchsorted(entities, own[order]).astype(np.int64),
             other[order].astype(np.int64), ones.values[lo:hi][order]))
-    setattr(data, key, groups)
     return groups
 
 
@@ -281,11 +291,7 @@ class BPBFMEM(Algorithm):
     # ------------------------------------------------------------------ statistics
     def missing_index(self, data: BPBFMData) -> MissingIndex:
         """The held-out cells' groups (built once per data object, kept on it)."""
-        ix = getattr(data, "_em_missing_index", None)
-        if ix is None:
-            ix = MissingIndex.from_data(data)
-            data._em_missing_index = ix  # type: ignore[attr-defined]
-        return ix
+        return kept_on(data, "_em_missing_index", MissingIndex.from_data)
 
     def _missing(self, U: np.ndarray, L: np.ndarray, data: BPBFMData,
                  d_lam: np.ndarray | None = None, d_u: np.ndarray | None = None) -> float:
