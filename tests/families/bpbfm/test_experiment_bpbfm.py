@@ -414,3 +414,17 @@ def test_cli_refuses_the_paper_protocol_on_fb15k237_before_making_the_folder(
     assert res.output.strip().splitlines()[-1].startswith("error: the paper protocol holds "
                                                           "out 0.1 of all 14541 x 14541")
     assert not out.exists()
+
+
+def test_cli_burn_in_defaults_to_half_the_iterations(tmp_path):
+    """``-n 6`` alone runs (the burn-in was a fixed 150, refused for any -n <= 150, even
+    for MAP-EM, which has no burn-in); a burn-in given is still checked."""
+    data = _triples_folder(tmp_path / "kg")
+    args = ["experiment", "bpbfm", "--dataset", "triples", "--data", str(data), "--folds",
+            "1", "--topics", "3", "--models", "BPBFM-1,BPBFM-1-EM", "--protocol", "kg",
+            "-n", "6", "--quiet"]
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert res.exit_code == 0, res.output
+    assert len(pd.read_csv(tmp_path / "a" / "bpbfm_results.csv")) == 2
+    res = CliRunner().invoke(app, [*args, "--burn-in", "6", "--out", str(tmp_path / "b")])
+    assert res.exit_code != 0 and "--burn-in must be in [0, --iterations), got 6" in res.output

@@ -774,8 +774,8 @@ class BPBFMOptions:
                          "tensor model's name, e.g. BPBFM-1-online; RESCAL, DistMult, "
                          "ComplEx with topiclink[bench]).")
     iterations: int = option(300, "--iterations", "-n", help="Gibbs iterations.")
-    burn_in: int = option(150, "--burn-in", help="Iterations before samples are kept for "
-                          "prediction.")
+    burn_in: int | None = option(None, "--burn-in", help="Iterations before samples are "
+                                 "kept for prediction (default: half of --iterations).")
     thinning: int = option(5, help="Keep every this many samples after burn-in.")
     fraction: float = option(0.1, help="Share of all entries held out per fold (paper "
                              "protocol; the paper: 0.1).")
@@ -818,6 +818,8 @@ def _check(o: BPBFMOptions, ui: Session) -> _Plan:
     chosen = (ui.int_list(o.only_folds, "--only-folds", 0, o.folds - 1)
               if o.only_folds is not None else None)
     ui.check(o.iterations >= 1, f"--iterations must be >= 1, got {o.iterations}")
+    if o.burn_in is None:
+        o.burn_in = o.iterations // 2
     ui.check(0 <= o.burn_in < o.iterations,
              f"--burn-in must be in [0, --iterations), got {o.burn_in}")
     ui.check(o.thinning >= 1, f"--thinning must be >= 1, got {o.thinning}")
