@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from topiclink.datasets import load_dataset
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.families.bpbfm.em import EPS, OnesByRelation, normalised
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
-from topiclink.families.bpbfm.kernels_em import add_rows
 from topiclink.families.bpbfm.protocol import KGTask, evaluate_kg, kg_task
 
 
@@ -54,6 +54,14 @@ def _sibling(name: str) -> Any:
 
 
 fb = _sibling("kg_fb15k237_vs_pykeen")      # the valid subsample and the sample scorer
+
+
+@njit(cache=True)
+def add_rows(target: np.ndarray, index: np.ndarray, rows: np.ndarray) -> None:
+    """``target[index[e]] += rows[e]`` for every e, in order (``numpy.add.at``, faster)."""
+    for e in range(index.shape[0]):
+        for k in range(rows.shape[1]):
+            target[index[e], k] += rows[e, k]
 
 
 def tasks(seed: int = 0, valid_queries: int = 2000) -> tuple[KGTask, KGTask]:

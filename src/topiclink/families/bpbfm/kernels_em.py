@@ -4,8 +4,7 @@ The E-step (:func:`topiclink.families.bpbfm.em.estep`) takes one relation at a t
 groups its nonzero entries by the entity they share on one side (FB15k-237: 56,317
 (relation, tail) groups for 272,115 triples); the O(K^2) work is then per group, by BLAS
 products, and what remains per entry is a dot product and two scaled row additions
-(:func:`group_pass`).  :func:`add_rows` is the scatter of rows into entity rows where
-several rows share an entity (``numpy.add.at`` does it too, an order of magnitude slower).
+(:func:`group_pass`).
 
 Imports only numpy, numba, math and topiclink.kernels (``tests/test_architecture.py``).
 """
@@ -17,24 +16,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["add_rows", "group_pass"]
-
-
-@njit(cache=True, nogil=True)
-def add_rows(target: np.ndarray, index: np.ndarray, rows: np.ndarray) -> None:
-    """``target[index[e]] += rows[e]`` for every e, in order (repeated indices add up).
-
-    Parameters
-    ----------
-    target : float64 (N, K), updated in place
-    index : int (E,), rows of ``target``
-    rows : float64 (E, K)
-    """
-    K = rows.shape[1]
-    for e in range(index.shape[0]):
-        i = index[e]
-        for k in range(K):
-            target[i, k] += rows[e, k]
+__all__ = ["group_pass"]
 
 
 @njit(cache=True, nogil=True)
