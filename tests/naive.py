@@ -177,40 +177,58 @@ def lmv_pair_statistics(elog_theta, links, vs_link, elog_tau, taubar, Bbar, time
     return out
 
 
-def bpbfm_sweep_entries(heads, rels, tails, kinds, values, U, L, G, rel_ptr, rel_m, rel_w,
-                        sender_only, state, n_ent, x_cells, x_rm, draws):
-    """Latent counts and their allocation over (m, k1, k2) entry by entry (BPBFM kernel
-    twin): X from the rate ``u_i^T Lambda^r u_j`` (summed in (k1, k2) order) and
-    ``draws`` (``draws.ztp(lam, state)``, ``draws.poisson(lam, state)``,
-    ``draws.uniform(state)``: the kernel's own scalar draws on the same stream); cell
-    weights ``w u_ik1 G^m_k1k2 u_jk2`` in (term, k1, k2) order, each count to the first
-    cell whose cumulative weight exceeds ``u * total``."""
+def bpbfm_sweep_groups(groups, U, L, G, rel_ptr, rel_m, rel_w, sender_only, state, n_ent,
+                       x_cells, x_rm, draws):
+    """Latent counts and their allocation, group by group (BPBFM kernel twin).
+
+    ``groups`` an :class:`~topiclink.families.bpbfm.grouping.EntryGroups`.  Per group of
+    relation r sharing entity s: ``P = Lambda^r^T u_s`` (s the head) or ``Lambda^r u_s``
+    (s the tail), each sum in index order; per entry with other entity o the rate
+    ``sum_k u_ok P_k`` (running sums ``cum_o``), X from ``draws`` (``draws.ztp(lam,
+    state)``, ``draws.poisson(lam, state)``, ``draws.uniform(state)``: the kernel's own
+    scalar draws on the same stream); per unit, o's factor is the first k with ``cum_o[k]
+    > u * cum_o[-1]``, then (term, s's factor) the same way from the running sums of ``w
+    G^m[k1, k2] u_s,k_s`` in (term, k_s) order."""
     K = U.shape[1]
     total = 0
-    for e in range(len(heads)):
-        i, r, j = heads[e], rels[e], tails[e]
-        terms = range(rel_ptr[r], rel_ptr[r + 1])
-        w = np.concatenate([((rel_w[t] * U[i])[:, None] * G[rel_m[t]] * U[j][None, :]
-                             ).ravel() for t in terms])
-        cum = np.cumsum(w)
-        rate = np.cumsum(((U[i][:, None] * L[r]) * U[j][None, :]).ravel())[-1]
-        if kinds[e] == 0:
-            x = int(draws.ztp(rate, state))
-        elif kinds[e] == 1:
-            x = int(values[e])
+
+    def first_above(cum, u):
+        if not cum[-1] > 0:
+            return min(int(u * cum.size), cum.size - 1)
+        return min(int(np.searchsorted(cum, u * cum[-1], side="right")), cum.size - 1)
+
+    for g in range(groups.n_groups):
+        r, s = groups.group_rel[g], groups.group_entity[g]
+        s_is_head = bool(groups.group_by_head[g])
+        if s_is_head:
+            P = np.cumsum(U[s][:, None] * L[r], axis=0)[-1]
         else:
-            x = int(draws.poisson(rate, state))
-        total += x
-        for _ in range(x):
-            cell = int(np.searchsorted(cum, draws.uniform(state) * cum[-1], side="right"))
-            cell = min(cell, cum.size - 1)
-            t, rem = divmod(cell, K * K)
-            k1, k2 = divmod(rem, K)
-            m = rel_m[rel_ptr[r] + t]
-            n_ent[i, k1] += 1
-            if not sender_only:
-                n_ent[j, k2] += 1
-            x_cells[m, k1, k2] += 1
-            if x_rm.shape[0]:
-                x_rm[r, m] += 1
+            P = np.array([np.cumsum(L[r][k1] * U[s])[-1] for k1 in range(K)])
+        terms = range(rel_ptr[r], rel_ptr[r + 1])
+        for e in range(groups.group_ptr[g], groups.group_ptr[g + 1]):
+            o = groups.other[e]
+            cum_o = np.cumsum(U[o] * P)
+            rate = cum_o[-1]
+            if groups.kinds[e] == 0:
+                x = int(draws.ztp(rate, state))
+            elif groups.kinds[e] == 1:
+                x = int(groups.values[e])
+            else:
+                x = int(draws.poisson(rate, state))
+            total += x
+            for _ in range(x):
+                ko = first_above(cum_o, draws.uniform(state))
+                w = np.concatenate([
+                    rel_w[t] * (G[rel_m[t]][:, ko] if s_is_head else G[rel_m[t]][ko])
+                    * U[s] for t in terms])
+                cell = first_above(np.cumsum(w), draws.uniform(state))
+                t, ks = divmod(cell, K)
+                m = rel_m[rel_ptr[r] + t]
+                i, k1, j, k2 = (s, ks, o, ko) if s_is_head else (o, ko, s, ks)
+                n_ent[i, k1] += 1
+                if not sender_only:
+                    n_ent[j, k2] += 1
+                x_cells[m, k1, k2] += 1
+                if x_rm.shape[0]:
+                    x_rm[r, m] += 1
     return total

@@ -9,6 +9,11 @@ LMVS fit then partial_fit, an ordinary LMVS fit, online BPBFM-1 / BPBFM-2 chunk
 sequences (growing entities and relations, a replayed chunk whose triples are dropped),
 online BPBFM fit then partial_fit, and an ordinary online fit.
 
+The BPBFM configurations were re-recorded (only they) when the Gibbs sweep began to group
+each relation's entries by the entity they share on one side (``kernels.sweep_groups``):
+its draws use other random numbers, so the chains differ, with the same law (the kernel
+twin and the allocation-law tests in ``tests/families/bpbfm/test_bpbfm.py``).
+
 The recorder only uses constructor keywords and verbs that exist before and after the
 change (``partial_fit``, ``fit``, the fitted attributes and ``state_``), so the same file
 checks the new code.  ``trace_["seconds"]`` (wall-clock) is never recorded.

@@ -1,5 +1,5 @@
-"""Primitives shared by the Gibbs token kernels: the blocked categorical draw and the
-per-document Dirichlet prior.
+"""Primitives shared by the Gibbs kernels: the blocked categorical draw, the draw from
+cumulative weights, and the per-document Dirichlet prior.
 
 Blocked draw: unnormalised probabilities live in a scratch buffer of :func:`padded` length
 (zeros past the last topic); the cumulative search runs in blocks of :data:`BLOCK` topics,
@@ -22,7 +22,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["BLOCK", "check_prior", "draw_blocked", "n_prior_rows", "padded", "prior_row"]
+__all__ = ["BLOCK", "check_prior", "draw_blocked", "draw_cumulative", "n_prior_rows",
+           "padded", "prior_row"]
 
 BLOCK = 8
 
@@ -69,6 +70,27 @@ def draw_blocked(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, u: float)
     while p[k] <= 0.0 and k > 0:
         k -= 1
     return k
+
+
+@njit(inline="always")
+def draw_cumulative(cum: np.ndarray, n: int, u: float) -> int:
+    """Draw index c with probability ``w_c / sum(w)`` from the running sums ``cum[:n]`` of
+    non-negative weights ``w`` and a uniform ``u`` in [0, 1): the smallest c with
+    ``cum[c] > u * cum[n - 1]`` (binary search, O(log n)); a uniform index when every
+    weight underflowed to 0."""
+    total = cum[n - 1]
+    if not total > 0.0:
+        return min(int(u * n), n - 1)
+    target = u * total
+    lo = 0
+    hi = n - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cum[mid] > target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 # --- per-document Dirichlet prior -------------------------------------------------------

@@ -31,9 +31,10 @@ from topiclink.families.bpbfm import algorithm as inference
 from topiclink.families.bpbfm import kernels as kernels
 from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.grouping import group_entries
 from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 from topiclink.kernels.counts import poisson_draw, zero_truncated_poisson_draw
-from topiclink.kernels.rng import uniform
+from topiclink.kernels.rng import seed_state, uniform
 
 
 # ---------------------------------------------------------------------- helpers
@@ -59,39 +60,50 @@ class _Draws:
 
 
 # ---------------------------------------------------------------------- (1) kernel twin
-@pytest.mark.parametrize("model2", [False, True])
-@pytest.mark.parametrize("sender_only", [False, True])
-def test_kernel_matches_naive_twin_draw_for_draw(model2, sender_only):
-    rng = np.random.default_rng(5)
-    N, R, K, M, E = 7, 3, 3, 2, 40
+def _kernel_case(model2: bool, E: int = 40, seed: int = 5):
+    """Random entries of every kind, U, Lambda, G and the relation terms."""
+    rng = np.random.default_rng(seed)
+    N, R, K, M = 7, 3, 3, 2
     heads = rng.integers(0, N, E).astype(np.int32)
     rels = rng.integers(0, R, E).astype(np.int32)
     tails = rng.integers(0, N, E).astype(np.int32)
+    tails[rels == 2] %= 2                   # relation 2: fewer distinct tails than heads
     kinds = rng.integers(0, 3, E).astype(np.int8)
     values = np.where(kinds == 1, rng.integers(1, 6, E), 1).astype(np.float64)
     U = rng.dirichlet(np.ones(N), size=K).T.copy()
     if model2:
         G = rng.gamma(1.0, 2.0, size=(M, K, K))
         eta = rng.gamma(1.0, 1.0, size=(M, R))
-        ptr = np.arange(0, (R + 1) * M, M, dtype=np.int64)
-        rm = np.tile(np.arange(M, dtype=np.int64), R)
-        rw = np.ascontiguousarray(eta.T).ravel()
+        terms = (np.arange(0, (R + 1) * M, M, dtype=np.int64),
+                 np.tile(np.arange(M, dtype=np.int64), R), np.ascontiguousarray(eta.T).ravel())
         rm_shape = (R, M)
+        L = np.einsum("mr,mkl->rkl", eta, G)
     else:
         G = rng.gamma(1.0, 3.0, size=(R, K, K))
-        ptr, rm, rw = (np.arange(R + 1, dtype=np.int64), np.arange(R, dtype=np.int64),
-                       np.ones(R))
-        M, rm_shape = R, (0, 0)
-    L = np.einsum("mr,mkl->rkl", eta, G) if model2 else G
+        terms = (np.arange(R + 1, dtype=np.int64), np.arange(R, dtype=np.int64), np.ones(R))
+        rm_shape = (0, 0)
+        L = G
+    return (heads, rels, tails, kinds, values), U, L, G, terms, rm_shape
+
+
+@pytest.mark.parametrize("model2", [False, True])
+@pytest.mark.parametrize("sender_only", [False, True])
+@pytest.mark.parametrize("side", [None, "head", "tail"])
+def test_kernel_matches_naive_twin_draw_for_draw(model2, sender_only, side):
+    entries, U, L, G, terms, rm_shape = _kernel_case(model2)
+    groups = group_entries(entries, 1, side=side)
+    if side is None:                        # the automatic choice uses both sides here
+        assert 0 < groups.group_by_head.sum() < groups.n_groups
+    N, K, M = U.shape[0], U.shape[1], G.shape[0]
     state = np.array([11, 22, 33, 44], dtype=np.uint64)
     s1, s2 = state.copy(), state.copy()
     out1 = (np.zeros((N, K), np.int64), np.zeros((M, K, K), np.int64),
             np.zeros(rm_shape, np.int64))
     out2 = tuple(np.zeros_like(a) for a in out1)
-    t1 = kernels.sweep_entries(heads, rels, tails, kinds, values, 0, E, U, L, G, ptr, rm,
-                               rw, sender_only, s1, *out1)
-    t2 = naive.bpbfm_sweep_entries(heads, rels, tails, kinds, values, U, L, G, ptr, rm, rw,
-                                   sender_only, s2, *out2, draws=_Draws)
+    t1 = kernels.sweep_groups(0, groups.n_groups, *groups.kernel_arrays(), U, L, G, *terms,
+                              sender_only, s1, *out1)
+    t2 = naive.bpbfm_sweep_groups(groups, U, L, G, *terms, sender_only, s2, *out2,
+                                  draws=_Draws)
     assert t1 == t2 > 0
     np.testing.assert_array_equal(s1, s2)
     for a, b in zip(out1, out2, strict=True):
@@ -100,6 +112,78 @@ def test_kernel_matches_naive_twin_draw_for_draw(model2, sender_only):
     assert out1[0].sum() == per_entity * t1 == per_entity * out1[1].sum()
     if model2:
         assert out1[2].sum() == t1
+
+
+def test_grouping_covers_every_entry_once_in_whole_groups():
+    entries, *_ = _kernel_case(False, E=200)
+    heads, rels, tails, kinds, values = entries
+    for n_chunks in (1, 3, 7):
+        g = group_entries(entries, n_chunks)
+        np.testing.assert_array_equal(np.sort(g.order), np.arange(200))
+        h, t = g.heads_tails()
+        np.testing.assert_array_equal(h, heads[g.order])
+        np.testing.assert_array_equal(t, tails[g.order])
+        np.testing.assert_array_equal(np.repeat(g.group_rel, np.diff(g.group_ptr)),
+                                      rels[g.order])
+        np.testing.assert_array_equal(g.kinds, kinds[g.order])
+        bounds = np.linspace(0, 200, n_chunks + 1).astype(np.int64)
+        np.testing.assert_array_equal(g.group_ptr[g.chunk_ptr], bounds)   # equal chunks
+    # by the side with fewer distinct entities: relation 0 below has 1 head, 3 tails
+    two = group_entries((np.array([4, 4, 4, 1, 2]), np.array([0, 0, 0, 1, 1]),
+                         np.array([0, 1, 2, 3, 3]), np.zeros(5, np.int8), np.ones(5)), 1)
+    assert two.group_by_head.tolist() == [True, False]
+    assert two.n_groups == 2
+    with pytest.raises(ValueError, match="side must be"):
+        group_entries(entries, 1, side="both")
+
+
+def _expected_allocation(entries, U, L, G, terms, rm_shape):
+    """E[n_ent], E[x_cells], E[x_rm] of one sweep: each entry's mean latent count (a one:
+    ``rate / (1 - exp(-rate))``; a count: its value; held out: ``rate``) spread over the
+    cells (m, k1, k2) in proportion to ``w_m u_ik1 G^m_k1k2 u_jk2``."""
+    heads, rels, tails, kinds, values = entries
+    ptr, rm, rw = terms
+    n_ent = np.zeros(U.shape)
+    x_cells = np.zeros(G.shape)
+    x_rm = np.zeros(rm_shape)
+    for i, r, j, kind, v in zip(heads, rels, tails, kinds, values, strict=True):
+        rate = U[i] @ L[r] @ U[j]
+        mean = rate / -np.expm1(-rate) if kind == 0 else (v if kind == 1 else rate)
+        for t in range(ptr[r], ptr[r + 1]):
+            cell = mean * rw[t] * U[i][:, None] * G[rm[t]] * U[j][None, :] / rate
+            x_cells[rm[t]] += cell
+            n_ent[i] += cell.sum(axis=1)
+            n_ent[j] += cell.sum(axis=0)
+            if rm_shape[0]:
+                x_rm[r, rm[t]] += cell.sum()
+    return n_ent, x_cells, x_rm
+
+
+@pytest.mark.parametrize("model2", [False, True])
+@pytest.mark.parametrize("side", ["head", "tail"])
+def test_grouped_allocation_has_the_expected_means(model2, side):
+    """The two-draw allocation has the law of one draw over the M K^2 cells: the mean of
+    3,000 sweeps within 5 standard errors of the exact expectation, every cell."""
+    entries, U, L, G, terms, rm_shape = _kernel_case(model2, E=30, seed=8)
+    groups = group_entries(entries, 1, side=side)
+    expected = _expected_allocation(entries, U, L, G, terms, rm_shape)
+    draws = [[], [], []]
+    for s in range(3000):
+        state = np.zeros(4, np.uint64)
+        seed_state(np.uint64(s), state)
+        out = (np.zeros(U.shape, np.int64), np.zeros(G.shape, np.int64),
+               np.zeros(rm_shape, np.int64))
+        kernels.sweep_groups(0, groups.n_groups, *groups.kernel_arrays(), U, L, G, *terms,
+                             False, state, *out)
+        for d, o in zip(draws, out, strict=True):
+            d.append(o)
+    for d, e in zip(draws, expected, strict=True):
+        if e.size == 0:
+            continue
+        d = np.array(d, dtype=float)
+        se = np.sqrt(np.maximum(d.var(axis=0), 1e-12) / d.shape[0])
+        z = np.abs(d.mean(axis=0) - e) / se
+        assert np.all(z < 5.0), (z.max(), d.mean(axis=0), e)
 
 
 # ---------------------------------------------------------------------- (2) n_jobs

@@ -91,22 +91,20 @@ def test_chunk_tasks_merge_into_chunked_counts(small_chunks, planted, model):
     state = online.init(data, np.random.default_rng(0))
     captured = {}
 
-    def capture(entries, g, L, G, terms, rm_shape, streams):
-        captured["args"] = (entries, g, L, G, terms, rm_shape)
+    def capture(groups, g, L, G, terms, rm_shape, streams):
+        captured["args"] = (groups, g, L, G, terms, rm_shape)
         captured["streams"] = streams.copy()
-        return chunked_counts(entries, g, L, G, terms, rm_shape, False, streams, 1)
+        return chunked_counts(groups, g, L, G, terms, rm_shape, False, streams, 1)
 
     online.chunk_counts = capture
     batch = np.random.default_rng(1).permutation(data.n_entries)[:300]
     *_, n_ent, x_cells, x_rm, total = online.minibatch_counts(state, data, batch)
-    entries, g, L, G, terms, rm_shape = captured["args"]
+    groups, g, L, G, terms, rm_shape = captured["args"]
     streams = captured["streams"]
-    assert streams.shape[0] == 8
-    bounds = np.linspace(0, 300, 9).astype(np.int64)
+    assert streams.shape[0] == groups.n_chunks == 8
     ne, xc, xr, tot = np.zeros_like(n_ent), np.zeros_like(x_cells), np.zeros_like(x_rm), 0
     for b in range(8):
-        args, (ents, crels, mats) = chunk_arguments(entries, g, L, G, terms, rm_shape,
-                                                    int(bounds[b]), int(bounds[b + 1]))
+        args, (ents, crels, mats) = chunk_arguments(groups, g, L, G, terms, rm_shape, b)
         assert ents.size < g.shape[0] and crels.size <= L.shape[0]
         assert args[1].shape == (ents.size, 3)
         part = count_chunk(*args, False, streams[b])

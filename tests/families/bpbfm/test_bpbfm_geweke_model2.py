@@ -12,28 +12,30 @@ marginal-conditional draws against 20 000 production Gibbs steps with a data
 regeneration every 5 steps; 25 test functions (U, log d, log eps, G/(1+G), eta/(1+eta),
 Lambda/(1+Lambda), the data total and data x parameter interactions).
 
-Thresholds as the BPBFM-1 test: |z| < 3.5 for every function with the exact
-conditionals; max |z| > 5 for a broken conditional.
+Thresholds.  Binary data as the BPBFM-1 test: |z| < 3.5 for every function with the
+exact conditionals (seed 3); max |z| > 5 for the broken sender-only U (seed 3).
 
-Recorded z-values (max |z| and the largest functions; seeds as in the tests):
+Count data need more than one seed.  With the grouped sweep (``kernels.sweep_groups``),
+the exact sampler's max |z| over the 25 functions exceeded 3.5 at 10 of seeds 0-29 and 5
+at 3 of them (2: 5.17, 11: 6.24, 23: 5.92), mostly the data x U interactions; the
+per-entry kernel before it did the same (8 and 3 of 30: 13: 5.33, 26: 5.48, 29: 7.52).
+So one seed at 3.5 fails a correct sampler a third of the time: the spectral variance
+of those heavy-tailed functions is underestimated, for either kernel, and the old seed
+(4) passed by luck (it gives 4.62 now).  The counts test therefore takes the median over
+seeds 0, 1, 2 of the max |z|: below 5 for the exact sampler (a false alarm needs two of
+three seeds above 5, about 3 % at the measured 10 % per seed), above 5 for the printed
+row-only d conditional, which exceeded 5 at every one of seeds 0-9 (5.24-14.59; binary
+sender-only U: 5.49-10.35).
 
-- exact, binary (seed 3): max |z| = 2.33 (eta 2.33, eta*data 2.33, eta^2 2.11,
-  data 2.07, G0_01 1.94);
-- exact, counts (seed 4): max |z| = 1.36 (log eps 1.36, log d0^2 -0.97, log d1 -0.77);
-- sender-only U (the supplement's eq. 4), binary (seed 3): max |z| = 6.43 (sendrecv
-  6.43, match 6.32, recv2 6.31, eta^2 6.27, recv0 6.11);
-- row-only d (the printed d conditional), counts (seed 4): max |z| = 9.47 (data 9.47,
-  recv0 9.15, send0 9.02, eta*data 7.70); on binary data (seed 3, not run here) 7.99.
-
-Over seeds 0-5 the exact sampler gave max |z| 1.4-3.2 (binary) and 1.4-3.6 (counts):
-with 25 correlated functions a value above 3.5 happens for a correct sampler now and
-then, which is why the seeds are fixed.  At seeds 3 and 4 the broken conditionals gave
-5.8-8.0 (binary) and 4.4-9.5 (counts); sender-only U on counts is the weakest (3.5 and
-7.0), so it is not one of the failing cases here.
+Recorded max |z| with the grouped sweep: exact, binary (seed 3) below 3.5; exact,
+counts (seeds 0, 1, 2): 1.95, 2.18, 5.17; row-only d, counts (seeds 0, 1, 2): 14.59,
+5.67, 7.00; sender-only U, binary (seed 3): 7.63.  Sender-only U on counts is the weakest
+broken case (2.66-9.96 over seeds 0-9), so it is not one of the failing cases here.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from .bpbfm_geweke import GewekeSetup, geweke
@@ -47,20 +49,34 @@ def _run(binary: bool, seed: int, **flags) -> dict[str, float]:
                   **flags)
 
 
+#: the seeds of the count-data tests (the median of their max |z| is tested)
+COUNT_SEEDS = (0, 1, 2)
+
+
+def _max_abs(z: dict[str, float]) -> float:
+    return max(abs(v) for v in z.values())
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("binary", "seed"), [(True, 3), (False, 4)],
-                         ids=["binary", "counts"])
-def test_geweke_bpbfm2_exact_conditionals_pass(binary, seed):
-    z = _run(binary, seed)
+def test_geweke_bpbfm2_exact_conditionals_pass_binary():
+    z = _run(True, 3)
     assert len(z) == 25 and {"eta", "G01", "log d0", "log eps", "U00", "data"} <= set(z)
-    assert max(abs(v) for v in z.values()) < 3.5, z
+    assert _max_abs(z) < 3.5, z
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("binary", "seed", "flags"),
-                         [(True, 3, {"u_counts": "sender"}),
-                          (False, 4, {"d_conditional": "rows"})],
-                         ids=["binary-sender-only-U", "counts-row-only-d"])
-def test_geweke_bpbfm2_broken_conditionals_fail(binary, seed, flags):
-    z = _run(binary, seed, **flags)
-    assert max(abs(v) for v in z.values()) > 5, z
+def test_geweke_bpbfm2_exact_conditionals_pass_counts():
+    worst = [_max_abs(_run(False, seed)) for seed in COUNT_SEEDS]
+    assert np.median(worst) < 5, worst
+
+
+@pytest.mark.slow
+def test_geweke_bpbfm2_broken_sender_only_u_fails_binary():
+    z = _run(True, 3, u_counts="sender")
+    assert _max_abs(z) > 5, z
+
+
+@pytest.mark.slow
+def test_geweke_bpbfm2_broken_row_only_d_fails_counts():
+    worst = [_max_abs(_run(False, seed, d_conditional="rows")) for seed in COUNT_SEEDS]
+    assert np.median(worst) > 5, worst

@@ -56,11 +56,10 @@ def test_minibatch_counts_equal_the_batch_kernel(n_dictionary):
     ne = np.zeros((N, 3), np.int64)
     xc = np.zeros((M, 3, 3), np.int64)
     xr = np.zeros((R, M) if n_dictionary else (0, 0), np.int64)
-    tot = kernels.sweep_entries(data.heads, data.rels, data.tails, data.kinds, data.values,
-                                0, data.n_entries, state.g,
-                                np.ascontiguousarray(gibbs.relation_matrices(state)),
-                                state.G, ptr, rm, rw, False,
-                                stream, ne, xc, xr)
+    groups = data.groups(1)
+    tot = kernels.sweep_groups(0, groups.n_groups, *groups.kernel_arrays(), state.g,
+                               np.ascontiguousarray(gibbs.relation_matrices(state)),
+                               state.G, ptr, rm, rw, False, stream, ne, xc, xr)
     assert total == tot > 0
     np.testing.assert_array_equal(ne[ents], n_ent)
     assert ne[np.setdiff1d(np.arange(N), ents)].sum() == 0

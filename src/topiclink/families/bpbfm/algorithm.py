@@ -15,7 +15,7 @@ held-out entry of ``tensor.missing``, which gets ``X ~ Poisson(u_i^T Lambda^r u_
 truncated) each sweep and is allocated like the ones.  This is exact data augmentation for
 missing values (the missing cells are drawn from their predictive given the parameters,
 then the parameters are drawn given the completed tensor), and it costs
-O(#missing K^2) a sweep.  With it every one of the N x N cells of every relation is
+O(#missing K) a sweep, plus O(K^2) per (relation, entity) group of held-out cells.  With it every one of the N x N cells of every relation is
 covered by a latent count (zeros carry count 0 and need no work), self-pairs ``i == j``
 included, so the exposure is exactly
 
@@ -28,9 +28,12 @@ U: the Dirichlet conditional of U's columns is exact.  Hence
 
 One iteration (:meth:`BPBFMGibbs.step`):
 
-1. latent counts and their allocation over (m, k1, k2) (:mod:`topiclink.families.bpbfm.kernels`),
-   entries in fixed chunks with their own xoshiro streams and private accumulators merged
-   in chunk order, so ``n_jobs`` never changes the chain;
+1. latent counts and their allocation over (m, k1, k2)
+   (:func:`topiclink.families.bpbfm.kernels.sweep_groups`: the entries grouped by the
+   entity they share on one side of a relation, :mod:`topiclink.families.bpbfm.grouping`,
+   so a group costs O(K^2) once and an entry O(K)), in fixed chunks of whole groups with
+   their own xoshiro streams and private accumulators merged in chunk order, so
+   ``n_jobs`` never changes the chain;
 2. ``U[:, k] ~ Dir(a + n_1k, ..., a + n_Nk)``, ``n_ik`` the counts of entity i in factor k
    as sender (k1 = k) *and* receiver (k2 = k) (the supplement's eq. 4 counts senders only,
    which is wrong for the bilinear form; the Geweke test shows it);
@@ -80,10 +83,12 @@ from topiclink.data.tensor import RelationalTensor
 from topiclink.distributions.counts import sample_crt
 from topiclink.execution import Executor, padded_rows, run_blocks_in_order
 from topiclink.families.bpbfm import kernels as kernels
+from topiclink.families.bpbfm.grouping import EntryGroups, group_entries, kept_on
 from topiclink.inference.engine import Algorithm, State, fingerprint
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["BPBFMData", "BPBFMState", "BPBFMGibbs", "n_chunks_for", "chunked_counts"]
+__all__ = ["BPBFMData", "BPBFMState", "BPBFMGibbs", "n_chunks_for", "chunked_counts",
+           "chunk_arguments", "count_chunk"]
 
 #: entries per chunk (the number of chunks is a function of the data only)
 CHUNK_ENTRIES = 16384
@@ -97,30 +102,32 @@ def n_chunks_for(n_entries: int) -> int:
     return int(min(MAX_CHUNKS, max(1, -(-n_entries // CHUNK_ENTRIES))))
 
 
-def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray,
-                   G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
+def chunked_counts(groups: EntryGroups, U: np.ndarray, L: np.ndarray, G: np.ndarray,
+                   terms: tuple[np.ndarray, np.ndarray, np.ndarray],
                    rm_shape: tuple[int, int], sender_only: bool, streams: np.ndarray,
                    executor: Executor | int = 1
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Latent counts and allocation of ``entries`` = (heads, rels, tails, kinds, values)
-    cut into ``len(streams)`` fixed chunks, chunk b on stream b with private accumulators
-    merged in chunk order (the result does not depend on where the chunks run).
+    """Latent counts and allocation of the grouped entries ``groups``
+    (:func:`~topiclink.families.bpbfm.grouping.group_entries` with ``len(streams)``
+    chunks), chunk b on stream b with private accumulators merged in chunk order (the
+    result does not depend on where the chunks run).
 
     ``executor``: a thread count or an :class:`~topiclink.execution.Executor`.  In
     process (serial, threads) each chunk reads the whole arrays; an executor that ships
     data (Dask) gets one self-contained task per non-empty chunk
-    (:func:`chunk_arguments`: the chunk's rows on chunk-local ids, :func:`count_chunk`
+    (:func:`chunk_arguments`: the chunk's groups on chunk-local ids, :func:`count_chunk`
     runs it), and the chunks' counts are added back in chunk order: the same integer sums
     and advanced streams, bit for bit.
 
     Returns (n_ent (N, K), x_cells (M, K, K), x_rm ``rm_shape``, total).
     """
-    heads, rels, tails, kinds, values = entries
     N, K = U.shape
     M = G.shape[0]
     n_chunks = streams.shape[0]
-    bounds = np.linspace(0, heads.size, n_chunks + 1).astype(np.int64)
+    if groups.n_chunks != n_chunks:
+        raise ValueError(f"{groups.n_chunks} chunks of entries for {n_chunks} streams")
     ptr, rm, rw = terms
+    arrays = groups.kernel_arrays()
     n_ent = np.zeros((N, K), dtype=np.int64)
     x_cells = np.zeros((M, K, K), dtype=np.int64)
     x_rm = np.zeros(rm_shape, dtype=np.int64)
@@ -128,10 +135,9 @@ def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray
         where: list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
         tasks = []
         for b in range(n_chunks):
-            lo, hi = int(bounds[b]), int(bounds[b + 1])
-            if hi == lo:                    # the kernel draws nothing on an empty chunk
-                continue
-            args, ids = chunk_arguments(entries, U, L, G, terms, rm_shape, lo, hi)
+            if groups.chunk_ptr[b + 1] == groups.chunk_ptr[b]:
+                continue                    # the kernel draws nothing on an empty chunk
+            args, ids = chunk_arguments(groups, U, L, G, terms, rm_shape, b)
             tasks.append((args, sender_only, streams[b].copy()))
             where.append((b, ids))
         total = 0
@@ -153,9 +159,9 @@ def chunked_counts(entries: tuple[np.ndarray, ...], U: np.ndarray, L: np.ndarray
 
     def run_block(b: int) -> tuple:
         ne, xc, xr = np.zeros_like(n_ent), np.zeros_like(x_cells), np.zeros_like(x_rm)
-        tot = kernels.sweep_entries(heads, rels, tails, kinds, values, int(bounds[b]),
-                                    int(bounds[b + 1]), U, L, G, ptr, rm, rw, sender_only,
-                                    rows[b], ne, xc, xr)
+        tot = kernels.sweep_groups(int(groups.chunk_ptr[b]), int(groups.chunk_ptr[b + 1]),
+                                   *arrays, U, L, G, ptr, rm, rw, sender_only, rows[b],
+                                   ne, xc, xr)
         return ne, xc, xr, tot
 
     def merge(part: tuple) -> None:
@@ -176,7 +182,7 @@ def _count_task(task: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, n
     return count_chunk(*args, sender_only, stream)
 
 
-def count_chunk(entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
+def count_chunk(arrays: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
                 G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
                 rm_shape: tuple[int, int], sender_only: bool, stream: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
@@ -184,7 +190,8 @@ def count_chunk(entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
 
     Parameters
     ----------
-    entries : (heads, rels, tails, kinds, values) of the chunk on chunk-local ids
+    arrays : the chunk's groups on chunk-local ids, as
+        :meth:`~topiclink.families.bpbfm.grouping.EntryGroups.kernel_arrays` orders them
     g : (n_e, K) the chunk's entity rows; L : (n_r, K, K) its relation matrices;
     G : (n_m, K, K) the matrices its terms name; terms : (rel_ptr, rel_m, rel_w) on
         chunk-local relation and matrix ids; rm_shape : (n_r, n_m) or (0, 0)
@@ -194,42 +201,45 @@ def count_chunk(entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
     -------
     (n_ent (n_e, K), x_cells (n_m, K, K), x_rm ``rm_shape``, total, the advanced stream)
     """
-    heads, rels, tails, kinds, values = entries
     ptr, rm, rw = terms
     K = g.shape[1]
     n_ent = np.zeros((g.shape[0], K), dtype=np.int64)
     x_cells = np.zeros((G.shape[0], K, K), dtype=np.int64)
     x_rm = np.zeros(rm_shape, dtype=np.int64)
     row = np.array(stream, dtype=np.uint64, copy=True)
-    total = kernels.sweep_entries(heads, rels, tails, kinds, values, 0, int(heads.size), g, L,
-                                  G, ptr, rm, rw, sender_only, row, n_ent, x_cells, x_rm)
+    total = kernels.sweep_groups(0, int(arrays[1].size), *arrays, g, L, G, ptr, rm, rw,
+                                 sender_only, row, n_ent, x_cells, x_rm)
     return n_ent, x_cells, x_rm, int(total), row
 
 
-def chunk_arguments(entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
-                    G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
-                    rm_shape: tuple[int, int], lo: int, hi: int
+def chunk_arguments(groups: EntryGroups, g: np.ndarray, L: np.ndarray, G: np.ndarray,
+                    terms: tuple[np.ndarray, np.ndarray, np.ndarray],
+                    rm_shape: tuple[int, int], b: int
                     ) -> tuple[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """What chunk ``lo:hi`` of a minibatch reads, on chunk-local ids.
+    """What chunk ``b`` of ``groups`` reads, on chunk-local ids.
 
     Returns ``(arguments, (entities, relations, matrices))``: the first five arguments of
-    :func:`count_chunk` and the minibatch-local ids the chunk's rows stand for (to add its
-    counts back).  The kernel reads the same numbers in the same order as on the whole
-    minibatch, so its draws are the same.
+    :func:`count_chunk` and the ids the chunk's rows stand for (to add its counts back).
+    The kernel reads the same numbers in the same order as on the whole set of entries,
+    so its draws are the same.
     """
-    heads, rels, tails, kinds, values = entries
     ptr, rm, rw = terms
-    n = hi - lo
-    ents, inv = np.unique(np.concatenate([heads[lo:hi], tails[lo:hi]]), return_inverse=True)
-    crels, rinv = np.unique(rels[lo:hi], return_inverse=True)
+    g_lo, g_hi = int(groups.chunk_ptr[b]), int(groups.chunk_ptr[b + 1])
+    p_lo, p_hi = int(groups.group_ptr[g_lo]), int(groups.group_ptr[g_hi])
+    n_g = g_hi - g_lo
+    ents, inv = np.unique(np.concatenate([groups.group_entity[g_lo:g_hi],
+                                          groups.other[p_lo:p_hi]]), return_inverse=True)
+    crels, rinv = np.unique(groups.group_rel[g_lo:g_hi], return_inverse=True)
     counts = ptr[crels + 1] - ptr[crels]
     cptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     idx = (np.repeat(ptr[crels] - cptr[:-1], counts) + np.arange(int(cptr[-1]))
            ).astype(np.int64)
     mats, minv = np.unique(rm[idx], return_inverse=True)
-    args = ((inv[:n].astype(np.int32), rinv.astype(np.int32), inv[n:].astype(np.int32),
-             np.ascontiguousarray(kinds[lo:hi]), np.ascontiguousarray(values[lo:hi])),
-            np.ascontiguousarray(g[ents]), np.ascontiguousarray(L[crels]),
+    arrays = (groups.group_ptr[g_lo:g_hi + 1] - p_lo, inv[:n_g].astype(np.int32),
+              rinv.astype(np.int32), np.ascontiguousarray(groups.group_by_head[g_lo:g_hi]),
+              inv[n_g:].astype(np.int32), np.ascontiguousarray(groups.kinds[p_lo:p_hi]),
+              np.ascontiguousarray(groups.values[p_lo:p_hi]))
+    args = (arrays, np.ascontiguousarray(g[ents]), np.ascontiguousarray(L[crels]),
             np.ascontiguousarray(G[mats]),
             (cptr, minv.astype(np.int64), np.ascontiguousarray(rw[idx])),
             (crels.size, mats.size) if rm_shape[0] > 0 else (0, 0))
@@ -302,6 +312,12 @@ class BPBFMData:
     @property
     def n_entries(self) -> int:
         return int(self.heads.size)
+
+    def groups(self, n_chunks: int) -> EntryGroups:
+        """Every entry grouped for the sweep, in ``n_chunks`` chunks (built once per chunk
+        count, kept on the data)."""
+        return kept_on(self, f"_gibbs_groups_{int(n_chunks)}", lambda d: group_entries(
+            (d.heads, d.rels, d.tails, d.kinds, d.values), int(n_chunks)))
 
     @property
     def n_missing(self) -> int:
@@ -496,7 +512,7 @@ class BPBFMGibbs(Algorithm):
         M, R = state.G.shape[0], data.n_relations
         ptr, rm, rw = self.relation_terms(state, data)
         return chunked_counts(
-            (data.heads, data.rels, data.tails, data.kinds, data.values), state.U,
+            data.groups(state.kernel_rng.shape[0]), state.U,
             np.ascontiguousarray(self.relation_matrices(state)), state.G, (ptr, rm, rw),
             (R, M) if self.model2 else (0, 0), self.u_counts == "sender",
             state.kernel_rng, self.runs_on)

@@ -51,15 +51,14 @@ nonzero and held-out cells').
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from topiclink.families.bpbfm import kernels_em as kernels
 from topiclink.families.bpbfm.algorithm import BPBFMData
+from topiclink.families.bpbfm.grouping import kept_on
 from topiclink.inference.engine import Algorithm, State
 
 __all__ = ["BPBFMEMState", "BPBFMEM", "EPS", "normalised", "MissingIndex", "OnesByRelation",
@@ -116,19 +115,6 @@ class MissingIndex:
             return summer, keys % N, ptr
 
         return cls(*groups(mh, mt), *groups(mt, mh))
-
-
-T = TypeVar("T")
-
-
-def kept_on(data: BPBFMData, name: str, build: Callable[[BPBFMData], T]) -> T:
-    """``build(data)``, built once per data object and kept on it as attribute ``name``
-    (the E-step's indexes of the entries: the data never change during a fit)."""
-    value = getattr(data, name, None)
-    if value is None:
-        value = build(data)
-        setattr(data, name, value)
-    return value
 
 
 @dataclass

@@ -6,12 +6,13 @@ Poisson rate is a sum over the CSR list ``rel_ptr[r]:rel_ptr[r + 1]`` of terms (
     rate^r_ij = sum_{(m, w)} sum_{k1, k2} w u_ik1 G^m_k1k2 u_jk2
 
 (BPBFM-1: ``G = Lambda`` (R, K, K), one term (r, 1) per relation; BPBFM-2: every
-dictionary element m with ``w = eta_mr``).  For each entry of a chunk the kernel computes
-the cell weights over (m, k1, k2) and their cumulative sums, draws the entry's latent
-count X (a one of binary data: zero-truncated Poisson; count data: the observed value; a
-held-out entry: Poisson, the imputation of a missing value), and allocates X over the
-cells by X categorical draws (cumulative weights + binary search; built only when X > 0),
-accumulating
+dictionary element m with ``w = eta_mr``).  :func:`sweep_groups` takes the entries grouped
+by the entity they share on one side of a relation
+(:mod:`topiclink.families.bpbfm.grouping`): per group one O(K^2) matrix-vector product,
+per entry the rate in O(K) and its latent count X (a one of binary data: zero-truncated
+Poisson; count data: the observed value; a held-out entry: Poisson, the imputation of a
+missing value), and per unit of X two draws from cumulative weights (O(K) for BPBFM-1,
+O(M K) for BPBFM-2) giving its cell (m, k1, k2), accumulating
 
 - ``n_ent[i, k1]`` (sender) and ``n_ent[j, k2]`` (receiver; skipped with
   ``sender_only``, the supplement's printed count, kept for the Geweke test only),
@@ -30,8 +31,9 @@ from numba import njit
 
 from topiclink.kernels.counts import poisson_draw, zero_truncated_poisson_draw
 from topiclink.kernels.rng import uniform
+from topiclink.kernels.sampling import draw_cumulative
 
-__all__ = ["KIND_ONE", "KIND_COUNT", "KIND_MISSING", "sweep_entries", "sweep_self_pairs",
+__all__ = ["KIND_ONE", "KIND_COUNT", "KIND_MISSING", "sweep_groups", "sweep_self_pairs",
            "entry_rates", "ones_loglik"]
 
 #: entry kinds: a one of binary data, an observed count, a held-out (imputed) entry
@@ -41,25 +43,41 @@ KIND_MISSING = 2
 
 
 @njit(cache=True, nogil=True)
-def sweep_entries(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
-                  kinds: np.ndarray, values: np.ndarray, lo: int, hi: int,
-                  U: np.ndarray, L: np.ndarray, G: np.ndarray, rel_ptr: np.ndarray,
-                  rel_m: np.ndarray, rel_w: np.ndarray, sender_only: bool,
-                  state: np.ndarray, n_ent: np.ndarray, x_cells: np.ndarray,
-                  x_rm: np.ndarray) -> int:
-    """Latent counts of entries ``lo:hi`` and their allocation (accumulated in place).
+def sweep_groups(g_lo: int, g_hi: int, group_ptr: np.ndarray, group_entity: np.ndarray,
+                 group_rel: np.ndarray, group_by_head: np.ndarray, other: np.ndarray,
+                 kinds: np.ndarray, values: np.ndarray, U: np.ndarray, L: np.ndarray,
+                 G: np.ndarray, rel_ptr: np.ndarray, rel_m: np.ndarray, rel_w: np.ndarray,
+                 sender_only: bool, state: np.ndarray, n_ent: np.ndarray,
+                 x_cells: np.ndarray, x_rm: np.ndarray) -> int:
+    """Latent counts of the entries of groups ``g_lo:g_hi`` and their allocation
+    (accumulated in place); :mod:`topiclink.families.bpbfm.grouping` says what a group is.
 
-    The rate ``u_i^T Lambda^r u_j`` (O(K^2)) decides the latent count; only an entry with
-    a count > 0 builds its cumulative cell weights over (m, k1, k2) (O(M K^2) for
-    BPBFM-2), so the held-out cells, mostly drawn 0, cost O(K^2) each.
+    Group g shares entity s on one side of relation r.  Once per group (O(K^2)):
+    ``P = Lambda^r^T u_s`` when s is the head, ``P = Lambda^r u_s`` when it is the tail.
+    Per entry with other entity o (O(K)): the rate ``u_o . P`` (the running sums of
+    ``u_ok P_k`` are kept), then the latent count X.  Per unit of X, two draws give the
+    cell (m, k1, k2), whose probability is ``w_m u_ik1 G^m_k1k2 u_jk2 / rate``:
+
+    1. o's factor k_o with probability ``u_ok P_k / rate`` (the cell probability summed
+       over m and s's factor), O(log K) from the running sums;
+    2. (m, s's factor k_s) given k_o with probability proportional to ``w_m G^m_k1k2
+       u_sk_s`` over the relation's terms, O(M K) (BPBFM-1: one term, O(K)).
+
+    ``(k1, k2) = (k_s, k_o)`` when s is the head, ``(k_o, k_s)`` when it is the tail; the
+    joint law is that of one categorical draw over the M K^2 cells, at O(K) per unit
+    instead of O(M K^2) per entry.
 
     Parameters
     ----------
-    heads, rels, tails : int32 (E,); kinds : int8 (E,) (``KIND_*``); values : float64 (E,)
+    g_lo, g_hi : the groups to sweep; group_ptr : int64 (G + 1,) their positions;
+        group_entity, group_rel : int32 (G,); group_by_head : bool (G,)
+    other : int32 (E,) the other entity of each position; kinds : int8 (E,)
+        (``KIND_*``); values : float64 (E,)
     U : float64 (N, K); L : float64 (R, K, K) the relation matrices
         ``Lambda^r = sum_{(m, w)} w G^m``; G : float64 (M, K, K)
-    rel_ptr : int64 (R + 1,); rel_m : int64 (T,); rel_w : float64 (T,)
-    sender_only : count entity i as sender only (the printed, wrong, U statistic)
+    rel_ptr : int64 (R + 1,); rel_m : int64 (T,); rel_w : float64 (T,) relation r's
+        terms (m, w) are ``rel_ptr[r]:rel_ptr[r + 1]``
+    sender_only : count the head only (the printed, wrong, U statistic; Geweke test only)
     state : uint64 (4,) xoshiro256** stream of this chunk
     n_ent : int64 (N, K); x_cells : int64 (M, K, K); x_rm : int64 (R, M) or (0, 0)
 
@@ -68,78 +86,86 @@ def sweep_entries(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
     the total latent count drawn
     """
     K = U.shape[1]
-    KK = K * K
     R = rel_ptr.shape[0] - 1
     max_terms = 1
     for r in range(R):
         nt = rel_ptr[r + 1] - rel_ptr[r]
         if nt > max_terms:
             max_terms = nt
-    cum = np.empty(max_terms * KK)
+    P = np.empty(K)
+    cum_o = np.empty(K)
+    cum_s = np.empty(max_terms * K)
     track_rm = x_rm.shape[0] > 0
     total = 0
-    for e in range(lo, hi):
-        i = heads[e]
-        r = rels[e]
-        j = tails[e]
-        ui = U[i]
-        uj = U[j]
+    for g in range(g_lo, g_hi):
+        r = group_rel[g]
+        s = group_entity[g]
+        s_is_head = group_by_head[g]
+        us = U[s]
         Lr = L[r]
-        rate = 0.0
-        for k1 in range(K):
-            a = ui[k1]
-            for k2 in range(K):
-                rate += a * Lr[k1, k2] * uj[k2]
-        kind = kinds[e]
-        if kind == KIND_ONE:
-            x = zero_truncated_poisson_draw(rate, state)
-        elif kind == KIND_COUNT:
-            x = int(values[e])
-        else:
-            x = poisson_draw(rate, state)
-        if x == 0:
-            continue
-        total += x
+        if s_is_head:                         # P_k2 = sum_k1 u_sk1 Lambda_k1k2
+            for k in range(K):
+                P[k] = 0.0
+            for k1 in range(K):
+                a = us[k1]
+                for k2 in range(K):
+                    P[k2] += a * Lr[k1, k2]
+        else:                                 # P_k1 = sum_k2 Lambda_k1k2 u_sk2
+            for k1 in range(K):
+                acc = 0.0
+                for k2 in range(K):
+                    acc += Lr[k1, k2] * us[k2]
+                P[k1] = acc
         p0 = rel_ptr[r]
         nt = rel_ptr[r + 1] - p0
-        acc = 0.0
-        c = 0
-        for t in range(nt):
-            Gm = G[rel_m[p0 + t]]
-            w = rel_w[p0 + t]
-            for k1 in range(K):
-                a = w * ui[k1]
-                for k2 in range(K):
-                    acc += a * Gm[k1, k2] * uj[k2]
-                    cum[c] = acc
-                    c += 1
-        n_cells = nt * KK
-        for _ in range(x):
-            u = uniform(state)
-            if acc > 0.0:
-                target = u * acc
-                lo_c = 0
-                hi_c = n_cells - 1
-                while lo_c < hi_c:            # smallest cell with cum > target
-                    mid = (lo_c + hi_c) >> 1
-                    if cum[mid] > target:
-                        hi_c = mid
+        for e in range(group_ptr[g], group_ptr[g + 1]):
+            o = other[e]
+            uo = U[o]
+            rate = 0.0
+            for k in range(K):
+                rate += uo[k] * P[k]
+                cum_o[k] = rate
+            kind = kinds[e]
+            if kind == KIND_ONE:
+                x = zero_truncated_poisson_draw(rate, state)
+            elif kind == KIND_COUNT:
+                x = int(values[e])
+            else:
+                x = poisson_draw(rate, state)
+            if x == 0:
+                continue
+            total += x
+            for _ in range(x):
+                ko = draw_cumulative(cum_o, K, uniform(state))
+                acc = 0.0
+                c = 0
+                for t in range(nt):
+                    Gm = G[rel_m[p0 + t]]
+                    w = rel_w[p0 + t]
+                    if s_is_head:
+                        for k in range(K):
+                            acc += w * Gm[k, ko] * us[k]
+                            cum_s[c] = acc
+                            c += 1
                     else:
-                        lo_c = mid + 1
-                cell = lo_c
-            else:                             # every weight underflowed: uniform cell
-                cell = min(int(u * n_cells), n_cells - 1)
-            t = cell // KK
-            rem = cell - t * KK
-            k1 = rem // K
-            k2 = rem - k1 * K
-            m = rel_m[p0 + t]
-            n_ent[i, k1] += 1
-            if not sender_only:
-                n_ent[j, k2] += 1
-            x_cells[m, k1, k2] += 1
-            if track_rm:
-                x_rm[r, m] += 1
+                        for k in range(K):
+                            acc += w * Gm[ko, k] * us[k]
+                            cum_s[c] = acc
+                            c += 1
+                cell = draw_cumulative(cum_s, nt * K, uniform(state))
+                t = cell // K
+                ks = cell - t * K
+                m = rel_m[p0 + t]
+                if s_is_head:
+                    i, k1, j, k2 = s, ks, o, ko
+                else:
+                    i, k1, j, k2 = o, ko, s, ks
+                n_ent[i, k1] += 1
+                if not sender_only:
+                    n_ent[j, k2] += 1
+                x_cells[m, k1, k2] += 1
+                if track_rm:
+                    x_rm[r, m] += 1
     return total
 
 
@@ -157,7 +183,7 @@ def sweep_self_pairs(entities: np.ndarray, rels: np.ndarray, values: np.ndarray,
     so ``X ~ Poisson(rho_r rate)`` and ``Y - X ~ Poisson((1 - rho_r) rate)`` independent
     of X.  Per entry: X = 0 for a zero, a zero-truncated Poisson(rho_r rate) draw for a one
     of binary data, the value for counts; then ``Y - X`` ~ Poisson((1 - rho_r) rate), and
-    Y is allocated over (m, k1, k2) as :func:`sweep_entries` allocates (entity i counted
+    Y is allocated over (m, k1, k2) by one categorical draw per unit (entity i counted
     as sender and receiver).  ``self_counts[r]`` accumulates (sum X, sum (Y - X)), the
     statistics of rho_r's Beta conditional.
 
@@ -165,10 +191,10 @@ def sweep_self_pairs(entities: np.ndarray, rels: np.ndarray, values: np.ndarray,
     ----------
     entities, rels : int32 (E,) the self-pairs (i, r, i); values : float64 (E,) observed
         value (0 for a zero); binary : the values are ones of the Bernoulli-Poisson link
-    U, L, G, rel_ptr, rel_m, rel_w : as :func:`sweep_entries`
+    U, L, G, rel_ptr, rel_m, rel_w : as :func:`sweep_groups`
     scale : float64 (R,) rho_r in [0, 1]
     state : uint64 (4,) xoshiro256** stream
-    n_ent, x_cells, x_rm : as :func:`sweep_entries`; self_counts : int64 (R, 2)
+    n_ent, x_cells, x_rm : as :func:`sweep_groups`; self_counts : int64 (R, 2)
 
     Returns
     -------
@@ -224,20 +250,7 @@ def sweep_self_pairs(entities: np.ndarray, rels: np.ndarray, values: np.ndarray,
                     c += 1
         n_cells = nt * KK
         for _ in range(y):
-            u = uniform(state)
-            if acc > 0.0:
-                target = u * acc
-                lo_c = 0
-                hi_c = n_cells - 1
-                while lo_c < hi_c:
-                    mid = (lo_c + hi_c) >> 1
-                    if cum[mid] > target:
-                        hi_c = mid
-                    else:
-                        lo_c = mid + 1
-                cell = lo_c
-            else:
-                cell = min(int(u * n_cells), n_cells - 1)
+            cell = draw_cumulative(cum, n_cells, uniform(state))
             t = cell // KK
             rem = cell - t * KK
             k1 = rem // K

@@ -43,6 +43,7 @@ import numpy as np
 
 from topiclink.execution import payload_counters, with_payload
 from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs, chunked_counts, n_chunks_for
+from topiclink.families.bpbfm.grouping import EntryGroups, group_entries
 from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
 from topiclink.random import kernel_state, spawn
 
@@ -229,19 +230,21 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
             rw = np.ones(nr)
             rm_shape = (0, 0)
             L_local = G_local
+        groups = group_entries((heads, lrels, tails, kinds, values),
+                               state.kernel_rng.shape[0])
         n_ent, x_cells, x_rm, total = self.chunk_counts(
-            (heads, lrels, tails, kinds, values), g_local, L_local, G_local, (ptr, rm, rw),
-            rm_shape, state.kernel_rng)
+            groups, g_local, L_local, G_local, (ptr, rm, rw), rm_shape, state.kernel_rng)
         return ents, rels, n_ent, x_cells, x_rm, total
 
-    def chunk_counts(self, entries: tuple[np.ndarray, ...], g: np.ndarray, L: np.ndarray,
+    def chunk_counts(self, groups: EntryGroups, g: np.ndarray, L: np.ndarray,
                      G: np.ndarray, terms: tuple[np.ndarray, np.ndarray, np.ndarray],
                      rm_shape: tuple[int, int], streams: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """Step 1 on the minibatch (local ids): :func:`~topiclink.families.bpbfm.algorithm.
-        chunked_counts` where the algorithm runs (threads, or the chunks as tasks of its
-        executor: ``parallel="dask"`` runs them on Dask workers)."""
-        return chunked_counts(entries, g, L, G, terms, rm_shape, self.u_counts == "sender",
+        """Step 1 on the minibatch's grouped entries (local ids):
+        :func:`~topiclink.families.bpbfm.algorithm.chunked_counts` where the algorithm
+        runs (threads, or the chunks as tasks of its executor: ``parallel="dask"`` runs
+        them on Dask workers)."""
+        return chunked_counts(groups, g, L, G, terms, rm_shape, self.u_counts == "sender",
                               streams, self.runs_on)
 
     def fold_in(self, state: BPBFMOnlineState, rho: float, factor: float,
