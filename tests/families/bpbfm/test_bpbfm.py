@@ -137,6 +137,18 @@ def test_grouping_covers_every_entry_once_in_whole_groups():
         group_entries(entries, 1, side="both")
 
 
+@pytest.mark.parametrize("side", [None, "head", "tail"])
+def test_group_rates_are_the_entry_rates(side):
+    """The objective's rates, computed per group as the sweep computes them, are
+    ``u_i^T Lambda^r u_j`` of each entry (to rounding: another order of the sums)."""
+    entries, U, L, *_ = _kernel_case(True, E=200)
+    heads, rels, tails, *_ = entries
+    g = group_entries(entries, 3, side=side)
+    rates = kernels.group_rates(*g.kernel_arrays()[:5], U, L)
+    np.testing.assert_allclose(rates, np.einsum("ek,ekl,el->e", U[heads], L[rels],
+                                                U[tails])[g.order], rtol=1e-13)
+
+
 def _expected_allocation(entries, U, L, G, terms, rm_shape):
     """E[n_ent], E[x_cells], E[x_rm] of one sweep: each entry's mean latent count (a one:
     ``rate / (1 - exp(-rate))``; a count: its value; held out: ``rate``) spread over the
