@@ -43,6 +43,7 @@ import json
 import os
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -261,28 +262,48 @@ def untied_block(ones: OnesByRelation, U: np.ndarray, V: np.ndarray, L: np.ndarr
     return U, (V * S + EPS) / (np.einsum("rkl,k->l", L, U.sum(0)) + rate), L
 
 
+def untied_start(task: KGTask, K: int
+                 ) -> tuple[OnesByRelation, np.ndarray, np.ndarray, np.ndarray]:
+    """(the ones by relation, U, V, Lambda): the untied fits' start, seed 0."""
+    data = BPBFMData.from_tensor(task.train, True)
+    rng = np.random.default_rng(0)
+    N, R = data.n_entities, data.n_relations
+    U, V = rng.gamma(1.0, 1.0, (N, K)), rng.gamma(1.0, 1.0, (N, K))
+    return OnesByRelation.of(data), U, V, rng.gamma(1.0, 0.1, (R, K, K))
+
+
+def ecm_curve(name: str, iteration: Callable[[], Any], iterations: int, valid: KGTask,
+              every: int) -> list[dict[str, Any]]:
+    """Run ``iteration()`` (one ECM cycle; returns the scorer of the new state)
+    ``iterations`` times; the valid MRR every ``every`` iterations and at the end, the
+    evaluations off the clock."""
+    curve = []
+    t0 = time.perf_counter()
+    for it in range(1, iterations + 1):
+        scorer = iteration()
+        if it % every == 0 or it == iterations:
+            seconds = time.perf_counter() - t0
+            m = evaluate_kg(scorer, valid)
+            curve.append({"iteration": it, "fit_seconds": seconds,
+                          **{k: float(m[k]) for k in ("mrr", "mrr_head", "mrr_tail")}})
+            print(json.dumps({name: curve[-1]}), flush=True)
+            t0 += time.perf_counter() - t0 - seconds       # evaluation off the clock
+    return curve
+
+
 def untied(task: KGTask, valid: KGTask, K: int, iterations: int, rate: float,
            every: int = 5) -> dict[str, Any]:
     """Block ECM of the untied model (module docstring); the valid MRR every ``every``
     iterations, then the tied model's at the same K and iterations."""
-    data = BPBFMData.from_tensor(task.train, True)
-    ones = OnesByRelation.of(data)
-    rng = np.random.default_rng(0)
-    N, R = data.n_entities, data.n_relations
-    U, V = rng.gamma(1.0, 1.0, (N, K)), rng.gamma(1.0, 1.0, (N, K))
-    L = rng.gamma(1.0, 0.1, (R, K, K))
-    curve = []
-    t0 = time.perf_counter()
-    for it in range(1, iterations + 1):
+    ones, U, V, L = untied_start(task, K)
+
+    def iteration() -> UntiedScorer:
+        nonlocal U, V, L
         for block in ("L", "U", "V"):
             U, V, L = untied_block(ones, U, V, L, rate, block)
-        if it % every == 0 or it == iterations:
-            seconds = time.perf_counter() - t0
-            m = evaluate_kg(UntiedScorer(U, V, L), valid)
-            curve.append({"iteration": it, "fit_seconds": seconds,
-                          **{k: float(m[k]) for k in ("mrr", "mrr_head", "mrr_tail")}})
-            print(json.dumps({"untied": curve[-1]}), flush=True)
-            t0 += time.perf_counter() - t0 - seconds       # evaluation off the clock
+        return UntiedScorer(U, V, L)
+
+    curve = ecm_curve("untied", iteration, iterations, valid, every)
     Ut, Lt, seconds = fit_tied(task, K, iterations, rate, 0)
     m = evaluate_kg(fb.SampleScorer([(0, Ut, Lt)]), valid)
     tied = {"iteration": iterations, "fit_seconds": seconds,
@@ -321,26 +342,17 @@ def degree_joint(task: KGTask, valid: KGTask, K: int, iterations: int, rate: flo
                  alpha: float, every: int = 5) -> dict[str, Any]:
     """Block ECM of the untied model with degree factors fitted jointly (blocks L, U, V,
     A, B), from the untied model's start; the valid MRR every ``every`` iterations."""
-    data = BPBFMData.from_tensor(task.train, True)
-    ones = OnesByRelation.of(data)
-    rng = np.random.default_rng(0)
-    N, R = data.n_entities, data.n_relations
-    U, V = rng.gamma(1.0, 1.0, (N, K)), rng.gamma(1.0, 1.0, (N, K))
-    L = rng.gamma(1.0, 0.1, (R, K, K))
-    A, B = np.ones((R, N)), np.ones((R, N))
-    curve = []
-    t0 = time.perf_counter()
-    for it in range(1, iterations + 1):
+    ones, U, V, L = untied_start(task, K)
+    A, B = np.ones((L.shape[0], U.shape[0])), np.ones((L.shape[0], U.shape[0]))
+
+    def iteration() -> DegreeScorer:
+        nonlocal U, V, L, A, B
         for block in ("L", "U", "V", "A", "B"):
             U, V, L, A, B = degree_block(ones, U, V, L, A, B, rate, alpha, block)
-        if it % every == 0 or it == iterations:
-            seconds = time.perf_counter() - t0
-            m = evaluate_kg(DegreeScorer(U, L, A, B, V), valid)
-            curve.append({"iteration": it, "fit_seconds": seconds,
-                          **{k: float(m[k]) for k in ("mrr", "mrr_head", "mrr_tail")}})
-            print(json.dumps({"degree_joint": curve[-1]}), flush=True)
-            t0 += time.perf_counter() - t0 - seconds       # evaluation off the clock
-    return {"K": K, "alpha": alpha, "curve": curve}
+        return DegreeScorer(U, L, A, B, V)
+
+    return {"K": K, "alpha": alpha,
+            "curve": ecm_curve("degree_joint", iteration, iterations, valid, every)}
 
 
 def main() -> None:
