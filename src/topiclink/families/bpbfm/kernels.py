@@ -35,7 +35,7 @@ from topiclink.kernels.sampling import draw_cumulative
 
 __all__ = ["KIND_ONE", "KIND_COUNT", "KIND_MISSING", "group_rates", "group_vector",
            "sweep_groups", "sweep_self_pairs",
-           "entry_rates", "ones_loglik"]
+           "entry_rates", "bilinear_rates", "ones_loglik"]
 
 #: entry kinds: a one of binary data, an observed count, a held-out (imputed) entry
 KIND_ONE = 0
@@ -298,12 +298,20 @@ def sweep_self_pairs(entities: np.ndarray, rels: np.ndarray, values: np.ndarray,
 def entry_rates(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray, U: np.ndarray,
                 L: np.ndarray) -> np.ndarray:
     """``u_h^T Lambda^r u_t`` for every (h, r, t); ``L`` (R, K, K) the relation matrices."""
+    return bilinear_rates(heads, rels, tails, U, L, U)
+
+
+@njit(cache=True, nogil=True)
+def bilinear_rates(heads: np.ndarray, rels: np.ndarray, tails: np.ndarray, U: np.ndarray,
+                   L: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``u_h^T Lambda^r v_t`` for every (h, r, t); ``L`` (R, K, K) the relation matrices,
+    ``V`` the tail factors."""
     n = heads.shape[0]
     K = U.shape[1]
     out = np.empty(n)
     for e in range(n):
         uh = U[heads[e]]
-        ut = U[tails[e]]
+        ut = V[tails[e]]
         Lr = L[rels[e]]
         s = 0.0
         for k1 in range(K):

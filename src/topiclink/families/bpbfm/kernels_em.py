@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["group_pass"]
+__all__ = ["group_pass", "scaled_group_pass"]
 
 
 @njit(cache=True, nogil=True)
@@ -70,4 +70,61 @@ def group_pass(other: np.ndarray, group: np.ndarray, values: np.ndarray, binary:
         if want_u:
             for k in range(K):
                 S_u[o, k] += w * P[g, k]
+    return ll
+
+
+@njit(cache=True, nogil=True)
+def scaled_group_pass(other: np.ndarray, group: np.ndarray, values: np.ndarray,
+                      binary: bool, X: np.ndarray, P: np.ndarray, scale_group: np.ndarray,
+                      scale_other: np.ndarray, B: np.ndarray, S_other: np.ndarray,
+                      m_group: np.ndarray, m_other: np.ndarray, want_b: bool,
+                      want_other: bool, want_m: bool) -> float:
+    """:func:`group_pass` with a scale per entry (the degree-corrected model,
+    :mod:`topiclink.families.bpbfm.em_degrees`): entry e's rate is ``c_e lam_e``, ``c_e =
+    scale_group[g] scale_other[other[e]]`` (a relation's head and tail degrees) and
+    ``lam_e = X[other[e]] . P[g]`` (O(K)).  Its expected latent count is ``m_e = x_e c_e
+    lam_e / (1 - exp(-c_e lam_e))`` for a one of binary data (zero-truncated Poisson) and
+    ``m_e = x_e`` for a count; with ``w_e = m_e / lam_e`` accumulate in place
+
+    - ``B[g] += w_e X[other]`` (``want_b``), ``S_other[other] += w_e P[g]``
+      (``want_other``): the factors' statistics, as in :func:`group_pass`;
+    - ``m_group[g] += m_e``, ``m_other[other] += m_e`` (``want_m``): the degrees'.
+
+    Returns ``sum_e [log p(x_e | c_e lam_e) + c_e lam_e]``.
+    """
+    K = X.shape[1]
+    ll = 0.0
+    for e in range(other.shape[0]):
+        o = other[e]
+        g = group[e]
+        lam = 0.0
+        for k in range(K):
+            lam += X[o, k] * P[g, k]
+        c = scale_group[g] * scale_other[o]
+        rate = c * lam
+        x = values[e]
+        if rate > 0.0:
+            if binary:
+                q = -math.expm1(-rate)
+                ll += math.log(q) + rate
+                m = x * rate / q
+            else:
+                ll += x * math.log(rate) - math.lgamma(x + 1.0)
+                m = x
+            w = m / lam
+        else:
+            ll += -745.0 if binary else x * math.log(1e-300) - math.lgamma(x + 1.0)
+            m = 0.0
+            w = 0.0
+        if want_m:
+            m_group[g] += m
+            m_other[o] += m
+        if w == 0.0:
+            continue
+        if want_b:
+            for k in range(K):
+                B[g, k] += w * X[o, k]
+        if want_other:
+            for k in range(K):
+                S_other[o, k] += w * P[g, k]
     return ll
