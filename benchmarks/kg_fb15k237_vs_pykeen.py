@@ -95,7 +95,8 @@ _cpu = _sibling("bpbfm_fb15k237_probe")._cpu        # the sibling benchmarks' he
 _clean = _sibling("bpbfm_vs_pykeen")._clean
 
 RESULTS = Path(__file__).resolve().parent / "results"
-OURS = ("BPBFM-1", "BPBFM-1-online", "BPBFM-2", "BPBFM-2-online", "BPBFM-1-EM")
+OURS = ("BPBFM-1", "BPBFM-1-online", "BPBFM-2", "BPBFM-2-online", "BPBFM-1-EM",
+        "BPBFM-DC-EM")
 PEERS = ("RESCAL", "DistMult", "ComplEx", "RotatE", "TuckER")
 DEFAULT_MODELS = ("BPBFM-1", "BPBFM-1-online", "BPBFM-1-EM", *PEERS)
 
@@ -274,6 +275,44 @@ class ChainSamples:
         return kept or self.items[-1:]
 
 
+class EstimateScorer:
+    """``score_tails_batch`` / ``score_heads_batch`` of the mean probability over MAP-EM
+    estimates: fitted models (finished restarts, their own ``_score_rows``) or, while
+    none has finished, the running fit's current state (tied: U, Lambda; degree-
+    corrected: also V and the degrees), read in place."""
+
+    def __init__(self, models: list[Any], state: Any = None) -> None:
+        from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+
+        if state is not None:
+            m = BilinearPoissonFactorModel(int(state.U.shape[1]))
+            m.embedding_ = state.U
+            m.samples_embedding_ = state.U[None]
+            m.samples_relation_matrices_ = state.L[None]
+            if hasattr(state, "V"):                  # degree-corrected
+                m.samples_tail_embedding_ = state.V[None]
+                m.samples_head_degrees_ = state.A[None]
+                m.samples_tail_degrees_ = state.B[None]
+            models = [m]
+        if not models:
+            raise ValueError("no estimate to score with")
+        self.models = models
+        self.n_samples = len(models)
+        self.sweeps = [int(getattr(m, "n_iter_", 0)) for m in models]
+
+    def _mean(self, a: np.ndarray, r: np.ndarray, axis: str) -> np.ndarray:
+        out = self.models[0]._score_rows(a, r, axis)
+        for m in self.models[1:]:
+            out += m._score_rows(a, r, axis)
+        return out / len(self.models)
+
+    def score_tails_batch(self, heads: np.ndarray, relations: np.ndarray) -> np.ndarray:
+        return self._mean(heads, relations, "tail")
+
+    def score_heads_batch(self, relations: np.ndarray, tails: np.ndarray) -> np.ndarray:
+        return self._mean(tails, relations, "head")
+
+
 class SampleScorer:
     """``score_tails_batch`` / ``score_heads_batch`` of the posterior mean over samples
     (U, Lambda): BPBFM's own batch scoring (``_score_rows``) on the given samples."""
@@ -317,7 +356,7 @@ def _metrics(metrics: dict[str, float]) -> dict[str, float]:
 def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
               ) -> dict[str, Any]:
     """Train one BPBFM variant for the budget; its row (curve, final test metrics)."""
-    from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+    from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel, chain_seed
     from topiclink.families.bpbfm.protocol import evaluate_kg
 
     train, valid, test = tasks["train"], tasks["valid"], tasks["test"]
@@ -327,41 +366,64 @@ def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
                       else "em" if name.endswith("EM") else "batch"),
         "batch_size": int(args.online_batch_size), "thinning": 1, "evaluate_every": 0,
         "n_jobs": int(args.threads)}
+    if name == "BPBFM-DC-EM":
+        params["degree_corrected"] = True
+    em = params["inference"] == "em"
+    restart_iterations = int(args.em_restart_iterations) if em else 0
     BilinearPoissonFactorModel(2, **params, max_iter=2, burn_in=0,
                                random_state=0).fit(train.train)          # numba: compile
     clock = BudgetClock(args.budget_seconds, checkpoint_times(args.budget_seconds,
                                                               args.checkpoints))
-    # MAP-EM has one estimate, not a chain: score with the latest iterate alone
-    chain = ChainSamples(2 if params["inference"] == "em" else args.max_samples)
+    chain = ChainSamples(args.max_samples)
+    # MAP-EM: the finished restarts (fitted models) average their probabilities; while
+    # none has finished, the running fit's latest iterate scores alone
+    finished: list[Any] = []
     curve: list[dict[str, Any]] = []
+    done = {"sweeps": 0}
+
+    def scorer_now(model: Any, sweep: int) -> Any:
+        if em:
+            return EstimateScorer(finished) if finished else EstimateScorer(
+                [], model.state_)
+        return SampleScorer(chain.window(sweep))
 
     class Watch:
         def on_iteration(self, model: Any, iteration: int, info: dict) -> bool:
             sweep = iteration + 1
-            chain.offer(sweep, model.state_)
-            if params["inference"] == "em":
-                chain.items = chain.items[-1:]
+            if not em:
+                chain.offer(sweep, model.state_)
             due, stop = clock.tick()
             if due:
                 with clock.paused():
-                    scorer = SampleScorer(chain.window(sweep))
+                    scorer = scorer_now(model, sweep)
                     m = evaluate_kg(scorer, valid)
-                curve.append(curve_point(clock.train_seconds, m, sweeps=sweep,
+                total = done["sweeps"] + sweep
+                curve.append(curve_point(clock.train_seconds, m, sweeps=total,
                                          samples=scorer.n_samples,
                                          eval_seconds=clock.eval_seconds))
-                _say(f"{name} K={K}: {clock.train_seconds:7.1f} s, sweep {sweep}, "
+                _say(f"{name} K={K}: {clock.train_seconds:7.1f} s, sweep {total}, "
                      f"{scorer.n_samples} samples: valid MRR {m['mrr']:.4f}")
             return stop
 
     never = 10 ** 8
-    model = BilinearPoissonFactorModel(K, **params, max_iter=never, burn_in=never,
-                                       random_state=args.seed, callbacks=[Watch()])
     rss0 = _rss_now_mb()
     clock.start()
-    model.fit(train.train)
-    sweeps = int(model.n_iter_)
+    restart = 0
+    while True:            # one fit, or EM restarts of restart_iterations each
+        seed = args.seed if restart == 0 else chain_seed(args.seed, restart)
+        extra = ({"max_iter": restart_iterations, "tol": 0.0} if restart_iterations
+                 else {"max_iter": never})
+        model = BilinearPoissonFactorModel(K, **params, burn_in=never, random_state=seed,
+                                           callbacks=[Watch()], **extra)
+        model.fit(train.train)
+        done["sweeps"] += int(model.n_iter_)
+        if not restart_iterations or clock.stopped_at is not None:
+            break
+        finished.append(model)
+        restart += 1
+    sweeps = done["sweeps"]
     w0, c0 = time.perf_counter(), time.process_time()
-    scorer = SampleScorer(chain.window(sweeps))
+    scorer = scorer_now(model, int(model.n_iter_))
     final = evaluate_kg(scorer, test)
     test_s, test_cpu = time.perf_counter() - w0, time.process_time() - c0
     seconds = np.asarray(model.trace_["seconds"], dtype=float)
@@ -376,6 +438,7 @@ def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
         **_common(clock, rss0, test_s, test_cpu, args),
         "sweeps": sweeps,
         "seconds_per_sweep_median": float(np.median(seconds)) if seconds.size else None,
+        "em_restarts_finished": len(finished) if restart_iterations else None,
         "cpu_seconds_per_sweep": clock.train_cpu_seconds / max(sweeps, 1),
         "kept_samples_final": scorer.n_samples,
         "samples_sweeps_final": scorer.sweeps,
@@ -665,6 +728,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-samples", type=int, default=16,
                     help="BPBFM samples held (thinning doubles beyond)")
     ap.add_argument("--online-batch-size", type=int, default=4096)
+    ap.add_argument("--em-restart-iterations", type=int, default=0,
+                    help="MAP-EM rows: restarts of this many iterations each until the "
+                         "budget ends, scored by their mean probability (the finished "
+                         "ones; a restart cut by the budget is not used); 0: one fit, "
+                         "its tol rule")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: 5 s budgets, 200 valid / 500 test triples, K = 5")

@@ -160,14 +160,15 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         ``benchmarks/bpbfm_em_probe.py``'s ``--b``, where b = 5 gave UMLS's 0.90
         AUC-PR at K = 20.  Larger: stronger shrinkage (smaller graphs).
     degree_corrected : bool, default False
-        ``inference="em"`` only.  True: the degree-corrected model (not in the paper;
-        :mod:`topiclink.families.bpbfm.em_degrees`), rate ``a_ri b_rj u_i^T Lambda^r
-        v_j``: separate head factors U and tail factors V, and a head degree a_ri and a
-        tail degree b_rj per relation and entity, so that a relation's heads and tails
-        can be entities of different kinds, and a few of them can hold most of its
-        links.  Fitted by block ECM (the log posterior never decreases).  Twice the
-        entity factors and 2 R N degrees; pays on large knowledge graphs: FB15k-237,
-        K = 200, valid filtered MRR 0.225 -> 0.267 (``docs/guide/knowledge-graphs.md``).
+        The degree-corrected model (not in the paper; ``inference="em"`` only), rate
+        ``a_ri b_rj u_i^T Lambda^r v_j``: separate head and tail factors and a head and
+        a tail degree per relation and entity.  U (``embedding_``) serves the heads and
+        V (``tail_embedding_``) the tails, so that a relation's heads and tails can be
+        entities of different kinds, and the degrees let a few entities hold most of a
+        relation's links (:mod:`topiclink.families.bpbfm.em_degrees`).  Fitted by block
+        ECM (the log posterior never decreases).  Twice the entity factors and 2 R N
+        degrees; pays on large knowledge graphs: FB15k-237, K = 200, valid filtered MRR
+        0.225 -> 0.268 (``docs/guide/knowledge-graphs.md``).
     degree_prior : float, default 0.5
         ``degree_corrected=True`` only: alpha of the ``Gamma(1 + alpha, rate alpha)``
         prior of every degree (mode 1; smaller lets the data move the degrees more).
