@@ -419,6 +419,8 @@ def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
         done["sweeps"] += int(model.n_iter_)
         if not restart_iterations or clock.stopped_at is not None:
             break
+        if hasattr(model, "state_"):
+            del model.state_           # scoring reads the published estimate alone
         finished.append(model)
         restart += 1
     sweeps = done["sweeps"]

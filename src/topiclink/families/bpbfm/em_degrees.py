@@ -188,15 +188,23 @@ def _weighted(summer: sp.csr_array, rel: np.ndarray, degrees: np.ndarray) -> sp.
                         shape=summer.shape)
 
 
+#: the blocks whose exposure needs ``s_a = A U`` and ``s_b = B V`` (None: the total)
+NEEDS_SA = (None, "L", "V", "B")
+NEEDS_SB = (None, "L", "U", "A")
+
+
 def degree_exposures(U: np.ndarray, V: np.ndarray, L: np.ndarray, A: np.ndarray,
-                     B: np.ndarray, data: BPBFMData, block: str | None
+                     B: np.ndarray, data: BPBFMData, block: str | None,
+                     s_a: np.ndarray | None = None, s_b: np.ndarray | None = None
                      ) -> tuple[float, np.ndarray | None]:
     """``block`` None: (the total rate of the observed cells, None); else (0.0, the
     exposure D of ``block``, module docstring): every cell's part minus the held-out
-    cells'."""
-    # only what the block needs: each of these products is O(R N K)
-    s_a = A @ U if block in (None, "L", "V", "B") else None  # (R, K): sum_i a_ri u_i
-    s_b = B @ V if block in (None, "L", "U", "A") else None  # (R, K): sum_j b_rj v_j
+    cells'.  ``s_a = A U``, ``s_b = B V`` (R, K): computed here where not given and
+    needed (:data:`NEEDS_SA`, :data:`NEEDS_SB`; each is O(R N K))."""
+    if s_a is None and block in NEEDS_SA:
+        s_a = A @ U                                          # (R, K): sum_i a_ri u_i
+    if s_b is None and block in NEEDS_SB:
+        s_b = B @ V                                          # (R, K): sum_j b_rj v_j
     total = 0.0
     D: np.ndarray | None = None
     if block is None:
@@ -286,6 +294,8 @@ class DegreeCorrectedEM(Algorithm):
         # (id(state), iteration, (U, V, L), their group products, the objective): what
         # the last step left, for its objective and the next step's Lambda block
         self._ahead: tuple | None = None
+        # name -> (degrees, factors, degrees @ factors): :meth:`_sums`
+        self._kept_sums: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def fingerprint(self, data: BPBFMData) -> str:
         return data.fingerprint()
@@ -316,9 +326,28 @@ class DegreeCorrectedEM(Algorithm):
                       for x in (state.A, state.B))
         return factors + degrees
 
+    def _sums(self, state: DegreeEMState, block: str | None
+              ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(``s_a = A U``, ``s_b = B V``) where ``block``'s exposure needs them, each
+        kept with the two arrays it was computed from and reused while they are the
+        state's (an iteration changes each array once, and five blocks and the
+        objective read the sums: half the products are saved)."""
+        out = []
+        for name, degrees, factors, needs in (("a", state.A, state.U, NEEDS_SA),
+                                              ("b", state.B, state.V, NEEDS_SB)):
+            if block not in needs:
+                out.append(None)
+                continue
+            kept = self._kept_sums.get(name)
+            if kept is None or kept[0] is not degrees or kept[1] is not factors:
+                kept = (degrees, factors, degrees @ factors)
+                self._kept_sums[name] = kept
+            out.append(kept[2])
+        return out[0], out[1]
+
     def _posterior(self, state: DegreeEMState, data: BPBFMData, ones: float) -> float:
         total, _ = degree_exposures(state.U, state.V, state.L, state.A, state.B, data,
-                                    None)
+                                    None, *self._sums(state, None))
         return (ones - total + self._prior(state)) / max(data.n_observed, 1)
 
     def log_posterior(self, state: DegreeEMState, data: BPBFMData) -> float:
@@ -333,7 +362,8 @@ class DegreeCorrectedEM(Algorithm):
         E-step's ``ll`` (at the state before) and its group products."""
         ll, S, rates = degree_estep(state.U, state.V, state.L, state.A, state.B, data,
                                     block, rates)
-        _, D = degree_exposures(state.U, state.V, state.L, state.A, state.B, data, block)
+        _, D = degree_exposures(state.U, state.V, state.L, state.A, state.B, data, block,
+                                *self._sums(state, block))
         D = np.maximum(D, 0.0)                 # type: ignore[arg-type]
         if block in ("A", "B"):
             setattr(state, block, (S + self.alpha) / (D + self.alpha))

@@ -672,26 +672,28 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         self.dictionary_ = averaged.get("G")
         self.relation_weights_ = averaged.get("eta")
         em = isinstance(state, (BPBFMEMState, DegreeEMState))
-        if em:                                  # a point estimate: one "sample"
-            samples = [averaged]
-        else:
-            samples = kept or [algorithm.retained(state)]
+        samples = [] if em else kept or [algorithm.retained(state)]
         # samples_* are exactly the run's kept samples: save(full=True) stores them once
         self._samples_published_ = bool(kept) and not em
-        self.samples_embedding_ = np.stack([s["U"] for s in samples])
-        self.samples_relation_matrices_ = np.stack([s["relation_matrices"] for s in samples])
+
+        def stacked(key: str, published: np.ndarray) -> np.ndarray:
+            # EM: a point estimate, its one "sample" a view of the published array
+            return published[None] if em else np.stack([s[key] for s in samples])
+
+        self.samples_embedding_ = stacked("U", self.embedding_)
+        self.samples_relation_matrices_ = stacked("relation_matrices",
+                                                  self.relation_matrices_)
         scaled = getattr(algorithm, "scaled", False)
         self.self_scale_ = (np.asarray(averaged["rho"], dtype=np.float64) if scaled
                             else None)
-        self.samples_self_scale_ = (np.stack([s["rho"] for s in samples]) if scaled
-                                    else None)
+        self.samples_self_scale_ = (stacked("rho", self.self_scale_) if scaled else None)
         for name, key in (("tail_embedding_", "V"), ("head_degrees_", "head_degrees"),
                           ("tail_degrees_", "tail_degrees")):
-            corrected = key in averaged
-            setattr(self, name, np.asarray(averaged[key], dtype=np.float64) if corrected
-                    else None)
-            setattr(self, f"samples_{name}", np.stack([s[key] for s in samples])
-                    if corrected else None)
+            published = (np.array(averaged[key], dtype=np.float64) if key in averaged
+                         else None)
+            setattr(self, name, published)
+            setattr(self, f"samples_{name}", None if published is None
+                    else stacked(key, published))
         self.entity_names_ = np.asarray(names_e, dtype=str)
         self.relation_names_ = np.asarray(names_r, dtype=str)
         self.binary_ = bool(binary)
