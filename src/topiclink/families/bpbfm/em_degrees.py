@@ -364,12 +364,17 @@ class DegreeCorrectedEM(Algorithm):
                                     block, rates)
         _, D = degree_exposures(state.U, state.V, state.L, state.A, state.B, data, block,
                                 *self._sums(state, block))
-        D = np.maximum(D, 0.0)                 # type: ignore[arg-type]
+        # in place: D and S are this call's own arrays (L's are R K^2 each)
+        np.maximum(D, 0.0, out=D)                  # type: ignore[call-overload]
         if block in ("A", "B"):
-            setattr(state, block, (S + self.alpha) / (D + self.alpha))
+            S += self.alpha                        # type: ignore[operator]
+            D += self.alpha                        # type: ignore[operator]
         else:
-            x = getattr(state, block)
-            setattr(state, block, (x * S + EPS) / (D + self.b))
+            S *= getattr(state, block)             # type: ignore[operator]
+            S += EPS                               # type: ignore[operator]
+            D += self.b                            # type: ignore[operator]
+        S /= D                                     # type: ignore[operator]
+        setattr(state, block, S)
         return ll, rates
 
     def step(self, state: DegreeEMState, data: BPBFMData) -> dict[str, float]:
