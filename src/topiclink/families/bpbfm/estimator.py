@@ -92,7 +92,8 @@ def _half_of_max_iter(params: dict[str, Any]) -> int:
 
 
 class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimator):
-    """BPBFM-1 / BPBFM-2 fitted by batch or online Gibbs sampling, or BPBFM-1 by MAP-EM.
+    """BPBFM-1 / BPBFM-2 fitted by batch or online Gibbs sampling, or BPBFM-1 and the
+    degree-corrected model (``degree_corrected=True``) by MAP-EM.
 
     Parameters
     ----------
@@ -121,7 +122,8 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         (``benchmarks/bpbfm_em_probe.py``, issue 24), but it overfits a small graph such
         as Nations (14 entities), where Gibbs does better: not the default.  No
         posterior samples: ``proba_interval`` refuses; no BPBFM-2, ``self_pairs="scaled"``,
-        Dask ``executor`` or ``partial_fit``.
+        Dask ``executor`` or ``partial_fit``.  With ``degree_corrected=True``: the
+        degree-corrected model (below), the one that ranks best on FB15k-237.
     max_iter : int, default 500
         Gibbs iterations per call of ``fit`` (``resume=True`` adds more); online: sweeps,
         each visiting every entry once in minibatches; EM: at most this many iterations.
