@@ -397,7 +397,8 @@ NARROWED = {
 FAMILY_PARAMETERS = {
     "BilinearPoissonFactorModel": {"n_dictionary", "binary", "a", "gamma0", "c0", "e0",
                                    "f0", "beta", "h0", "q0", "self_pairs",
-                                   "em_prior_rate", "n_chains"},
+                                   "em_prior_rate", "degree_corrected", "degree_prior",
+                                   "n_chains"},
     "DMR": {"sigma", "intercept_sigma"},
     "DirichletMultinomialMixture": set(),
     "KernelTopicModel": {"kernel", "tau", "fit_tau", "n_inner", "min_precision",
