@@ -101,8 +101,8 @@ def _sides(g: RelationGroups, r: int, U: np.ndarray, V: np.ndarray, L: np.ndarra
 
 @dataclass
 class Rates:
-    """Per relation, the group products ``P = own Lr`` and the entries' ``lam_e`` at one
-    (U, V, Lambda): what the A, B and Lambda blocks' E-steps share."""
+    """Per relation, the group products ``P = own Lr`` at one (U, V, Lambda): what the
+    A, B and Lambda blocks' E-steps and the objective share."""
 
     P: list[np.ndarray]
 
@@ -173,7 +173,7 @@ class _MissingWeights:
 
     @classmethod
     def from_data(cls, data: BPBFMData) -> _MissingWeights:
-        ix = MissingIndex.from_data(data)
+        ix = kept_on(data, "_em_missing_index", MissingIndex.from_data)   # tied EM's too
 
         def rel_of_cells(summer: sp.csr_array, ptr: np.ndarray) -> np.ndarray:
             group_rel = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
@@ -291,8 +291,9 @@ class DegreeCorrectedEM(Algorithm):
         self.K = int(n_topics)
         self.b = float(prior_rate)
         self.alpha = float(degree_prior)
-        # (id(state), iteration, (U, V, L), their group products, the objective): what
-        # the last step left, for its objective and the next step's Lambda block
+        # (id(state), iteration, {name: the state's array}, the group products at U, V,
+        # Lambda, the objective): what the last step left, for its objective and the
+        # next step's Lambda block (:meth:`_left`)
         self._ahead: tuple | None = None
         # name -> (degrees, factors, degrees @ factors): :meth:`_sums`
         self._kept_sums: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -377,13 +378,18 @@ class DegreeCorrectedEM(Algorithm):
         setattr(state, block, S)
         return ll, rates
 
-    def step(self, state: DegreeEMState, data: BPBFMData) -> dict[str, float]:
+    def _left(self, state: DegreeEMState, names: str) -> tuple | None:
+        """What the last step left (:attr:`_ahead`) if it was this state's, at this
+        iteration, and the arrays ``names`` are still the ones it saw."""
         ahead = self._ahead
-        rates = None
-        if (ahead is not None and ahead[0] == id(state) and ahead[1] == state.iteration
-                and all(a is b for a, b in zip(ahead[2], (state.U, state.V, state.L),
-                                               strict=True))):
-            rates = ahead[3]
+        if (ahead is None or ahead[0] != id(state) or ahead[1] != state.iteration
+                or any(ahead[2][n] is not getattr(state, n) for n in names)):
+            return None
+        return ahead
+
+    def step(self, state: DegreeEMState, data: BPBFMData) -> dict[str, float]:
+        ahead = self._left(state, "UVL")           # the products need U, V, Lambda
+        rates = None if ahead is None else ahead[3]
         self._ahead = None
         for block in BLOCKS[:3]:                     # L (with the products left), U, V
             self.update(state, data, block, rates if block == "L" else None)
@@ -392,17 +398,13 @@ class DegreeCorrectedEM(Algorithm):
         ll, _, rates = degree_estep(state.U, state.V, state.L, state.A, state.B, data,
                                     None, rates)
         after = self._posterior(state, data, ll)
-        self._ahead = (id(state), state.iteration + 1, (state.U, state.V, state.L), rates,
-                       after)
+        self._ahead = (id(state), state.iteration + 1,
+                       {n: getattr(state, n) for n in "UVLAB"}, rates, after)
         return {}
 
     def objective(self, state: DegreeEMState, data: BPBFMData) -> float:
-        ahead = self._ahead
-        if (ahead is not None and ahead[:2] == (id(state), state.iteration)
-                and all(a is b for a, b in zip(ahead[2], (state.U, state.V, state.L),
-                                               strict=True))):
-            return ahead[4]
-        return self.log_posterior(state, data)
+        ahead = self._left(state, "UVLAB")         # the objective needs every array
+        return self.log_posterior(state, data) if ahead is None else ahead[4]
 
     def averaged(self, state: DegreeEMState, data: BPBFMData) -> dict[str, np.ndarray]:
         U, V, L = normalised_degree_model(state.U, state.V, state.L)
