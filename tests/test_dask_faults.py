@@ -1,10 +1,14 @@
 """Dask fault tolerance: a worker process killed mid-fit (SIGKILL; its nanny restarts it
 empty) leaves a fit that completes with the chain of an uninterrupted fit, draw for draw
-(LDA, gRTM, online BPBFM, LMVS: the driver sends the lost shards again and rebuilds their
-state, :class:`topiclink.execution.DaskExecutor`); a lost scheduler ends the fit with a
+(LDA -- from memory or from shard files on disk --, gRTM, online BPBFM, gSLDA / Gibbs
+MedLDA, DMR, LMVS: the driver sends the lost shards again and rebuilds their state,
+:class:`topiclink.execution.DaskExecutor`; every worker lost while they are rebuilt costs
+one more redo); a lost scheduler ends the fit with a
 one-line :class:`~topiclink.distributed.SchedulerLostError` within
 :data:`~topiclink.execution.dask.SCHEDULER_TIMEOUT` seconds; the errors'
-messages."""
+messages; Dask arguments (a ``client`` that is none, a scheduler address of the wrong
+form, a scheduler that does not answer) refused on one line, at once or in bounded
+time."""
 
 from __future__ import annotations
 
@@ -304,3 +308,232 @@ def test_scheduler_lost_one_line_error_in_bounded_time(corpus, tmp_path, monkeyp
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+# ---------------------------------------------------------------------- gSLDA (more settings)
+def kill_all_at(monkeypatch, cls, method: str, client, when: int, killed: list) -> None:
+    """Kill EVERY worker process on the ``when``-th call of ``cls.method`` (before it
+    runs): the cluster has none until a nanny has restarted one."""
+    original = getattr(cls, method)
+    calls = [0]
+
+    def wrapped(self, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == when:
+            pids = client.run(os.getpid)
+            for pid in pids.values():
+                os.kill(pid, signal.SIGKILL)
+            t0 = time.monotonic()
+            while set(pids) & set(client.nthreads()) and time.monotonic() - t0 < BOUND:
+                time.sleep(0.1)
+            killed.extend(sorted(pids))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, method, wrapped)
+
+
+def _slda_data(n_classes: int = 2):
+    from topiclink.datasets import make_slda_data
+
+    (corpus, y), _ = make_slda_data(n_docs=60, n_words=80, n_topics=3, doc_length=25,
+                                    random_state=2)
+    return corpus, (y if n_classes == 2 else np.arange(corpus.n_docs) % n_classes)
+
+
+SLDA_STATE = ("eta", "z", "ndk", "nwk", "nk", "a", "b", "kernel_rng")
+
+
+def assert_same_slda(ref, model) -> None:
+    for name in SLDA_STATE:
+        np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
+                                      err_msg=name)
+    assert ([generator_state(g) for g in ref.state_.aug_rngs]
+            == [generator_state(g) for g in model.state_.aug_rngs])
+    np.testing.assert_array_equal(ref.coef_, model.coef_)
+    np.testing.assert_array_equal(ref.trace_["label_loglik"], model.trace_["label_loglik"])
+
+
+def test_medlda_multiclass_killed_at_the_eta_step_same_chain(processes, monkeypatch, caplog):
+    """Gibbs MedLDA (hinge), three classes (three stacked chains), the default two shards
+    given the new way (``scheme="shards"``, ``executor=client``), a worker killed while the
+    driver draws eta (between two rounds, after the fetch of a recovery point): the
+    in-process chain of the same shards, draw for draw."""
+    from topiclink.families.slda.algorithm import SupervisedGibbs
+    from topiclink.families.slda.estimator import SupervisedTopicModel
+
+    corpus, y = _slda_data(3)
+    kw = {"n_topics": 3, "c": 4.0, "loss": "hinge", "max_iter": 7, "scheme": "shards",
+          "evaluate_every": 2, "random_state": 5}
+    ref = SupervisedTopicModel(**kw).fit(corpus, y)            # the shards on a thread
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
+    killed: list = []
+    kill_at(monkeypatch, SupervisedGibbs, "global_step", processes, 5, killed)
+    model = SupervisedTopicModel(executor=processes, **kw).fit(corpus, y)
+    assert killed and "redoing the iteration" in caplog.text
+    assert_same_slda(ref, model)
+
+
+def test_slda_every_worker_lost_while_restoring_same_chain(processes, monkeypatch, caplog):
+    """A worker lost mid-fit, then every worker lost while its shards are being rebuilt
+    (a cluster with none left for a while): the rebuild is redone once a nanny has
+    restarted a worker, and the chain is the uninterrupted one (it used to stop with a
+    ZeroDivisionError from placing the shards on no worker)."""
+    from topiclink.execution import DaskExecutor
+    from topiclink.families.slda.estimator import SupervisedTopicModel
+
+    corpus, y = _slda_data()
+    kw = {"n_topics": 3, "c": 4.0, "max_iter": 6, "scheme": "shards", "random_state": 5}
+    ref = SupervisedTopicModel(**kw).fit(corpus, y)
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
+    killed: list = []
+    kill_at(monkeypatch, DaskExecutor, "step_kept", processes, 5, killed)
+    kill_all_at(monkeypatch, DaskExecutor, "_rebuild", processes, 1, killed)
+    model = SupervisedTopicModel(executor=processes, **kw).fit(corpus, y)
+    assert len(killed) >= 2 and caplog.text.count("redoing the iteration") >= 2
+    assert "no worker is left" in caplog.text
+    assert_same_slda(ref, model)
+
+
+def test_lda_every_worker_lost_between_sweeps_same_chain(corpus, processes, monkeypatch,
+                                                         caplog):
+    """Every worker killed at once before sweep 5: the sweep's sends find no worker (a
+    loss, not distributed's raw TimeoutError "No valid workers found", which a send
+    raises after the client's timeout, here 1 s: before a nanny has restarted one), the
+    fit waits for a restarted worker, rebuilds the shards and ends with the uninterrupted
+    chain."""
+    ref = LDA(parallel="adlda", **LDA_KW).fit(corpus)
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
+    monkeypatch.setattr(processes, "_timeout", 1.0)    # a send's wait for a worker
+    killed: list = []
+    kill_all_at(monkeypatch, ADLDAShards, "step", processes, 5, killed)
+    model = LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
+    assert len(killed) == 2 and "redoing the iteration" in caplog.text
+    assert "(TimeoutError)" in caplog.text               # the send that found no worker
+    for name in ("z", "ndk", "nwk", "nk", "kernel_rng"):
+        np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
+                                      err_msg=name)
+
+
+# ---------------------------------------------------------------------- DMR
+def test_dmr_worker_killed_same_chain(processes, monkeypatch, caplog):
+    """DMR's AD-LDA shards on Dask (``scheme=Shards("adlda", 3)``, ``executor=client``),
+    a worker killed before sweep 5, between two optimisations of lambda (after sweeps 3
+    and 6): the chain of the same shards in process, lambda included."""
+    from topiclink.execution import DaskExecutor, Shards
+    from topiclink.families.dmr.estimator import DMR
+
+    corpus, _ = make_lda_data(n_docs=60, n_words=100, n_topics=4, doc_length=30,
+                              random_state=1)
+    features = np.random.default_rng(3).normal(size=(corpus.n_docs, 2))
+    kw = {"n_topics": 4, "max_iter": 8, "burn_in": 3, "optimize_every": 3,
+          "scheme": Shards("adlda", 3), "random_state": 2}
+    ref = DMR(**kw).fit(corpus, features=features)
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
+    killed: list = []
+    kill_at(monkeypatch, DaskExecutor, "step_kept", processes, 5, killed)
+    model = DMR(executor=processes, **kw).fit(corpus, features=features)
+    assert killed and "redoing the iteration" in caplog.text
+    for name in ("z", "ndk", "nwk", "nk", "lam", "kernel_rng"):
+        np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
+                                      err_msg=name)
+    np.testing.assert_array_equal(ref.lambda_, model.lambda_)
+    np.testing.assert_array_equal(ref.trace_["lambda_objective"],
+                                  model.trace_["lambda_objective"])
+
+
+# ---------------------------------------------------------------------- shards on disk
+def test_lda_on_disk_shards_worker_killed_same_chain(corpus, processes, monkeypatch, tmp_path,
+                                                    caplog):
+    """LDA fitted from a ShardSet (the workers read the shard files; the driver never
+    loads the tokens), a worker killed before sweep 8: the lost shards are rebuilt from
+    their files and the logged sweeps, and the chain is the in-memory AD-LDA one."""
+    from topiclink.data import ShardSet, write_shards
+
+    write_shards(corpus, tmp_path / "set", LDA_KW["n_shards"])
+    shards = ShardSet.open(tmp_path / "set")
+    ref = LDA(parallel="adlda", **LDA_KW).fit(corpus)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the driver loaded a shard's words")
+
+    monkeypatch.setattr(ShardSet, "load", refuse)
+    monkeypatch.setattr(ShardSet, "to_corpus", refuse)
+    monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
+    killed: list = []
+    kill_at(monkeypatch, ADLDAShards, "step", processes, 8, killed)
+    model = LDA(parallel="dask", client=processes, **LDA_KW).fit(shards)
+    assert killed and "redoing the iteration" in caplog.text
+    for name in ("z", "ndk", "nwk", "nk", "kernel_rng"):
+        np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
+                                      err_msg=name)
+    np.testing.assert_array_equal(ref.components_, model.components_)
+    np.testing.assert_array_equal(ref.trace_["log_likelihood"], model.trace_["log_likelihood"])
+
+
+# ---------------------------------------------------------------------- Dask arguments
+BAD_ADDRESSES = ["not an address", "tcp://127.0.0.1", "127.0.0.1", "http://h:80",
+                 "tcp://h:0", "tcp://h:99999", "tcp://:8786", ""]
+
+
+@pytest.mark.parametrize("client", [5, 5.0, True, [1], object()],
+                         ids=["int", "float", "bool", "list", "object"])
+def test_a_client_that_is_not_one_is_refused(client):
+    """``client=5`` is no Dask client (it used to become 5 threads, silently)."""
+    with pytest.raises(ValueError) as info:
+        LDA(n_topics=3, parallel="dask", client=client)
+    message = str(info.value)
+    assert message.startswith("LDA: client must be") and "\n" not in message
+    assert "tcp://host:port" in message
+    with pytest.raises(TypeError, match=r"^client must be a distributed\.Client"):
+        execution_dask.DaskExecutor(client)
+
+
+@pytest.mark.parametrize("address", BAD_ADDRESSES)
+def test_a_scheduler_address_of_the_wrong_form_is_refused_at_once(corpus, address):
+    t0 = time.monotonic()
+    with pytest.raises(ValueError) as info:
+        LDA(n_topics=3, max_iter=1, scheme="adlda", executor=address).fit(corpus)
+    assert "executor must be" in str(info.value) and "tcp://host:port" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        execution_dask.DaskExecutor(address)
+    message = str(info.value)
+    assert message.startswith(f"client: {address!r} is not a Dask scheduler address (")
+    assert message.endswith("expected the form tcp://host:port") and "\n" not in message
+    with pytest.raises(ValueError, match="expected the form tcp://host:port"):
+        execution_dask.resolve_client(address)
+    assert time.monotonic() - t0 < 5              # no connection was tried
+
+
+@pytest.mark.parametrize("address", ["tcp://10.0.0.5:8786", "10.0.0.5:8786",
+                                     "localhost:8786", "tls://h.example.org:1",
+                                     "tcp://[::1]:8786", "inproc://10.0.0.1/123/1"])
+def test_scheduler_addresses_of_the_right_form(address):
+    assert execution_dask.address_problem(address) is None
+    assert execution_dask.DaskExecutor(address).client_arg == address
+
+
+def test_a_scheduler_that_does_not_answer_is_one_line_in_bounded_time(monkeypatch):
+    """Nothing listens at the address: a one-line ValueError after CONNECT_TIMEOUT."""
+    monkeypatch.setattr(execution_dask, "CONNECT_TIMEOUT", 2.0)
+    t0 = time.monotonic()
+    with pytest.raises(ValueError) as info:
+        execution_dask.resolve_client("tcp://127.0.0.1:1")
+    message = str(info.value)
+    assert time.monotonic() - t0 < 2.0 + 10
+    assert message.startswith("executor: cannot connect to the Dask scheduler at "
+                              "'tcp://127.0.0.1:1'") and "\n" not in message
+
+
+def test_cli_scheduler_of_the_wrong_form_is_one_line_at_once():
+    from typer.testing import CliRunner
+
+    from topiclink.cli.app import app
+
+    t0 = time.monotonic()
+    result = CliRunner().invoke(app, ["fit", "lda", "--dataset", "cora", "--scheduler",
+                                      "not an address", "-k", "2", "-n", "1"])
+    assert result.exit_code != 0 and time.monotonic() - t0 < 30
+    assert "Traceback" not in result.output
+    lines = [ln for ln in result.output.splitlines() if ln.startswith("error")]
+    assert lines == ["error: --scheduler: 'not an address' is not a Dask scheduler address "
+                     "(it holds spaces); expected the form tcp://host:port"]

@@ -300,10 +300,14 @@ def _linqs(folder: Path, cites: str) -> Path:
     return folder
 
 
-def test_an_empty_cites_file_is_refused(tmp_path):
+def test_an_empty_cites_file_gives_no_links_with_a_warning(tmp_path, caplog):
+    """A graph without edges is still a corpus (an LDA needs no links): read, warned
+    about; the models of links refuse it (below)."""
     d = _linqs(tmp_path / "toy", "")
-    with pytest.raises(DataError, match=r"toy.cites: no links \(the file is empty\)"):
-        read_linqs(d / "toy.content", d / "toy.cites")
+    with caplog.at_level(logging.WARNING, logger="topiclink"):
+        corpus, links, _ = read_linqs(d / "toy.content", d / "toy.cites")
+    assert corpus.n_docs == 8 and links.n_links == 0
+    assert "toy.cites: no links (the file is empty" in caplog.text
 
 
 def test_a_cites_file_of_mostly_unknown_ids_is_refused_with_counts(tmp_path, caplog):

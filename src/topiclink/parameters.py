@@ -51,7 +51,7 @@ from topiclink.data.checks import (
     Options,
     Real,
 )
-from topiclink.distributed.params import EXECUTOR, is_client
+from topiclink.distributed.params import EXECUTOR, ClientLike, is_client
 from topiclink.execution.shards import DEFAULT_SHARDS, Shards
 
 __all__ = ["Parameter", "GLOSSARY", "ALIASES", "DEPRECATED", "HOMONYMS", "REMOVED_IN",
@@ -302,6 +302,10 @@ def translate_execution(owner: str, params: Mapping[str, Any],
         raise ValueError(f"{owner}: parallel must be one of "
                          f"{', '.join(repr(v) for v in old_parallel)} (deprecated: use "
                          f"scheme and executor), got {parallel!r}")
+    client = old.get("client")
+    if client is not None and not ClientLike().accepts(client):     # never a thread count
+        raise ValueError(f"{owner}: client must be None or {ClientLike().describe()} "
+                         f"(deprecated: use executor), got {client!r}"[:300])
     new: dict[str, Any] = {}
     name = old_parallel[parallel]
     if "parallel" in old:                   # parallel names both; None: exact, here

@@ -11,12 +11,17 @@ The module is file I/O only: it knows nothing of estimators.  The class registry
 :func:`topiclink.load` live in :mod:`topiclink.models.base`.
 
 Writes go to a temporary file in the target directory, are flushed to disk and then
-renamed over the target, so a crash never leaves a half-written model.  Loading uses
-``allow_pickle=False`` and refuses unknown formats or versions with a clear message.
+renamed over the target, so a crash never leaves a half-written model.  A write that
+fails (a full disk, ``ENOSPC``, at any byte; a read-only folder; a quota) removes the
+temporary file, leaves the previous file at the path as it was, and raises a one-line
+:class:`SaveError` naming the file, the cause and that the previous file is intact.
+Loading uses ``allow_pickle=False`` and refuses unknown formats or versions with a clear
+message.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -27,30 +32,91 @@ from typing import Any
 import numpy as np
 
 __all__ = ["FORMAT_VERSION", "save_model", "read_model", "read_header", "atomic_write",
-           "to_jsonable"]
+           "to_jsonable", "SaveError", "write_error"]
 
 FORMAT_NAME = "topiclink-model"
 FORMAT_VERSION = 1
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
+class SaveError(OSError):
+    """A file topiclink could not write (a full disk, a read-only folder...): a one-line
+    message naming the file, the cause and whether the previous file is intact.  An
+    :class:`OSError`, so ``except OSError`` still catches it; ``errno`` is the cause's."""
+
+
+#: bytes per ``os.write`` call (a short write continues where it stopped)
+_WRITE_CHUNK = 1 << 24
+
+_CAUSES = {errno.ENOSPC: "no space left on device (ENOSPC)",
+           getattr(errno, "EDQUOT", -1): "disk quota exceeded (EDQUOT)",
+           errno.EFBIG: "the file is too large for its file system (EFBIG)"}
+
+
+def write_error(path: Path, exc: OSError, what: str = "file", *,
+                previous: bool | None = None) -> SaveError:
+    """The one-line :class:`SaveError` for ``exc`` raised while writing ``what`` to
+    ``path`` (``previous``: whether a previous file is at the path, left intact; None:
+    look).  A permission error names the folder that is not writable."""
+    code = exc.errno
+    if code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        folder = path.parent
+        while not folder.exists() and folder.parent != folder:  # the first existing one
+            folder = folder.parent
+        reason = (f"the folder {folder} is on a read-only file system (EROFS)"
+                  if code == errno.EROFS else
+                  f"the folder {folder} is not writable (permission denied)")
+    elif code in (errno.ENOTDIR, errno.EEXIST):
+        reason = f"a part of the folder {path.parent} is a file, not a folder"
+    elif code == errno.EISDIR:
+        reason = "that path is a folder"
+    elif code in _CAUSES:
+        reason = _CAUSES[code]
+    else:
+        text = exc.strerror or (str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        name = errno.errorcode.get(code, "") if code else ""
+        reason = f"{text} ({name})" if name else text
+    if previous is None:
+        previous = path.is_file()
+    after = "the previous file is intact" if previous else "nothing was written"
+    error = SaveError(f"cannot save {what} to {path}: {reason}; {after}")
+    error.errno = code
+    return error
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, what: str = "file") -> Path:
+    """Write ``data`` to ``path`` through a temporary file and an atomic rename.
+
+    Any failure on the way (creating the folder or the temporary file, a write or an
+    ``fsync`` that runs out of space, the rename) removes the temporary file, leaves a
+    previous file at ``path`` untouched and raises a one-line :class:`SaveError`
+    ("cannot save <what> to PATH: <cause>; the previous file is intact")."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    previous = path.is_file()
+    tmp = None
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            view = memoryview(data).cast("B")
+            while view:
+                n = os.write(fd, view[:_WRITE_CHUNK])
+                if n <= 0:                    # nothing written and no error: no room
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         # mkstemp creates 0600; a saved model gets the mode of any new file (umask)
         os.chmod(tmp, 0o666 & ~_current_umask())
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    except BaseException as exc:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if isinstance(exc, OSError) and not isinstance(exc, SaveError):
+            raise write_error(path, exc, what, previous=previous) from None
         raise
     return path
 
@@ -111,7 +177,7 @@ def save_model(path: str | os.PathLike[str], class_name: str, params: dict[str, 
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
-    return atomic_write(path, buf.getvalue())
+    return atomic_write(path, buf.getvalue(), what="model")
 
 
 def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -317,7 +317,73 @@ def metric_cases() -> list[Case]:
     return out
 
 
+#: n_tokens of predict_words_from_links: (label, value, expect per model kind) with the
+#: kinds "sampled" (RTM: one whole number for every new document) and "real" (any N > 0,
+#: or one per new document); two new documents are asked for
+N_TOKENS: list[tuple[str, Any, str, str]] = [
+    ("minus5", -5, "error", "error"), ("zero", 0, "error", "error"),
+    ("minus_half", -0.5, "error", "error"), ("nan", float("nan"), "error", "error"),
+    ("inf", float("inf"), "error", "error"), ("text", "many", "error", "error"),
+    ("numeric_text", "20", "error", "error"), ("true", True, "error", "error"),
+    ("complex", 3 + 0j, "error", "error"), ("dict", {}, "error", "error"),
+    ("wrong_length", [1, 2, 3], "error", "error"), ("one_short", [5], "error", "error"),
+    ("2d", [[5, 5]], "error", "error"), ("per_doc_zero", [5, 0], "error", "error"),
+    ("per_doc_nan", [5, float("nan")], "error", "error"),
+    ("fraction", 2.5, "error", "accept"), ("per_doc", [5, 9], "error", "accept"),
+    ("np_per_doc", np.array([5.0, 9.0]), "error", "accept"),
+    ("twenty", 20, "accept", "accept"), ("np_int", np.int64(7), "accept", "accept"),
+    ("whole_float", 20.0, "accept", "accept"), ("none", None, "accept", "accept"),
+]
+
+
+def words_from_links_cases() -> list[Case]:
+    """Every link model's ``predict_words_from_links`` fed each form of ``n_tokens``."""
+    D = data()["X"].n_docs
+    links_out = np.zeros((2, D))
+    links_out[0, 1] = links_out[1, 3] = 1
+
+    def distributions(r: Any) -> bool:
+        r = np.asarray(r)
+        return r.shape == (2, data()["X"].n_words) and bool(
+            np.all(np.isfinite(r)) and np.allclose(r.sum(axis=1), 1.0))
+
+    out = []
+    for name in ("RelationalTopicModel", "VariationalRTM", "VisibilityTopicModel"):
+        sampled = name == "RelationalTopicModel"
+        for label, value, expect_sampled, expect_real in N_TOKENS:
+            expect = expect_sampled if sampled else expect_real
+            out.append(Case(f"words_from_links/{name}/n_tokens_{label}", "api",
+                            lambda n=name, v=value: fitted(n).predict_words_from_links(
+                                links_out, n_tokens=v), expect,
+                            distributions if expect == "accept" else None))
+    return out
+
+
+def text_cases() -> list[Case]:
+    """``corpus_from_texts``: anything that is not a text vectorizer instance."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from topiclink.data.io import corpus_from_texts
+
+    texts = ["graph node word", "topic word model", "node graph topic"]
+    bad = {"int": 5, "text": "count", "none_like": object(), "dict": {"min_df": 1},
+           "class": CountVectorizer, "list": [CountVectorizer()], "fitted_elsewhere_fn":
+           CountVectorizer().fit_transform}
+    out = [Case(f"corpus_from_texts/vectorizer_{label}", "api",
+                lambda v=v: corpus_from_texts(texts, vectorizer=v))
+           for label, v in bad.items()]
+    out.append(Case("corpus_from_texts/vectorizer_count", "api",
+                    lambda: corpus_from_texts(texts, vectorizer=CountVectorizer()), "accept",
+                    lambda c: c.n_docs == 3))
+    fitted_vectorizer = CountVectorizer().fit(texts)
+    out.append(Case("corpus_from_texts/vectorizer_fitted", "api",
+                    lambda: corpus_from_texts(texts, vectorizer=fitted_vectorizer), "accept",
+                    lambda c: list(c.vocabulary) == list(
+                        fitted_vectorizer.get_feature_names_out())))
+    return out
+
+
 def cases() -> list[Case]:
     return (parameter_cases() + document_cases() + link_cases() + label_cases()
             + prediction_cases() + unfitted_cases() + resume_cases() + container_cases()
-            + metric_cases())
+            + metric_cases() + words_from_links_cases() + text_cases())

@@ -553,7 +553,72 @@ def cli_cases() -> list[Case]:
     return out
 
 
+# ---------------------------------------------------------------------- string options
+OPTION_BAD = [("bogus", "bogus"), ("ignore", "ignore"), ("capitalised", "Drop"),
+              ("padded", " drop"), ("none", None), ("true", True), ("zero", 0),
+              ("list", ["drop"]), ("bytes", b"drop")]
+FLAG_BAD = [("text_yes", "yes"), ("text_false", "False"), ("one", 1), ("zero", 0),
+            ("list", [True])]
+
+
+def _option_entry_points() -> list[tuple[str, str, tuple[str, ...],
+                                         Callable[[Any], Any]]]:
+    """(entry, option, allowed values, call with the option set): every data constructor
+    taking a string option."""
+    import networkx as nx
+
+    from topiclink.data import Links
+    from topiclink.data.tensor import RelationalTensor
+
+    A = _adjacency(0, (0, 1))
+    g = nx.DiGraph([(0, 1), (1, 2)])
+    frame = pd.DataFrame({"head": ["a", "b"], "relation": ["r", "r"], "tail": ["b", "a"]})
+    return [
+        ("from_pairs", "self_links", ("error", "drop"),
+         lambda v: Links.from_pairs([[0, 1], [2, 3]], 5, self_links=v)),
+        ("from_pairs", "duplicates", ("error", "drop"),
+         lambda v: Links.from_pairs([[0, 1], [2, 3]], 5, duplicates=v)),
+        ("from_adjacency", "self_links", ("error", "drop"),
+         lambda v: Links.from_adjacency(A, self_links=v)),
+        ("from_networkx", "self_links", ("error", "drop"),
+         lambda v: Links.from_networkx(g, self_links=v)),
+        ("tensor_from_dataframe", "duplicates", ("merge", "error"),
+         lambda v: RelationalTensor.from_dataframe(frame, duplicates=v)),
+        ("tensor_from_networkx", "duplicates", ("merge", "error"),
+         lambda v: RelationalTensor.from_networkx(nx.MultiDiGraph(
+             [(0, 1, {"relation": "r"})]), duplicates=v)),
+    ]
+
+
+def option_cases() -> list[Case]:
+    """Each string option of each data constructor: every value outside its allowed set
+    refused (never read as one of them), every allowed value accepted; the ``directed``
+    flags of the link constructors take True/False (None: inferred) only."""
+    from topiclink.data import Links, as_links
+
+    out = []
+    for entry, option, allowed, call in _option_entry_points():
+        for label, value in OPTION_BAD:
+            out.append(case(f"options/{entry}/{option}/{label}", lambda c=call, v=value: c(v)))
+        for value in allowed:
+            out.append(case(f"options/{entry}/{option}/good_{value}",
+                            lambda c=call, v=value: c(v), "accept"))
+    flags: list[tuple[str, Callable[[Any], Any], bool]] = [
+        ("from_pairs", lambda v: Links.from_pairs([[0, 1]], 3, directed=v), False),
+        ("from_adjacency", lambda v: Links.from_adjacency(_adjacency(0, (0, 1)),
+                                                          directed=v), True),
+        ("as_links", lambda v: as_links(np.array([[0, 1]]), 3, directed=v), True)]
+    for entry, call, none_ok in flags:
+        for label, value in FLAG_BAD + ([] if none_ok else [("none", None)]):
+            out.append(case(f"options/{entry}/directed/{label}", lambda c=call, v=value: c(v)))
+        for label, value in (("true", True), ("false", False), ("np_true", np.True_)):
+            out.append(case(f"options/{entry}/directed/good_{label}",
+                            lambda c=call, v=value: c(v), "accept",
+                            lambda r, v=value: r.directed == bool(v)))
+    return out
+
+
 def cases() -> list[Case]:
     return (adjacency_cases() + vocabulary_cases() + id_cases() + shard_cases()
             + label_cases() + from_documents_cases() + count_cases() + link_reader_cases()
-            + cli_cases())
+            + cli_cases() + option_cases())

@@ -187,6 +187,7 @@ def cases() -> list[Case]:
         out.append(Case(f"file/raw/{kind}", "model-files", make))
     out.append(Case("file/raw/directory", "model-files", lambda: _load(folder())))
     out.extend(state_cases())
+    out.extend(save_fault_cases())
     out.append(Case("file/raw/missing", "model-files", lambda: _load(folder() / "none.npz")))
     return out
 
@@ -238,4 +239,117 @@ def state_cases() -> list[Case]:
                     continue
             out.append(Case(f"state/{name}/{label}", "model-files",
                             lambda n=name, e=edit: _state_resume(n, e)))
+    return out
+
+
+# ---------------------------------------------------------------------- faults while saving
+def _faulty_save(name: str, fault: str, share: float) -> Any:
+    """``save`` over an existing model file with the disk failing: ENOSPC after ``share``
+    of the bytes (``write``), at the fsync, at the rename (``replace``, EIO), or a
+    folder that refuses new files (``readonly``, EACCES).  The error must leave the
+    previous file byte-identical and no temporary file; an AssertionError (a traceback)
+    otherwise."""
+    import contextlib
+    import copy
+    import errno
+    import os
+    from unittest import mock
+
+    from tests.fuzz.cases_api import fitted
+
+    where = folder() / f"fault-{name}-{fault}-{share}"
+    where.mkdir(exist_ok=True)
+    path = fitted(name).save(where / "model.npz")
+    before = path.read_bytes()
+    model = copy.deepcopy(fitted(name))
+    model.n_iter_ += 1                                      # other bytes than the file's
+    state = {"room": int(share * len(before)), "fds": set()}
+    real_mkstemp, real_write = tempfile.mkstemp, os.write
+
+    def mkstemp(*args: Any, **kwargs: Any) -> Any:
+        if fault == "readonly":
+            raise PermissionError(errno.EACCES, "Permission denied", str(where))
+        fd, tmp = real_mkstemp(*args, **kwargs)
+        state["fds"].add(fd)
+        return fd, tmp
+
+    def write(fd: int, data: Any) -> int:
+        if fd not in state["fds"] or fault != "write":
+            return real_write(fd, data)
+        if state["room"] <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        n = real_write(fd, bytes(data[:state["room"]]))
+        state["room"] -= n
+        return n
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def replace(*args: Any) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    patches = [mock.patch.object(tempfile, "mkstemp", mkstemp),
+               mock.patch.object(os, "write", write)]
+    if fault == "fsync":
+        patches.append(mock.patch.object(os, "fsync", fsync))
+    if fault == "replace":
+        patches.append(mock.patch.object(os, "replace", replace))
+    try:
+        with contextlib.ExitStack() as stack:
+            for patch in patches:
+                stack.enter_context(patch)
+            return model.save(path)
+    finally:
+        assert path.read_bytes() == before, "the previous file changed"
+        left = sorted(p.name for p in where.iterdir() if p != path)
+        assert not left, f"left behind: {left}"
+
+
+def _faulty_checkpoint(fault: str) -> Any:
+    """A fit whose checkpoint cannot be written (ENOSPC at the second write) or is held
+    by another writer (the lock taken in this process)."""
+    import errno
+    import os
+    from unittest import mock
+
+    from tests.fuzz.cases_api import data, estimator
+    from topiclink.models.checkpoint import checkpoint_lock
+
+    path = folder() / f"ckpt-fault-{fault}.npz"
+    path.unlink(missing_ok=True)
+    if fault == "locked":
+        with checkpoint_lock(path):
+            return estimator("LDA").fit(data()["X"], checkpoint=path)
+    calls = {"n": 0}
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] >= 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    with mock.patch.object(os, "fsync", fsync):
+        est = estimator("RelationalTopicModel", max_iter=4)
+        try:
+            return est.fit(data()["X"], links=data()["links"], checkpoint=path,
+                           checkpoint_every=1)
+        finally:
+            import topiclink
+
+            assert topiclink.load(path).n_iter_ == 1, "the first checkpoint is damaged"
+
+
+def save_fault_cases() -> list[Case]:
+    out = []
+    for name in ("LDA", "VariationalRTM"):
+        for share in (0.0, 0.3, 0.99):
+            out.append(Case(f"save-fault/{name}/enospc-{share}", "model-files",
+                            lambda n=name, s=share: _faulty_save(n, "write", s)))
+        for fault in ("fsync", "replace", "readonly"):
+            out.append(Case(f"save-fault/{name}/{fault}", "model-files",
+                            lambda n=name, f=fault: _faulty_save(n, f, 0.0)))
+    for fault in ("enospc", "locked"):
+        out.append(Case(f"save-fault/checkpoint-{fault}", "model-files",
+                        lambda f=fault: _faulty_checkpoint(f)))
     return out

@@ -29,7 +29,7 @@ from typing import Any
 
 CLEAN_TYPES = ("ValueError", "TypeError", "FileNotFoundError", "NotFittedError",
                "DataError", "DataFileNotFoundError", "IsADirectoryError", "PermissionError",
-               "NotADirectoryError")
+               "NotADirectoryError", "SaveError", "CheckpointInUseError")
 GOOD = ("clean error", "correct acceptance")
 
 

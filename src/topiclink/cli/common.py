@@ -31,33 +31,67 @@ __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "Wo
            "reported_errors", "report_unexpected", "CheckedGroup", "check", "memory_bytes",
            "check_model_size", "check_model", "model_file_path", "check_out_file",
            "check_out_dir", "check_input_paths", "require_data", "load_model_file",
-           "load_data", "load_input", "int_list", "float_list", "parse_params", "FitData",
-           "prepare_fit_data", "check_usable_links", "takes_publication_time", "fit_and_report",
-           "echo_table"]
+           "load_data", "load_input", "read_user_lines", "int_list", "float_list",
+           "parse_params", "FitData", "prepare_fit_data", "check_usable_links",
+           "takes_publication_time", "fit_and_report", "echo_table", "path_value", "seed_option",
+           "check_seed"]
+
+
+def path_value(value: str | Path) -> Path:
+    """The parser of every file and folder option and argument of the command line: an
+    empty (or blank) name is refused at once (``error: Invalid value for '--out': ...``,
+    exit 2) instead of being read as ``Path("")``, the current folder; ``.`` names the
+    current folder."""
+    if isinstance(value, Path):
+        return value
+    if not str(value).strip():
+        raise typer.BadParameter("an empty name is no file or folder (give a name; '.' for "
+                                 "the current folder)")
+    return Path(value)
+
+
+def check_seed(value: int | None) -> int | None:
+    """The check of every ``--seed`` option of the command line: a seed is an integer >=
+    0 (what :func:`topiclink.random.as_generator` takes); a negative one is refused at
+    once (``error: Invalid value for '--seed': ...``, exit 2), before any data is read."""
+    if value is not None and value < 0:
+        raise typer.BadParameter(f"a seed is an integer >= 0, got {value}")
+    return value
+
+
+def seed_option(help: str = "Random seed.", *flags: str) -> Any:  # noqa: A002 - typer's word
+    """The declaration of a seed option (``--seed`` unless ``flags``), checked by
+    :func:`check_seed`: every command's seed option is this one."""
+    return Annotated[int, typer.Option(*flags, help=help, callback=check_seed)]
+
 
 DatasetOpt = Annotated[str | None, typer.Option(
     "--dataset", "-d", help="Dataset name (see `topiclink datasets`); with --data and no "
     "--dataset, the folder's format is detected (LINQS, R .rda, UCI bag-of-words, "
     "triples).", show_default=False)]
 DataDirOpt = Annotated[Path | None, typer.Option(
-    "--data", help="Folder holding your own copy of a dataset in its original format.")]
+    "--data", parser=path_value,
+    help="Folder holding your own copy of a dataset in its original format.")]
 InputOpt = Annotated[Path | None, typer.Option(
-    "--input", "-i", help="Your own documents instead of --dataset: a UCI bag-of-words "
-    "docword file (with --vocab), or a text file with one document per line.")]
-VocabOpt = Annotated[Path | None, typer.Option(help="UCI vocabulary file for --input.")]
+    "--input", "-i", parser=path_value, help="Your own documents instead of --dataset: a UCI "
+    "bag-of-words docword file (with --vocab), or a UTF-8 text file with one document per "
+    "line (only a newline ends a document; a file that is not UTF-8 is refused).")]
+VocabOpt = Annotated[Path | None, typer.Option(parser=path_value,
+                                               help="UCI vocabulary file for --input.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q",
                                           help="Progress bar and info logging.")]
 WorkersOpt = Annotated[int, typer.Option(
     help="Configurations run at once in separate processes (the results do not depend "
          "on it).")]
-SeedOpt = Annotated[int, typer.Option(help="Random seed.")]
+SeedOpt = seed_option("Random seed (an integer >= 0).")
 ForceOpt = Annotated[bool, typer.Option("--force/--no-force", "-f",
                                         help="Overwrite an existing output file.")]
 OnlyFoldsOpt = Annotated[str | None, typer.Option(
     "--only-folds", help="Run only these fold indices, e.g. 0,1 (the rows of a fold do not "
     "depend on which other folds run).")]
 CheckpointOpt = Annotated[Path | None, typer.Option(
-    "--checkpoint", help="Checkpoint file: the model with its full sampler state is "
+    "--checkpoint", parser=path_value,
+    help="Checkpoint file: the model with its full sampler state is "
     "written there (atomically) every --checkpoint-every and at the end; when the file "
     "exists the fit continues from it, so a killed fit run again with the same command "
     "finishes with the result an uninterrupted run gives.", show_default=False)]
@@ -65,7 +99,8 @@ CheckpointEveryOpt = Annotated[str, typer.Option(
     "--checkpoint-every", help="Between checkpoints: iterations (e.g. 10) or a duration "
     "(30s, 10min, 2h).")]
 CheckpointDirOpt = Annotated[Path | None, typer.Option(
-    "--checkpoint-dir", help="Checkpoint folder of the grid: each finished cell's row is "
+    "--checkpoint-dir", parser=path_value,
+    help="Checkpoint folder of the grid: each finished cell's row is "
     "recorded there and each fit checkpoints there (every --checkpoint-every); the same "
     "command run again after a kill skips the finished cells and resumes the unfinished "
     "fit.", show_default=False)]
@@ -99,22 +134,40 @@ ShardsOpt = Annotated[int, typer.Option(
 def dask_params(scheduler: str | None, shards: int, scheme: str) -> dict[str, Any]:
     """The estimator parameters of ``--scheduler`` / ``--shards``: the family's sharded
     ``scheme`` with ``shards`` shards on the Dask ``executor`` at ``scheduler`` (none
-    without a scheduler); a one-line error for a bad shard count."""
+    without a scheduler); a one-line error for a bad shard count or a scheduler that is no
+    address (its form is checked before any data is read or any connection is tried)."""
     from topiclink.execution import Shards
+    from topiclink.execution.dask import ADDRESS_FORM, address_problem
 
     check(shards >= 1, f"--shards must be >= 1, got {shards}")
     if scheduler is None:
         return {}
-    check(bool(scheduler.strip()), "--scheduler must be a scheduler address")
+    problem = address_problem(scheduler)
+    check(problem is None, f"--scheduler: {scheduler!r} is not a Dask scheduler address "
+          f"({problem}); expected the form {ADDRESS_FORM}")
     return {"scheme": Shards(scheme, shards), "executor": scheduler}
 
 
 # ---------------------------------------------------------------------- logging, errors
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """A handler writing to ``sys.stderr`` as it is when a record is emitted, not when
+    the handler was made (the command line run again in one process, e.g. by a test
+    runner that swaps the streams, logs to the stream of the current run)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def setup_logging(verbose: bool) -> None:
     """INFO (verbose) or WARNING records of the ``topiclink`` loggers on stderr."""
     root = logging.getLogger("topiclink")
     if not root.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)
@@ -382,31 +435,69 @@ def load_model_file(path: Path) -> Any:
 
 
 # ---------------------------------------------------------------------- data
+def read_user_lines(path: Path, option: str, what: str = "document") -> list[str]:
+    """The lines of a user's text file (one document or query per line): a line ends at
+    ``\\n`` (or CRLF) only, so a form feed or U+2028 inside a line stays in its document
+    (:func:`topiclink.data.io.read_text_lines`).  A file that is not UTF-8, or holds a NUL
+    byte, is refused on one line naming it, the line and the byte offset: its text is
+    never silently mangled (convert it to UTF-8, e.g. ``iconv -f LATIN1 -t UTF-8``)."""
+    from topiclink.data.io import read_text_lines
+
+    if not path.exists():
+        raise fail(f"{option} file not found: {path}")
+    try:
+        return read_text_lines(path)
+    except (OSError, ValueError) as exc:
+        message = exception_message(exc)
+        if "not valid UTF-8" in message:
+            message += f"; {option} takes UTF-8 text, one {what} per line: convert the " \
+                       "file (e.g. iconv -f LATIN1 -t UTF-8)"
+        elif "NUL byte" in message:
+            message += f"; {option} takes a text file, one {what} per line"
+        raise fail(message) from None
+
+
 def load_input(path: Path, vocab: Path | None) -> Any:
-    """A Corpus from a user's file: UCI docword (+ vocab) or one text per line."""
+    """A Corpus from a user's file: UCI docword (+ vocab) or one text per line
+    (:func:`read_user_lines`: newlines only end a document; UTF-8 only)."""
     from topiclink.data.io import corpus_from_texts, read_uci_bow
 
-    with reported_errors():
-        if path.name.startswith("docword") or vocab is not None:
+    if path.name.startswith("docword") or vocab is not None:
+        with reported_errors():
             return read_uci_bow(path, vocab)
-        if not path.exists():
-            raise FileNotFoundError(f"input file not found: {path}")
-        raw = path.read_bytes()
-        if b"\x00" in raw:
-            raise ValueError(f"{path}: not a text file (it holds NUL bytes); give one "
-                             "document per line, or a UCI docword file with --vocab")
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = raw[: exc.start].count(b"\n") + 1
-            raise ValueError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); "
-                             "convert the file to UTF-8") from None
-        return corpus_from_texts(text.splitlines(), name=path.stem)
+    lines = read_user_lines(path, "--input")
+    with reported_errors():
+        return corpus_from_texts(lines, name=path.stem)
+
+
+class _NoLinksNote(logging.Filter):
+    """Drops a reader's "no links" warning (records with ``topiclink_no_links``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, "topiclink_no_links", False)
+
+
+@contextlib.contextmanager
+def _no_links_refused_later(needs_links: bool) -> Iterator[None]:
+    """While a model of links reads its data, a reader's "no links" warning is not shown:
+    :func:`check_usable_links` refuses such data with its own one-line error."""
+    if not needs_links:
+        yield
+        return
+    from topiclink.data.io.linqs import logger as linqs_logger
+
+    note = _NoLinksNote()
+    linqs_logger.addFilter(note)
+    try:
+        yield
+    finally:
+        linqs_logger.removeFilter(note)
 
 
 def load_data(dataset: str | None, data: Path | None, input_file: Path | None = None,
               vocab: Path | None = None, default: str | None = None, *,
-              directed: bool = False, source: DocumentSource | None = None) -> Dataset:
+              directed: bool = False, source: DocumentSource | None = None,
+              needs_links: bool = False) -> Dataset:
     """The data a command works on.
 
     ``source`` (``--documents FILE [--edges FILE]``, checked by :func:`require_data`):
@@ -416,7 +507,9 @@ def load_data(dataset: str | None, data: Path | None, input_file: Path | None = 
     user's copy); ``--data DIR`` alone: the folder's format is detected; neither: the
     command's ``default`` dataset (an error when it has none).  ``directed``: read the
     links as citing -> cited pairs where the data set's loader can (models of directed
-    citations); other loaders are called as usual.
+    citations); other loaders are called as usual.  ``needs_links``: a model of links
+    reads the data (a LINQS ``.cites`` without links is then refused on one line by
+    :func:`check_usable_links`, without the reader's warning before it).
     """
     from topiclink.datasets import load_dataset
     from topiclink.datasets.base import Dataset
@@ -434,7 +527,7 @@ def load_data(dataset: str | None, data: Path | None, input_file: Path | None = 
         require_data(dataset, data, input_file)
     name = dataset if dataset is not None else (None if data is not None else default)
     options = {"directed": True} if directed and _reads_directed(name, data) else {}
-    with reported_errors():
+    with reported_errors(), _no_links_refused_later(needs_links):
         return load_dataset(name, data_dir=data, **options)
 
 
@@ -598,8 +691,10 @@ def check_usable_links(ds: Dataset, links: Any, n_docs: int) -> None:
     before = 0 if ds.links is None else ds.links.n_links
     after = 0 if links is None else links.n_links
     if before == 0:
-        raise fail(f"dataset {ds.name!r} has no usable links (0 links among "
-                   f"{ds.corpus.n_docs} documents); a relational model needs links")
+        raise fail(f"dataset {ds.name!r} has no links (0 usable links among "
+                   f"{ds.corpus.n_docs} documents, e.g. an empty .cites file); a relational "
+                   "model needs links (a topic model of the documents alone, e.g. `fit lda`, "
+                   "does not)")
     if after == 0 or after < before / 2:
         raise fail(f"dataset {ds.name!r}: {before - after} of {before} links touch empty "
                    f"documents and were dropped with them, {after} left among {n_docs} "

@@ -8,10 +8,12 @@ from typing import Annotated
 import typer
 
 from topiclink.cli.common import (
+    SeedOpt,
     VerboseOpt,
     check,
     check_model_size,
     check_out_dir,
+    path_value,
     setup_logging,
 )
 
@@ -21,8 +23,9 @@ __all__ = ["demo_cmd"]
 def demo_cmd(
     topics: Annotated[int, typer.Option("--topics", "-k")] = 15,
     iterations: Annotated[int, typer.Option("--iterations", "-n")] = 150,
-    seed: Annotated[int, typer.Option()] = 0,
-    out: Annotated[Path, typer.Option("--out", help="Folder for the figure.")] = Path("."),
+    seed: SeedOpt = 0,
+    out: Annotated[Path, typer.Option("--out", parser=path_value,
+                                      help="Folder for the figure.")] = Path("."),
     verbose: VerboseOpt = False,
 ) -> None:
     """Relational topic models on the bundled Cora: held-out link prediction against

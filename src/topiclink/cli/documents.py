@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from topiclink.cli.common import check, fail, one_line
+from topiclink.cli.common import check, fail, one_line, path_value
 
 if TYPE_CHECKING:
     from topiclink.data.analyzer import TextAnalyzer
@@ -275,11 +275,13 @@ def _data_errors() -> Iterator[None]:
 # ---------------------------------------------------------------------- the options
 _OPTIONS: dict[str, Any] = {
     "documents": Annotated[Path | None, typer.Option(
-        "--documents", help="Your own documents: a table (.csv, .tsv, .jsonl, .parquet; "
+        "--documents", parser=path_value,
+        help="Your own documents: a table (.csv, .tsv, .jsonl, .parquet; "
         ".gz too) with an id and a text column, or a folder / .tar.gz of one text file per "
         "document (the file name is the id).", show_default=False)],
     "edges": Annotated[Path | None, typer.Option(
-        "--edges", help="Citations between --documents: one 'citing cited' pair of ids per "
+        "--edges", parser=path_value,
+        help="Citations between --documents: one 'citing cited' pair of ids per "
         "line (whitespace, .csv or .tsv; .gz too; '#' comments).", show_default=False)],
     "id_column": Annotated[str, typer.Option(help="--documents: the id column.")],
     "text_column": Annotated[str, typer.Option(help="--documents: the text column.")],

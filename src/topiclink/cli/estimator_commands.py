@@ -252,6 +252,7 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
         SeedOpt,
         VerboseOpt,
         VocabOpt,
+        path_value,
     )
     from topiclink.cli.documents import document_options
 
@@ -261,7 +262,8 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
         help="Fraction of the documents (with their links and labels) kept out of "
              "training; their held-out metrics are printed (0: train on everything).")]
     out = Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Model file to write (.npz is added when missing); without "
+        "--out", "-o", parser=path_value,
+        help="Model file to write (.npz is added when missing); without "
         "--out the model is fitted and reported but not saved. An existing file is "
         "refused unless --force.", show_default=False)]
     param = Annotated[list[str] | None, typer.Option(

@@ -20,16 +20,22 @@ from topiclink.cli.common import (
     fail,
     load_data,
     load_model_file,
+    path_value,
     reported_errors,
     require_data,
+    seed_option,
     setup_logging,
 )
 
 __all__ = ["evaluate_cmd"]
 
+SplitSeedOpt = seed_option("Seed of the completion split and of the inference of new "
+                           "documents (an integer >= 0).")
+
 
 def evaluate_cmd(
-    model_path: Annotated[Path, typer.Argument(help="A saved model file (.npz).")],
+    model_path: Annotated[Path, typer.Argument(parser=path_value,
+                                               help="A saved model file (.npz).")],
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,
     input_file: InputOpt = None,
@@ -39,10 +45,10 @@ def evaluate_cmd(
              "training data, else all), test, held-out or all.")] = "auto",
     fraction: Annotated[float, typer.Option(
         help="Share of each document's tokens held out for the perplexity.")] = 0.5,
-    seed: Annotated[int, typer.Option(help="Seed of the completion split and of the "
-                                      "inference of new documents.")] = 0,
+    seed: SplitSeedOpt = 0,
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Also write the table to this CSV file (an existing file is "
+        "--out", "-o", parser=path_value,
+        help="Also write the table to this CSV file (an existing file is "
         "refused unless --force).")] = None,
     force: ForceOpt = False,
     verbose: VerboseOpt = False,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -36,11 +37,13 @@ from topiclink.cli.common import (
     check_input_paths,
     check_model_size,
     check_out_dir,
+    check_seed,
     echo_table,
     fail,
     float_list,
     int_list,
     load_data,
+    path_value,
     reported_errors,
     setup_logging,
 )
@@ -175,8 +178,11 @@ class CLISession:
         setup_logging(verbose)
 
 
-def _annotation(info: OptionInfo, kind: Any) -> Any:
-    """The typer declaration of a field of an options dataclass (its type ``kind``)."""
+def _annotation(info: OptionInfo, kind: Any, name: str = "") -> Any:
+    """The typer declaration of a field ``name`` of an options dataclass (its type
+    ``kind``): a file or folder (``Path``) is parsed by :func:`~topiclink.cli.common.path_value`
+    (an empty name refused), a ``seed`` checked by :func:`~topiclink.cli.common.check_seed`
+    (an integer >= 0), as in every other command."""
     if info.shared is not None:
         return SHARED[info.shared]
     settings: dict[str, Any] = {}
@@ -184,6 +190,11 @@ def _annotation(info: OptionInfo, kind: Any) -> Any:
         settings["help"] = info.help
     if not info.show_default:
         settings["show_default"] = False
+    if Path in (kind, *typing.get_args(kind)):
+        settings["parser"] = path_value
+    if name == "seed" or name.endswith("_seed"):
+        settings["callback"] = check_seed
+        settings.setdefault("help", "Random seed (an integer >= 0).")
     return Annotated[kind, typer.Option(*info.flags, **settings)]
 
 
@@ -208,7 +219,7 @@ def protocol_command(spec: ProtocolSpec) -> Callable[..., None]:
             params.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY,
                                             default=None))
             continue
-        annotation = _annotation(info, kind)
+        annotation = _annotation(info, kind, field.name)
         params.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY,
                                         default=field.default, annotation=annotation))
         annotations[field.name] = annotation

@@ -46,6 +46,7 @@ from topiclink.cli.common import (
     fit_and_report,
     load_data,
     parse_params,
+    path_value,
     reported_errors,
     require_data,
     setup_logging,
@@ -93,7 +94,8 @@ app = typer.Typer(help="Fit a model and write it to a model file.", no_args_is_h
                   rich_markup_mode=None, cls=FitGroup)
 
 OutOpt = Annotated[Path | None, typer.Option(
-    "--out", "-o", help="Model file to write (.npz is added when missing); without --out "
+    "--out", "-o", parser=path_value,
+    help="Model file to write (.npz is added when missing); without --out "
     "the model is fitted and reported but not saved. An existing file is refused unless "
     "--force.", show_default=False)]
 HoldoutOpt = Annotated[float, typer.Option(
@@ -216,7 +218,8 @@ def fit_registered(cls: type, params: dict[str, Any], *, dataset: str | None,
     out = _checked(model, out, force, dataset, data, input_file, vocab, holdout=holdout,
                    source=source)
     ds = load_data(dataset, data, input_file, vocab,
-                   directed=bool(getattr(cls, "directed_links", False)), source=source)
+                   directed=bool(getattr(cls, "directed_links", False)), source=source,
+                   needs_links="links" in tuple(getattr(model, "fit_requires", ())))
     fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt,
                    newer_citations=source.newer_citations if source else "error")
 

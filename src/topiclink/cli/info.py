@@ -7,14 +7,18 @@ from typing import Annotated
 
 import typer
 
-from topiclink.cli.common import check, echo_table, load_model_file, reported_errors
+from topiclink.cli.common import check, echo_table, load_model_file, path_value, reported_errors
 
-__all__ = ["info_cmd", "models_cmd", "models_table"]
+__all__ = ["info_cmd", "model_summary", "models_cmd", "models_table"]
 
 
-def info_cmd(model_path: Annotated[Path, typer.Argument(help="A saved model file (.npz).")],
-             words: Annotated[int, typer.Option(help="Top words per topic.")] = 10) -> None:
-    """Describe a saved model: its header, parameters and top words."""
+def info_cmd(model_path: Annotated[Path, typer.Argument(parser=path_value,
+                                                        help="A saved model file (.npz).")],
+             words: Annotated[int, typer.Option(
+                 help="Top words per topic; for a model of entities (BPBFM): top "
+                      "entities per factor.")] = 10) -> None:
+    """Describe a saved model of any class: its header, parameters and summary (top words
+    per topic; top entities per factor for a model of a knowledge graph)."""
     from topiclink.persistence import read_header
 
     check(words >= 1, f"--words must be >= 1, got {words}")
@@ -26,7 +30,25 @@ def info_cmd(model_path: Annotated[Path, typer.Argument(help="A saved model file
     params = ", ".join(f"{k}={v}" for k, v in sorted(header.get("params", {}).items()))
     typer.echo(f"class: {header.get('class', type(model).__name__)}({params})")
     if hasattr(model, "summary"):
-        typer.echo(model.summary(n_words=words))
+        with reported_errors():
+            typer.echo(model_summary(model, words))
+
+
+def model_summary(model: object, words: int) -> str:
+    """``model.summary()`` with ``words`` passed to the keyword its class takes for the
+    length of a listing: ``n_words`` (topic models), else ``n_entities`` (a model of
+    entities, e.g. BPBFM's top entities per factor); neither: its default summary."""
+    import inspect
+
+    summary = model.summary  # type: ignore[attr-defined]
+    try:
+        accepted = inspect.signature(summary).parameters
+    except (TypeError, ValueError):
+        accepted = {}
+    for keyword in ("n_words", "n_entities"):
+        if keyword in accepted:
+            return str(summary(**{keyword: words}))
+    return str(summary())
 
 
 def _capabilities(cls: type) -> str:

@@ -19,6 +19,7 @@ from topiclink.cli.common import (
     fail,
     load_data,
     load_model_file,
+    path_value,
     reported_errors,
     setup_logging,
 )
@@ -29,9 +30,11 @@ __all__ = ["report_cmd"]
 
 @document_options
 def report_cmd(
-    model_path: Annotated[Path, typer.Argument(help="A saved model file (.npz).")],
+    model_path: Annotated[Path, typer.Argument(parser=path_value,
+                                               help="A saved model file (.npz).")],
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="The HTML file to write (default: the model file's name with "
+        "--out", "-o", parser=path_value,
+        help="The HTML file to write (default: the model file's name with "
         ".html); an existing file is refused unless --force.", show_default=False)] = None,
     dataset: DatasetOpt = None,
     data: DataDirOpt = None,

@@ -13,6 +13,8 @@ from topiclink.cli.common import (
     echo_table,
     fail,
     load_model_file,
+    path_value,
+    read_user_lines,
     reported_errors,
 )
 
@@ -20,10 +22,12 @@ __all__ = ["suggest_cmd"]
 
 
 def suggest_cmd(
-    model_path: Annotated[Path, typer.Argument(help="A saved relational model (.npz).")],
+    model_path: Annotated[Path, typer.Argument(parser=path_value,
+                                               help="A saved relational model (.npz).")],
     text: Annotated[str | None, typer.Option(help="The query document's text.")] = None,
     text_file: Annotated[Path | None, typer.Option(
-        "--file", help="A text file with one query document per line.")] = None,
+        "--file", parser=path_value, help="A UTF-8 text file with one query document per "
+        "line (only a newline ends a query; a file that is not UTF-8 is refused).")] = None,
     top: Annotated[int, typer.Option(help="Suggestions per query.")] = 10,
     direction: Annotated[str, typer.Option(
         help="out (query cites), in (cited by the query's targets) or either.")] = "either",
@@ -50,9 +54,7 @@ def suggest_cmd(
         raise fail(f"{model_path} holds a {type(model).__name__}, which has no links; "
                    "fit a relational model (topiclink fit rtm)")
     if text_file is not None:
-        with reported_errors():
-            texts = [t for t in text_file.read_text(errors="replace").splitlines()
-                     if t.strip()]
+        texts = [t for t in read_user_lines(text_file, "--file", "query") if t.strip()]
         if not texts:
             raise fail(f"query file {text_file} has no text")
     else:

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DataError", "available_memory", "check_counts_matrix", "check_ids", "check_index",
-           "check_memory", "check_n_topics", "check_positive", "check_vocabulary", "as_1d",
-           "as_real", "where"]
+__all__ = ["DataError", "available_memory", "check_counts_matrix", "check_flag", "check_ids",
+           "check_index", "check_memory", "check_n_topics", "check_option", "check_positive",
+           "check_vocabulary", "as_1d", "as_real", "where"]
 
 
 class DataError(ValueError):
@@ -53,6 +53,27 @@ def check_positive(value: object, name: str, allow_zero: bool = False) -> float:
     return v
 
 
+def check_option(value: object, name: str, allowed: Sequence[str]) -> str:
+    """``value`` when it is one of the strings ``allowed`` (an option such as
+    ``duplicates="drop"``); a one-line ValueError naming ``name`` and the allowed values
+    otherwise (an unknown option is never read as one of them)."""
+    if not isinstance(value, str) or value not in allowed:
+        listed = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{name} must be one of {listed}, got {value!r}")
+    return value
+
+
+def check_flag(value: object, name: str, allow_none: bool = False) -> bool | None:
+    """``value`` as a bool when it is True or False (or None with ``allow_none``); a
+    one-line ValueError naming ``name`` otherwise (``"no"`` is not read as True)."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False{' or None' if allow_none else ''}, "
+                         f"got {value!r}")
+    return bool(value)
+
+
 def available_memory() -> int:
     """Bytes this process may still allocate: the smaller of the memory the system reports
     available (``MemAvailable``, else free physical pages) and the address-space limit
@@ -90,17 +111,18 @@ def _gib(n: float) -> str:
     return f"{n / 2 ** 30:.3g} GiB"
 
 
-def check_memory(n_bytes: float, what: str) -> None:
+def check_memory(n_bytes: float, what: str, advice: str = "") -> None:
     """Refuse, before allocating, a request of ``n_bytes`` that cannot fit in memory.
 
     One-line :class:`DataError` ``"<what>: needs about X GiB, but only Y GiB of memory is
-    available"``.  Call it with an estimate of the arrays about to be built (``what``
-    names the cause, e.g. ``"docword.x.txt:2: W = 1000000000"``).
+    available[; <advice>]"``.  Call it with an estimate of the arrays about to be built
+    (``what`` names the cause, e.g. ``"docword.x.txt:2: W = 1000000000"`` or the call,
+    ``"link_scores: 5000 queries x 25000 targets"``; ``advice`` what to do instead).
     """
     avail = available_memory()
     if n_bytes > avail:
         raise DataError(f"{what}: needs about {_gib(n_bytes)}, but only {_gib(avail)} of "
-                        f"memory is available")
+                        f"memory is available" + (f"; {advice}" if advice else ""))
 
 
 def as_1d(values: object, name: str, n: int, what: str = "documents",

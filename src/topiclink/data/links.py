@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from topiclink.data.checks import DataError, check_ids, check_index
+from topiclink.data.checks import DataError, check_flag, check_ids, check_index, check_option
 from topiclink.random import RandomState, as_generator
 
 __all__ = ["Links", "as_links"]
@@ -17,6 +17,7 @@ __all__ = ["Links", "as_links"]
 logger = logging.getLogger(__name__)
 
 Policy = Literal["error", "drop"]
+POLICIES = ("error", "drop")
 
 
 @dataclass(eq=False)
@@ -52,7 +53,11 @@ class Links:
         self_links, duplicates : {"error", "drop"}
             What to do with a pair ``(i, i)`` / a repeated pair (for undirected links,
             ``(i, j)`` and ``(j, i)`` are the same pair).  ``"drop"`` logs the count.
+            Any other value is refused (one line naming the option).
         """
+        check_flag(directed, "directed")
+        check_option(self_links, "self_links", POLICIES)
+        check_option(duplicates, "duplicates", POLICIES)
         n_docs = _check_n_docs(n_docs, source_name)
         try:
             arr = np.asarray(pairs)
@@ -124,6 +129,8 @@ class Links:
         with a one-line :class:`DataError` naming their count and the first position.
         ``directed=None`` infers undirected when the matrix is symmetric.
         """
+        check_flag(directed, "directed", allow_none=True)
+        check_option(self_links, "self_links", POLICIES)
         M = _adjacency_coo(A, "adjacency")
         if directed is None:
             directed = (abs(sp.csr_matrix(M) - sp.csr_matrix(M).T) != 0).nnz > 0
@@ -144,6 +151,7 @@ class Links:
         """
         import networkx as nx
 
+        check_option(self_links, "self_links", POLICIES)
         if not isinstance(graph, nx.Graph):
             raise TypeError(f"expected a networkx graph, got {type(graph).__name__}")
         ids = (list(graph.nodes) if doc_ids is None
@@ -325,6 +333,7 @@ class Links:
 def as_links(links: object, n_docs: int, doc_ids: np.ndarray | None = None,
              directed: bool | None = None) -> Links:
     """Accept :class:`Links`, an ``(n, 2)`` array, a SciPy adjacency or a networkx graph."""
+    check_flag(directed, "directed", allow_none=True)
     if isinstance(links, Links):
         if links.n_docs != n_docs:
             raise DataError(f"links cover {links.n_docs} documents but the corpus has {n_docs}")

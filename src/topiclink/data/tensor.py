@@ -25,7 +25,11 @@ class RelationalTensor:
 
     Entries listed in ``heads/relations/tails/values`` are observed with that value; every
     other entry is observed and zero, except the entries listed in ``missing`` (shape
-    ``(m, 3)``: head, relation, tail), which are unobserved (held out or unknown).
+    ``(m, 3)``: head, relation, tail), which are unobserved (held out or unknown).  An
+    entry both listed with a value and in ``missing`` is unobserved (``missing`` wins):
+    its value is kept, e.g. to score a held-out cell, but no fit sees it
+    (:meth:`observed_mask` is False there, :meth:`empty_relations` does not count it, the
+    estimators leave it out of the likelihood); :meth:`hold_out` removes the value too.
 
     Attributes
     ----------
@@ -58,9 +62,10 @@ class RelationalTensor:
     def check(self, what: str = "tensor") -> None:
         """Validate (and canonicalise) every field: sizes are integers >= 1; indices are
         finite whole numbers in range (int32); values are real, finite and >= 0; names
-        have one entry per entity / relation.  One-line :class:`DataError` naming the
-        field and the first bad entry.  Run at construction and again by the estimators
-        before any kernel (the fields of a dataclass can be reassigned)."""
+        have one entry per entity / relation, each non-blank and distinct.  One-line
+        :class:`DataError` naming the field and the first bad entry.  Run at construction
+        and again by the estimators before any kernel (the fields of a dataclass can be
+        reassigned)."""
         for name in ("n_entities", "n_relations"):
             n = getattr(self, name)
             if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer) \
@@ -97,6 +102,7 @@ class RelationalTensor:
                 raise DataError(f"{what}: {name} has {names.size} entries for {size} "
                                 f"{name.split('_')[0].replace('entity', 'entities')}"
                                 f"{'s' if name.startswith('relation') else ''}")
+            _check_names(names, name, what)
             setattr(self, name, names)
 
     def _check_entries(self, entries: object, what: str) -> np.ndarray:
@@ -437,6 +443,21 @@ def _indices(values: object, name: str, n: int | None, what: str, size: int | No
         r = int(np.flatnonzero(bad)[0])
         raise DataError(f"{row} {r}: {name} index {arr[r]} outside [0, {n})")
     return arr.astype(np.int32)
+
+
+def _check_names(names: np.ndarray, field: str, what: str) -> None:
+    """Entity / relation names: each non-blank and distinct (a name is how a triple, a
+    score or a stream chunk refers to it); one-line DataError naming the first bad one."""
+    blank = np.flatnonzero(np.char.strip(names) == "")
+    if blank.size:
+        raise DataError(f"{what}: {field} entry {int(blank[0])} is empty ({blank.size} empty "
+                        "names in all); every name must be non-blank")
+    uniq, first, counts = np.unique(names, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        name = uniq[counts > 1][0]
+        pos = np.flatnonzero(names == name)[:2].tolist()
+        raise DataError(f"{what}: {field} repeats the name {str(name)!r} (positions {pos[0]} "
+                        f"and {pos[1]}); names must be distinct")
 
 
 def _vocabulary(given: Sequence[object] | None, what: str, found: np.ndarray) -> np.ndarray:

@@ -15,7 +15,9 @@ for a folder that matches several):
     UCI bag-of-words: ``docword.<name>.txt`` (or ``.txt.gz``) + ``vocab.<name>.txt``.
 ``"triples"``
     Knowledge-graph triples: ``train.txt`` (and ``valid.txt``, ``test.txt`` when present)
-    with three TAB-separated fields per line.
+    with three TAB-separated fields per line, or four: a count (an integer >= 0) after
+    head, relation and tail on every line of a file, for a tensor of counts (BPBFM is a
+    Poisson model of counts).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ FORMATS = ("linqs", "rlda", "uci-bow", "triples")
 
 _EXPECTED = ("LINQS <name>.content + <name>.cites; R lda <stem>.documents.rda + "
              "<stem>.vocab.rda; UCI docword.<name>.txt[.gz] + vocab.<name>.txt; "
-             "triples train.txt/valid.txt/test.txt (head<TAB>relation<TAB>tail)")
+             "triples train.txt/valid.txt/test.txt (head<TAB>relation<TAB>tail[<TAB>count])")
 _DOCWORD = re.compile(r"^docword\.(.+)\.txt(?:\.gz)?$")
 _VOCAB = re.compile(r"^vocab\.(.+)\.txt$")
 _SPLITS = ("train", "valid", "test")
@@ -153,7 +155,9 @@ def _is_triples(root: Path, files: set[str]) -> bool:
     if "train.txt" not in files:
         return False
     line = _first_line(root / "train.txt")
-    return line is not None and len(line.split("\t")) == 3
+    # 3 fields, or 4 with a count: a bad count is then refused by the reader, naming the
+    # file and line (a 4th field read as "no known format" would hide where the problem is)
+    return line is not None and len(line.split("\t")) in (3, 4)
 
 
 def _matches(root: Path) -> list[str]:
@@ -361,14 +365,40 @@ def load_uci_folder(data_dir: PathLike | None = None, name: str | None = None) -
 def load_triples_folder(data_dir: PathLike | None = None,
                         duplicates: Literal["error", "drop"] = "error") -> Dataset:
     """A folder of knowledge-graph triples: ``train.txt`` and, if present, ``valid.txt``
-    and ``test.txt`` (``head<TAB>relation<TAB>tail``), read with
-    :func:`~topiclink.data.io.read_triples` into ``tensor`` by split."""
+    and ``test.txt`` (``head<TAB>relation<TAB>tail``, or with a 4th field, a count, on
+    every line of a file), read with :func:`~topiclink.data.io.read_triples` into
+    ``tensor`` by split.
+
+    ``train.txt`` is required and must hold triples; the held-out splits are optional
+    (fitting needs only ``train``): a folder of ``train.txt`` alone gives the one split
+    ``train``, and a ``valid.txt`` or ``test.txt`` that holds no triple (empty, or blank
+    lines only) gives an empty split (no entry) on the entities and relations of the
+    others.  Either is logged; the ``kg`` protocol of ``experiment bpbfm`` refuses a
+    folder without test triples."""
+    from topiclink.data.io.rda import read_bytes
+    from topiclink.data.tensor import RelationalTensor
+
     root = _folder(_required(data_dir, "triples"))
     files = _files(root)
     if "train.txt" not in files:
         raise DataFileNotFoundError(f"{root}: no train.txt (found: {_listing(root)})")
     paths = {s: root / f"{s}.txt" for s in _SPLITS if f"{s}.txt" in files}
-    tensor = read_triples(paths, duplicates=duplicates)
+    empty = [s for s in paths if s != "train" and paths[s].stat().st_size < 1 << 16
+             and not read_bytes(paths[s]).strip()]
+    tensor = read_triples({s: p for s, p in paths.items() if s not in empty},
+                          duplicates=duplicates)
+    train = tensor["train"]
+    for split in empty:
+        none = np.zeros(0, dtype=np.int64)
+        tensor[split] = RelationalTensor(none, none, none, np.zeros(0), train.n_entities,
+                                         train.n_relations, entity_names=train.entity_names,
+                                         relation_names=train.relation_names)
+    tensor = {s: tensor[s] for s in paths}
+    absent = [f"{s}.txt " + ("holds no triple" if s in empty else "is missing")
+              for s in _SPLITS if s not in paths or s in empty]
+    if absent:
+        logger.info("%s: %s: no held-out triples there (the train triples are read)", root,
+                    ", ".join(absent))
     return Dataset(root.name, tensor=tensor,
                    source=f"triple files {', '.join(p.name for p in paths.values())} in {root}",
                    path=root)
@@ -435,7 +465,7 @@ _USER_FORMATS = {
     "uci-bow": ("your own UCI bag-of-words folder: docword.<name>.txt[.gz] + "
                 "vocab.<name>.txt", "documents"),
     "triples": ("your own knowledge-graph folder: train.txt / valid.txt / test.txt "
-                "(head<TAB>relation<TAB>tail)", "triples"),
+                "(head<TAB>relation<TAB>tail[<TAB>count])", "triples"),
 }
 for _fmt, (_description, _kind) in _USER_FORMATS.items():
     register_dataset(DatasetSpec(_fmt, _FOLDER_LOADERS[_fmt],

@@ -34,6 +34,7 @@ from topiclink.data.checks import DataError
 from topiclink.data.corpus import Corpus
 from topiclink.data.dates import yymm_to_year
 from topiclink.data.io.documents import DocumentTable, read_documents, read_edges
+from topiclink.data.io.text import text_lines
 from topiclink.data.linked import LinkedCorpus, linked_corpus
 from topiclink.data.time_split import TimeSplit, split_by_time
 from topiclink.datasets.base import Dataset
@@ -99,7 +100,8 @@ def parse_abs_record(text: str, where: str = "record") -> AbsRecord:
                         f"the abstract, found {len(parts) - 1}")
     fields: dict[str, str] = {}
     key = None
-    for line in parts[1].splitlines():
+    # lines end at newlines only: a form feed or U+2028 inside a title stays in the field
+    for line in text_lines(parts[1]):
         if line[:1].isspace() and key is not None:
             if line.strip():
                 fields[key] += " " + line.strip()

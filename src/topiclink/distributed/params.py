@@ -30,14 +30,23 @@ def _is_client(value: object) -> bool:
 
 
 class ClientLike(Constraint):
-    """A ``distributed.Client`` or a scheduler address (str; ``"dask"``: the current
+    """A ``distributed.Client`` or a scheduler address (str of the form
+    ``tcp://host:port``, :func:`topiclink.execution.dask.address_problem`, checked here
+    so that a typo is refused before a fit tries to connect; ``"dask"``: the current
     client)."""
 
     def accepts(self, value: object) -> bool:
-        return (isinstance(value, str) and bool(value)) or _is_client(value)
+        from topiclink.execution.dask import address_problem
+
+        if isinstance(value, str):
+            return value == "dask" or address_problem(value) is None
+        return _is_client(value)
 
     def describe(self) -> str:
-        return "a distributed.Client, a scheduler address or 'dask' (the current client)"
+        from topiclink.execution.dask import ADDRESS_FORM
+
+        return (f"a distributed.Client, a scheduler address ({ADDRESS_FORM}) or 'dask' "
+                "(the current client)")
 
 
 #: the accepted forms of a Dask cluster (the old ``client`` parameter)

@@ -11,11 +11,18 @@ Faults (:class:`DaskConnection`, shared with the samplers whose shards live on t
 workers, :mod:`topiclink.distributed.dask_sweeper`): every wait for results
 (:meth:`DaskConnection._gather`) ends, never hangs.  A worker lost mid-map costs only a
 redo: the tasks are submitted again with the same inputs (at most :data:`MAX_RECOVERIES`
-times), so the chain is the uninterrupted one, draw for draw; when the redos keep failing
-the run stops with a one-line :class:`WorkerLostError` naming the lost worker.  A lost
+times), so the chain is the uninterrupted one, draw for draw -- a loss while the lost
+shards are being restored, even of every worker at once, costs one more redo once a worker
+is back; when the redos keep failing the run stops with a one-line :class:`WorkerLostError`
+naming the lost worker.  A lost
 scheduler stops it with a one-line :class:`SchedulerLostError` (at once when the client
 has seen its connection close, after at most :data:`SCHEDULER_TIMEOUT` s without a
 connection while waiting for results).
+
+A scheduler address is checked for its form (``tcp://host:port``,
+:func:`address_problem`) before any connection is tried, and a connection that fails ends
+with one line after at most :data:`CONNECT_TIMEOUT` s; a ``client`` that is neither None,
+a ``distributed.Client`` nor such an address is refused when the executor is made.
 
 Dask and distributed are imported only when a client is resolved (``pip install
 'topiclink[dask]'``): importing this module imports neither.
@@ -38,7 +45,8 @@ from topiclink.execution.replay import SharedLog, held_bytes, rounds
 
 __all__ = ["DaskExecutor", "DaskConnection", "resolve_client", "connect_client",
            "payload_bytes", "WorkerLostError", "SchedulerLostError", "SCHEDULER_TIMEOUT",
-           "MAX_RECOVERIES", "NO_CLIENT"]
+           "MAX_RECOVERIES", "NO_CLIENT", "CONNECT_TIMEOUT", "ADDRESS_FORM",
+           "address_problem", "check_scheduler_address", "check_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +61,17 @@ MAX_RECOVERIES = 3
 
 #: seconds between two looks at the connection while waiting for results
 _POLL = 2.0
+
+#: seconds a connection to a scheduler given by its address may take before the run stops
+#: with a one-line ValueError (distributed's own default, made explicit so that a Dask
+#: configuration cannot turn it into a wait without end)
+CONNECT_TIMEOUT = 30.0
+
+#: the form of a scheduler address, as the one-line errors name it
+ADDRESS_FORM = "tcp://host:port"
+
+#: the protocols of a distributed address (``inproc://`` addresses have their own form)
+_PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
 
 
 class WorkerLostError(RuntimeError):
@@ -100,6 +119,69 @@ NO_CLIENT = ("executor='dask' found no Dask client: pass executor=distributed.Cl
              "(or a scheduler address), or create a distributed.Client before fit")
 
 
+def address_problem(address: str) -> str | None:
+    """Why ``address`` is not the address of a Dask scheduler (None when it has the form):
+    ``[protocol://]host:port`` with a protocol of distributed (``tcp``, ``tls``, ``ucx``,
+    ``ws``, ``wss``; none: ``tcp``), a host name, IPv4 address or bracketed IPv6 address,
+    and a port 1..65535; or an ``inproc://`` address.  Checked before connecting, so that
+    a typo is a one-line error at once rather than distributed's own error after a wait."""
+    if not address:
+        return "it is empty"
+    if any(c.isspace() for c in address):
+        return "it holds spaces"
+    protocol, sep, rest = address.partition("://")
+    if not sep:
+        protocol, rest = "tcp", address
+    if protocol == "inproc":
+        return None if rest else "the inproc address has no host"
+    if protocol not in _PROTOCOLS:
+        return f"{protocol!r} is not a protocol of distributed ({', '.join(_PROTOCOLS)})"
+    host, colon, port = rest.rpartition(":")
+    if not colon:
+        return "it has no port number"
+    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
+        return f"the port {port!r} is not a number 1..65535"
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        allowed = "0123456789abcdefABCDEF:."
+    else:
+        allowed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_"
+    if not host or any(c not in allowed for c in host) or "/" in rest:
+        return f"{host!r} is not a host name or IP address"
+    return None
+
+
+def check_scheduler_address(address: str, name: str = "executor") -> str:
+    """``address`` when it has the form of a scheduler address (:func:`address_problem`),
+    else a one-line ValueError naming ``name``, the address and the expected form."""
+    problem = address_problem(address)
+    if problem is not None:
+        raise ValueError(f"{name}: {address!r} is not a Dask scheduler address ({problem}); "
+                         f"expected the form {ADDRESS_FORM}")
+    return address
+
+
+def _is_client(value: object) -> bool:
+    """Whether ``value`` is a ``distributed.Client`` (or a subclass), without importing
+    distributed."""
+    return any(cls.__module__.split(".")[0] == "distributed" and cls.__name__ == "Client"
+               for cls in type(value).__mro__)
+
+
+def check_client(client: Any, name: str = "client") -> Any:
+    """``client`` when it is None (the current client), a ``distributed.Client`` or a
+    well-formed scheduler address (:func:`check_scheduler_address`); anything else is a
+    one-line TypeError naming ``name`` (checked when an executor is made, not when it
+    first connects)."""
+    if client is None or _is_client(client):
+        return client
+    if isinstance(client, str):
+        return check_scheduler_address(client, name)
+    raise TypeError(f"{name} must be a distributed.Client, a scheduler address "
+                    f"({ADDRESS_FORM}) or None (the current client), got "
+                    f"{type(client).__name__} {client!r}"[:300])
+
+
 def resolve_client(client: Any = None) -> tuple[Any, bool]:
     """``(client, owned)``: a ``distributed.Client`` as given; a scheduler address (str)
     connected here (``owned``: the caller closes it); None -> ``distributed.get_client()``.
@@ -115,11 +197,14 @@ def resolve_client(client: Any = None) -> tuple[Any, bool]:
         except ValueError:
             raise ValueError(NO_CLIENT) from None
     if isinstance(client, str):
+        check_scheduler_address(client)
         try:
-            return distributed.Client(client, set_as_default=False), True
-        except OSError as exc:
+            return distributed.Client(client, set_as_default=False,
+                                      timeout=CONNECT_TIMEOUT), True
+        except (OSError, ValueError) as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ValueError(f"executor: cannot connect to the Dask scheduler at "
-                             f"{client!r} ({exc})") from None
+                             f"{client!r} ({detail})") from None
     if not isinstance(client, distributed.Client):
         raise TypeError(f"executor must be a distributed.Client, a scheduler address or None, "
                         f"got {type(client).__name__}")
@@ -148,7 +233,7 @@ class DaskConnection:
     address, so closed here), ``n_workers`` and the payload byte counters."""
 
     def _init_connection(self, client: Any) -> None:
-        self.client_arg = client
+        self.client_arg = check_client(client)
         self.client: Any = None
         self._owned = False
         self.n_workers = 0
@@ -226,10 +311,16 @@ class DaskConnection:
         """``attempt()``, redone after ``restore()`` when a worker was lost (at most
         :data:`MAX_RECOVERIES` times; ``restore`` None: no redo, the
         :class:`WorkerLostError` is raised).  ``attempt`` must be a function of the driver's
-        state only, so that its redo is the same computation."""
+        state only, so that its redo is the same computation.  The wait for a worker and
+        ``restore`` are part of the try: a worker lost while the shards are being restored
+        (the other one of two, say) costs one more redo, never a stray error."""
+        restoring = False
         for tries in range(MAX_RECOVERIES + 1):
             self._check_scheduler()
             try:
+                if restoring:
+                    self._wait_for_a_worker()
+                    restore()                           # type: ignore[misc]
                 return attempt()
             except WorkerLostError as lost:
                 if restore is None or tries == MAX_RECOVERIES:
@@ -237,7 +328,7 @@ class DaskConnection:
                 logger.warning("%s: %s; restoring its shards and redoing the iteration",
                                type(self).__name__, lost)
             except Exception as exc:                # raised by a scatter or a submit
-                if not _is_loss(exc, self.client):
+                if not (_is_loss(exc, self.client) or self._no_workers(exc)):
                     raise
                 lost = self._lost(exc)
                 if isinstance(lost, SchedulerLostError) or restore is None \
@@ -245,9 +336,20 @@ class DaskConnection:
                     raise lost from None
                 logger.warning("%s: %s; restoring its shards and redoing the iteration",
                                type(self).__name__, lost)
-            self._wait_for_a_worker()
-            restore()
+            restoring = True
         raise AssertionError("unreachable")
+
+    def _no_workers(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is distributed's timeout of a scatter or submit to a cluster
+        that has no worker left (every worker lost at once): a loss, not a task's error."""
+        if not isinstance(exc, TimeoutError) or self.client is None:
+            return False
+        if "no valid workers" in str(exc).lower():
+            return True
+        try:
+            return not self.client.nthreads()
+        except Exception:
+            return False
 
     def _check_scheduler(self) -> None:
         """A :class:`SchedulerLostError` at once when the client has lost its scheduler
@@ -415,6 +517,9 @@ class DaskExecutor(DaskConnection, Executor):
         """Note the workers and their threads (task i of :meth:`map_with` goes to thread
         slot i mod the number of slots)."""
         nthreads = self.client.nthreads()
+        if not nthreads:        # every worker lost: a loss (a redo waits for a worker)
+            raise WorkerLostError(", ".join(sorted(getattr(self, "_known_workers", ())))
+                                  or None, "no worker is left in the cluster")
         self._workers = sorted(nthreads)
         self._slots = [w for w in self._workers for _ in range(max(1, int(nthreads[w])))]
         self.n_workers = len(self._workers)

@@ -258,8 +258,9 @@ def resolve_executor(executor: Executor | int | None = None, *,
       first where it comes from ``n_jobs``);
     - an :class:`Executor`: itself (the caller that made it keeps owning it).
 
-    - a ``distributed.Client`` or a scheduler address (str): a
-      :class:`~topiclink.execution.dask.DaskExecutor` on that cluster.
+    - a ``distributed.Client`` or a scheduler address (str, ``tcp://host:port``; checked
+      here, one-line ValueError): a :class:`~topiclink.execution.dask.DaskExecutor` on
+      that cluster; ``"dask"``: on the current client (as for the estimators).
     """
     if executor is None:
         from topiclink.execution.serial import SerialExecutor
@@ -280,7 +281,7 @@ def resolve_executor(executor: Executor | int | None = None, *,
     if isinstance(executor, str) or type(executor).__module__.split(".")[0] == "distributed":
         from topiclink.execution.dask import DaskExecutor
 
-        return DaskExecutor(executor)
+        return DaskExecutor(None if executor == "dask" else executor)
     raise TypeError(f"executor must be None, a thread count, an Executor, a Dask client or "
                     f"a scheduler address, got {type(executor).__name__}")
 

@@ -41,6 +41,17 @@ every so many iterations or seconds and once at the end; a run restarted with th
 progress continues exactly where the written one stood, so a fit killed and resumed from
 its last checkpoint equals an uninterrupted fit draw for draw.
 
+An online algorithm's iteration (a sweep, a ``partial_fit`` pass) runs in minibatches, and
+a checkpoint may cut it at their boundaries (issue 40): an algorithm with
+``minibatch_passes = True`` takes ``passes=`` (a :class:`Passes`) in ``step`` and
+``partial_step``, begins its pass through it and reports every minibatch boundary to it;
+there :func:`run` records the pass (:class:`PassProgress`: its items in the order
+visited, the minibatches done, the figures added up so far) as ``RunProgress.pass_`` and
+writes a checkpoint when one is due (``Checkpointing.every_minibatches`` or
+``every_seconds``).  A run restarted with that progress continues the pass at the next
+minibatch, with the items drawn before the checkpoint, so it too ends draw for draw where
+the uninterrupted run ends.
+
 BLAS is limited to ``algorithm.blas_threads`` threads (default 1) while the chain runs:
 its matrices are small, and OpenBLAS's idle threads spin on the second core after every
 call, slowing the single-threaded Numba sweeps beside them (one Cora fold of Gibbs-gRTM at
@@ -52,6 +63,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -64,9 +76,9 @@ from threadpoolctl import ThreadpoolController
 from topiclink.parameters import Averaging
 from topiclink.random import generator_state, restore_generator
 
-__all__ = ["Algorithm", "State", "RunResult", "RunProgress", "Checkpointing", "run",
-           "run_partial", "fingerprint", "state_to_saved", "state_from_saved", "check_state",
-           "check_topic_counts"]
+__all__ = ["Algorithm", "State", "RunResult", "RunProgress", "PassProgress", "Passes",
+           "Checkpointing", "run", "run_partial", "fingerprint", "state_key", "state_to_saved",
+           "state_from_saved", "check_state", "check_topic_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +110,9 @@ class Algorithm:
     state_class: type[State] = State
     #: BLAS threads while running (None: leave BLAS alone)
     blas_threads: int | None = 1
+    #: ``step`` (and ``partial_step``) run in minibatches and take ``passes=`` (a
+    #: :class:`Passes`), so a checkpoint may cut an iteration at a minibatch boundary
+    minibatch_passes: ClassVar[bool] = False
 
     def init(self, data: Any, rng: np.random.Generator) -> State:
         raise NotImplementedError
@@ -110,6 +125,13 @@ class Algorithm:
     def check_values(self, state: Any, data: Any) -> None:
         """Hook: value checks of a state about to be resumed (counts consistent with the
         assignments, ids in range); one-line ValueError."""
+
+    def check_pass(self, pass_: PassProgress, data: Any) -> None:
+        """Hook: value checks of a saved pass about to be continued on ``data`` (its items
+        in range, the batch size this algorithm's); one-line ValueError.  Only algorithms
+        with ``minibatch_passes`` have passes."""
+        raise ValueError(f"{self.name} does not run its iterations in minibatches; a saved "
+                         "pass in progress cannot be continued by it")
 
     def attach(self, state: Any, data: Any) -> None:
         """Build what ``step`` needs from the state beyond its arrays (e.g. pair indexes);
@@ -167,7 +189,9 @@ class RunProgress:
     the averaging window so far; ``samples``: the kept samples so far (copies of
     ``algorithm.retained``, oldest first; a resumed chain carries its earlier ones);
     ``callbacks``: the memory of every callback that has ``checkpoint_state()`` as
-    ``[class name, memory]``; ``stopped``: a callback ended the run early.
+    ``[class name, memory]``; ``stopped``: a callback ended the run early; ``pass_``: the
+    pass of the iteration in progress (iteration ``done + 1``) at its last minibatch
+    boundary, while a checkpoint cuts it (None between iterations).
     """
 
     n_iter: int
@@ -178,6 +202,7 @@ class RunProgress:
     samples: list[dict[str, np.ndarray]] = field(default_factory=list)
     callbacks: list[Any] = field(default_factory=list)
     stopped: bool = False
+    pass_: PassProgress | None = None
 
     @property
     def complete(self) -> bool:
@@ -188,22 +213,96 @@ class RunProgress:
 
 
 @dataclass
+class PassProgress:
+    """Where one pass over minibatches (an online algorithm's sweep, a ``partial_fit``
+    pass) stands at a minibatch boundary: ``items`` in the order the pass visits them
+    (minibatch m is ``items[m * batch_size:(m + 1) * batch_size]``), ``done`` minibatches
+    done, ``sums`` the figures the pass adds up over its minibatches so far and ``last``
+    the figures of the last minibatch done."""
+
+    items: np.ndarray
+    batch_size: int
+    done: int = 0
+    sums: dict[str, float] = field(default_factory=dict)
+    last: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def n_batches(self) -> int:
+        return -(-int(self.items.size) // int(self.batch_size))
+
+    def remaining(self) -> Iterator[np.ndarray]:
+        """The minibatches not done yet, in order."""
+        size = int(self.batch_size)
+        for start in range(self.done * size, int(self.items.size), size):
+            yield self.items[start:start + size]
+
+
+class Passes:
+    """An iteration's minibatch boundaries as :func:`run` hands them to a step that runs
+    in minibatches (``Algorithm.minibatch_passes``).
+
+    The step calls ``begin(items, batch_size, summed)`` once: the pass a checkpoint stood
+    in when the run resumes inside this iteration (its items, drawn before the
+    checkpoint, are kept; ``items`` is then not called), else a new pass over ``items``
+    (an array, or a callable drawing it).  After every minibatch it updates the pass
+    (``done``, ``sums``, ``last``) and calls ``boundary(pass_)``, where the engine records
+    it and writes a checkpoint when one is due.
+    """
+
+    def __init__(self, resume: PassProgress | None = None,
+                 on_boundary: Callable[[PassProgress], None] | None = None) -> None:
+        self._resume = resume
+        self._on_boundary = on_boundary
+
+    def begin(self, items: np.ndarray | Callable[[], np.ndarray], batch_size: int,
+              summed: Sequence[str] = ()) -> PassProgress:
+        resumed, self._resume = self._resume, None
+        if resumed is not None:
+            if resumed.batch_size != int(batch_size) or sorted(resumed.sums) != sorted(
+                    summed):
+                raise ValueError(f"the saved pass runs minibatches of {resumed.batch_size} "
+                                 f"adding up {sorted(resumed.sums)}, this one "
+                                 f"{int(batch_size)} adding up {sorted(summed)}")
+            return resumed
+        order = items() if callable(items) else items
+        return PassProgress(np.asarray(order, dtype=np.int64), int(batch_size),
+                            sums=dict.fromkeys(summed, 0.0))
+
+    def boundary(self, pass_: PassProgress) -> None:
+        if self._on_boundary is not None:
+            self._on_boundary(pass_)
+
+
+@dataclass
 class Checkpointing:
     """When and how :func:`run` writes checkpoints.
 
     ``write(state, progress)`` stores both (atomically); it is called after every
     ``every_iterations`` iterations, or when ``every_seconds`` have passed since the last
-    write, and after the last iteration.
+    write, and after the last iteration.  Inside an iteration run in minibatches
+    (``Algorithm.minibatch_passes``) it is also called at a minibatch boundary when
+    ``every_minibatches`` minibatches of the pass are done since its start (the pass's
+    ``done`` a multiple of it) or ``every_seconds`` have passed.
     """
 
     write: Callable[[State, RunProgress], None]
     every_iterations: int | None = None
     every_seconds: float | None = None
+    every_minibatches: int | None = None
     _last: float = field(default=0.0, repr=False)
 
     def due(self, done: int) -> bool:
         if self.every_iterations and done % self.every_iterations == 0:
             return True
+        return self._time_is_up()
+
+    def due_in_pass(self, done: int) -> bool:
+        """Whether the boundary after the pass's ``done``-th minibatch gets a write."""
+        if self.every_minibatches and done % self.every_minibatches == 0:
+            return True
+        return self._time_is_up()
+
+    def _time_is_up(self) -> bool:
         return bool(self.every_seconds) and (
             time.monotonic() - self._last >= float(self.every_seconds))  # type: ignore[arg-type]
 
@@ -231,8 +330,10 @@ def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
         current state; called before any callback with ``needs_estimates = True``
     progress : continue a run from where it stood (a checkpoint's); its ``n_iter`` is the
         run's length (``n_iter`` must equal it); its averaging sums may also carry over a
-        window begun by an earlier run (``done = 0``)
-    checkpoint : write the state and the progress every so often and at the end
+        window begun by an earlier run (``done = 0``); with a ``pass_``, iteration
+        ``done + 1`` continues that pass at its next minibatch
+    checkpoint : write the state and the progress every so often and at the end (and,
+        for an algorithm with ``minibatch_passes``, at minibatch boundaries when due)
     keep : keep a copy of ``algorithm.retained(state)`` after every iteration this
         schedule keeps (``keep.keeps(state.iteration)``: counted over the whole chain),
         the latest ``keep.max_samples`` (None: all), in ``progress.samples``; a sample
@@ -253,7 +354,8 @@ def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
 def run_partial(algorithm: Any, state: State, data: Any, items: np.ndarray | None = None,
                 *, model: Any = None, callbacks: Sequence[Any] | None = None,
                 verbose: bool | int = False,
-                publish: Callable[[State, dict[str, np.ndarray] | None], None] | None = None
+                publish: Callable[[State, dict[str, np.ndarray] | None], None] | None = None,
+                progress: RunProgress | None = None, checkpoint: Checkpointing | None = None
                 ) -> RunResult:
     """One ``partial_fit`` pass: ``algorithm.partial_step(state, data, items)`` (an
     :class:`~topiclink.inference.online.OnlineAlgorithm`: minibatches over ``items``, the
@@ -261,15 +363,23 @@ def run_partial(algorithm: Any, state: State, data: Any, items: np.ndarray | Non
     engine's loop: the iteration counter, the objective, the trace row, callbacks
     (``on_train_begin`` / ``on_iteration`` / ``on_train_end``; a callback returning True
     marks the result ``stopped_early``), the progress bar and the BLAS limit are those of
-    :func:`run`.  No averaging window and no checkpoints (a stream is saved with the
-    model, ``save(path, full=True)``)."""
-    def step(state: State, data: Any) -> dict[str, float]:
-        return algorithm.partial_step(state, data, items)
+    :func:`run`.  No averaging window.  ``checkpoint``: the pass is cut at its minibatch
+    boundaries as :func:`run` cuts a sweep (``Checkpointing.due_in_pass``); ``progress``
+    (a one-iteration run's, with the ``pass_`` a checkpoint stood in) continues that pass,
+    whose items then replace ``items``.  Without either, a stream is saved with the model
+    (``save(path, full=True)``)."""
+    def step(state: State, data: Any, **passes: Any) -> dict[str, float]:
+        return algorithm.partial_step(state, data, items, **passes)
 
+    if progress is None:
+        progress = RunProgress(n_iter=1)
+    elif progress.n_iter != 1:
+        raise ValueError(f"run_partial: the progress is of a {progress.n_iter}-iteration run, "
+                         "not of one pass")
     algorithm.attach(state, data)
     with _blas_limits(algorithm):
-        return _run(algorithm, state, data, RunProgress(n_iter=1), model, callbacks, verbose,
-                    1, 0, publish, None, step=step)
+        return _run(algorithm, state, data, progress, model, callbacks, verbose,
+                    1, 0, publish, checkpoint, step=step)
 
 
 #: one threadpoolctl controller for the process: building one scans the loaded libraries
@@ -310,10 +420,17 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
          callbacks: Sequence[Any] | None, verbose: bool | int, evaluate_every: int,
          n_average: int, publish: Callable[..., None] | None,
          checkpoint: Checkpointing | None, keep: Averaging | None = None,
-         step: Callable[[State, Any], dict[str, float]] | None = None) -> RunResult:
+         step: Callable[..., dict[str, float]] | None = None) -> RunResult:
     from topiclink.callbacks import ProgressBar, reads_state
 
     step = algorithm.step if step is None else step
+    # an online iteration is cut at its minibatch boundaries while a checkpoint is kept
+    # (or continued from the pass a checkpoint stood in); else it runs as one step
+    cut = bool(getattr(algorithm, "minibatch_passes", False)) and (
+        checkpoint is not None or progress.pass_ is not None)
+    if progress.pass_ is not None and not cut:
+        raise ValueError(f"run: the progress stands inside a pass of minibatches, which "
+                         f"{algorithm.name} does not run")
 
     n_iter = progress.n_iter
     user_cbs = list(callbacks or [])
@@ -333,11 +450,23 @@ def _run(algorithm: Algorithm, state: State, data: Any, progress: RunProgress, m
     averaging = Averaging.last(n_average, n_iter)   # the mean over the last n_average
     if checkpoint is not None:
         checkpoint._last = time.monotonic()
+
+    def boundary(pass_: PassProgress) -> None:
+        progress.pass_ = pass_
+        if checkpoint is not None and checkpoint.due_in_pass(pass_.done):
+            progress.callbacks = _callback_memories(user_cbs)
+            algorithm.sync(state)
+            checkpoint(state, progress)
+
     try:
         for local in range(progress.done, 0 if progress.stopped else n_iter):
             it = state.iteration
             t0 = time.perf_counter()
-            info = dict(step(state, data))
+            if cut:
+                info = dict(step(state, data, passes=Passes(progress.pass_, boundary)))
+                progress.pass_ = None
+            else:
+                info = dict(step(state, data))
             info["seconds"] = time.perf_counter() - t0
             state.iteration += 1
             if averaging.keeps(local + 1):
@@ -408,6 +537,26 @@ def fingerprint(*arrays: np.ndarray) -> str:
         h.update(str((a.dtype.str, a.shape)).encode())
         h.update(a.tobytes())
     return h.hexdigest()
+
+
+def state_key(state: State) -> str:
+    """A hash of everything a state holds (every field as :func:`state_to_saved` stores
+    it: arrays, generator states, values): equal for a state and the one a model file
+    saved with it loads, different after any draw or update.  Says where in a stream a
+    model stands (``partial_fit(checkpoint=...)``)."""
+    arrays, meta = state_to_saved(state)
+    h = hashlib.blake2b(digest_size=16)
+    h.update(json.dumps(meta, sort_keys=True, default=_json_number).encode())
+    for name in sorted(arrays):
+        h.update(name.encode())
+        h.update(fingerprint(arrays[name]).encode())
+    return h.hexdigest()
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"a state description holds a {type(value).__name__}")
 
 
 # ---------------------------------------------------------------------- saving a state

@@ -29,6 +29,15 @@ so far lives in the state, so it is saved with the model:
   ``lambda <- (1 - rho_t) lambda + rho_t lambda_hat(I_t)`` per minibatch ``I_t`` of
   ``items`` with ``rho_t = step_size(state, data)`` and ``t`` the state's update counter,
   then ``end_pass`` (a family's work after the minibatches of a sweep or of a chunk).
+
+Both passes run through :meth:`OnlineAlgorithm.run_pass`, which a checkpoint may cut at
+any minibatch boundary (``step`` and ``partial_step`` take the engine's ``passes=``, a
+:class:`~topiclink.inference.engine.Passes`): the pass's items in visiting order (a
+sweep's permutation, drawn once from ``batch_rng``; a chunk's items), the minibatches
+done and the figures added up so far are the checkpoint's
+:class:`~topiclink.inference.engine.PassProgress`, and the state holds everything else
+(the update counter, every generator), so a pass continued from its checkpoint makes the
+draws the uninterrupted pass makes.  Without ``passes`` the same loop runs unchanged.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from topiclink.execution import payload_counters, with_payload
-from topiclink.inference.engine import Algorithm, State
+from topiclink.inference.engine import Algorithm, Passes, PassProgress, State
 from topiclink.parameters import RobbinsMonro
 
 __all__ = ["RobbinsMonro", "minibatches", "OnlineState", "OnlineAlgorithm"]
@@ -79,6 +88,8 @@ class OnlineAlgorithm(Algorithm):
     executor: Any = None
     #: per-minibatch figures that a pass adds up (the others are the last minibatch's)
     summed: ClassVar[tuple[str, ...]] = ()
+    #: a checkpoint may cut a sweep or a ``partial_fit`` pass at a minibatch boundary
+    minibatch_passes: ClassVar[bool] = True
 
     def n_items(self, data: object) -> int:
         raise NotImplementedError
@@ -87,18 +98,63 @@ class OnlineAlgorithm(Algorithm):
                        rho: float) -> dict[str, float]:
         raise NotImplementedError
 
-    def step(self, state: OnlineState, data: object) -> dict[str, float]:
-        """One sweep over every item in minibatches (without replacement)."""
-        if state.batch_rng is None:
-            raise ValueError("online state has no minibatch stream (batch_rng)")
-        info: dict[str, float] = {}
-        batches = minibatches(self.n_items(data), self.batch_size, state.batch_rng)
-        for batch in batches:
-            info = dict(self.minibatch_step(state, data, batch, self.schedule(state.updates)))
-            state.updates += 1
-        info["minibatches"] = float(len(batches))
+    def step(self, state: OnlineState, data: object, passes: Passes | None = None
+             ) -> dict[str, float]:
+        """One sweep over every item in minibatches (without replacement: a permutation
+        of the items drawn from ``batch_rng`` at the start of the sweep); ``passes``: the
+        engine's, when a checkpoint may cut the sweep."""
+        pass_ = self.run_pass(state, data, self.sweep_order(state, data), passes)
+        info = dict(pass_.last)
+        info["minibatches"] = float(pass_.n_batches)
         info["step_size"] = self.schedule(max(state.updates - 1, 0))
         return info
+
+    def sweep_order(self, state: OnlineState, data: Any) -> Any:
+        """The items of a sweep in visiting order, drawn when the sweep begins (a
+        callable, so a sweep continued from a checkpoint does not draw it again)."""
+        if state.batch_rng is None:
+            raise ValueError("online state has no minibatch stream (batch_rng)")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        rng = state.batch_rng
+        return lambda: rng.permutation(self.n_items(data))
+
+    def run_pass(self, state: OnlineState, data: Any, items: Any,
+                 passes: Passes | None = None, summed: tuple[str, ...] = ()
+                 ) -> PassProgress:
+        """The minibatches of one pass: ``items`` (an array, or a callable drawing it)
+        cut into minibatches of ``batch_size``, each a ``minibatch_step`` with the next
+        step size (``step_size``), ``state.updates`` counting them; the figures named in
+        ``summed`` are added up over the pass.  With the engine's ``passes`` the pass is
+        begun through it (a pass continued from a checkpoint resumes at its next
+        minibatch) and every minibatch boundary is reported to it.  Returns the pass
+        (``last``: the last minibatch's figures)."""
+        if passes is None:
+            passes = Passes()
+        pass_ = passes.begin(items, self.batch_size, summed)
+        for batch in pass_.remaining():
+            info = dict(self.minibatch_step(state, data, batch, self.step_size(state, data)))
+            for key in pass_.sums:
+                pass_.sums[key] += info[key]
+            state.updates += 1
+            pass_.done += 1
+            pass_.last = info
+            passes.boundary(pass_)
+        return pass_
+
+    def check_pass(self, pass_: PassProgress, data: Any) -> None:
+        """A saved pass fits this algorithm and ``data``: its minibatch size, its items in
+        ``[0, n_items(data))`` and its count of minibatches done."""
+        if pass_.batch_size != self.batch_size:
+            raise ValueError(f"the saved pass runs minibatches of {pass_.batch_size}, this "
+                             f"fit has batch_size={self.batch_size}")
+        n = self.n_items(data)
+        items = pass_.items
+        if items.size and (int(items.min()) < 0 or int(items.max()) >= n):
+            raise ValueError(f"the saved pass visits items outside [0, {n})")
+        if not 0 <= pass_.done <= pass_.n_batches:
+            raise ValueError(f"the saved pass has {pass_.done} of {pass_.n_batches} "
+                             "minibatches done")
 
     def step_size(self, state: OnlineState, data: Any) -> float:
         """rho_t of the next minibatch: ``schedule(t)``, t = the updates done (Robbins &
@@ -114,6 +170,11 @@ class OnlineAlgorithm(Algorithm):
         """The data of a stream's first chunk ``new`` (what ``init`` is built on); None
         when it holds no item."""
         return new
+
+    def chunk_fingerprint(self, new: Any) -> str:
+        """A hash of chunk ``new`` in the family's form (``new.fingerprint()``): what a
+        checkpointed ``partial_fit`` matches a killed call's pass file against."""
+        return str(new.fingerprint())
 
     def start(self, state: OnlineState, new: Any = None) -> None:
         """A state built by ``init`` (on the first chunk ``new``, or by a fit) begins its
@@ -149,26 +210,22 @@ class OnlineAlgorithm(Algorithm):
         sums); may add figures to ``info``."""
 
     def partial_step(self, state: OnlineState, data: Any,
-                     items: np.ndarray | None = None) -> dict[str, float]:
+                     items: np.ndarray | None = None, passes: Passes | None = None
+                     ) -> dict[str, float]:
         """One pass over ``items`` of ``data`` (default: all), in order, in minibatches of
         ``batch_size`` with the continuing step sizes (stochastic variational inference,
         Hoffman et al. 2013, Algorithm 1: global statistics
         ``(1 - rho_t) S + rho_t S_hat(I_t)``; the LMV paper's Algorithm 2 steps 4-7 for
         LMVS; conditional density filtering for online BPBFM), then ``end_pass``.  The
         figures in ``summed`` are added up over the minibatches; with an executor that
-        ships data, ``info`` has the pass's payload bytes."""
+        ships data, ``info`` has the pass's payload bytes.  ``passes``: the engine's, when
+        a checkpoint may cut the pass (:meth:`run_pass`)."""
         items = (np.arange(self.n_items(data), dtype=np.int64) if items is None
                  else np.asarray(items, dtype=np.int64))
-        info: dict[str, float] = {}
-        sums = dict.fromkeys(self.summed, 0.0)
         before = payload_counters(self.executor)
         with self.session(state, data):             # one connection for all minibatches
-            for i in range(0, items.size, self.batch_size):
-                info = dict(self.minibatch_step(state, data, items[i:i + self.batch_size],
-                                                self.step_size(state, data)))
-                for key in sums:
-                    sums[key] += info[key]
-                state.updates += 1
-        info.update(sums)
+            pass_ = self.run_pass(state, data, items, passes, self.summed)
+        info = dict(pass_.last)
+        info.update(pass_.sums)
         self.end_pass(state, data, info)
         return with_payload(info, self.executor, before)

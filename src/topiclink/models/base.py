@@ -11,6 +11,8 @@ without being listed anywhere.  What a model *can do* comes from the capability 
 
 from __future__ import annotations
 
+import copy
+import json
 import logging
 import os
 import warnings
@@ -38,15 +40,18 @@ from topiclink.inference.engine import (
     run,
     run_partial,
     state_from_saved,
+    state_key,
     state_to_saved,
 )
 from topiclink.inference.online import OnlineAlgorithm
+from topiclink.models import stream_checkpoint
 from topiclink.models.checkpoint import (
     CheckpointRequest,
     check_progress_samples,
     check_progress_sums,
     progress_from_saved,
     progress_to_saved,
+    save_checkpoint,
     with_checkpoint_options,
 )
 from topiclink.models.param_codecs import ParamCodec
@@ -59,7 +64,7 @@ from topiclink.parameters import (
     renamed_params,
     translate_execution,
 )
-from topiclink.persistence import read_model, save_model, to_jsonable
+from topiclink.persistence import read_header, read_model, save_model, to_jsonable
 from topiclink.random import as_generator, resolve_seed
 
 __all__ = ["Estimator", "registered_estimators", "library_estimators", "paper_models",
@@ -141,6 +146,9 @@ class Estimator(BaseEstimator):
         _REGISTRY[cls.__name__] = cls
         if "fit" in cls.__dict__:
             cls.fit = with_checkpoint_options(cls.__dict__["fit"])  # type: ignore[method-assign]
+        if "partial_fit" in cls.__dict__:       # streams: models/stream_checkpoint.py
+            cls.partial_fit = with_checkpoint_options(  # type: ignore[attr-defined]
+                cls.__dict__["partial_fit"], partial=True)
         for name in cls.fit_requires:
             if name not in FIT_INPUTS:
                 raise TypeError(f"{cls.__name__}.fit_requires: unknown input {name!r}; "
@@ -218,12 +226,16 @@ class Estimator(BaseEstimator):
                             "stay at the prior", empty.size, corpus.n_docs)
         else:
             corpus.check_no_empty("fit")
+        shards = self._n_shards()
         K = getattr(self, "n_topics", None)
         if isinstance(K, int | np.integer):
-            shards = self._n_shards()
             check_fit_memory(self._fit_memory(corpus), f"fit: {int(K)} topics over "
                           f"{corpus.n_docs} documents and {corpus.n_words} words"
                           + (f" in {shards} shards" if shards != 1 else ""))
+        if shards > corpus.n_docs:      # one rule for every sharded scheme (no clamping)
+            raise ValueError(f"fit: scheme {getattr(self, 'scheme', None)!r}: n_shards "
+                             f"({shards}) exceeds the number of documents ({corpus.n_docs});"
+                             " at most one shard per document, or scheme='exact'")
         return corpus
 
     def _fit_memory(self, corpus: Corpus) -> int:
@@ -333,11 +345,15 @@ class Estimator(BaseEstimator):
             def write(state: State, progress: RunProgress) -> None:
                 publish(state, progress.averaged())
                 self._set_run_attributes(previous_trace, previous_iter, progress)
-                self.save(request.path, full=True, compress=False)  # rewritten often
+                save_checkpoint(self, request.path)  # uncompressed: rewritten often
                 logger.debug("checkpoint %s: iteration %d", request.path, state.iteration)
 
+            if request.every_minibatches and not algorithm.minibatch_passes:
+                raise ValueError(f"checkpoint_every in minibatches needs an online fit; "
+                                 f"{algorithm.name} does not run its iterations in "
+                                 "minibatches (give iterations or a duration)")
             checkpointing = Checkpointing(write, request.every_iterations,
-                                          request.every_seconds)
+                                          request.every_seconds, request.every_minibatches)
         try:
             result = run(algorithm, state, data, int(self.max_iter), model=self,
                          callbacks=[*(getattr(self, "callbacks", None) or []),
@@ -367,32 +383,113 @@ class Estimator(BaseEstimator):
         on ``new`` (``init`` + ``start``); the chunk's items get one pass
         (:func:`~topiclink.inference.engine.run_partial`: callbacks, progress bar, BLAS
         limit as a fit), then ``publish(state, data)`` sets the fitted attributes, the trace
-        gains the pass's row and ``n_iter_`` counts it.  Returns None (and changes
-        nothing) when the chunk holds no new item.
+        gains the pass's row and ``n_iter_`` counts it (the pass is ``_progress_``, a
+        one-iteration run).  Returns None (and changes nothing) when the chunk holds no
+        new item.
+
+        Given ``checkpoint=PATH`` (the wrapper of ``partial_fit``; see
+        :mod:`topiclink.models.stream_checkpoint`), the call is planned against the files
+        there (start, resume the pass file, or return the call that ended), the pass is
+        written to the pass file at minibatch boundaries when due, the model after the
+        call to ``PATH``; an exception inside the call restores the model as it was before
+        it (the state is worked on as a copy).
         """
-        state = getattr(self, "state_", None)
-        if state is None:
+        request: CheckpointRequest | None = getattr(self, "_checkpoint_request", None)
+        if request is None:
+            return self._stream_pass(algorithm, new, publish)
+        call, action, saved = stream_checkpoint.plan(
+            self, request.path, algorithm.chunk_fingerprint(new), load)
+        if action == "done":
+            logger.info("%s: partial_fit: the call in checkpoint %s had ended; its model "
+                        "is returned", type(self).__name__, request.path)
+            stream_checkpoint.adopt(self, saved)
+            return None
+        before = dict(self.__dict__)
+        try:
+            return self._stream_pass(algorithm, new, publish, request=request, call=call,
+                                     resumed=saved)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _stream_pass(self, algorithm: OnlineAlgorithm, new: Any,
+                     publish: Callable[[State, Any], None], *,
+                     request: CheckpointRequest | None = None,
+                     call: stream_checkpoint.StreamCall | None = None,
+                     resumed: Estimator | None = None) -> RunResult | None:
+        """The body of :meth:`_run_partial`: a new pass over chunk ``new``, or the pass of
+        the pass file's model ``resumed``, checkpointed as ``call`` says."""
+        progress = RunProgress(n_iter=1)
+        items = None
+        if resumed is not None:
+            assert call is not None
             data = algorithm.chunk_data(new)
-            if data is None:
-                return None
-            state = algorithm.init(data, self._fit_generator())
-            algorithm.start(state, new)
+            self.state_, self._progress_ = resumed.state_, resumed._progress_
+            try:
+                state = self._state_to_resume(algorithm, data)
+            except ValueError as exc:
+                raise ValueError(f"checkpoint {call.pass_path}: {exc}; delete it or pass "
+                                 "another checkpoint path") from None
+            progress = resumed._progress_
+            self.random_state_ = resumed.random_state_
+            logger.info("%s: partial_fit resumes from checkpoint %s (%d of %d minibatches "
+                        "done)", type(self).__name__, call.pass_path, progress.pass_.done,
+                        progress.pass_.n_batches)
         else:
-            data = algorithm.extend(state, algorithm.stream_data(state), new)
-            if data is None:
-                return None
-        items = algorithm.chunk_items(state, data)
+            state = getattr(self, "state_", None)
+            if state is None:
+                data = algorithm.chunk_data(new)
+                if data is None:
+                    return None
+                state = algorithm.init(data, self._fit_generator())
+                algorithm.start(state, new)
+            else:
+                if call is not None:        # the model keeps its state until the call ends
+                    state = copy.deepcopy(state)
+                data = algorithm.extend(state, algorithm.stream_data(state), new)
+                if data is None:
+                    return None
+            items = algorithm.chunk_items(state, data)
         self.state_ = state
         previous_trace = dict(getattr(self, "trace_", {}) or {})
+        rows_before = len(next(iter(previous_trace.values()))) if previous_trace else 0
+        checkpointing = None
+        if request is not None and call is not None:
+            def write(state: State, progress: RunProgress) -> None:
+                if progress.complete:          # the call's end writes PATH itself
+                    return
+                publish(state, data)
+                self.trace_, self.n_iter_ = previous_trace, state.iteration
+                self._progress_, self._previous_iter_ = progress, rows_before
+                self._partial_fit_call_ = call.record()
+                try:
+                    save_checkpoint(self, call.pass_path, "partial_fit")
+                finally:
+                    del self._partial_fit_call_
+                logger.debug("checkpoint %s: %d minibatches", call.pass_path,
+                             progress.pass_.done if progress.pass_ is not None else -1)
+
+            checkpointing = Checkpointing(write, None, request.every_seconds,
+                                          request.every_minibatches)
         result = run_partial(algorithm, state, data, items, model=self,
                              callbacks=getattr(self, "callbacks", None),
                              verbose=getattr(self, "verbose", False),
-                             publish=lambda state, averaged: publish(state, data))
+                             publish=lambda state, averaged: publish(state, data),
+                             progress=progress, checkpoint=checkpointing)
         publish(state, data)
         self._check_finite_fit()
         self.trace_ = _concat_traces(previous_trace, result.trace)
         self.n_iter_ = state.iteration
         self.stopped_early_ = bool(result.stopped_early)
+        self._progress_, self._previous_iter_ = progress, rows_before
+        if call is not None:
+            self._partial_fit_call_ = call.record(after=state_key(state))
+            try:
+                save_checkpoint(self, call.path, "partial_fit")
+            finally:
+                del self._partial_fit_call_
+            call.pass_path.unlink(missing_ok=True)
         return result
 
     def _set_run_attributes(self, previous_trace: dict[str, np.ndarray], previous_iter: int,
@@ -421,22 +518,16 @@ class Estimator(BaseEstimator):
         written by the same fit; one-line ValueError when it belongs to another."""
         saved = load(path)
         advice = "delete it or pass another checkpoint path"
-        if type(saved) is not type(self):
-            raise ValueError(f"checkpoint {path} holds a {type(saved).__name__}, not a "
-                             f"{type(self).__name__}; {advice}")
+        if "partial_fit" in read_header(path):
+            raise ValueError(f"checkpoint {path} was written by partial_fit (a stream), not "
+                             f"by fit; {advice}")
         progress: RunProgress | None = getattr(saved, "_progress_", None)
-        if progress is None or not isinstance(getattr(saved, "state_", None), State):
+        if type(saved) is type(self) and (
+                progress is None or not isinstance(getattr(saved, "state_", None), State)):
             raise ValueError(f"checkpoint {path} is a model file without a run in progress "
                              f"(not written by fit(checkpoint=...)); {advice}")
-        mine, theirs = self._comparable_params(), saved._comparable_params()
-        if getattr(self, "random_state", None) is None:
-            mine.pop("random_state", None)
-            theirs.pop("random_state", None)
-        for name in sorted(set(mine) | set(theirs)):
-            if mine.get(name) != theirs.get(name):
-                raise ValueError(f"checkpoint {path} was written by a fit with {name}="
-                                 f"{theirs.get(name)!r}, this fit has {mine.get(name)!r}; "
-                                 f"{advice}")
+        self._check_checkpoint_owner(saved, path, advice)
+        assert progress is not None
         previous_iter = int(saved._previous_iter_)
         if resume and previous_iter != int(getattr(self, "n_iter_", 0)):
             raise ValueError(f"checkpoint {path} continues a chain of {previous_iter} "
@@ -452,6 +543,22 @@ class Estimator(BaseEstimator):
         logger.info("%s: resuming from checkpoint %s (%d of %d iterations done)",
                     type(self).__name__, path, progress.done, progress.n_iter)
         return state, progress, previous_trace, previous_iter
+
+    def _check_checkpoint_owner(self, saved: Estimator, path: Path, advice: str) -> None:
+        """A checkpoint resumed by this model must be of its class and written with the
+        same parameters (:meth:`_comparable_params`); one-line ValueError."""
+        if type(saved) is not type(self):
+            raise ValueError(f"checkpoint {path} holds a {type(saved).__name__}, not a "
+                             f"{type(self).__name__}; {advice}")
+        mine, theirs = self._comparable_params(), saved._comparable_params()
+        if getattr(self, "random_state", None) is None:
+            mine.pop("random_state", None)
+            theirs.pop("random_state", None)
+        for name in sorted(set(mine) | set(theirs)):
+            if mine.get(name) != theirs.get(name):
+                raise ValueError(f"checkpoint {path} was written by a fit with {name}="
+                                 f"{theirs.get(name)!r}, this fit has {mine.get(name)!r}; "
+                                 f"{advice}")
 
     #: a hint appended when a fit ends with non-finite estimates (the likely parameter)
     _divergence_hint: ClassVar[str] = ""
@@ -497,6 +604,8 @@ class Estimator(BaseEstimator):
                 check_progress_sums(progress, algorithm.averaged(state, data), "state")
                 if progress.samples:
                     check_progress_samples(progress, algorithm.retained(state), "state")
+                if progress.pass_ is not None:
+                    algorithm.check_pass(progress.pass_, data)
         except ValueError as exc:
             raise ValueError(f"{type(self).__name__}: cannot resume: {exc}") from None
         return state
@@ -552,6 +661,9 @@ class Estimator(BaseEstimator):
                     progress, int(getattr(self, "_previous_iter_", 0)),
                     samples_published=bool(getattr(self, "_samples_published_", False)))
                 arrays.update(run_arrays)
+            record = getattr(self, "_partial_fit_call_", None)
+            if record is not None:         # a checkpoint of partial_fit (stream_checkpoint)
+                extra[stream_checkpoint.RECORD] = record
         return save_model(path, type(self).__name__, params, arrays, attributes, extra,
                           compress=compress)
 
@@ -622,7 +734,7 @@ class Estimator(BaseEstimator):
         state_arrays = {k.split("/", 1)[1]: v for k, v in arrays.items()
                         if k.startswith("state_/")}
         run_arrays = {k: v for k, v in arrays.items()
-                      if k.startswith(("run_/sum/", "run_/samples/"))}
+                      if k.startswith(("run_/sum/", "run_/samples/", "run_/pass/"))}
         others = sorted(set(arrays) - set(plain) - {f"trace_/{k}" for k in trace}
                         - {f"state_/{k}" for k in state_arrays} - set(run_arrays))
         allowed = set(cls._saved_arrays) | set(cls._saved_optional)
@@ -650,6 +762,7 @@ class Estimator(BaseEstimator):
         model.trace_ = trace
         for name, value in attributes.items():
             setattr(model, name, value)
+        model._check_loaded_fields(where)
         if "analyzer" in header:
             model.analyzer_ = _saved_analyzer(header["analyzer"], plain.get("vocabulary_"),
                                               where)
@@ -684,19 +797,52 @@ class Estimator(BaseEstimator):
     def _after_load(self) -> None:
         """Hook: rebuild derived attributes after loading (override)."""
 
-    #: value checks of saved scalar attributes: "finite", "positive", "nonnegative",
-    #: "count" (an integer >= 0); every number must be finite, every ``n_*`` a count
+    def _check_loaded_fields(self, where: str) -> None:
+        """Hook: checks across the loaded parameters, arrays and scalar attributes (set on
+        ``self`` by now) that neither the array schema nor the scalar specs express (a
+        kernel against the saved features, an encoding against the feature names);
+        override, raising a one-line ValueError naming ``where`` and the field."""
+
+    #: type and value checks of saved scalar attributes: numbers -- "finite",
+    #: "positive", "nonnegative", "count" (an integer >= 0) -- or "bool" (True/False),
+    #: "text", "json" (text holding JSON).  Undeclared: ``n_*`` a count, ``converged_``
+    #: a bool, ``stop_reason_`` text, ``random_state_`` a count, any other a finite
+    #: number.  None is allowed (a checkpoint written before fit sets its scalars).
     _scalar_specs: ClassVar[dict[str, str]] = {}
+    _SCALAR_CONVENTIONS: ClassVar[dict[str, str]] = {
+        "converged_": "bool", "stop_reason_": "text", "random_state_": "count"}
+
+    @classmethod
+    def _scalar_spec(cls, name: str) -> str:
+        """The declared check of the saved scalar ``name`` (see ``_scalar_specs``)."""
+        return cls._scalar_specs.get(name) or cls._SCALAR_CONVENTIONS.get(name) or (
+            "count" if name.startswith("n_") else "finite")
 
     @classmethod
     def _check_scalars(cls, where: str, attributes: dict[str, Any]) -> None:
-        """One-line ValueError for a saved scalar out of its range (a NaN intercept, a
+        """One-line ValueError for a saved scalar of the wrong type (text where a number is
+        expected, a number where text is) or out of its range (a NaN intercept, a
         negative scale, a fractional count)."""
         for name, value in attributes.items():
-            if value is None or isinstance(value, bool | str):
+            if value is None:
                 continue
-            check = cls._scalar_specs.get(name, "count" if name.startswith("n_")
-                                          else "finite")
+            check = cls._scalar_spec(name)
+            if check in ("text", "json") or check == "bool":
+                kind = str if check != "bool" else bool
+                if not isinstance(value, kind):
+                    raise ValueError(f"{where}: attribute {name!r} must be "
+                                     f"{'True or False' if kind is bool else 'text'}, got "
+                                     f"{value!r}")
+                if check == "json":
+                    try:
+                        json.loads(value)
+                    except ValueError:
+                        raise ValueError(f"{where}: attribute {name!r} must be JSON text, "
+                                         f"got {value[:40]!r}") from None
+                continue
+            if isinstance(value, bool | str):
+                raise ValueError(f"{where}: attribute {name!r} must be a number, got "
+                                 f"{value!r}")
             v = float(value)
             bad = (not np.isfinite(v) or (check == "positive" and v <= 0)
                    or (check == "nonnegative" and v < 0)

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from sklearn.base import ClassifierMixin
 
 from topiclink.data.analyzer import TextAnalyzer
-from topiclink.data.checks import DataError
+from topiclink.data.checks import DataError, check_memory
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.data.shards import ShardSet
 from topiclink.inference.fixed_topics import completion_split
@@ -43,6 +43,22 @@ __all__ = ["TopicsMixin", "LinkPredictionMixin", "ScoresAreProbabilitiesMixin", 
 logger = logging.getLogger(__name__)
 
 DIRECTIONS = ("out", "in", "either")
+
+#: full-size (n_query, n_targets) float arrays a link score computation holds at its peak
+#: (each direction's scores, their combination and its temporaries)
+_SCORE_COPIES = {"out": 2, "in": 2, "either": 5}
+
+_SCORE_ADVICE = ("use suggest_links (the top links of each query, scored in blocks of "
+                 "rows) or score fewer queries or targets at a time")
+
+
+def inference_memory(corpus: Corpus, n_topics: int) -> int:
+    """Bytes that inferring the topic proportions of ``corpus`` (topics fixed) allocates:
+    the token arrays (words, offsets, per-token state), the (D, K) proportions with
+    their running sums and a (V, K) copy of the topics.  Checked before any of it is
+    allocated (:func:`~topiclink.data.checks.check_memory`)."""
+    D, V, N = corpus.n_docs, corpus.n_words, corpus.n_tokens
+    return 8 * int(n_topics) * (3 * D + 2 * V) + 24 * N
 
 
 class TopicsMixin:
@@ -142,7 +158,15 @@ class TopicsMixin:
         self._check_fitted()
         rng = self._prediction_generator()
         parts = []
+        K = self.n_topics_
+        if isinstance(X, ShardSet):           # the result, and its copy by vstack
+            check_memory(16 * X.n_docs * K, f"transform: the ShardSet's {X.n_docs} "
+                         f"documents x {K} topics", "transform its shards one at a time "
+                         "(ShardSet.corpora())")
         for corpus in self._model_corpora(X):
+            check_memory(inference_memory(corpus, K), f"transform: {corpus.n_docs} "
+                         f"documents x {K} topics", "transform fewer documents at a time, "
+                         "or a ShardSet (inferred shard by shard)")
             empty = corpus.empty_documents()
             if empty.size:
                 logger.info("%d of %d documents have no known words; they get the prior "
@@ -218,6 +242,11 @@ class TopicsMixin:
         # a ShardSet shard by shard: the split's draws continue from shard to shard and
         # every shard infers with the seed the whole corpus would have drawn
         for corpus in self._model_corpora(X):
+            # the two halves of the split (CSR) and the inference of the observed one
+            check_memory(inference_memory(corpus, phi_wk.shape[1]) + 32 * corpus.n_tokens,
+                         f"log_likelihood_completion: {corpus.n_docs} documents x "
+                         f"{phi_wk.shape[1]} topics", "score fewer documents at a time, or "
+                         "a ShardSet (scored shard by shard)")
             observed, held = completion_split(corpus, split_rng, fraction)
             theta = doc_topics(observed, copy.deepcopy(infer_rng))
             tok = held.tokens()
@@ -253,8 +282,15 @@ class LinkPredictionMixin:
     Hooks: ``train_zbar_`` (n_train, K) of the training documents; ``_query_topics(
     corpus) -> (n, K)`` what the link function uses for new documents;
     ``_scores_from_topics(zq, targets, direction)``; ``_probabilities(scores)`` (raise
-    when the loss has no probabilities); ``_words_from_links(out, into, n_tokens, rng)``.
+    when the loss has no probabilities); ``_words_from_links(out, into, n_tokens, rng)``
+    (``n_tokens`` checked: None, a number or one per new document, see
+    ``_n_tokens_whole`` / ``_n_tokens_per_document``).
     """
+
+    #: n_tokens must be a whole number of tokens (a sampler draws that many)
+    _n_tokens_whole: bool = False
+    #: n_tokens may be one length per new document (else one for all)
+    _n_tokens_per_document: bool = True
 
     def _check_fit_links(self, y: Any, links: Any) -> None:
         """``fit(X, links=...)``: the links are keyword-only (a Pipeline passes ``y``
@@ -309,7 +345,17 @@ class LinkPredictionMixin:
             query, ``"either"`` a link in at least one direction.
         queries : positions (n_query,) or boolean mask (n_train,), optional
             With ``X_new=None``: the training documents scored as queries (default all).
+
+        The (n_query, n_targets) matrix and its temporaries must fit in memory: checked
+        before anything is computed (one-line DataError naming the sizes; the top links
+        of each query need far less, see :meth:`suggest_links`).
         """
+        return self._link_scores(X_new, targets, direction, queries, "link_scores")
+
+    def _link_scores(self, X_new: Any, targets: Any, direction: str, queries: Any,
+                     call: str, copies: int = 0) -> np.ndarray:
+        """:meth:`link_scores` for ``call`` (named in the memory check, which counts
+        ``copies`` more (n_query, n_targets) arrays)."""
         self._check_fitted()
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
@@ -320,41 +366,96 @@ class LinkPredictionMixin:
             zq = np.asarray(self.train_zbar_)
             if queries is not None:
                 zq = zq[self._targets(queries, "queries")]
+            t = self._targets(targets)
+            self._check_score_memory(call, zq.shape[0], t.size, direction,
+                                     extra=8.0 * copies * zq.shape[0] * t.size)
         else:
             if queries is not None:
                 raise ValueError("link_scores: queries picks training documents; it cannot "
                                  "be given with X_new")
-            zq = self._query_topics(self._as_model_corpus(X_new))
-        return self._scores_from_topics(zq, self._targets(targets), direction)
+            corpus = self._as_model_corpus(X_new)
+            t = self._targets(targets)
+            self._check_score_memory(call, corpus.n_docs, t.size, direction, corpus,
+                                     extra=8.0 * copies * corpus.n_docs * t.size)
+            zq = self._query_topics(corpus)
+        return self._scores_from_topics(zq, t, direction)
+
+    def _check_score_memory(self, call: str, n_query: int, n_targets: int, direction: str,
+                            corpus: Corpus | None = None, extra: float = 0.0,
+                            advice: str = _SCORE_ADVICE, block: int | None = None) -> None:
+        """Refuse (one-line DataError naming ``call``, the sizes and ``advice``) scores of
+        ``n_query`` x ``n_targets`` pairs (``block`` queries at a time: None, all) that do
+        not fit in memory, with the inference of the queries' topics (``corpus``) and
+        ``extra`` bytes."""
+        K = int(np.shape(self.train_zbar_)[1])
+        rows = n_query if block is None else block
+        need = 8.0 * rows * n_targets * _SCORE_COPIES[direction] + extra
+        if corpus is not None:
+            need += inference_memory(corpus, K)
+        check_memory(need, f"{call}: {n_query} queries x {n_targets} training documents "
+                     f"(direction {direction!r}"
+                     + (f", {block} queries a block)" if block is not None else ")"), advice)
 
     def predict_link_proba(self, X_new: Any = None, targets: Any = None, *,
                            direction: str = "either") -> np.ndarray:
         """Link probabilities (n_query, n_targets); arguments as :meth:`link_scores`."""
-        return self._probabilities(self.link_scores(X_new, targets, direction=direction))
+        return self._probabilities(self._link_scores(X_new, targets, direction, None,
+                                                     "predict_link_proba", copies=1))
 
-    def suggest_links(self, X_new: Any, top: int = 10, *, direction: str = "either"
-                      ) -> pd.DataFrame:
+    def suggest_links(self, X_new: Any, top: int = 10, *, direction: str = "either",
+                      block_size: int | None = None) -> pd.DataFrame:
         """The ``top`` training documents most likely linked to each new document.
 
         Returns a tidy DataFrame: query, rank (1 = best), target (training position),
-        doc_id, title (where the training data had titles) and score.
+        doc_id, title (where the training data had titles) and score.  Ranked by score,
+        ties by training position (a stable sort of each query's scores).
+
+        The scores are computed ``block_size`` queries at a time (default: about 4
+        million scores, 32 MiB, a block) and only each query's ``top`` are kept, so the
+        (n_new, n_train) matrix of :meth:`link_scores` is never built; the result is the
+        same.  What is needed (a block, the queries' topics, the table) is checked against
+        the available memory first (one-line DataError).
         """
+        from topiclink.metrics.chunked import default_chunk_size
+
         if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
             raise ValueError(f"suggest_links: top must be an integer >= 1, got {top!r}")
-        scores = self.link_scores(X_new, direction=direction)
-        top = int(min(top, scores.shape[1]))
-        order = np.argsort(-scores, axis=1, kind="stable")[:, :top]
-        rows = []
-        ids = self.train_doc_ids_
+        if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+                block_size, int | np.integer) or block_size < 1):
+            raise ValueError(f"suggest_links: block_size must be an integer >= 1 (queries "
+                             f"scored at a time) or None, got {block_size!r}")
+        self._check_fitted()
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        corpus = self._as_model_corpus(X_new)
+        n_query, n_train = corpus.n_docs, int(np.shape(self.train_zbar_)[0])
+        top = int(min(top, n_train))
+        block = int(min(block_size or default_chunk_size(n_train), max(n_query, 1)))
+        # a block of scores (and its sort), the queries' topics, the table (~ 128 B a row)
+        self._check_score_memory(
+            "suggest_links", n_query, n_train, direction, corpus,
+            extra=8.0 * block * n_train + 128.0 * n_query * top, block=block,
+            advice="give a smaller block_size, a smaller top or fewer documents at a time")
+        zq = self._query_topics(corpus)
+        everyone = np.arange(n_train)
+        order = np.empty((n_query, top), dtype=np.int64)
+        best = np.empty((n_query, top))
+        for start in range(0, n_query, block):
+            scores = self._scores_from_topics(zq[start:start + block], everyone, direction)
+            chosen = np.argsort(-scores, axis=1, kind="stable")[:, :top]
+            order[start:start + block] = chosen
+            best[start:start + block] = np.take_along_axis(scores, chosen, axis=1)
+            del scores
+        ids = np.asarray(self.train_doc_ids_)
         titles = getattr(self, "train_titles_", None)
-        for q in range(scores.shape[0]):
-            for rank, t in enumerate(order[q], start=1):
-                rows.append({"query": q, "rank": rank, "target": int(t),
-                             "doc_id": ids[t].item() if hasattr(ids[t], "item") else ids[t],
-                             "title": str(titles[t]) if titles is not None and len(titles)
-                             else "",
-                             "score": float(scores[q, t])})
-        return pd.DataFrame(rows)
+        targets = order.ravel()
+        doc_id = ids[targets] if ids.dtype.kind in "iu" else ids[targets].astype(object)
+        title = (np.asarray(titles).astype(str)[targets].astype(object)
+                 if titles is not None and len(titles) else np.full(targets.size, "", object))
+        return pd.DataFrame({"query": np.repeat(np.arange(n_query, dtype=np.int64), top),
+                             "rank": np.tile(np.arange(1, top + 1, dtype=np.int64), n_query),
+                             "target": targets, "doc_id": doc_id, "title": title,
+                             "score": best.ravel()})
 
     def predict_words_from_links(self, links_out: Any, links_in: Any = None, *,
                                  n_tokens: float | np.ndarray | None = None,
@@ -364,8 +465,11 @@ class LinkPredictionMixin:
         ``links_out`` (n_new, n_train): nonzero where the new document cites (links to) a
         training document; ``links_in``: where a training document cites the new one
         (models of undirected links use the union).  ``n_tokens``: the length N of each
-        new document (default the mean training length).  The topic proportions are
-        inferred from the link term alone, then ``p(w) = sum_k thetahat_k phihat_kw``.
+        new document, a number > 0 or (where the model allows it) one per new document;
+        None: the mean training length.  A model whose sampler draws tokens takes a whole
+        number; 0, negative, non-finite or non-numeric lengths are refused (one line).
+        The topic proportions are inferred from the link term alone, then
+        ``p(w) = sum_k thetahat_k phihat_kw``.
         """
         self._check_fitted()
         n_train = np.shape(self.train_zbar_)[0]
@@ -375,9 +479,58 @@ class LinkPredictionMixin:
         if into.shape != out.shape:
             raise ValueError(f"links_in has shape {into.shape}, links_out {out.shape}: they "
                              "must be the same")
+        n_tokens = check_n_tokens(n_tokens, out.shape[0], whole=self._n_tokens_whole,
+                                  per_document=self._n_tokens_per_document)
+        # the (n_new, V) result and its product, the (n_new, K) proportions and sums, a
+        # sampler's tokens (n_tokens per document) and the links' pairs
+        n_new, V, K = out.shape[0], len(self.vocabulary_), int(np.shape(self.train_zbar_)[1])
+        length = float(np.max(n_tokens)) if n_tokens is not None and np.size(n_tokens) else \
+            float(getattr(self, "mean_doc_length_", 0.0) or 0.0)
+        check_memory(8.0 * n_new * (2 * V + 4 * K) + 24.0 * n_new * length
+                     + 64.0 * (out.nnz + into.nnz),
+                     f"predict_words_from_links: {n_new} new documents x {V} words",
+                     "pass fewer new documents (rows of links_out) at a time")
         rng = (self._prediction_generator() if random_state is None
                else as_generator(random_state))
         return self._words_from_links(out, into, n_tokens, rng)
+
+
+def check_n_tokens(n_tokens: Any, n_new: int, *, whole: bool = False,
+                   per_document: bool = True) -> float | np.ndarray | None:
+    """``n_tokens`` of :meth:`LinkPredictionMixin.predict_words_from_links`: None (the
+    default length), one number > 0 (a float), or -- with ``per_document`` -- a 1-D
+    array of ``n_new`` numbers > 0; whole numbers when ``whole``.  One-line ValueError
+    naming ``n_tokens`` otherwise (0 is refused: a document of no tokens has no word
+    distribution to predict; None asks for the default)."""
+    if n_tokens is None:
+        return None
+    expected = ("a number > 0" if not whole else "a whole number >= 1") + (
+        f" or one per new document ({n_new})" if per_document else
+        " (this model takes one length for every new document)")
+    if isinstance(n_tokens, str | bytes | bool | np.bool_):
+        raise ValueError(f"n_tokens must be {expected}, got {n_tokens!r}")
+    try:
+        values = np.asarray(n_tokens)
+    except (TypeError, ValueError):
+        raise ValueError(f"n_tokens must be {expected}") from None
+    if values.dtype.kind not in "iuf":
+        raise ValueError(f"n_tokens must be {expected}, got {n_tokens!r}")
+    if values.ndim != 0 and not per_document:
+        raise ValueError(f"n_tokens must be {expected}, got an array of shape "
+                         f"{values.shape}")
+    if values.ndim > 1 or (values.ndim == 1 and values.shape[0] != n_new):
+        raise ValueError(f"n_tokens has shape {values.shape}: give one number, or one per "
+                         f"new document ({n_new},)")
+    values = values.astype(np.float64)
+    bad = ~np.isfinite(values) | (values <= 0)
+    if whole:
+        bad |= values != np.round(values)
+    if np.any(bad):
+        first = values.ravel()[int(np.flatnonzero(np.ravel(bad))[0])]
+        at = "" if values.ndim == 0 else f" (document {int(np.flatnonzero(bad)[0])})"
+        raise ValueError(f"n_tokens must be {expected}, got {first:g}{at}"
+                         + ("; None gives the mean training length" if first == 0 else ""))
+    return float(values) if values.ndim == 0 else values
 
 
 def is_texts(X: Any) -> bool:
@@ -423,6 +576,9 @@ class ScoresAreProbabilitiesMixin:
 
     def _words_from_links(self, out: Any, into: Any, n_tokens: Any,
                           rng: np.random.Generator) -> np.ndarray:
+        """theta = alpha + the linked documents' proportions; ``p(w)`` does not depend on
+        the length N of the new document, so ``n_tokens`` (checked by the caller) is not
+        used."""
         linked = (out + into).astype(np.float64)
         theta = np.asarray(linked @ np.asarray(self.train_zbar_)) + np.asarray(self.alpha_)
         theta /= theta.sum(axis=1, keepdims=True)
@@ -598,6 +754,7 @@ class EntityFactorsMixin:
         product).  Heads and relations are names or indices, of the same length."""
         self._check_fitted()
         h, r = self._queries(heads, relations, "head")
+        self._check_batch_memory("score_tails_batch", h.size)
         return self._score_rows(h, r, "tail")
 
     def score_heads_batch(self, relations: Any, tails: Any) -> np.ndarray:
@@ -606,7 +763,16 @@ class EntityFactorsMixin:
         tails[i])`` (see :meth:`score_tails_batch`)."""
         self._check_fitted()
         t, r = self._queries(tails, relations, "tail")
+        self._check_batch_memory("score_heads_batch", t.size)
         return self._score_rows(t, r, "head")
+
+    def _check_batch_memory(self, call: str, n: int) -> None:
+        """Refuse (one-line DataError naming ``call`` and the sizes) a batch whose scores
+        do not fit in memory: two (n, n_entities) float arrays and the queries' (K, K)
+        relation matrices."""
+        N, K = np.shape(self.embedding_)[0], np.shape(self.embedding_)[-1]
+        check_memory(16.0 * n * N + 8.0 * n * K * K, f"{call}: {n} queries x {N} entities",
+                     "score fewer queries at a time")
 
     def _score_rows(self, a: np.ndarray, r: np.ndarray, axis: str) -> np.ndarray:
         """Hook: the (n, n_entities) scores of the queries (entity ``a[i]``, relation

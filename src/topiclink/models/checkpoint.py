@@ -13,12 +13,23 @@ that ended, it returns that model without iterating.
 :func:`checkpoint_folder` makes every fit inside a ``with`` block checkpoint into one
 folder (file names from the estimator class and the order of the fits), which is how
 ``topiclink experiment --checkpoint-dir`` checkpoints the fits of a grid's cells.
+
+Never two writers: a fit given a checkpoint holds an advisory lock (``fcntl.flock``) on
+the sibling file ``PATH.lock`` from its start to its end (:func:`checkpoint_lock`), and a
+second fit, in this process or another, given the same path is refused on one line
+(:class:`CheckpointInUseError`) instead of overwriting the first one's file.  The kernel
+drops the lock when its process dies, so a lock file left by a killed fit does not block
+the run that resumes it.  On platforms without ``fcntl`` (Windows) the lock is a no-op.
+A checkpoint that cannot be written (a full disk, a read-only folder) stops the fit with
+a one-line :class:`~topiclink.persistence.SaveError`; the previous checkpoint is intact
+and the same fit run again resumes from it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import functools
 import inspect
 import os
@@ -30,11 +41,18 @@ from typing import Any
 
 import numpy as np
 
-from topiclink.inference.engine import RunProgress
+from topiclink.inference.engine import PassProgress, RunProgress
+from topiclink.persistence import SaveError, write_error
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, checkpoint_lock no-op
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["CheckpointRequest", "parse_every", "checkpoint_folder", "progress_to_saved",
            "progress_from_saved", "check_progress_sums", "check_progress_samples",
-           "with_checkpoint_options", "DEFAULT_EVERY"]
+           "with_checkpoint_options", "DEFAULT_EVERY", "checkpoint_lock",
+           "CheckpointInUseError", "save_checkpoint"]
 
 #: how often a fit given ``checkpoint=`` writes it when ``checkpoint_every`` is not given
 DEFAULT_EVERY = "5min"
@@ -70,16 +88,24 @@ def parse_every(every: int | str | float) -> tuple[int | None, float | None]:
     return None, float(seconds)
 
 
+_MINIBATCHES = re.compile(r"\s*([0-9]+)\s*(minibatch|minibatches)\s*")
+
+
 @dataclass
 class CheckpointRequest:
-    """A fit's checkpoint file and schedule."""
+    """A fit's checkpoint file and schedule (``every_minibatches``: at minibatch boundaries
+    of an online fit's passes, ``checkpoint_every="N minibatches"``)."""
 
     path: Path
     every_iterations: int | None
     every_seconds: float | None
+    every_minibatches: int | None = None
 
     @classmethod
-    def make(cls, path: str | os.PathLike[str], every: int | str | float) -> CheckpointRequest:
+    def make(cls, path: str | os.PathLike[str], every: int | str | float, *,
+             count: str = "iterations") -> CheckpointRequest:
+        """``count``: what an int ``every`` counts, ``"iterations"`` (``fit``) or
+        ``"minibatches"`` (``partial_fit``, whose one iteration is its pass)."""
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"checkpoint must be a file path, not {type(path).__name__}")
         p = Path(path)
@@ -87,7 +113,15 @@ class CheckpointRequest:
             p = p.with_name(p.name + ".npz")
         if p.is_dir():
             raise ValueError(f"checkpoint {p} is a directory; give a file path")
+        match = _MINIBATCHES.fullmatch(every) if isinstance(every, str) else None
+        if match is not None:
+            n = int(match.group(1))
+            if n < 1:
+                raise ValueError(f"checkpoint_every must be >= 1 minibatch, got {every!r}")
+            return cls(p, None, None, n)
         iterations, seconds = parse_every(every)
+        if count == "minibatches" and iterations is not None:
+            return cls(p, None, None, iterations)
         return cls(p, iterations, seconds)
 
 
@@ -131,12 +165,103 @@ def request_from_folder(class_name: str) -> CheckpointRequest | None:
     return None if folder is None else folder.next_request(class_name)
 
 
+# ---------------------------------------------------------------------- one writer
+class CheckpointInUseError(OSError):
+    """Another fit (this process or another) holds the checkpoint's lock: one line naming
+    the checkpoint, the lock file and the process holding it."""
+
+
+@contextlib.contextmanager
+def checkpoint_lock(path: str | os.PathLike[str]) -> Iterator[Path | None]:
+    """Hold the advisory lock ``PATH.lock`` of the checkpoint ``path`` for the block.
+
+    ``fcntl.flock`` (exclusive, non-blocking) on the sibling file ``PATH.lock``, which
+    holds the pid of the process that locked it.  Held: a one-line
+    :class:`CheckpointInUseError`.  The kernel releases the lock of a process that dies
+    (``kill -9`` included), so a lock file a killed fit left behind is taken over at
+    once; the file is removed when the block ends (after checking, on taking the lock,
+    that it is still the file at that path, so two fits can never both hold it).  The
+    lock is per open file: a second fit of the same process is refused too.  A folder
+    where the lock file cannot be created is a one-line
+    :class:`~topiclink.persistence.SaveError` naming it, before any work.  Yields the lock
+    file; a no-op yielding None where ``fcntl`` is missing (Windows)."""
+    path = Path(path)
+    if fcntl is None:  # pragma: no cover - Windows
+        yield None
+        return
+    lock = path.with_name(path.name + ".lock")
+    while True:
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as exc:
+            raise write_error(path, exc, "checkpoint") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise write_error(path, exc, "checkpoint") from None
+            error = CheckpointInUseError(
+                f"checkpoint {path} is in use by another fit ("
+                + (f"process {holder}" if holder.isdigit() else "another process")
+                + f" holds its lock {lock}): never two writers of one checkpoint; wait for "
+                "that fit to end, or give this one another checkpoint path")
+            error.errno = errno.EWOULDBLOCK
+            raise error from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)                  # its holder removed it as we opened it: again
+    try:
+        try:                          # who holds it, for the refusal's message
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:               # a full disk: the lock holds all the same
+            pass
+        yield lock
+    finally:
+        try:
+            os.unlink(lock)           # while holding it: a waiting opener sees the change
+        except OSError:
+            pass
+        os.close(fd)
+
+
+def save_checkpoint(model: Any, path: Path, call: str = "fit") -> Path:
+    """Write ``model`` with its full state to its checkpoint ``path`` (uncompressed: it is
+    rewritten many times in a fit).  A write that fails (a full disk, a read-only folder)
+    is a one-line :class:`~topiclink.persistence.SaveError` naming the call (``"fit"`` or
+    ``"partial_fit"``), the iteration, the cause and that the previous checkpoint is
+    intact and can be resumed from."""
+    previous = path.is_file()
+    try:
+        return model.save(path, full=True, compress=False)
+    except SaveError as exc:
+        error = SaveError(
+            f"{type(model).__name__}.{call}: the checkpoint after iteration "
+            f"{getattr(model, 'n_iter_', '?')} was not written ({exc})"
+            + (f"; run the same {call} again, once that is fixed, to resume from the previous "
+               "checkpoint" if previous else
+               f"; the {call} stopped before its first checkpoint"))
+        error.errno = exc.errno
+        raise error from None
+
+
 # ---------------------------------------------------------------------- the fit keywords
-def with_checkpoint_options(fit: Callable[..., Any]) -> Callable[..., Any]:
+def with_checkpoint_options(fit: Callable[..., Any], *, partial: bool = False
+                            ) -> Callable[..., Any]:
     """Wrap an estimator's ``fit`` with the keyword-only ``checkpoint`` and
-    ``checkpoint_every`` (applied to every estimator class by the base class)."""
+    ``checkpoint_every`` (applied to every estimator class by the base class).
+    ``partial``: wrap a ``partial_fit`` (an int ``checkpoint_every`` counts minibatches;
+    no :func:`checkpoint_folder` file: a stream checkpoints where it is told to)."""
     if getattr(fit, "_takes_checkpoint", False):
         return fit
+    count = "minibatches" if partial else "iterations"
 
     @functools.wraps(fit)
     def wrapper(self: Any, *args: Any, checkpoint: str | os.PathLike[str] | None = None,
@@ -144,11 +269,15 @@ def with_checkpoint_options(fit: Callable[..., Any]) -> Callable[..., Any]:
         outer = getattr(self, "_checkpoint_request", None)
         if checkpoint is None and outer is not None:   # a subclass's fit calling super().fit
             return fit(self, *args, **kwargs)
-        request = (CheckpointRequest.make(checkpoint, checkpoint_every)
-                   if checkpoint is not None else request_from_folder(type(self).__name__))
+        request = (CheckpointRequest.make(checkpoint, checkpoint_every, count=count)
+                   if checkpoint is not None else
+                   None if partial else request_from_folder(type(self).__name__))
         self._checkpoint_request = request
         try:
-            return fit(self, *args, **kwargs)
+            # never two writers: the checkpoint's lock is held for the whole fit
+            with (checkpoint_lock(request.path) if request is not None
+                  else contextlib.nullcontext()):
+                return fit(self, *args, **kwargs)
         finally:
             self._checkpoint_request = outer
             if outer is None:
@@ -163,10 +292,37 @@ def with_checkpoint_options(fit: Callable[..., Any]) -> Callable[..., Any]:
     tail = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
     head = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
     wrapper.__signature__ = signature.replace(parameters=[*head, *extra, *tail])  # type: ignore[attr-defined]
-    wrapper.__doc__ = (fit.__doc__ or "") + _FIT_DOC
+    wrapper.__doc__ = (fit.__doc__ or "") + (_PARTIAL_FIT_DOC if partial else _FIT_DOC)
     wrapper._takes_checkpoint = True  # type: ignore[attr-defined]
     return wrapper
 
+
+_PARTIAL_FIT_DOC = """
+
+        Checkpoints: ``checkpoint=PATH`` keeps the stream on disk.  While the call runs,
+        its pass is written to ``PATH.pass.npz`` (the model with its full state, its
+        generators and how far into the pass it is) at minibatch boundaries: every
+        ``checkpoint_every`` minibatches (an int, or ``"N minibatches"``) or seconds
+        (``"30s"``, ``"10min"``, ``"2h"``; default ``"5min"``).  When the call ends, the
+        model after it is written to ``PATH`` (``topiclink.load(PATH)`` continues the
+        stream; ``save(full=True)`` format) and the pass file is removed.  Guaranteed:
+
+        - the same call run again after a crash or ``kill -9`` -- the same chunk, on the
+          model as it was before the call (``topiclink.load(PATH)`` of the previous call,
+          or an unfitted model for the first call) -- resumes at the last minibatch
+          boundary written and ends with the model an uninterrupted call returns, draw
+          for draw (arrays equal bit for bit);
+        - run again after it completed, it returns that model without iterating;
+        - a call on a model that is at ``PATH``'s point of the stream continues the stream
+          (and rewrites ``PATH``);
+        - a checkpoint of another stream, of another point of this stream, of another
+          chunk, or of a fit in progress is refused with a one-line ValueError;
+        - an exception inside the call (not a kill) leaves the model as it was before
+          the call, so running the call again resumes from the pass file.
+
+        Without ``checkpoint`` the chain is the same draw for draw (the checkpoint only
+        adds writes).
+"""
 
 _FIT_DOC = """
 
@@ -174,7 +330,11 @@ _FIT_DOC = """
         sampler state to ``PATH`` (atomically) every ``checkpoint_every`` iterations (an
         int) or seconds (``"30s"``, ``"10min"``, ``"2h"``; default ``"5min"``) and when
         the fit ends.  Called again with the same ``PATH`` after a crash, ``fit`` resumes
-        from the file and returns what an uninterrupted fit returns, draw for draw.
+        from the file and returns what an uninterrupted fit returns, draw for draw.  An
+        online fit (``inference="online"`` / ``"stochastic"``) is also written inside a
+        sweep, at minibatch boundaries: when a duration has passed, or every N
+        minibatches with ``checkpoint_every="N minibatches"``; it resumes at the next
+        minibatch of that sweep.
 """
 
 
@@ -202,7 +362,58 @@ def progress_to_saved(progress: RunProgress, previous_iter: int, *,
         if not samples_published:
             arrays.update({f"run_/samples/{k}": np.stack([s[k] for s in progress.samples])
                            for k in keys})
+    if progress.pass_ is not None:
+        arrays.update(_pass_to_saved(progress.pass_, meta))
     return arrays, meta
+
+
+def _pass_to_saved(pass_: PassProgress, meta: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The pass in progress as ``run_/pass/items`` (int64), ``run_/pass/sums`` and
+    ``run_/pass/last`` (float64, in the order of the header's ``run.pass`` keys)."""
+    sums, last = sorted(pass_.sums), sorted(pass_.last)
+    meta["pass"] = {"batch_size": int(pass_.batch_size), "done": int(pass_.done),
+                    "sums": sums, "last": last}
+    return {"run_/pass/items": np.asarray(pass_.items, dtype=np.int64),
+            "run_/pass/sums": np.array([pass_.sums[k] for k in sums], dtype=np.float64),
+            "run_/pass/last": np.array([pass_.last[k] for k in last], dtype=np.float64)}
+
+
+def _pass_from_saved(spec: Any, arrays: dict[str, np.ndarray], where: str
+                     ) -> PassProgress | None:
+    """The pass in progress of a saved run (header member ``run.pass``), or None."""
+    stored = sorted(k for k in arrays if k.startswith("run_/pass/"))
+    if spec is None:
+        if stored:
+            raise ValueError(f"{where}: a pass in progress without a description in the "
+                             "run header")
+        return None
+    expected = ["run_/pass/items", "run_/pass/last", "run_/pass/sums"]
+    if stored != expected:
+        raise ValueError(f"{where}: the run's pass in progress is stored as {stored}, "
+                         f"expected {expected}")
+    try:
+        batch_size, done = int(spec["batch_size"]), int(spec["done"])
+        sums, last = list(spec["sums"]), list(spec["last"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{where}: header member 'run.pass' is incomplete") from None
+    items = arrays["run_/pass/items"]
+    if items.ndim != 1 or items.dtype.kind not in "iu":
+        raise ValueError(f"{where}: the pass's items are {items.shape} {items.dtype}, "
+                         "expected a 1-d integer array")
+    values = {}
+    for name, keys in (("sums", sums), ("last", last)):
+        figures = arrays[f"run_/pass/{name}"]
+        if not all(isinstance(k, str) for k in keys) or figures.shape != (len(keys),) or \
+                figures.dtype.kind != "f":
+            raise ValueError(f"{where}: the pass's {name} are {figures.shape} "
+                             f"{figures.dtype} for the keys {keys!r}")
+        values[name] = {k: float(v) for k, v in zip(keys, figures, strict=True)}
+    pass_ = PassProgress(np.array(items, dtype=np.int64), batch_size, done,
+                         values["sums"], values["last"])
+    if batch_size < 1 or not 0 <= done <= pass_.n_batches:
+        raise ValueError(f"{where}: header member 'run.pass' is inconsistent ({done} of "
+                         f"{pass_.n_batches} minibatches of {batch_size} done)")
+    return pass_
 
 
 def progress_from_saved(meta: Any, arrays: dict[str, np.ndarray], trace: dict[str, Any],
@@ -249,8 +460,12 @@ def progress_from_saved(meta: Any, arrays: dict[str, np.ndarray], trace: dict[st
     if bool(sums) != (n_summed > 0):
         raise ValueError(f"{where}: {n_summed} averaged iterations but {len(sums)} sums")
     samples = _saved_samples(meta.get("samples"), arrays, published or {}, where)
+    pass_ = _pass_from_saved(meta.get("pass"), arrays, where)
+    if pass_ is not None and (stopped or done >= n_iter):
+        raise ValueError(f"{where}: a pass in progress in a run that has ended")
     return RunProgress(n_iter=n_iter, done=done, rows=rows, sums=sums, n_summed=n_summed,
-                       samples=samples, callbacks=callbacks, stopped=stopped), previous
+                       samples=samples, callbacks=callbacks, stopped=stopped,
+                       pass_=pass_), previous
 
 
 def _saved_samples(spec: Any, arrays: dict[str, np.ndarray],

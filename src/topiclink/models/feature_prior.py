@@ -62,7 +62,14 @@ class FeaturePriorTopicsMixin:
         """Expected topic proportions (n_docs, K) of documents, topics fixed, each with the
         prior alpha_d of its ``features`` (without features: ``alpha_``, the mean
         training prior).  A document without known words gets its prior mean."""
+        from topiclink.data.checks import check_memory
+        from topiclink.models.capabilities import inference_memory
+
         corpus, alpha = self._query_prior(X, features, "transform")
+        K = int(np.shape(self.components_)[0])
+        check_memory(inference_memory(corpus, K) + 8 * np.size(alpha), f"transform: "
+                     f"{corpus.n_docs} documents x {K} topics", "transform fewer documents "
+                     "at a time")
         return self._topics_under(alpha)(corpus, self._prediction_generator())
 
     def log_likelihood_completion(self, X: Any, fraction: float = 0.5,

@@ -47,7 +47,7 @@ class Report:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the page to ``path`` (atomically); returns the path."""
-        return atomic_write(Path(path), self.html.encode("utf-8"))
+        return atomic_write(Path(path), self.html.encode("utf-8"), what="report")
 
     def _repr_html_(self) -> str:
         return (f'<iframe srcdoc="{escape(self.html, quote=True)}" style="width: 100%; '

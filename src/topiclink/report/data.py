@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from topiclink.data.checks import check_memory
 from topiclink.models.capabilities import (
     ClassifierCapability,
     EntityFactorsMixin,
@@ -95,6 +96,30 @@ def _header(model: Any, inputs: ReportInputs) -> dict[str, Any]:
             "library_version": __version__}
 
 
+def report_memory(model: Any, inputs: ReportInputs, limits: Limits) -> float:
+    """Bytes the views allocate at their peak, checked before any is built: the topics'
+    (K, V) arrays, the documents' (D, K) mixes, a block of suggestion scores over the
+    training documents (and the held-out documents' inference), the network's layout,
+    a block of an entity model's tail probabilities, a classifier's predictions."""
+    from topiclink.metrics.chunked import default_chunk_size
+
+    K, V = (np.shape(model.components_)[-2:] if isinstance(model, TopicsMixin)
+            and getattr(model, "components_", None) is not None else (0, 0))
+    D = int(np.shape(getattr(model, "doc_topic_", np.zeros((0, 0))))[0])
+    need = 32.0 * K * V + 16.0 * D * max(K, 1)
+    if isinstance(model, LinkPredictionMixin):
+        n_train = int(np.shape(model.train_zbar_)[0])
+        block = min(256, default_chunk_size(n_train), n_train)
+        need += 48.0 * block * n_train + 48.0 * default_chunk_size(n_train) * n_train
+        need += 8.0 * min(limits.max_held_out, n_train) * K * 4
+        need += 8.0 * 4 * 48 * min(limits.max_network_nodes, D)  # 48 repulsions a node
+    if isinstance(model, EntityFactorsMixin):
+        need += 3 * 8.0 * 4_000_000                       # entities_view's block of tails
+    if isinstance(model, ClassifierCapability):
+        need += 8.0 * limits.max_predicted * max(K, 1) * 4
+    return need
+
+
 def report_data(model: Any, inputs: ReportInputs | None = None,
                 limits: Limits | None = None) -> dict[str, Any]:
     """Every view of a fitted model as plain JSON-able data (see the module docstring).
@@ -106,6 +131,9 @@ def report_data(model: Any, inputs: ReportInputs | None = None,
     inputs = inputs or ReportInputs()
     inputs.check(model)
     limits = limits or Limits()
+    check_memory(report_memory(model, inputs, limits), f"report of a {type(model).__name__}",
+                 "give smaller Limits (max_suggestion_pairs, max_held_out, max_network_nodes, "
+                 "max_tail_queries, max_predicted) or free some memory")
     t0 = time.perf_counter()
     views: dict[str, Any] = {}
     topic_xy = None

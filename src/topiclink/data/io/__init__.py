@@ -33,6 +33,8 @@ from topiclink.data.io.text import (
     corpus_from_texts,
     default_vectorizer,
     read_newsgroups_tar,
+    read_text_lines,
+    text_lines,
 )
 from topiclink.data.io.triples import read_triples, read_triples_archive
 from topiclink.data.io.uci_bow import read_uci_bow
@@ -57,7 +59,9 @@ __all__ = [
     "read_linqs_dir",
     "read_newsgroups_tar",
     "read_rda_object",
+    "read_text_lines",
     "read_triples",
     "read_triples_archive",
     "read_uci_bow",
+    "text_lines",
 ]

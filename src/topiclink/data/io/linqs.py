@@ -192,12 +192,19 @@ def read_linqs_cites(path: PathLike, doc_ids: np.ndarray | Sequence[str], direct
         Either way, a file where more than half of the links name unknown ids (the wrong
         ``.content`` file) is refused with the counts and the first unknown ids.
 
+    Returns
+    -------
+    Links
+        A file without any link (empty, or blank lines only) gives no links, with a
+        logged warning: the documents are still a corpus (an LDA needs no links), and
+        the models of links refuse it when fitted.
+
     Raises
     ------
     DataError
         ``file:line`` of a line without exactly two ids or (policy ``"error"``) of an id
-        missing from ``doc_ids``, of a self-link or of a repeated link; a file without any
-        link; more than half of the links to unknown ids; ``doc_ids`` not distinct.
+        missing from ``doc_ids``, of a self-link or of a repeated link; more than half of
+        the links to unknown ids; ``doc_ids`` not distinct.
     """
     if unknown_ids not in ("error", "drop"):
         raise ValueError(f"unknown_ids must be 'error' or 'drop', got {unknown_ids!r}")
@@ -230,7 +237,11 @@ def read_linqs_cites(path: PathLike, doc_ids: np.ndarray | Sequence[str], direct
         pairs.append((lookup[keys[1]], lookup[keys[0]]))  # citing -> cited
         linenos.append(k)
     if not pairs and not n_dropped:
-        raise DataError(f"{p}: no links (the file is empty)")
+        # a graph without edges is still a valid corpus (a topic model of the documents
+        # needs no links); the models of links refuse it when they are fitted
+        logger.warning("%s: no links (the file is empty or blank): the %d documents have "
+                       "no citations; a model of links cannot be fitted to them", p.name,
+                       len(lookup), extra={"topiclink_no_links": True})
     if n_dropped:
         shown = ", ".join(repr(u) for u in list(unknown)[:_SHOW_IDS])
         more = ", ..." if len(unknown) > _SHOW_IDS else ""

@@ -87,13 +87,14 @@ def check_text(raw: bytes, path: PathLike) -> None:
     nul = raw.find(b"\x00")
     if nul >= 0:
         line = raw[:nul].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: NUL byte (a binary file, or not text)")
+        raise DataError(f"{path}:{line}: NUL byte at byte offset {nul} (a binary file, or "
+                        "not text)")
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise DataError(f"{path}:{line}: not valid UTF-8 text (byte "
-                        f"0x{raw[exc.start]:02x})") from None
+                        f"0x{raw[exc.start]:02x} at byte offset {exc.start})") from None
 
 
 def _first_line(exc: BaseException) -> str:

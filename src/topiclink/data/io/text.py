@@ -27,7 +27,7 @@ from topiclink.data.corpus import Corpus
 from topiclink.data.io.rda import check_file
 
 __all__ = ["TOKEN_PATTERN", "check_texts", "corpus_from_newsgroups_tar", "corpus_from_texts",
-           "read_tar_member",
+           "read_tar_member", "read_text_lines", "text_lines",
            "default_vectorizer", "read_newsgroups_tar"]
 
 logger = logging.getLogger(__name__)
@@ -65,6 +65,47 @@ def check_texts(texts: Iterable[str]) -> list[str]:
         if not isinstance(t, str):
             raise DataError(f"texts[{i}] is {type(t).__name__}, not str")
     return docs
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a text file's contents: a line ends at ``"\\n"`` (a ``"\\r"`` before
+    it, CRLF, is dropped), the last one also at the end of the text (no empty last entry
+    after a final newline).
+
+    Unlike :meth:`str.splitlines`, the other characters Python counts as line boundaries
+    (``\\v``, ``\\f``, ``\\x1c``, ``\\x1d``, ``\\x1e``, ``\\x85``, ``\\u2028``, ``\\u2029``)
+    do not end a line: they stay inside it (whitespace to the tokenizer), so a document
+    per line stays one document.
+    """
+    rows = text.split("\n")
+    if rows and rows[-1] == "":
+        rows.pop()
+    return [row[:-1] if row.endswith("\r") else row for row in rows]
+
+
+def read_text_lines(path: PathLike) -> list[str]:
+    """The lines of a UTF-8 text file (:func:`text_lines`; gzip-compressed accepted, a
+    byte order mark dropped), e.g. one document per line.
+
+    The text is never decoded lossily: a file holding a NUL byte or bytes that are not
+    UTF-8 (Latin-1, UTF-16...) is refused, naming the file, line and byte offset; convert
+    it to UTF-8 first (e.g. ``iconv -f LATIN1 -t UTF-8``).
+
+    Raises
+    ------
+    DataFileNotFoundError
+        The file does not exist (or is a directory).
+    DataError
+        ``file:line: NUL byte at byte offset N`` or ``file:line: not valid UTF-8 text
+        (byte 0xe9 at byte offset N)``.
+    """
+    from topiclink.data.io.rda import check_text, read_bytes
+
+    p = check_file(path)
+    raw = read_bytes(p)
+    check_memory(4 * len(raw), f"{p}: {len(raw)} bytes of text")
+    check_text(raw, p)
+    return text_lines(raw.decode("utf-8").removeprefix("\ufeff"))
 
 
 def _is_fitted(vectorizer: Any) -> bool:
@@ -110,6 +151,17 @@ def corpus_from_texts(texts: Iterable[str], vectorizer: Any = None,
     elif vectorizer_kwargs:
         raise ValueError(f"vectorizer options {sorted(vectorizer_kwargs)} given with a "
                          f"vectorizer; set them on the vectorizer instead")
+    needs = ("transform", "get_feature_names_out") if _is_fitted(vectorizer) else (
+        "fit_transform", "get_feature_names_out")
+    lacking = [m for m in needs if not callable(getattr(vectorizer, m, None))]
+    if isinstance(vectorizer, type):
+        raise TypeError(f"vectorizer must be a vectorizer instance, got the class "
+                        f"{vectorizer.__name__} (write {vectorizer.__name__}())")
+    if lacking:
+        raise TypeError(f"vectorizer must be a scikit-learn text vectorizer (with "
+                        f"fit_transform, transform and get_feature_names_out, e.g. "
+                        f"CountVectorizer), got {type(vectorizer).__name__} (no "
+                        f"{lacking[0]})")
     if _is_fitted(vectorizer):
         X = vectorizer.transform(docs)
     else:

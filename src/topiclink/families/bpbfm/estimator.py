@@ -280,6 +280,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, EntityFactorsMixin, Estimato
         *DEGREE_ARRAYS)
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_active_factors_",
                                                  "n_parameters_", "binary_")
+    _scalar_specs: ClassVar[dict[str, str]] = {"binary_": "bool"}
     _array_specs: ClassVar[dict[str, ArraySpec]] = {
         "embedding_": ArraySpec(("N", "K"), "f", "colsimplex"),
         "relation_matrices_": ArraySpec(("R", "K", "K"), "f", "nonnegative"),

@@ -44,6 +44,7 @@ import numpy as np
 from topiclink.execution import payload_counters, with_payload
 from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs, chunked_counts, n_chunks_for
 from topiclink.families.bpbfm.grouping import EntryGroups, group_entries
+from topiclink.inference.engine import Passes, fingerprint
 from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
 from topiclink.random import kernel_state, spawn
 
@@ -104,6 +105,11 @@ class BPBFMChunk:
     data: BPBFMData
     seen: np.ndarray
     n_entities: int
+
+    def fingerprint(self) -> str:
+        """A hash of the chunk: its entries, the triples seen with it and its entities."""
+        return fingerprint(np.frombuffer(self.data.fingerprint().encode(), np.uint8),
+                           np.asarray(self.seen, np.int64), np.array([self.n_entities]))
 
 
 class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
@@ -320,12 +326,14 @@ class BPBFMOnline(OnlineAlgorithm, BPBFMGibbs):
         if self.model2:
             state.eta_total = state.eta.sum(axis=1)
 
-    def step(self, state: BPBFMOnlineState, data: BPBFMData) -> dict[str, float]:
-        """One sweep; with an executor that ships data, ``info`` reports the sweep's
-        payload bytes."""
+    def step(self, state: BPBFMOnlineState, data: BPBFMData, passes: Passes | None = None
+             ) -> dict[str, float]:
+        """One sweep (``passes``: the engine's, when a checkpoint may cut it at a minibatch
+        boundary); with an executor that ships data, ``info`` reports the sweep's payload
+        bytes."""
         before = payload_counters(self.executor)
         state.n_items = data.n_entries
-        info = OnlineAlgorithm.step(self, state, data)
+        info = OnlineAlgorithm.step(self, state, data, passes)
         self.refresh_totals(state)
         return with_payload(info, self.executor, before)
 

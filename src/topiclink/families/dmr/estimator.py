@@ -84,8 +84,9 @@ default "exact"
         vocabulary blocks on threads, as :class:`~topiclink.LDA`; ``"adlda"``: AD-LDA over
         fixed document shards (each shard its own RNG stream; a different chain, fixed by
         the seed and the shards).  A name alone is 2 shards;
-        :class:`topiclink.execution.Shards` gives another count.  lambda is optimised on
-        the driver either way.
+        :class:`topiclink.execution.Shards` gives another count, at most the number of
+        documents (more shards than documents is refused on one line, not clamped: the
+        shards fix the chain).  lambda is optimised on the driver either way.
     executor : None, int, distributed.Client or str, default None
         Where the shards run; never changes the chain.  None: this process, ``n_jobs``
         threads; an integer: that many threads; a Dask client, a scheduler address or
@@ -159,6 +160,7 @@ default "exact"
         **TOPIC_ARRAYS, "lambda_": ArraySpec(("K", "*"), "f", "finite"),
         "feature_names_": ArraySpec(("*",), "U", None)}
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_tokens_", "feature_encoding_")
+    _scalar_specs: ClassVar[dict[str, str]] = {"feature_encoding_": "json"}
     _state_class = DMRState
 
     @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
@@ -275,6 +277,38 @@ default "exact"
             lines.append(f"  topic {k:2d} (intercept {self.lambda_[k, 0]:+.2f}): {shown}")
         return "\n".join(lines)
 
+    def _check_loaded_fields(self, where: str) -> None:
+        """The saved DataFrame encoding (``feature_encoding_``, JSON or None): its columns
+        well formed and naming exactly ``feature_names_``."""
+        super()._check_loaded_fields(where)
+        encoding = getattr(self, "feature_encoding_", None)
+        if encoding is None:
+            return
+        bad = f"{where}: attribute 'feature_encoding_'"
+        spec = json.loads(encoding)
+        columns = spec.get("columns") if isinstance(spec, dict) else None
+        if not isinstance(columns, list):
+            raise ValueError(f"{bad} must be an object with a list of 'columns'")
+        for k, c in enumerate(columns):
+            ok = isinstance(c, dict) and isinstance(c.get("name"), str)
+            if ok and c.get("kind") == "numeric":
+                ok = all(isinstance(c.get(f), int | float) and not isinstance(c.get(f), bool)
+                         and np.isfinite(c.get(f)) for f in ("center", "scale")) \
+                    and c["scale"] > 0
+            elif ok and c.get("kind") == "categorical":
+                ok = isinstance(c.get("levels"), list) and all(
+                    isinstance(v, str) for v in c["levels"])
+            else:
+                ok = False
+            if not ok:
+                raise ValueError(f"{bad}: column {k} must be {{'name', 'kind': 'numeric', "
+                                 f"'center', 'scale' > 0}} or {{'name', 'kind': "
+                                 f"'categorical', 'levels': [text]}}, got {c!r}"[:300])
+        names = _encoded_names(spec)
+        if names != [str(n) for n in np.asarray(self.feature_names_).tolist()]:
+            raise ValueError(f"{bad} encodes the features {names[:5]} but feature_names_ "
+                             f"lists {np.asarray(self.feature_names_).tolist()[:5]}")
+
     @classmethod
     def _check_loaded(cls, where: str, arrays: dict[str, np.ndarray]) -> None:
         super()._check_loaded(where, arrays)
@@ -329,6 +363,12 @@ def _encode_features(features: Any, n_docs: int, encoding: str | None, what: str
         if features.shape[0] != n_docs:
             raise DataError(f"{what}: features have {features.shape[0]} rows for {n_docs} "
                             "documents")
+        labels = pd.Index([str(c) for c in features.columns])
+        if labels.has_duplicates:
+            name = labels[labels.duplicated()][0]
+            raise DataError(f"{what}: features have {int((labels == name).sum())} columns "
+                            f"named {name!r}; column names must be distinct (they name the "
+                            "encoded features)")
         for name in features.columns:
             if features[name].dtype.kind == "c" or (
                     features[name].dtype == object
@@ -345,10 +385,10 @@ def _encode_features(features: Any, n_docs: int, encoding: str | None, what: str
             values, names = _apply_encoding(features, spec, what, doc_ids)
     else:
         if sp.issparse(features):
+            if features.dtype.kind not in "biuf":   # object, complex: before any scipy call
+                raise DataError(f"{what}: features must hold real numbers, got a sparse "
+                                f"matrix of dtype {features.dtype}")
             values = sp.csr_matrix(features)
-            if values.dtype.kind not in "biuf":
-                raise DataError(f"{what}: features must hold real numbers, got "
-                                f"{values.dtype}")
             check_memory(16.0 * values.shape[0] * (values.shape[1] + 1),
                          f"{what}: features as a dense {values.shape[0]} x "
                          f"{values.shape[1]} design")

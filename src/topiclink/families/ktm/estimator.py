@@ -23,6 +23,7 @@ from topiclink.data.checks import (
     Integer,
     NoneValue,
     as_real,
+    check_memory,
 )
 from topiclink.data.corpus import Corpus
 from topiclink.families.ktm.algorithm import KTMData, KTMState, KTMVariational, bridge_to_dirichlet
@@ -180,6 +181,44 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
                                      f"finite number > 0 (or an array of them), got "
                                      f"{value!r}")
 
+    def _check_kernel_on(self, features: np.ndarray, where: str = "KernelTopicModel",
+                         theta: np.ndarray | None = None) -> None:
+        """The kernel against the features it will read, before any fitting: the search
+        bounds of every free hyper-parameter are ordered (lower <= upper) and contain its
+        starting value, ``theta`` (a saved ``kernel_theta_``) has one entry per free
+        hyper-parameter, and the kernel evaluates on two rows of ``features`` to a finite
+        2 x 2 matrix (an anisotropic length scale with one entry per column, columns
+        that exist).  One-line ValueError naming ``kernel``."""
+        kernel = self._kernel()
+        name = f"{where}: kernel {kernel!r}"
+        for h in kernel.hyperparameters:
+            if h.fixed:
+                continue
+            bounds = np.atleast_2d(np.asarray(h.bounds, dtype=np.float64))
+            value = np.atleast_1d(np.asarray(kernel.get_params()[h.name], dtype=np.float64))
+            if np.any(bounds[:, 0] > bounds[:, 1]):
+                raise ValueError(f"{name}: the bounds of {h.name} have a lower bound above "
+                                 f"the upper one ({bounds.tolist()})")
+            lo, hi = bounds[:, 0], bounds[:, 1]
+            if value.size in (1, lo.size) and np.any((value < lo) | (value > hi)):
+                raise ValueError(f"{name}: {h.name} = {value.tolist()} is outside its "
+                                 f"search bounds {bounds.tolist()} (start inside them, or "
+                                 f"fix it with {h.name}_bounds='fixed')")
+        if theta is not None and np.shape(theta) != np.shape(kernel.theta):
+            raise ValueError(f"{name} has {np.size(kernel.theta)} free hyper-parameters, "
+                             f"kernel_theta_ {np.size(theta)}")
+        rows = features[: min(2, features.shape[0])]
+        try:
+            gram = np.asarray((kernel if theta is None else kernel.clone_with_theta(theta))(
+                rows), dtype=np.float64)
+        except Exception as exc:  # noqa: BLE001 - scikit-learn's checks, or a broken kernel
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ValueError(f"{name} does not fit the features ({features.shape[1]} "
+                             f"columns): {reason}") from None
+        if gram.shape != (rows.shape[0], rows.shape[0]) or not np.all(np.isfinite(gram)):
+            raise ValueError(f"{name} gives a non-finite or misshaped matrix on the features "
+                             f"({features.shape[1]} columns)")
+
     def _fit_memory(self, corpus: Corpus) -> int:
         """Plus the GPs: a few D x D matrices (exact) or D x M (FITC), and the messages
         and priors (several D x K)."""
@@ -209,6 +248,9 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         if values.ndim != 2 or values.shape[0] != n_docs:
             raise DataError(f"{what}: features must have shape ({n_docs}, n_features), got "
                             f"{values.shape}")
+        if values.shape[1] == 0:
+            raise DataError(f"{what}: features have no column (the kernel needs at least "
+                            "one feature per document)")
         fitted = getattr(self, "features_", None)
         if fitted is not None and what != "fit" and values.shape[1] != fitted.shape[1]:
             raise DataError(f"{what}: features have {values.shape[1]} columns but the model "
@@ -237,6 +279,7 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         self._validate_params()
         corpus = self._training_corpus(X)
         values = self._features(features, corpus.n_docs, "fit")
+        self._check_kernel_on(values)
         algorithm = self._algorithm()
         data = KTMData(corpus.counts.tocsr(), values)
         logger.info("KTM: %d documents, %d words, %d tokens, %d features, K=%d",
@@ -275,6 +318,13 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         self.n_iter_ = state.iteration
         self.__dict__.pop("_gps", None)
 
+    def _check_loaded_fields(self, where: str) -> None:
+        """A loaded model's kernel (the ``kernel`` parameter of the file) against its saved
+        features and fitted hyper-parameters (``features_``, ``kernel_theta_``)."""
+        super()._check_loaded_fields(where)
+        self._check_kernel_on(np.asarray(self.features_), where,
+                              theta=np.asarray(self.kernel_theta_))
+
     @property
     def kernel_(self) -> Kernel:
         """The kernel with the fitted hyper-parameters."""
@@ -310,6 +360,15 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         self._check_fitted()
         n = int(np.shape(features)[0]) if np.ndim(features) else 1
         values = self._features(features, n, "predict_alpha")
+        # the K topics' GPs (built on first use: an exact GP keeps two D x D matrices, a
+        # FITC one M x M and D x M) and the cross-covariances with the n documents
+        K, D = self.components_.shape[0], self.features_.shape[0]
+        M = D if self.n_inducing is None or D <= int(self.n_inducing) else int(self.n_inducing)
+        built = self.__dict__.get("_gps") is not None
+        check_memory((0.0 if built else 8.0 * K * (2 * M * M + 2 * D * M)) + 24.0 * D * n,
+                     f"predict_alpha: {n} documents x {K} topics' GPs over {D} training "
+                     "documents", "predict fewer documents at a time"
+                     + (", or fit with n_inducing (FITC GPs of M x M)" if M == D else ""))
         mean = np.empty((n, self.components_.shape[0]))
         var = np.empty_like(mean)
         for k, gp in enumerate(self._gp_list()):

@@ -77,8 +77,9 @@ default "exact"
         ``n_shards`` fixed document shards, each sweeping against a copy of the
         word-topic counts taken at the start of the sweep.  A name alone is 2 shards;
         :class:`topiclink.execution.Shards` gives another count
-        (``Shards("adlda", n_shards=4)``).  Each shard has its own RNG stream: the chain
-        is fixed by the seed and the shards, never by the executor.
+        (``Shards("adlda", n_shards=4)``), at most the number of documents (more is
+        refused, never clamped: the shards fix the chain).  Each shard has its own RNG
+        stream: the chain is fixed by the seed and the shards, never by the executor.
     executor : None, int, distributed.Client or str, default None
         Where the shards run; never changes the chain.  None: this process, ``n_jobs``
         threads; an integer: that many threads (``-1``: all cores); a Dask client, a

@@ -291,12 +291,14 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         """P(query cites target) = sigmoid(intercept + (zq ∘ zt) @ coef); "in" swaps the
         roles (the same number: the covariates are symmetric); "either" combines both as
         independent events."""
+        from topiclink.kernels.scores import row_products  # a query's bits, whatever batch
+
         zt = np.asarray(self.train_zbar_)[targets]
         coef = np.asarray(self.coef_)
-        out = expit(self.intercept_ + (zq * coef) @ zt.T)
+        out = expit(self.intercept_ + row_products(zq * coef, zt))
         if direction == "out":
             return out
-        into = expit(self.intercept_ + ((zt * coef) @ zq.T).T)
+        into = expit(self.intercept_ + row_products(zt * coef, zq).T)
         if direction == "in":
             return into
         return 1.0 - (1.0 - out) * (1.0 - into)

@@ -354,7 +354,9 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         versions; hep-th has 943): ``"error"`` (default) refuses them naming the first
         pair, ``"drop"`` drops them (their count logged), ``"keep"`` keeps them as links,
         each with its full likelihood term log(tau_d' B_sr) like any other citation (the
-        kernels skip only the newer *non-links*); their count is logged.
+        kernels skip only the newer *non-links*); their count is logged.  Any other value
+        is refused (one line).  Without ``publication_time`` there is no time order: the
+        option is checked but changes nothing.
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -552,13 +554,15 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                             ) -> np.ndarray:
         """p(query cites target) = taubar_t gammabar_q^T Bbar gammabar_t (paper eq. 6.1);
         "in" uses the prior mean visibility for the query; "either" combines both."""
+        from topiclink.kernels.scores import row_products  # a query's bits, whatever batch
+
         zt = np.asarray(self.train_zbar_)[targets]
         B = np.asarray(self.blockmodel_)
-        out = (zq @ B @ zt.T) * np.asarray(self.visibility_)[targets]
+        out = row_products(row_products(zq, B.T), zt) * np.asarray(self.visibility_)[targets]
         if direction == "out":
             return out
         prior_tau = float(np.mean(self.visibility_)) if self.visibility else 1.0
-        into = (zt @ B @ zq.T).T * prior_tau
+        into = row_products(row_products(zt, B.T), zq).T * prior_tau
         if direction == "in":
             return into
         return 1.0 - (1.0 - out) * (1.0 - into)
@@ -583,19 +587,27 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
 
 def _append_documents(old: Corpus, new: Corpus) -> Corpus:
     """The training documents followed by a stream chunk's.  New documents keep their ids;
-    an id that is already a training document's is a one-line DataError.  A chunk with
-    the default ids ``0..n-1`` gets its positions in the result; integer ids of the
-    fit and text ids of the chunk (or the reverse) make every id text."""
+    an id that is already a training document's is a one-line DataError (a document is
+    trained on once: ``fit(..., resume=True)`` revisits the training documents).  A chunk
+    with the default ids ``0..n-1`` gets its positions in the result; such an unnamed
+    document whose word counts equal a training document's is refused too (it is that
+    document given again; give it a distinct id to add an identical document on
+    purpose).  Integer ids of the fit and text ids of the chunk (or the reverse) make
+    every id text."""
     default = new.doc_ids.dtype.kind in "iu" and np.array_equal(new.doc_ids,
                                                                 np.arange(new.n_docs))
     if default:
+        _refuse_repeated(old, new)
         return old.append(new)
     old_ids, new_ids = old.doc_ids.astype(str), new.doc_ids.astype(str)
     clash = np.flatnonzero(np.isin(new_ids, old_ids))
     if clash.size:
         i = int(clash[0])
-        raise DataError(f"partial_fit: new document {i} has the id {new_ids[i]!r} of a "
-                        f"training document ({clash.size} such ids; ids must be unique)")
+        j = int(np.flatnonzero(old_ids == new_ids[i])[0])
+        raise DataError(f"partial_fit: new document {i} has the id {str(new_ids[i])!r} of "
+                        f"a training document (position {j}; {clash.size} such ids): a "
+                        "document is trained on once (fit(..., resume=True) revisits the "
+                        "training documents; ids must be unique)")
     if old.doc_ids.dtype.kind == new.doc_ids.dtype.kind:
         return old.append(new)
 
@@ -604,6 +616,35 @@ def _append_documents(old: Corpus, new: Corpus) -> Corpus:
                       metadata=c.metadata, name=c.name)
 
     return as_text(old, old_ids).append(as_text(new, new_ids))
+
+
+def _refuse_repeated(old: Corpus, new: Corpus) -> None:
+    """One-line DataError when an unnamed chunk document has exactly the word counts of a
+    training document (rows compared by a vectorised fingerprint, then exactly)."""
+    def fingerprints(c: Corpus) -> tuple[sp.csr_matrix, np.ndarray]:
+        m = sp.csr_matrix(c.counts, dtype=np.float64)
+        m.sort_indices()
+        w = m.indices.astype(np.float64) + 1.0
+        rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+        keys = np.zeros((m.shape[0], 3))
+        for j, part in enumerate((m.data, m.data * w, m.data * np.sqrt(w))):
+            np.add.at(keys[:, j], rows, part)
+        return m, np.round(keys, 6)
+
+    m_old, k_old = fingerprints(old)
+    m_new, k_new = fingerprints(new)
+    index: dict[tuple[float, ...], list[int]] = {}
+    for j, key in enumerate(map(tuple, k_old)):
+        index.setdefault(key, []).append(j)
+    for i, key in enumerate(map(tuple, k_new)):
+        for j in index.get(key, ()):
+            a, b = m_new[i], m_old[j]
+            if np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data):
+                raise DataError(f"partial_fit: new document {i} has exactly the words of "
+                                f"training document {j} (id {old.doc_ids[j].item()!r}): a "
+                                "document is trained on once (fit(..., resume=True) "
+                                "revisits the training documents; give the new one a "
+                                "distinct doc_id to add an identical document on purpose)")
 
 
 class _DiagonalChange:

@@ -54,7 +54,8 @@ from topiclink.families.lmv.kernels_sampled import (
     sampled_pair_statistics,
 )
 from topiclink.families.lmv.updates import blockmodel_target, visibility_target
-from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro, minibatches
+from topiclink.inference.engine import Passes, fingerprint
+from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
 from topiclink.kernels.word_e_step import word_e_step
 
 __all__ = ["LMVSState", "LMVSChunk", "StochasticLMV", "sampled_statistics", "positive_step",
@@ -110,6 +111,13 @@ class LMVSChunk:
 
     def data(self) -> LMVData:
         return LMVData.build(self.counts, self.pairs, self.time)
+
+    def fingerprint(self) -> str:
+        """A hash of the chunk: every document's word counts, the citations, the times."""
+        c = self.counts
+        return fingerprint(c.indptr, c.indices, c.data, np.array(c.shape),
+                           np.asarray(self.pairs, np.int64),
+                           np.zeros(0) if self.time is None else np.asarray(self.time))
 
 
 def stream_arrays(data: LMVData) -> dict[str, np.ndarray]:
@@ -584,31 +592,25 @@ class StochasticLMV(OnlineAlgorithm):
                 "step_size": rho, "blockmodel_step": s_ab, "visibility_step": s_gh}
 
     # ------------------------------------------------------------------ one sweep
-    def step(self, state: LMVSState, data: LMVData) -> dict[str, float]:
-        """One sweep; with an executor that ships data, ``info`` has the sweep's payload
+    def step(self, state: LMVSState, data: LMVData, passes: Passes | None = None
+             ) -> dict[str, float]:
+        """One sweep (``passes``: the engine's, when a checkpoint may cut it at a minibatch
+        boundary); with an executor that ships data, ``info`` has the sweep's payload
         bytes."""
         before = payload_counters(self.executor)
         with self.session(state, data):
-            info = self._sweep_step(state, data)
+            info = self._sweep_step(state, data, passes)
         return with_payload(info, self.executor, before)
 
-    def _sweep_step(self, state: LMVSState, data: LMVData) -> dict[str, float]:
-        info: dict[str, float] = {}
-        pairs = 0.0
-        batches = self._sweep(state, data)
-        for batch in batches:
-            info = self.minibatch_step(state, data, batch, self.step_size(state, data))
-            pairs += info["pairs"]
-            state.updates += 1
-        info["pairs"] = pairs
-        info["minibatches"] = float(len(batches))
+    def _sweep_step(self, state: LMVSState, data: LMVData, passes: Passes | None = None
+                    ) -> dict[str, float]:
+        pass_ = self.run_pass(state, data, self.sweep_order(state, data), passes,
+                              summed=("pairs",))
+        info = dict(pass_.last)
+        info["pairs"] = pass_.sums["pairs"]
+        info["minibatches"] = float(pass_.n_batches)
         self.end_pass(state, data, info)
         return info
-
-    def _sweep(self, state: LMVSState, data: LMVData) -> list[np.ndarray]:
-        if state.batch_rng is None:
-            raise ValueError("online state has no minibatch stream (batch_rng)")
-        return minibatches(data.n_docs, self.batch_size, state.batch_rng)
 
     def end_pass(self, state: LMVSState, data: LMVData, info: dict[str, float]) -> None:
         """After a sweep or a chunk's pass: the stopping rule's ``blockmodel_change`` and

@@ -10,10 +10,13 @@ Accepted, one entry per document:
 
 and refused with a one-line :class:`~topiclink.data.checks.DataError` naming the first
 bad entry and its position: complex numbers, booleans, missing values (None, NaN, NaT),
-a mix of numbers and dates, and any other text.  Text of digits alone (``"0001"``,
-``"9405"``, ``"1994"``) is refused rather than read as a number: such codes (hep-th's
-YYMM) do not sort as times (``"0001"`` is January 2000, after ``"9912"``); convert them
-to dates or numbers first.  Only the order of the times matters to LMV(t) (a cited
+a mix of numbers and dates, and any other text.  Numeric text with a decimal point, an
+exponent or a sign (``"17.0"``, ``"1994.5"``, ``"-3"``, ``"1e3"``; surrounding blanks
+allowed) is a number: the text must parse as a finite number exactly (``"17.0x"``,
+``"1,5"`` and ``"nan"`` are refused).  Text of digits alone (``"0001"``, ``"9405"``,
+``"1994"``) is refused rather than read as a number: such codes (hep-th's YYMM) do not
+sort as times (``"0001"`` is January 2000, after ``"9912"``); convert them to dates or
+numbers first.  Only the order of the times matters to LMV(t) (a cited
 document newer than the citing one), so any numeric scale is fine, but the times of one
 fit (and its ``partial_fit`` chunks) must share it.
 """
@@ -33,6 +36,9 @@ __all__ = ["as_times"]
 
 _ISO = re.compile(r"\d{4}-\d{2}(-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?)?Z?")
 _DAY = np.timedelta64(1, "D")
+#: numeric text read as a number: a sign, a decimal point or an exponent (digits alone
+#: are refused: YYMM-like codes)
+_NUMBER = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
 
 
 def as_times(values: Any, n_docs: int, name: str = "publication_time") -> np.ndarray:
@@ -122,6 +128,8 @@ def _one(item: object, d: int, name: str) -> tuple[str, float]:
                 raise DataError(f"{name} of document {d} is {item!r}, not a valid date"
                                 ) from None
             return "date", float(_days(np.array([value]), name)[0])
+        if _NUMBER.fullmatch(text) and not text.isdigit() and np.isfinite(float(text)):
+            return "number", float(text)
         hint = (" (digits alone, e.g. hep-th's YYMM codes, are not read as numbers: convert "
                 "them to numbers or dates)" if text.isdigit() else "")
         raise DataError(f"{name} of document {d} is the text {item!r}: give numbers, dates "

@@ -211,8 +211,12 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
     }
     _saved_scalars: ClassVar[tuple[str, ...]] = (
         "n_iter_", "n_pairs_", "n_negatives_", "directed_", "mean_doc_length_")
-    _scalar_specs: ClassVar[dict[str, str]] = {"mean_doc_length_": "positive"}
+    _scalar_specs: ClassVar[dict[str, str]] = {"mean_doc_length_": "positive",
+                                               "directed_": "bool"}
     _state_class = RelationalState
+    # predict_words_from_links draws n_tokens tokens per new document: a whole number
+    _n_tokens_whole = True
+    _n_tokens_per_document = False
 
     @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, loss: str = "logistic", weights: str = "full",
@@ -383,14 +387,16 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
 
     def _scores_from_topics(self, zq: np.ndarray, targets: np.ndarray, direction: str
                             ) -> np.ndarray:
+        from topiclink.kernels.scores import row_products  # a query's bits, whatever batch
+
         zt = self.train_zbar_[targets]
-        U = self.weights_
+        U = np.asarray(self.weights_)
         if direction == "out":
-            return zq @ U @ zt.T
+            return row_products(row_products(zq, U.T), zt)          # zq U zt^T
         if direction == "in":
-            return zq @ U.T @ zt.T
-        out = zq @ U @ zt.T
-        into = zq @ U.T @ zt.T
+            return row_products(row_products(zq, U), zt)            # zq U^T zt^T
+        out = row_products(row_products(zq, U.T), zt)
+        into = row_products(row_products(zq, U), zt)
         if self.loss == "logistic":
             # log-odds of "a link in at least one direction": 1 - (1 - p_out)(1 - p_in)
             p = 1.0 - (1.0 - _sigmoid(out)) * (1.0 - _sigmoid(into))
@@ -422,9 +428,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
             into = (into + out).astype(bool).tocsr()
             out = into.copy()
         n_new = out.shape[0]
-        if n_tokens is not None and np.ndim(n_tokens) != 0:
-            raise ValueError("n_tokens: this model takes one length for every new document")
-        L = int(n_tokens or max(1, round(self.mean_doc_length_)))
+        L = int(n_tokens) if n_tokens is not None else max(1, round(self.mean_doc_length_))
         n_iter = _WORDS_FROM_LINKS_ITER
         alpha = np.asarray(self.alpha_)
         Uz = self.train_zbar_ @ self.weights_.T

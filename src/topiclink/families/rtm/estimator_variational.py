@@ -274,7 +274,10 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
                             ) -> np.ndarray:
         """``log psi_e = eta^T (zbar_q o zbar_t) + nu``; the exponential link is symmetric,
         so every direction gives the same score."""
-        return (zq * self.weights_) @ np.asarray(self.zbar_)[targets].T + self.intercept_
+        from topiclink.kernels.scores import row_products  # a query's bits, whatever batch
+
+        return row_products(zq * self.weights_, np.asarray(self.zbar_)[targets]) + \
+            self.intercept_
 
     def _probabilities(self, scores: np.ndarray) -> np.ndarray:
         """``psi_e = exp(score)``, at most 1 (every score is < 0 after the M-step)."""
@@ -299,8 +302,6 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         n_new = A.shape[0]
         N = np.broadcast_to(np.asarray(self.mean_doc_length_ if n_tokens is None
                                        else n_tokens, dtype=np.float64), (n_new,))
-        if not (np.all(np.isfinite(N)) and np.all(N > 0)):
-            raise ValueError("n_tokens must be finite and > 0")
         alpha = np.asarray(self.alpha_, dtype=np.float64)
         K = alpha.size
         link = (A @ np.asarray(self.zbar_)) * self.weights_ / N[:, None]

@@ -40,12 +40,16 @@ def link_matrix(model: Any) -> tuple[np.ndarray, str] | None:
     return None
 
 
-def suggestions(model: Any, queries: np.ndarray, *, top: int = 10, chunk: int = 256
+def suggestions(model: Any, queries: np.ndarray, *, top: int = 10, chunk: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``top`` training documents with the highest link score (``direction=
     "either"``) for each training document in ``queries``, itself excluded: (targets,
-    scores), both (len(queries), top)."""
+    scores), both (len(queries), top).  Scored ``chunk`` queries at a time (default: at
+    most 256, and about 4 million scores a block)."""
+    from topiclink.metrics.chunked import default_chunk_size
+
     n_train = int(np.shape(model.train_zbar_)[0])
+    chunk = chunk or min(256, default_chunk_size(n_train))
     top = min(int(top), max(n_train - 1, 1))
     targets = np.zeros((queries.size, top), dtype=np.int64)
     scores = np.zeros((queries.size, top))
@@ -77,11 +81,12 @@ def precision_at_k(model: Any, corpus: Corpus, truth: sp.csr_matrix,
         return {"n_documents": 0}
     truth = truth[linked]
     part = corpus if linked.size == corpus.n_docs else corpus.subset(linked)
-    scores = np.asarray(model.link_scores(part, direction="either"), dtype=np.float64)
     out: dict[str, float] = {"n_documents": int(linked.size)}
-    kmax = min(max(ks), scores.shape[1])
-    best = np.argsort(-scores, axis=1, kind="stable")[:, :kmax]
-    hits = np.asarray(truth[np.arange(scores.shape[0])[:, None], best].todense(), dtype=bool)
+    kmax = min(max(ks), truth.shape[1])
+    # the kmax best of each document, scored in blocks (never the n_held x n_train matrix)
+    table = model.suggest_links(part, top=kmax, direction="either")
+    best = table["target"].to_numpy(dtype=np.int64).reshape(linked.size, kmax)
+    hits = np.asarray(truth[np.arange(linked.size)[:, None], best].todense(), dtype=bool)
     for k in ks:
         if k <= kmax:
             out[f"precision@{k}"] = float(hits[:, :k].mean())

@@ -354,7 +354,15 @@ class OnColumns(Kernel):
         self.columns = columns
 
     def _cols(self) -> np.ndarray:
-        cols = np.atleast_1d(np.asarray(self.columns))
+        """The column positions: integers, or whole floats (``np.float64(2.0)``, as a
+        model file or an array arithmetic may give them) read as those integers."""
+        try:
+            cols = np.atleast_1d(np.asarray(self.columns))
+        except (TypeError, ValueError):
+            cols = np.zeros(0)
+        if cols.dtype.kind == "f" and cols.ndim == 1 and np.all(np.isfinite(cols)) \
+                and np.all(cols == np.round(cols)):
+            cols = cols.astype(np.int64)
         if cols.ndim != 1 or cols.size == 0 or cols.dtype.kind not in "iu":
             raise ValueError(f"OnColumns: columns must be a non-empty list of integer "
                              f"column positions, got {self.columns!r}")
