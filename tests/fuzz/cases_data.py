@@ -498,8 +498,10 @@ def _linqs_dir(name: str, cites: bytes, bom: bool = False, crlf: bool = False) -
     return d
 
 
-LINQS_BAD = {"empty": b"", "blank_lines": b"\n\n  \n", "all_unknown": b"x1\tx2\nx3\tx4\n",
+LINQS_BAD = {"all_unknown": b"x1\tx2\nx3\tx4\n",
              "mostly_unknown": b"d1\td0\nx1\td0\nd2\tx2\nx3\tx4\n"}
+# a .cites without links is a graph without links (warned): read, refused by links models
+LINQS_NO_LINKS = {"empty": b"", "blank_lines": b"\n\n  \n"}
 LINQS_GOOD = {"some_unknown": b"d1\td0\nd2\td0\nd3\td1\nx1\td0\n",
               "all_known": b"d1\td0\nd2\td0\nd3\td1\n"}
 
@@ -526,7 +528,17 @@ def link_reader_cases() -> list[Case]:
                 for entry, read in readers.items():
                     out.append(case(f"linqs/{entry}/{label}/{tag}", lambda r=read, p=d: r(p),
                                     "accept", _three_links))
+            for label, text in LINQS_NO_LINKS.items():
+                d = _linqs_dir(f"{label}-{int(bom)}{int(crlf)}", text, bom, crlf)
+                for entry, read in readers.items():
+                    out.append(case(f"linqs/{entry}/{label}/{tag}", lambda r=read, p=d: r(p),
+                                    "accept", _no_links))
     return out
+
+
+def _no_links(r: Any) -> bool:
+    links = r[1] if isinstance(r, tuple) else r.links
+    return links.n_links == 0
 
 
 def _three_links(r: Any) -> bool:
@@ -538,12 +550,15 @@ def cli_cases() -> list[Case]:
     from tests.fuzz.cases_cli import cli_case
 
     out = []
-    for label in ("empty", "mostly_unknown"):
-        d = _linqs_dir(f"cli-{label}", LINQS_BAD[label])
+    for label, text in (("empty", LINQS_NO_LINKS["empty"]),
+                        ("mostly_unknown", LINQS_BAD["mostly_unknown"])):
+        d = _linqs_dir(f"cli-{label}", text)
         for command in ("rtm", "lmv", "lda"):
+            # an LDA needs no links: a .cites without any is fitted (warned)
+            expect = "accept" if (command, label) == ("lda", "empty") else "error"
             out.append(cli_case(f"data/cli/fit-{command}/linqs-{label}",
                                 ["fit", command, "--dataset", "linqs", "--data", str(d),
-                                 "-k", "2", "-n", "1"]))
+                                 "-k", "2", "-n", "1"], expect))
     doc = _docword()
     for label, text in (("dup", "a\nb\na\nc\n"), ("dup_crlf_bom", "a\nb\nc\na\n")):
         v = _vocab_file(f"cli-{label}", text, bom=label != "dup", crlf=label != "dup")

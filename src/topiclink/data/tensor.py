@@ -452,12 +452,20 @@ def _check_names(names: np.ndarray, field: str, what: str) -> None:
     if blank.size:
         raise DataError(f"{what}: {field} entry {int(blank[0])} is empty ({blank.size} empty "
                         "names in all); every name must be non-blank")
-    uniq, first, counts = np.unique(names, return_index=True, return_counts=True)
-    if (counts > 1).any():
-        name = uniq[counts > 1][0]
-        pos = np.flatnonzero(names == name)[:2].tolist()
+    repeat = _first_repeat(names)
+    if repeat is not None:
+        name, pos = repeat
         raise DataError(f"{what}: {field} repeats the name {str(name)!r} (positions {pos[0]} "
                         f"and {pos[1]}); names must be distinct")
+
+
+def _first_repeat(names: np.ndarray) -> tuple[object, list[int]] | None:
+    """The first name (in sorted order) that occurs twice, and its first two positions."""
+    uniq, counts = np.unique(names, return_counts=True)
+    if not (counts > 1).any():
+        return None
+    name = uniq[counts > 1][0]
+    return name, np.flatnonzero(names == name)[:2].tolist()
 
 
 def _vocabulary(given: Sequence[object] | None, what: str, found: np.ndarray) -> np.ndarray:
@@ -467,10 +475,9 @@ def _vocabulary(given: Sequence[object] | None, what: str, found: np.ndarray) ->
     vocab = np.asarray([str(x) for x in np.asarray(given, dtype=object).ravel()], dtype=object)
     if vocab.size == 0:
         raise DataError(f"{what}= is empty")
-    uniq, first, cnt = np.unique(vocab, return_index=True, return_counts=True)
-    if (cnt > 1).any():
-        name = uniq[cnt > 1][0]
-        pos = np.flatnonzero(vocab == name)[:2].tolist()
+    repeat = _first_repeat(vocab)
+    if repeat is not None:
+        name, pos = repeat
         raise DataError(f"{what}=: name {name!r} appears twice (positions {pos[0]} and "
                         f"{pos[1]})")
     return vocab
