@@ -19,12 +19,26 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src"),
+                                                          os.environ.get("PYTHONPATH", "")]),
+            "MPLBACKEND": "Agg", "NUMBA_NUM_THREADS": "1"}
+
+
+def count_cases(area: str) -> int:
+    """How many cases of ``area`` a fresh process builds: the children's case list, which
+    a pytest process may not share (test modules imported at collection can register
+    commands or classes that some generators enumerate)."""
+    proc = subprocess.run([sys.executable, "-m", "tests.fuzz.harness", area, "count"],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900,
+                          check=True)
+    return int(proc.stdout.strip().splitlines()[-1])
+
+
 def run_area(area: str, n_cases: int, shard: int = 400) -> list[dict]:
     """Outcomes of every case of ``area`` (in order)."""
     results: list[dict] = []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src"),
-                                                         os.environ.get("PYTHONPATH", "")]),
-           "MPLBACKEND": "Agg", "NUMBA_NUM_THREADS": "1"}
+    env = _env()
     start = 0
     while start < n_cases:
         stop = min(start + shard, n_cases)
