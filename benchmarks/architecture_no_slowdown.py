@@ -45,8 +45,8 @@ def main(workload: str, iterations: int | None = None) -> str:
 
             with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                               dashboard_address=None) as cluster, Client(cluster) as client:
-                model = LDA(20, max_iter=iterations or 40, random_state=0, parallel="dask",
-                            n_shards=2, client=client).fit(X)
+                model = LDA(20, max_iter=iterations or 40, random_state=0, scheme="adlda",
+                            executor=client).fit(X)
         elif workload == "lda_adlda":
             from topiclink.execution.shards import Shards
 

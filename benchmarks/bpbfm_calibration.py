@@ -23,8 +23,8 @@ from sklearn.metrics import average_precision_score
 
 from topiclink.datasets import load_dataset
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
-from topiclink.families.bpbfm.protocol import paper_folds, union_tensor
 from topiclink.metrics import expected_calibration_error, reliability_table
+from topiclink_reproductions.bpbfm import paper_folds, union_tensor
 
 
 def main() -> None:

@@ -76,7 +76,7 @@ def peer_mrr(path: Path, ds: str) -> dict[str, list[float]]:
 
 
 def run_fold(bvp: Any, ds: str, fold: int, n_chains: int, splits: dict) -> dict[str, Any]:
-    from topiclink.families.bpbfm.protocol import cell_seed, evaluate_kg, kg_task
+    from topiclink_reproductions.bpbfm import cell_seed, evaluate_kg, kg_task
 
     variant, setting = CHOSEN[ds]
     args = argparse.Namespace(topics=setting["n_topics"], topics_em=setting["n_topics"],

@@ -2,11 +2,11 @@
 
 One factor at a time, on the same folds as ``benchmarks/bpbfm_vs_pykeen.py`` (the union of
 train, valid and test triples; per fold an independent 10 % of *all* entries held out by
-:func:`topiclink.families.bpbfm.protocol.paper_folds`, seed 0; each fold's chain seeded as in
+:func:`topiclink_reproductions.bpbfm.paper_folds`, seed 0; each fold's chain seeded as in
 that benchmark, so the baseline reproduces its BPBFM-1 rows), BPBFM-1 with K = 20, 200
 Gibbs iterations, burn-in 100, thinning 5 unless the variant says otherwise; AUC-ROC and
 AUC-PR (sklearn ``roc_auc_score`` / ``average_precision_score``) of ``predict_proba`` over
-the held-out entries (:func:`~topiclink.families.bpbfm.protocol.evaluate_paper`).
+the held-out entries (:func:`~topiclink_reproductions.bpbfm.evaluate_paper`).
 
 Groups (``--groups``):
 
@@ -37,7 +37,7 @@ Groups (``--groups``):
     iterations, and BPBFM-2 (M = 10) with and without it.
 ``kg``
     the baseline and ``self_pairs="scaled"`` on the kg protocol (train triples, filtered
-    MRR / Hits@k over the test triples, :func:`~topiclink.families.bpbfm.protocol.evaluate_kg`;
+    MRR / Hits@k over the test triples, :func:`~topiclink_reproductions.bpbfm.evaluate_kg`;
     repetitions 0-2 seeded as ``benchmarks/bpbfm_vs_pykeen.py``).
 
 Every fit runs in this process, one thread (``NUMBA_NUM_THREADS=1``).  Results go to
@@ -100,6 +100,19 @@ class Variant:
     chain: int = 0
     heldout: str = "impute"   # "impute" (missing), "zeros" (observed), "impute+self"
     record: bool = False             # keep every 5th iteration's held-out rates, U, Lambda
+
+
+def with_priors(params: dict[str, Any]) -> dict[str, Any]:
+    """A variant's settings as the estimator's keywords: the paper's prior symbols
+    (``a``, ``gamma0``, ...) become the fields of its ``priors``."""
+    import dataclasses
+
+    from topiclink.families.bpbfm.priors import BPBFMPriors
+
+    fields = {f.name for f in dataclasses.fields(BPBFMPriors)}
+    priors = {k: v for k, v in params.items() if k in fields}
+    rest = {k: v for k, v in params.items() if k not in fields}
+    return {**rest, "priors": BPBFMPriors(**priors)} if priors else rest
 
 
 BASE = Variant("baseline", "baseline", "BPBFM-1, K = 20, 200 iterations, burn-in 100, "
@@ -214,7 +227,7 @@ class Runner:
 
     def __init__(self, datasets: list[str], folds: list[int], cache: dict[str, Any]) -> None:
         from topiclink.datasets import load_dataset
-        from topiclink.families.bpbfm.protocol import cell_seed, paper_folds, union_tensor
+        from topiclink_reproductions.bpbfm import cell_seed, paper_folds, union_tensor
 
         self.folds = folds
         self.data = {}
@@ -236,7 +249,7 @@ class Runner:
         asks for the fitted model and recorder too)."""
         from topiclink.data.tensor import RelationalTensor
         from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
-        from topiclink.families.bpbfm.protocol import evaluate_paper
+        from topiclink_reproductions.bpbfm import evaluate_paper
 
         key = f"{v.name}|{ds}|{fold}"
         if key in self.cache and not keep:
@@ -262,7 +275,8 @@ class Runner:
                   "thinning": THIN, "random_state": int(self.seeds[fold]) + v.chain,
                   "n_jobs": 1, **v.params}
         rec = Recorder(f.entries) if (v.record or keep) else None
-        model = BilinearPoissonFactorModel(**params, callbacks=[rec] if rec else None)
+        model = BilinearPoissonFactorModel(**with_priors(params),
+                                           callbacks=[rec] if rec else None)
         t0 = time.perf_counter()
         model.fit(train)
         seconds = time.perf_counter() - t0
@@ -285,7 +299,7 @@ class Runner:
     def fit_kg(self, v: Variant, ds: str, rep: int) -> dict[str, Any]:
         """The kg protocol's row of variant ``v``, repetition ``rep`` (cached)."""
         from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
-        from topiclink.families.bpbfm.protocol import cell_seed, evaluate_kg, kg_task
+        from topiclink_reproductions.bpbfm import cell_seed, evaluate_kg, kg_task
 
         key = f"kg:{v.name}|{ds}|{rep}"
         if key in self.cache:
@@ -293,10 +307,10 @@ class Runner:
         task = kg_task(self.splits[ds])
         seed = cell_seed(0, {"protocol": "kg", "fold": rep, "K": 0},
                          ("protocol", "fold", "K"))
-        model = BilinearPoissonFactorModel(
-            **{"n_topics": K, "max_iter": v.max_iter, "burn_in": v.burn_in,
-               "thinning": THIN, "random_state": int(seed) + v.chain, "n_jobs": 1,
-               **v.params})
+        model = BilinearPoissonFactorModel(**with_priors(
+            {"n_topics": K, "max_iter": v.max_iter, "burn_in": v.burn_in,
+             "thinning": THIN, "random_state": int(seed) + v.chain, "n_jobs": 1,
+             **v.params}))
         t0 = time.perf_counter()
         model.fit(task.train)
         seconds = time.perf_counter() - t0

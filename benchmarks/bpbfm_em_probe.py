@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from topiclink.datasets import load_dataset
-from topiclink.families.bpbfm.protocol import paper_folds, union_tensor
+from topiclink_reproductions.bpbfm import paper_folds, union_tensor
 
 OUT = Path(__file__).parent / "results" / "bpbfm_em_probe.json"
 EPS = 1e-6  # numerator floor: Gamma(1 + EPS, b), keeps every entry positive

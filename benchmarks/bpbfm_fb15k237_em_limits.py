@@ -4,10 +4,10 @@ each answered by the valid filtered MRR (2,000 valid triples, the fixed subsampl
 
 - ``restarts``: EM lands on one of many modes.  Fit ``--seeds`` restarts (seeds 0, 1, ...)
   of ``--iterations`` iterations each and rank with the average of their probabilities
-  (what ``BilinearPoissonFactorModel(n_chains=...)`` does): the MRR of each restart alone
+  (what ``BilinearPoissonFactorModelEM(n_chains=...)`` does): the MRR of each restart alone
   and of the average of the first 1, 2, ... restarts.
 - ``prior``: the rate b of the Gamma(1, b) prior on every entry of U and Lambda
-  (``em_prior_rate``, default 5), one restart per value of ``--rates``.
+  (``prior_rate``, default 5), one restart per value of ``--rates``.
 - ``untied``: the same likelihood with separate head and tail factors, rate
   ``u_i^T Lambda^r v_j`` (U for heads, V for tails: twice the entity parameters), fitted
   by exact block ECM (Lambda, U, V, each after a fresh E-step; with untied factors every
@@ -54,8 +54,8 @@ from numba import njit
 from topiclink.datasets import load_dataset
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.families.bpbfm.em import EPS, OnesByRelation, normalised
-from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
-from topiclink.families.bpbfm.protocol import KGTask, evaluate_kg, kg_task
+from topiclink.families.bpbfm.estimator_em import BilinearPoissonFactorModelEM
+from topiclink_reproductions.bpbfm import KGTask, evaluate_kg, kg_task
 
 
 def _sibling(name: str) -> Any:
@@ -91,8 +91,8 @@ def fit_tied(task: KGTask, K: int, iterations: int, rate: float, seed: int
              ) -> tuple[np.ndarray, np.ndarray, float]:
     """(U, Lambda) normalised as the estimator publishes them, and the fit's seconds."""
     t0 = time.perf_counter()
-    m = BilinearPoissonFactorModel(K, inference="em", max_iter=iterations, tol=0.0,
-                                   em_prior_rate=rate, random_state=seed).fit(task.train)
+    m = BilinearPoissonFactorModelEM(K, max_iter=iterations, tol=0.0, prior_rate=rate,
+                                     random_state=seed).fit(task.train)
     U, L = normalised(m.state_.U, m.state_.L)
     return U, L, time.perf_counter() - t0
 
@@ -361,7 +361,7 @@ def main() -> None:
     ap.add_argument("--topics", type=int, default=200)
     ap.add_argument("--iterations", type=int, default=25)
     ap.add_argument("--seeds", type=int, default=4, help="restarts")
-    ap.add_argument("--rates", default="0.5,5,50", help="em_prior_rate values (prior)")
+    ap.add_argument("--rates", default="0.5,5,50", help="prior_rate values (the Gamma(1, b) prior)")
     ap.add_argument("--rate", type=float, default=5.0, help="prior rate of the others")
     ap.add_argument("--alphas", default="0.5,2,10", help="degree prior alpha values")
     ap.add_argument("--alternations", default="1,5", help="degree: rounds of (a, b)")

@@ -2,7 +2,7 @@
 fit of about the same wall time, and of the filtered ranking of the 20,466 test triples.
 
 Per model: seconds per sweep (the sampler's own ``trace_["seconds"]``), the wall time of
-``fit`` and of :func:`~topiclink.families.bpbfm.protocol.evaluate_kg` (head and tail prediction,
+``fit`` and of :func:`~topiclink_reproductions.bpbfm.evaluate_kg` (head and tail prediction,
 all 14,541 entities candidates, filtered by train + valid + test, ties at the mean rank),
 the process's peak RSS before and after the evaluation (``ru_maxrss``), filtered MRR and
 Hits@1/3/10.  The numba kernels are compiled by a 2-iteration K = 2 fit of each model
@@ -27,7 +27,7 @@ import numpy as np
 
 from topiclink.datasets import load_dataset
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
-from topiclink.families.bpbfm.protocol import (
+from topiclink_reproductions.bpbfm import (
     HITS_AT,
     KGTask,
     evaluate_kg,

@@ -5,7 +5,7 @@ Our models: ``BPBFM-1`` / ``BPBFM-2`` (the paper's Gibbs samplers, the defaults)
 user guide's accuracy diagnosis found best on folds 0-2) and ``BPBFM-1-EM`` (MAP-EM,
 ``--topics-em``).
 
-Two protocols per data set (UMLS, Nations), both from :mod:`topiclink.families.bpbfm.protocol`:
+Two protocols per data set (UMLS, Nations), both from :mod:`topiclink_reproductions.bpbfm`:
 
 * paper (RESCAL's and the BPBFM paper's): the full tensor is the union of the train, valid
   and test triples; each fold holds out an independent random 10 % of *all* entries, ones
@@ -68,11 +68,11 @@ no held-out one (or only ones) or fewer than 5 entries have no point on the top 
 Trained to convergence (``--peer-training converged``; kg protocol only; default
 ``fixed``: the peers a fixed ``--epochs``, BPBFM a fixed ``--iterations``).  Every model
 trains with early stopping on the *validation* triples' filtered MRR, our metric code
-(:func:`~topiclink.families.bpbfm.protocol.evaluate_kg`: head and tail, ties at the mean rank)
+(:func:`~topiclink_reproductions.bpbfm.evaluate_kg`: head and tail, ties at the mean rank)
 with the filter train + valid (the test triples never enter training or selection; PyKEEN's
 ``EarlyStopper`` filters so too, but ranks with its own evaluator and reloads the best
 weights only when patience runs out, so it is not used):
-:class:`~topiclink.experiments.validation_stopping.ValidationStopper` evaluates every
+:class:`~topiclink_reproductions.validation_stopping.ValidationStopper` evaluates every
 ``--check-epochs`` epochs (peers) / ``--check-iterations`` (``--check-iterations-em``)
 iterations (BPBFM Gibbs, EM), stops after
 ``--patience`` evaluations without a relative improvement of more than
@@ -159,16 +159,17 @@ def _clean(value):
 
 def _build(name: str, args: argparse.Namespace, seed: int, protocol: str = "paper"):
     from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
-    from topiclink.families.bpbfm.protocol_peers import KGEmbeddingPeer
+    from topiclink.families.bpbfm.estimator_em import BilinearPoissonFactorModelEM
+    from topiclink.families.bpbfm.priors import BPBFMPriors
+    from topiclink_reproductions.peers.pykeen import KGEmbeddingPeer
 
-    if name == "BPBFM-1-EM":   # MAP-EM (inference="em"): no burn-in, tol-stopped
-        return BilinearPoissonFactorModel(
-            n_topics=args.topics_em, inference="em", max_iter=500, random_state=seed,
-            n_jobs=1)
+    if name == "BPBFM-1-EM":   # MAP-EM: no burn-in, tol-stopped
+        return BilinearPoissonFactorModelEM(
+            n_topics=args.topics_em, max_iter=500, random_state=seed)
     if name == "BPBFM-1-scaled":   # the guide's diagnosis: scaled self-pairs, beta 0.1
         return BilinearPoissonFactorModel(
-            n_topics=args.topics, self_pairs="scaled", beta=0.1, max_iter=args.iterations,
-            burn_in=args.burn_in, random_state=seed, n_jobs=1)
+            n_topics=args.topics, self_pairs="scaled", priors=BPBFMPriors(beta=0.1),
+            max_iter=args.iterations, burn_in=args.burn_in, random_state=seed, n_jobs=1)
     if name in OURS:
         return BilinearPoissonFactorModel(
             n_topics=args.topics, n_dictionary=None if name == "BPBFM-1" else 10,
@@ -377,13 +378,13 @@ def candidate_settings(name: str, args: argparse.Namespace) -> list[dict[str, An
 def valid_task(splits: dict):
     """The validation triples as a kg task: filter train + valid (never the test
     triples), the training tensor the train split's."""
-    from topiclink.families.bpbfm.protocol import kg_task
+    from topiclink_reproductions.bpbfm import kg_task
 
     return kg_task({"train": splits["train"], "test": splits["valid"]})
 
 
 def _stopper(name: str, args: argparse.Namespace):
-    from topiclink.experiments.validation_stopping import ValidationStopper
+    from topiclink_reproductions.validation_stopping import ValidationStopper
 
     if name in PEERS:
         return ValidationStopper(args.check_epochs, args.patience, args.max_epochs,
@@ -397,13 +398,13 @@ def fit_converged(name: str, setting: dict[str, Any], args: argparse.Namespace, 
     """(model at its best validation evaluation, its stopper, timings) of one model
     trained to convergence (module docstring).  Timings: ``train_seconds`` (wall time of
     training alone), ``fit_wall_seconds`` / ``fit_cpu_seconds`` (validation included)."""
-    from topiclink.experiments.validation_stopping import train_in_steps
-    from topiclink.families.bpbfm.protocol import evaluate_kg
+    from topiclink_reproductions.bpbfm import evaluate_kg
+    from topiclink_reproductions.validation_stopping import train_in_steps
 
     stopper = _stopper(name, args)
     c0, w0 = time.process_time(), time.perf_counter()
     if name in PEERS:
-        from topiclink.families.bpbfm.protocol_peers import KGEmbeddingPeer
+        from topiclink_reproductions.peers.pykeen import KGEmbeddingPeer
 
         peer = KGEmbeddingPeer(name, num_epochs=args.max_epochs, random_state=seed,
                                n_jobs=1, exclude_missing=False, **setting)
@@ -477,7 +478,7 @@ def run_converged_fold(name: str, fold: int, seed: int, args: argparse.Namespace
     tuning fold) every candidate setting is trained and the best on validation kept
     (candidates already in ``tuning_partial`` are not retrained: resume), ``save(tuning)``
     after each; with it, its chosen setting alone is trained."""
-    from topiclink.families.bpbfm.protocol import evaluate_kg
+    from topiclink_reproductions.bpbfm import evaluate_kg
 
     if tuning is not None and tuning.get("selected") is not None:
         setting = tuning["selected"]
@@ -522,7 +523,7 @@ def run_converged_dataset(ds_name: str, splits: dict, task, entry: dict, folds: 
                           n_session: int, write: Any, warmed: set) -> None:
     """The converged kg rows of one data set (module docstring), ``write()`` after each
     row and each tuning candidate; the first of ``folds`` is the tuning fold."""
-    from topiclink.families.bpbfm.protocol import cell_seed
+    from topiclink_reproductions.bpbfm import cell_seed
 
     vtask = valid_task(splits)
     train = splits["train"]
@@ -714,7 +715,7 @@ def main(argv: list[str] | None = None) -> dict:
     logging.getLogger("pykeen").setLevel(logging.ERROR)
 
     import topiclink
-    from topiclink.families.bpbfm.protocol import (
+    from topiclink_reproductions.bpbfm import (
         cell_seed,
         evaluate_kg,
         evaluate_paper,
@@ -722,7 +723,7 @@ def main(argv: list[str] | None = None) -> dict:
         paper_folds,
         union_tensor,
     )
-    from topiclink.families.bpbfm.protocol_peers import PEER_DEFAULTS, register_pykeen_peers
+    from topiclink_reproductions.peers.pykeen import PEER_DEFAULTS, register_pykeen_peers
 
     datasets = [d for d in args.datasets.split(",") if d]
     folds = [int(f) for f in args.folds.split(",") if f != ""]
@@ -762,8 +763,8 @@ def main(argv: list[str] | None = None) -> dict:
                       "repetition with another seed",
                 "BPBFM": f"K = {args.topics}, {args.iterations} Gibbs iterations, burn-in "
                          f"{args.burn_in}, thinning 5, one thread; BPBFM-2 with M = 10; "
-                         f"BPBFM-1-EM: inference='em', K = {args.topics_em}, tol 1e-5, at "
-                         "most 500 iterations, em_prior_rate 5",
+                         f"BPBFM-1-EM: BilinearPoissonFactorModelEM, K = {args.topics_em}, tol "
+                         "1e-5, at most 500 iterations, prior_rate 5",
                 **({"converged": (
                     f"kg only; early stopping on the validation filtered MRR (filter "
                     f"train + valid, our metric code), every {args.check_epochs} epochs "

@@ -1,7 +1,7 @@
 """Our DMR against tomotopy's DMRModel (categorical metadata: the president), same run.
 
 State of the Union addresses 1790-2011 over the 5,000 most frequent terms, the seeded
-80/20 split of :func:`topiclink.families.ktm.protocol.prepare_sotu` (issue 13: "our DMR at least
+80/20 split of :func:`topiclink_reproductions.ktm.prepare_sotu` (issue 13: "our DMR at least
 as good as tomotopy's DMR at equal iterations, and its time per iteration side by side").
 For each number of iterations and each seed both models are fitted from scratch on the
 training addresses with the president as their only metadata, K = 10:
@@ -81,8 +81,8 @@ def fit_tomotopy(data: Any, iterations: int, seed: int, args: argparse.Namespace
                  ) -> dict[str, Any]:
     import tomotopy as tp
 
-    from topiclink.families.ktm.protocol import _tomotopy_words
     from topiclink.inference.completion import completion_perplexity, training_perplexity
+    from topiclink_reproductions.peers.tomotopy import tomotopy_words
 
     train, test = data.part(data.train), data.part(data.test)
     K, V = int(args.topics), train.n_words
@@ -90,7 +90,8 @@ def fit_tomotopy(data: Any, iterations: int, seed: int, args: argparse.Namespace
                       seed=int(seed))
     mdl.burn_in = int(min(args.burn_in, iterations - 1))
     mdl.optim_interval = int(args.optimize_every)
-    for words, p in zip(_tomotopy_words(train), data.presidents[data.train], strict=True):
+    words_of = [tomotopy_words(train, d) for d in range(train.n_docs)]
+    for words, p in zip(words_of, data.presidents[data.train], strict=True):
         mdl.add_doc(words, metadata=str(p))
     t0 = time.perf_counter()
     mdl.train(iterations, workers=1)
@@ -149,7 +150,7 @@ def main() -> None:
     import tomotopy
 
     import topiclink
-    from topiclink.families.ktm.protocol import KTMSettings, prepare_sotu
+    from topiclink_reproductions.ktm import KTMSettings, prepare_sotu
 
     settings = KTMSettings(n_topics=args.topics, alpha=args.alpha, beta=args.beta,
                            burn_in=args.burn_in, optimize_every=args.optimize_every,

@@ -4,7 +4,7 @@ DistMult, ComplEx, RotatE and TuckER, accuracy against training time (issue 24, 
 Data and metric: FB15k-237 as distributed (``load_dataset("fb15k-237")``: 272,115 train,
 17,535 valid, 20,466 test triples, 14,541 entities, 237 relations), loaded once; every
 model is fitted on the train triples alone and scored by our own code
-(:func:`topiclink.families.bpbfm.protocol.evaluate_kg`): filtered MRR and Hits@1/3/10, head and
+(:func:`topiclink_reproductions.bpbfm.evaluate_kg`): filtered MRR and Hits@1/3/10, head and
 tail prediction, every one of the 14,541 entities a candidate, filter = train + valid +
 test, ties at the mean rank, 144 queries scored at a time.
 
@@ -25,8 +25,8 @@ state (torch threads, numba, allocator) carries over to the next model.
 BPBFM: ``BPBFM-1`` / ``BPBFM-2`` (M = 10) batch Gibbs, ``BPBFM-1-online`` /
 ``BPBFM-2-online`` the online sampler (Bayesian conditional density filtering, minibatches
 of ``--online-batch-size`` training triples, step ``rho_t = (t + 1)^-0.51``: the
-estimator's defaults), ``BPBFM-1-EM`` the MAP-EM fit (``inference="em"``, the
-estimator's ``em_prior_rate`` and ``tol``; scored with its latest iterate, and it stops
+estimator's defaults), ``BPBFM-1-EM`` the MAP-EM fit (``BilinearPoissonFactorModelEM``, its
+``prior_rate`` and ``tol``; scored with its latest iterate, and it stops
 early when the tol rule fires), one row per K of ``--topics``.  The score of a triple is the
 posterior mean of ``1 - exp(-u_h^T Lambda^r u_t)`` over the kept samples of the second half
 of the chain so far (the first half is burn-in: with an open-ended budget the burn-in is
@@ -34,7 +34,7 @@ not known in advance); samples are kept every ``thin``-th sweep, ``thin`` doubli
 whenever more than ``--max-samples`` are held (the memory and the evaluation's cost stay
 bounded).  The same rule for online and batch.
 
-PyKEEN peers (:class:`topiclink.families.bpbfm.protocol_peers.KGEmbeddingPeer`, the wrapping of
+PyKEEN peers (:class:`topiclink_reproductions.peers.pykeen.KGEmbeddingPeer`, the wrapping of
 ``benchmarks/bpbfm_vs_pykeen.py``): sLCWA training (uniform head-or-tail corruption,
 negatives that are training triples filtered out), Adam, the hyper-parameters of
 :data:`FB15K237_PEERS`: the published FB15k-237 settings (LibKGE's, Ruffinelli et al.
@@ -236,7 +236,7 @@ def curve_point(seconds: float, metrics: dict[str, float], **extra: Any) -> dict
 def state_factors(state: Any) -> tuple[np.ndarray, np.ndarray]:
     """(U, Lambda) of a BPBFM sampler state, copied: ``Lambda = G`` (BPBFM-1: ``eta``
     empty) or ``sum_m eta[m, r] G[m]`` (BPBFM-2); as
-    :func:`topiclink.families.bpbfm.protocol.current_proba` reads a state."""
+    :func:`topiclink_reproductions.bpbfm.current_proba` reads a state."""
     U = np.array(state.U, dtype=np.float64)
     if not hasattr(state, "G"):                  # MAP-EM: U and Lambda themselves
         return U, np.array(state.L, dtype=np.float64)
@@ -356,22 +356,30 @@ def _metrics(metrics: dict[str, float]) -> dict[str, float]:
 def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
               ) -> dict[str, Any]:
     """Train one BPBFM variant for the budget; its row (curve, final test metrics)."""
-    from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel, chain_seed
-    from topiclink.families.bpbfm.protocol import evaluate_kg
+    from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+    from topiclink.families.bpbfm.estimator_base import chain_seed
+    from topiclink.families.bpbfm.estimator_em import (
+        BilinearPoissonFactorModelEM,
+        DegreeCorrectedPoissonFactorModel,
+    )
+    from topiclink_reproductions.bpbfm import evaluate_kg
 
     train, valid, test = tasks["train"], tasks["valid"], tasks["test"]
-    params: dict[str, Any] = {
+    em = name.endswith("EM")
+    cls: type = (DegreeCorrectedPoissonFactorModel if name == "BPBFM-DC-EM"
+                 else BilinearPoissonFactorModelEM if em else BilinearPoissonFactorModel)
+    params: dict[str, Any] = {} if em else {
         "n_dictionary": 10 if name.startswith("BPBFM-2") else None,
-        "inference": ("online" if name.endswith("online")
-                      else "em" if name.endswith("EM") else "batch"),
+        "inference": "online" if name.endswith("online") else "batch",
         "batch_size": int(args.online_batch_size), "thinning": 1, "evaluate_every": 0,
         "n_jobs": int(args.threads)}
-    if name == "BPBFM-DC-EM":
-        params["degree_corrected"] = True
-    em = params["inference"] == "em"
+    # what the results record (as before the EM fits had classes of their own)
+    described = {**params, "estimator": cls.__name__} if not em else {
+        "estimator": cls.__name__, "inference": "em",
+        "degree_corrected": name == "BPBFM-DC-EM"}
     restart_iterations = int(args.em_restart_iterations) if em else 0
-    BilinearPoissonFactorModel(2, **params, max_iter=2, burn_in=0,
-                               random_state=0).fit(train.train)          # numba: compile
+    cls(2, **params, max_iter=2, **({} if em else {"burn_in": 0}),
+        random_state=0).fit(train.train)                                 # numba: compile
     clock = BudgetClock(args.budget_seconds, checkpoint_times(args.budget_seconds,
                                                               args.checkpoints))
     chain = ChainSamples(args.max_samples)
@@ -414,8 +422,8 @@ def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
         seed = args.seed if restart == 0 else chain_seed(args.seed, restart)
         extra = ({"max_iter": restart_iterations, "tol": 0.0} if restart_iterations
                  else {"max_iter": never})
-        model = BilinearPoissonFactorModel(K, **params, burn_in=never, random_state=seed,
-                                           callbacks=[Watch()], **extra)
+        model = cls(K, **params, **({} if em else {"burn_in": never}), random_state=seed,
+                    callbacks=[Watch()], **extra)
         model.fit(train.train)
         done["sweeps"] += int(model.n_iter_)
         sweep_seconds.extend(np.asarray(model.trace_["seconds"], dtype=float).tolist())
@@ -434,9 +442,10 @@ def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
     n_entries = int(np.count_nonzero(np.asarray(train.train.values) > 0))
     row: dict[str, Any] = {
         "model": name, "K": int(K), "kind": "BPBFM",
-        "hyper_parameters": {**{k: v for k, v in params.items() if k != "n_jobs"},
-                             "n_topics": int(K), "step_a2": model.step_a2,
-                             "step_v": model.step_v, "priors": "the estimator's defaults",
+        "hyper_parameters": {**{k: v for k, v in described.items() if k != "n_jobs"},
+                             "n_topics": int(K), "step_a2": getattr(model, "step_a2", None),
+                             "step_v": getattr(model, "step_v", None),
+                             "priors": "the estimator's defaults",
                              "max_samples": int(args.max_samples),
                              "final_thinning": chain.thin},
         **_common(clock, rss0, test_s, test_cpu, args),
@@ -449,7 +458,7 @@ def run_bpbfm(name: str, K: int, tasks: dict[str, Any], args: argparse.Namespace
         "curve": curve, "test": {**_metrics(final), "n_test": int(final["n_test"])},
         "published": None,
     }
-    if params["inference"] == "online":
+    if params.get("inference") == "online":
         per = math.ceil(n_entries / int(args.online_batch_size))
         row["minibatches_per_sweep"] = per
         if seconds.size:
@@ -463,8 +472,8 @@ def run_peer(name: str, tasks: dict[str, Any], args: argparse.Namespace) -> dict
     import torch
 
     from topiclink.data.tensor import RelationalTensor
-    from topiclink.families.bpbfm.protocol import evaluate_kg
-    from topiclink.families.bpbfm.protocol_peers import KGEmbeddingPeer
+    from topiclink_reproductions.bpbfm import evaluate_kg
+    from topiclink_reproductions.peers.pykeen import KGEmbeddingPeer
 
     train, valid, test = tasks["train"], tasks["valid"], tasks["test"]
     torch.set_num_threads(int(args.threads))
@@ -525,7 +534,7 @@ def run_peer(name: str, tasks: dict[str, Any], args: argparse.Namespace) -> dict
 
 def _common(clock: BudgetClock, rss0: float, test_s: float, test_cpu: float,
             args: argparse.Namespace) -> dict[str, Any]:
-    from topiclink.families.bpbfm.protocol import peak_rss_mb
+    from topiclink_reproductions.bpbfm import peak_rss_mb
 
     return {"budget_seconds": float(args.budget_seconds),
             "train_seconds": clock.train_seconds, "train_cpu_seconds": clock.train_cpu_seconds,
@@ -764,7 +773,7 @@ def _subsample(triples: np.ndarray, n: int, seed: int) -> np.ndarray:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     from topiclink.datasets import load_dataset
-    from topiclink.families.bpbfm.protocol import kg_task
+    from topiclink_reproductions.bpbfm import kg_task
 
     models = [m for m in args.models.split(",") if m]
     jobs = jobs_of(models, [int(k) for k in args.topics.split(",") if k])
@@ -788,7 +797,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "n_relations": int(test_task.train.n_relations),
             "metric": "filtered MRR, Hits@1/3/10, head and tail, every entity a candidate, "
                       "filter train+valid+test, ties at the mean rank "
-                      "(topiclink.families.bpbfm.protocol.evaluate_kg)",
+                      "(topiclink_reproductions.bpbfm.evaluate_kg)",
             "budget_seconds": float(args.budget_seconds),
             "checkpoints_seconds": checkpoint_times(args.budget_seconds, args.checkpoints),
             "valid_queries": int(len(tasks["valid"].test)),

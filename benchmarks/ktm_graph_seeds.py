@@ -39,7 +39,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import topiclink
-    from topiclink.families.ktm.protocol_graph import GraphKTMSettings, run_ktm_graph_experiment
+    from topiclink_reproductions.ktm_graph import GraphKTMSettings, run_ktm_graph_experiment
 
     rows = []
     t0 = time.perf_counter()

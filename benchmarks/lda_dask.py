@@ -2,16 +2,16 @@
 
 One synthetic corpus (the generator of ``benchmarks/lda_throughput.py``), a fixed shard
 count; every case starts from the same topics and streams and runs the same AD-LDA sweeps
-(``LDA(scheme=..., executor=...)``'s sweepers, timed sweep by sweep):
+(``LDA(scheme=Shards("adlda", n), executor=...)``'s sampler, timed sweep by sweep):
 
 - ``sequential``: the exact sweep (:func:`topiclink.kernels.lda.sweep`), for reference;
-- ``adlda``: :class:`~topiclink.inference.chunked.ChunkedSweeper` over the shards on 1 and
-  2 threads;
-- ``dask``: :class:`~topiclink.distributed.DaskSweeper` over the same shards on a
+- ``adlda``: :class:`~topiclink.inference.lda.CollapsedGibbsLDA` with ``scheme="adlda"``
+  over the shards on 1 and 2 threads;
+- ``dask``: the same sampler handed a :class:`~topiclink.execution.DaskExecutor` on a
   ``LocalCluster(processes=True, threads_per_worker=1)`` of 1 and 2 workers.
 
 A Dask sweep moves nwk/nk out (broadcast to every worker) and the changed nwk rows back;
-z and ndk stay on the workers.  The sweeper's byte counters give the payload per sweep;
+z and ndk stay on the workers.  The executor's byte counters give the payload per sweep;
 the cost of gathering ndk (what the objective needs) and the whole state is timed apart.
 After the timed sweeps each Dask run is checked bit for bit against the threads' chain.
 
@@ -70,9 +70,25 @@ def summary(times, n_tokens):
             "sweep_seconds": {"min": min(times), "median": med, "max": max(times)}}
 
 
+def adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk, states, alpha, n_shards, *,
+                 threads=1, executor=None):
+    """AD-LDA over ``n_shards`` shards of these arrays (the sampler of
+    ``LDA(scheme=Shards("adlda", n_shards), executor=...)``): ``(algorithm, state,
+    data)``, on ``threads`` threads or on ``executor``."""
+    from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, TokenData
+
+    n_docs = offsets.size - 1
+    docs = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(offsets))
+    data = TokenData(words, docs, offsets, n_docs, n_words)
+    state = LDAState(z=z, ndk=ndk, nwk=nwk, nk=nk, kernel_rng=states,
+                     data_fingerprint=data.fingerprint())
+    algorithm = CollapsedGibbsLDA(alpha.size, alpha, 0.01, scheme="adlda", n_shards=n_shards,
+                                  executor=executor, n_threads=threads)
+    return algorithm, state, data
+
+
 def run_case(kind, n, words, offsets, n_words, K, n_shards, args):
     """One case; returns (row, final state arrays)."""
-    from topiclink.inference.chunked import ChunkedSweeper
     from topiclink.kernels import lda as kl
 
     z, ndk, nwk, nk, states = start_state(words, offsets, n_words, K, n_shards, args.seed)
@@ -83,13 +99,15 @@ def run_case(kind, n, words, offsets, n_words, K, n_shards, args):
                                               states[0]), args.warmup, args.timed)
     elif kind == "adlda":
         row["threads"] = n
-        with ChunkedSweeper(offsets, states, n) as sweeper:
-            times = timed_sweeps(lambda: sweeper.sweep(words, offsets, z, ndk, nwk, nk,
-                                                       alpha, beta), args.warmup, args.timed)
+        algorithm, state, data = adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk,
+                                              states, alpha, n_shards, threads=n)
+        with algorithm.session(state, data):
+            times = timed_sweeps(lambda: algorithm.step(state, data), args.warmup,
+                                 args.timed)
     else:
         import distributed
 
-        from topiclink.distributed import DaskSweeper
+        from topiclink.execution import resolve_executor
 
         row["workers"] = n
         t0 = time.perf_counter()
@@ -97,29 +115,25 @@ def run_case(kind, n, words, offsets, n_words, K, n_shards, args):
                                       dashboard_address=":0") as cluster, \
                 distributed.Client(cluster) as client:
             row["cluster_start_seconds"] = time.perf_counter() - t0
-            with DaskSweeper(offsets, states, client) as sweeper:
+            ex = resolve_executor(client)
+            algorithm, state, data = adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk,
+                                                  states, alpha, n_shards, executor=ex)
+            with algorithm.session(state, data):
                 t0 = time.perf_counter()
-                sweeper.sweep(words, offsets, z, ndk, nwk, nk, alpha, beta)
+                algorithm.step(state, data)
                 row["first_sweep_seconds (scatter + numba load)"] = time.perf_counter() - t0
-                row["bytes_scattered_at_start"] = sweeper.bytes_sent - (
-                    nwk.nbytes + nk.nbytes) * sweeper.n_workers - alpha.nbytes * n_shards
-                timed_sweeps(lambda: sweeper.sweep(words, offsets, z, ndk, nwk, nk, alpha,
-                                                   beta), args.warmup - 1, 0)
-                sent0, recv0 = sweeper.bytes_sent, sweeper.bytes_received
-                times = timed_sweeps(lambda: sweeper.sweep(words, offsets, z, ndk, nwk, nk,
-                                                           alpha, beta), 0, args.timed)
-                row["bytes_sent_per_sweep"] = (sweeper.bytes_sent - sent0) / args.timed
-                row["bytes_received_per_sweep"] = (sweeper.bytes_received - recv0) / args.timed
+                row["bytes_scattered_at_start"] = ex.bytes_sent - (
+                    nwk.nbytes + nk.nbytes) * ex.n_workers - alpha.nbytes * n_shards
+                timed_sweeps(lambda: algorithm.step(state, data), args.warmup - 1, 0)
+                sent0, recv0 = ex.bytes_sent, ex.bytes_received
+                times = timed_sweeps(lambda: algorithm.step(state, data), 0, args.timed)
+                row["bytes_sent_per_sweep"] = (ex.bytes_sent - sent0) / args.timed
+                row["bytes_received_per_sweep"] = (ex.bytes_received - recv0) / args.timed
                 t0 = time.perf_counter()
-                recv0 = sweeper.bytes_received
-                sweeper.sync(("ndk",))
-                row["gather_ndk"] = {"seconds": time.perf_counter() - t0,
-                                     "bytes": sweeper.bytes_received - recv0}
-                t0 = time.perf_counter()
-                recv0 = sweeper.bytes_received
-                sweeper.sync()
-                row["gather_z_and_rng"] = {"seconds": time.perf_counter() - t0,
-                                           "bytes": sweeper.bytes_received - recv0}
+                recv0 = ex.bytes_received
+                algorithm.sync(state)       # (the executor fetches whole shard states)
+                row["gather_state"] = {"seconds": time.perf_counter() - t0,
+                                       "bytes": ex.bytes_received - recv0}
     row.update(summary(times, words.size))
     return row, (z, ndk, nwk, nk, states)
 
@@ -175,9 +189,9 @@ def main() -> None:
         "protocol": (f"{args.shards} AD-LDA shards (sequential: the exact sweep); the same "
                      f"start state in every case; {args.warmup} warm-up sweeps, median of "
                      f"{args.timed} timed sweeps; dask: LocalCluster(processes=True, "
-                     "threads_per_worker=1), DaskSweeper.sweep only (nwk/nk current, z/ndk "
+                     "threads_per_worker=1), the AD-LDA step only (nwk/nk current, z/ndk "
                      "left on the workers), gathers timed apart; bytes = payload sizes "
-                     "counted by the sweeper (nwk/nk broadcast to each worker out, changed "
+                     "counted by the executor (nwk/nk broadcast to each worker out, changed "
                      "nwk rows + nk deltas back), not wire bytes"),
         "topiclink_version": topiclink.__version__,
         "dask_version": dask.__version__,

@@ -59,9 +59,25 @@ def start_state(words, offsets, n_words, K, n_streams, seed):
     return z, ndk, nwk, nk, kernel_state(rng, n_streams)
 
 
+def adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk, states, alpha, threads):
+    """AD-LDA over ``threads`` shards on ``threads`` threads (the sampler of
+    ``LDA(scheme=Shards("adlda", t), executor=t)``) over these arrays: ``(algorithm,
+    state, data)``; in process the shards sweep z and ndk in place and the RNG rows are
+    written back to ``states`` by every step."""
+    from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, TokenData
+
+    n_docs = offsets.size - 1
+    docs = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(offsets))
+    data = TokenData(words, docs, offsets, n_docs, n_words)
+    state = LDAState(z=z, ndk=ndk, nwk=nwk, nk=nk, kernel_rng=states,
+                     data_fingerprint=data.fingerprint())
+    algorithm = CollapsedGibbsLDA(alpha.size, alpha, 0.01, scheme="adlda", n_shards=threads,
+                                  n_threads=threads)
+    return algorithm, state, data
+
+
 def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1,
               scheme="partition"):
-    from topiclink.inference.chunked import ChunkedSweeper
     from topiclink.inference.partition import PartitionSweeper
     from topiclink.kernels import lda as kl
 
@@ -69,15 +85,23 @@ def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1,
     alpha = np.full(K, 0.1)
     if scheme == "partition":
         pool = PartitionSweeper(words, offsets, n_words, states, threads)
-    else:
-        pool = ChunkedSweeper(offsets, states, threads)
 
-    with pool as sweeper:
+        def sweep():
+            pool.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01)
+    else:
+        algorithm, state, data = adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk,
+                                              states, alpha, threads)
+        pool = algorithm.session(state, data)
+
+        def sweep():
+            algorithm.step(state, data)
+
+    with pool:
         def one_sweep():
             if threads == 1:
                 kl.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01, states[0])
             else:
-                sweeper.sweep(words, offsets, z, ndk, nwk, nk, alpha, 0.01)
+                sweep()
 
         for _ in range(warmup):
             one_sweep()

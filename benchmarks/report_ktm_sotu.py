@@ -3,8 +3,8 @@ sitting-president view, and screenshots of the page.
 
 Fits :class:`~topiclink.KernelTopicModel` (K = 10, the paper's SOTU kernel of the year and
 the president, ``--iterations`` outer iterations) on every address of 1790-2011 over the
-5,000 most frequent terms (:func:`topiclink.families.ktm.protocol.prepare_sotu`), then builds
-its report with ``model.explore(corpus)``: the corpus's metadata has ``year`` (the
+5,000 most frequent terms (:func:`topiclink_reproductions.ktm.prepare_sotu`), then builds
+its report with ``build_report(model, corpus)``: the corpus's metadata has ``year`` (the
 covariate) and ``president`` (chosen automatically as the grouping), and once more with
 ``group_column=False`` (the page as it was before the president view).  Writes both pages'
 size (MB) and build time as JSON and, with ``--screenshots DIR``, a full-page screenshot
@@ -85,8 +85,8 @@ def main() -> None:
     import topiclink
     from topiclink import KernelTopicModel
     from topiclink.families.ktm.gp.kernels import SOTUKernel
-    from topiclink.families.ktm.protocol import KTMSettings, prepare_sotu
     from topiclink.report import build_report
+    from topiclink_reproductions.ktm import KTMSettings, prepare_sotu
 
     data = prepare_sotu("sotu", KTMSettings(), seed=args.seed)
     model = KernelTopicModel(10, kernel=SOTUKernel(), max_iter=args.iterations,
@@ -116,7 +116,7 @@ def main() -> None:
         "protocol": (f"KernelTopicModel K = 10, SOTUKernel (year, president), "
                      f"{args.iterations} outer iterations, seed {args.seed}, on every "
                      f"address of 1790-2011 ({data.corpus.n_docs} documents, "
-                     f"{data.corpus.n_words} terms); report = model.explore(corpus) (year "
+                     f"{data.corpus.n_words} terms); report = build_report(model, corpus) (year "
                      "and president read from the corpus's metadata), and the same with "
                      "group_column=False"),
         "n_docs": int(data.corpus.n_docs), "n_words": int(data.corpus.n_words),

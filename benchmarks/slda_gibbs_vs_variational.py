@@ -39,8 +39,8 @@ def main() -> None:
 
     import topiclink
     from topiclink.datasets import load_dataset
-    from topiclink.families.slda.protocol import prepare_task
     from topiclink.models import SupervisedTopicModel, VariationalSLDA
+    from topiclink_reproductions.slda import prepare_task
 
     task = prepare_task(load_dataset(args.dataset), "binary", random_state=args.seed)
     # compile the kernels outside the timings

@@ -32,7 +32,7 @@ def main() -> None:
 
     import topiclink
     from topiclink.datasets import load_dataset
-    from topiclink.families.slda.protocol import prepare_task, run_slda_experiment
+    from topiclink_reproductions.slda import prepare_task, run_slda_experiment
 
     task = prepare_task(load_dataset(args.dataset), "binary", random_state=args.seed)
     table = run_slda_experiment(task, ["gSLDA", "gMedLDA", "tomotopy-SLDA"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,10 @@ FORBIDDEN = {
     "distributions": {"models", "inference", "experiments", "cli", "plotting", "data"},
     "metrics": {"models", "inference", "kernels", "experiments", "cli"},
     "inference": {"models", "experiments", "cli", "plotting"},
-    # transport of the shard sweeps (Dask): kernels and data checks only
-    "distributed": {"models", "inference", "experiments", "cli", "plotting", "datasets"},
-    "models": {"experiments", "cli"},
+    # the estimator base knows no display: a report or a figure takes the model
+    "models": {"experiments", "cli", "report", "plotting"},
     # reports of fitted models: over models and data, never the experiments or the CLI
-    "report": {"experiments", "cli", "kernels", "inference", "distributed"},
+    "report": {"experiments", "cli", "kernels", "inference", "execution"},
     # top-level modules
     "persistence": {"models", "inference", "kernels", "data", "datasets", "experiments",
                     "cli", "plotting", "callbacks", "metrics"},
@@ -29,16 +29,23 @@ FORBIDDEN = {
                "plotting", "persistence", "callbacks"},
     "callbacks": {"models", "inference", "kernels", "experiments", "cli", "plotting",
                   "persistence"},
-    "parallel": {"models", "inference", "kernels", "data", "experiments", "cli", "plotting"},
     # the glossary of shared parameters: over the constraint forms (data.checks) and the
-    # client form (distributed.params) only, so models and inference can both use it
+    # executor's (execution) only, so models and inference can both use it
     "parameters": {"models", "inference", "kernels", "datasets", "experiments", "cli",
                    "plotting", "report", "persistence", "callbacks", "metrics"},
-    # where the pieces of an iteration run (serial, threads): core, under every family;
-    # it imports no other part of topiclink (everything may import it)
+    # where the pieces of an iteration run (serial, threads, Dask): core, under every
+    # family; it imports no other part of topiclink (everything may import it)
     "execution": {p.stem for p in SRC.iterdir()
                   if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"}
                  - {"execution", "__init__"},
+    # the plugin seam (discover, public_names, exports) and the version: they import no
+    # other part of topiclink, so every arrow to them points down
+    "registry": {p.stem for p in SRC.iterdir()
+                 if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"}
+                - {"registry", "__init__"},
+    "_version": {p.stem for p in SRC.iterdir()
+                 if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"}
+                - {"_version", "__init__"},
 }
 
 
@@ -141,6 +148,20 @@ def test_only_execution_owns_thread_pools():
     assert not offenders, offenders
 
 
+def test_only_execution_constructs_executors():
+    """An executor is built in ``topiclink.execution`` alone (the estimators resolve their
+    ``executor`` once into a plan and hand its executor to their algorithm; grep level:
+    no ``...Executor(`` call anywhere else in src)."""
+    import re
+
+    call = re.compile(r"\b\w*Executor\(")
+    offenders = [f"{path.relative_to(SRC)}:{n}" for path in sorted(SRC.rglob("*.py"))
+                 if "execution" not in path.relative_to(SRC).parts
+                 for n, line in enumerate(path.read_text().splitlines(), 1)
+                 if call.search(line) and not line.lstrip().startswith(("#", "class "))]
+    assert not offenders, offenders
+
+
 def test_package_exports_come_from_the_estimator_registry():
     """``topiclink.NAME`` / ``topiclink.models.NAME`` resolve every library estimator
     through the registry (no hand-kept table to forget a family in), ``import *`` gives
@@ -179,7 +200,7 @@ def test_package_exports_come_from_the_estimator_registry():
 # ---------------------------------------------------------------- one folder per family
 FAMILIES = SRC / "families"
 #: surfaces over the whole library: they may name a family's modules
-SURFACES = {"cli", "demo.py", "legacy_paths.py"}
+SURFACES = {"cli", "demo.py"}
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -201,13 +222,13 @@ def _family(path: Path) -> str | None:
 
 
 def _role(path: Path) -> str:
-    """A family module's role, from its name: kernels, estimator, protocol, synthetic,
-    plots, or algorithm (everything else: samplers, optimisers, their helpers, and the
+    """A family module's role, from its name: kernels, estimator, synthetic, plots, or
+    algorithm (everything else: samplers, optimisers, their helpers, and the
     modules of a family's own sub-packages such as ``ktm/gp``)."""
     stem = path.stem
     if path.parent.parent != FAMILIES:
         return "algorithm"
-    for role in ("kernels", "estimator", "protocol", "synthetic", "plots"):
+    for role in ("kernels", "estimator", "synthetic", "plots"):
         if stem.startswith(role):
             return role
     return "index" if stem == "__init__" and path.parent.parent == FAMILIES else "algorithm"
@@ -218,7 +239,7 @@ def _family_modules() -> list[Path]:
 
 
 def test_every_family_has_a_folder_with_an_estimator():
-    from topiclink.families import family_names
+    from topiclink.registry import family_names
 
     names = family_names()
     assert {"lda", "dmr", "rtm", "slda", "lmv", "bpbfm", "ktm", "lda_regression"} <= set(names)
@@ -228,9 +249,9 @@ def test_every_family_has_a_folder_with_an_estimator():
 
 def test_the_core_never_imports_a_family():
     """Below the surfaces (cli, demo) nothing names ``topiclink.families.<family>``: the
-    core finds the families through :func:`topiclink.families.discover` and
-    :func:`~topiclink.families.public_names`, so a new family is one new folder."""
-    from topiclink.families import family_names
+    core finds the families through :func:`topiclink.registry.discover` and
+    :func:`~topiclink.registry.public_names`, so a new family is one new folder."""
+    from topiclink.registry import family_names
 
     offenders = []
     for path in sorted(SRC.rglob("*.py")):
@@ -244,8 +265,8 @@ def test_the_core_never_imports_a_family():
 
 
 def test_no_family_imports_another():
-    """What two families share is core; a protocol comparing against another family's
-    estimator reaches it through the public face (``from topiclink.models import LDA``)."""
+    """What two families share is core (a paper protocol comparing families lives in
+    ``reproductions/``, outside the package)."""
     offenders = []
     for path in _family_modules():
         own = f"topiclink.families.{_family(path)}"
@@ -255,28 +276,64 @@ def test_no_family_imports_another():
     assert not offenders, offenders
 
 
+#: what no module of the package imports: the reproductions and the libraries its peers wrap
+OUTSIDE_THE_LIBRARY = ("topiclink_reproductions", "pykeen", "tomotopy")
+
+
+def test_the_library_never_imports_the_reproductions_or_their_peers():
+    """``reproductions/`` (paper protocols, PyKEEN and tomotopy peers) is outside the
+    package: nothing under ``src/topiclink`` imports it or what it wraps, and no module
+    of a family is a protocol."""
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom) else
+                     [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            offenders += [f"{path.relative_to(SRC)}: {n}" for n in names
+                          if n.split(".")[0] in OUTSIDE_THE_LIBRARY]
+        text = path.read_text()
+        offenders += [f"{path.relative_to(SRC)}: import_module({m!r})" for m in re.findall(
+            r"import_module\(\s*[\"'](\w+)", text) if m in OUTSIDE_THE_LIBRARY]
+    assert not offenders, offenders
+    assert not sorted(FAMILIES.glob("*/protocol*.py"))
+
+
+def test_the_reproductions_are_not_in_the_wheel():
+    """The library's distribution finds its packages under ``src/`` only (``topiclink``);
+    the reproductions are a distribution of their own, which depends on topiclink."""
+    import tomllib
+
+    root = SRC.parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    assert project["tool"]["setuptools"]["packages"]["find"]["where"] == ["src"]
+    assert not (SRC.parent / "topiclink_reproductions").exists()
+    assert not any((SRC.parent / name).exists() for name in ("reproductions", "benchmarks"))
+    own = tomllib.loads((root / "reproductions" / "pyproject.toml").read_text())["project"]
+    assert own["name"] == "topiclink-reproductions" and "topiclink" in own["dependencies"]
+    assert set(own["entry-points"]["topiclink.experiments"].values()) <= {
+        f"topiclink_reproductions.{p.stem}"
+        for p in (root / "reproductions" / "src" / "topiclink_reproductions").glob("*.py")}
+
+
 #: role -> what a family module of that role must not import (prefixes)
 ROLE_FORBIDDEN = {
     # Numba only: numpy, numba, the core kernels and the family's own kernels
     "kernels": ("topiclink.data", "topiclink.datasets", "topiclink.inference",
                 "topiclink.models", "topiclink.experiments", "topiclink.cli",
                 "topiclink.plotting", "topiclink.metrics", "topiclink.execution"),
-    # samplers and optimisers: never an estimator, a protocol, a figure or a surface
+    # samplers and optimisers: never an estimator, a figure or a surface
     "algorithm": ("topiclink.models", "topiclink.experiments", "topiclink.cli",
                   "topiclink.plotting", "topiclink.report"),
     "synthetic": ("topiclink.models", "topiclink.inference", "topiclink.experiments",
                   "topiclink.cli", "topiclink.plotting"),
     "estimator": ("topiclink.experiments", "topiclink.cli"),
     "plots": ("topiclink.experiments", "topiclink.cli"),
-    "protocol": ("topiclink.cli",),
 }
 #: the family-local modules a role must not import
 ROLE_FORBIDDEN_LOCAL = {
-    "kernels": ("algorithm", "estimator", "protocol", "synthetic", "plots"),
-    "algorithm": ("estimator", "protocol", "plots"),
-    "synthetic": ("estimator", "protocol", "plots", "algorithm"),
-    "estimator": ("protocol",),
-    "plots": ("protocol",),
+    "kernels": ("algorithm", "estimator", "synthetic", "plots"),
+    "algorithm": ("estimator", "plots"),
+    "synthetic": ("estimator", "plots", "algorithm"),
 }
 
 
@@ -306,49 +363,23 @@ def test_family_kernels_import_only_numpy_numba_and_kernels():
         _assert_numba_only(path)
 
 
-def test_old_module_paths_are_the_moved_modules():
-    """The paths of before the family folders import, for one release, as the very module
-    at the new path (so a monkeypatch of either patches both), with a DeprecationWarning."""
+def test_module_paths_of_before_the_family_folders_are_gone():
+    """0.1.0 ships without the old layout: an old module path is an ordinary
+    ImportError, and a kernel stored under an old module is refused like any other."""
     import importlib
-    import subprocess
-    import sys
-    import warnings
-
-    from topiclink.legacy_paths import MOVED
-
-    for old, new in MOVED.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            module = importlib.import_module(f"topiclink.{old}")
-        assert module is importlib.import_module(f"topiclink.{new}"), old
-        assert module.__name__ == f"topiclink.{new}"
-        assert (SRC / (new.replace(".", "/") + ".py")).exists() or \
-            (SRC / new.replace(".", "/") / "__init__.py").exists(), new
-        assert not (SRC / (old.replace(".", "/") + ".py")).exists(), f"{old} is in two places"
-    # in a fresh process the first import of an old path warns, naming the new one
-    run = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c",
-                          "import topiclink.models.rtm"], capture_output=True, text=True)
-    assert run.returncode != 0
-    assert "topiclink.models.rtm moved to topiclink.families.rtm.estimator" in run.stderr
-
-
-def test_a_kernel_saved_under_its_old_module_path_decodes():
-    """KTM files written before the family folders name their kernel's module
-    ``topiclink.gp.kernels``; the codec maps it to the moved module without a warning."""
-    import warnings
 
     from topiclink.families.ktm.estimator import KernelTopicModel
     from topiclink.families.ktm.gp.kernels import CategoricalKernel
 
+    for old in ("topiclink.models.rtm", "topiclink.gp.kernels", "topiclink.kernels.var_rtm"):
+        with pytest.raises(ModuleNotFoundError) as caught:
+            importlib.import_module(old)
+        assert caught.value.name is not None and old.startswith(caught.value.name), old
     codec = KernelTopicModel._param_codecs["kernel"]
     encoded = codec.encode(CategoricalKernel(rho=0.3))
     assert encoded["module"] == "topiclink.families.ktm.gp.kernels"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        decoded = codec.decode({**encoded, "module": "topiclink.gp.kernels"})
-    assert isinstance(decoded, CategoricalKernel) and decoded.rho == 0.3
     with pytest.raises(ValueError, match="refusing"):
-        codec.decode({**encoded, "module": "topiclink.models.base"})
+        codec.decode({**encoded, "module": "topiclink.gp.kernels"})
 
 
 def test_every_name_a_family_adds_to_a_package_resolves():
@@ -357,7 +388,7 @@ def test_every_name_a_family_adds_to_a_package_resolves():
     ``__all__``."""
     import importlib
 
-    from topiclink.families import family_names, public_names
+    from topiclink.registry import family_names, public_names
 
     packages = set()
     for family in family_names():
@@ -374,3 +405,41 @@ def test_every_name_a_family_adds_to_a_package_resolves():
                 assert name in core.__all__, (package, name)
     with pytest.raises(AttributeError, match="no attribute 'make_nothing'"):
         importlib.import_module("topiclink.datasets").make_nothing  # noqa: B018
+
+
+REPO = SRC.parents[1]
+#: Where the code cites a design note: a path under ``docs/design/`` of this repository.
+NOTE_PATH = re.compile(r"[\w./-]*design/[\w./-]*")
+OUTSIDE = re.compile(r"\.\./shared")
+TRACKER = re.compile(r"\bissues?\s+\d+", re.IGNORECASE)
+
+
+def _text_files() -> list[Path]:
+    """Every file under ``src/topiclink`` that reads as UTF-8 text (no caches, no data)."""
+    files = []
+    for path in sorted(SRC.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        try:
+            path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        files.append(path)
+    return files
+
+
+def test_src_cites_only_what_the_repository_holds():
+    """No file under ``src`` points outside the repository (``../shared``), at the tracker
+    (``issue NN``: say what the issue established instead) or at a design note that is not
+    ``docs/design/<name>.md`` of this repository."""
+    found = []
+    for path in _text_files():
+        where = path.relative_to(REPO)
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{where}:{n}: {m.group()}" for pattern in (OUTSIDE, TRACKER)
+                      for m in pattern.finditer(line)]
+            for m in NOTE_PATH.finditer(line):
+                cited = m.group().rstrip(".")
+                if not cited.startswith("docs/design/") or not (REPO / cited).is_file():
+                    found.append(f"{where}:{n}: {cited} (not a note in docs/design/)")
+    assert not found, "\n".join(found)

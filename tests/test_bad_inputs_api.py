@@ -123,8 +123,6 @@ REFUSED: list[tuple[str, Callable[[str], Any], tuple[str, ...]]] = [
     ("lda-more-shards-than-documents", lambda tmp: models.fit(models.estimator(
         "LDA", scheme=Shards("adlda", 50))), ("shards",)),
     ("n_shards-zero", lambda tmp: Shards("adlda", 0), ("n_shards",)),
-    ("n_shards-zero-legacy", lambda tmp: models.fit(models.estimator(
-        "DMR", parallel="adlda", n_shards=0)), ("n_shards",)),
     # model files
     ("file-intercept-text", lambda tmp: _edited(api.fitted("VariationalRTM"), tmp,
                                                 _attribute("intercept_", "x")),

@@ -93,9 +93,3 @@ def test_a_checkpoint_syncs_once_whoever_asked_first():
     assert _run([_InfoOnly()], checkpoint_every=2) == [2, 4]
     assert _run([cb.LambdaCallback(lambda m, i, info: None)], checkpoint_every=2) == \
         [1, 2, 3, 4]
-
-
-def test_the_old_name_is_the_same_rule():
-    from topiclink.distributed import needs_full_state
-
-    assert needs_full_state([_Reads()]) and not needs_full_state([_InfoOnly()])

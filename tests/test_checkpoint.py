@@ -204,6 +204,31 @@ def test_checkpoints_are_stored_uncompressed_and_saves_compressed(data, tmp_path
                 fitted_arrays(topiclink.load(saved)))
 
 
+@pytest.mark.parametrize("name", sorted({*NAMES, "DirichletMultinomialMixture"}))
+def test_checkpoint_is_declared_where_fit_is(name):
+    """``checkpoint`` / ``checkpoint_every`` are keywords of each ``fit`` (and of each
+    ``partial_fit``) as written, documented there: no wrapper adds them."""
+    import inspect
+
+    import tests.examples.dmm.estimator  # noqa: F401 - the worked example registers
+    from topiclink.models.base import registered_estimators
+    from topiclink.models.checkpoint import DEFAULT_EVERY
+
+    cls = registered_estimators()[name]
+    for method in ("fit", "partial_fit"):
+        function = getattr(cls, method, None)
+        if function is None:
+            continue
+        assert not hasattr(function, "__wrapped__"), f"{name}.{method} is wrapped"
+        params = inspect.signature(function).parameters
+        for keyword, default in (("checkpoint", None), ("checkpoint_every", DEFAULT_EVERY)):
+            assert keyword in params, f"{name}.{method} does not declare {keyword}"
+            assert params[keyword].kind is inspect.Parameter.KEYWORD_ONLY
+            assert params[keyword].default == default
+        assert "checkpoint_every" in (function.__doc__ or ""), \
+            f"{name}.{method}'s docstring does not say what checkpoint does"
+
+
 def test_checkpoint_every_is_checked():
     assert parse_every(3) == (3, None)
     assert parse_every("10min") == (None, 600.0)
@@ -303,16 +328,16 @@ def test_cli_fit_checkpoint(tmp_path):
 # ---------------------------------------------------------------------- Dask fits
 @pytest.mark.parametrize("model", ["LDA", "RelationalTopicModel", "SupervisedTopicModel"])
 def test_dask_fits_checkpoint_their_current_state(model, data, tmp_path, monkeypatch):
-    """parallel="dask" keeps topics and streams on the workers between syncs; the engine
+    """A Dask executor keeps topics and streams on the workers between syncs; the engine
     syncs before every checkpoint, so a fit interrupted (here: its 5th step raises) and
     continued from its checkpoint equals an uninterrupted Dask fit."""
     distributed = pytest.importorskip("distributed")
     from tests.dask_cluster import cluster
 
-    kw = {"parallel": "dask", "n_shards": 2, "max_iter": 7}
+    kw = {"scheme": "adlda" if model == "LDA" else "shards", "max_iter": 7}
     with cluster(2) as c, distributed.Client(c, set_as_default=False) as client:
-        whole = fit(make(model, client=client, **kw), data)
-        cls = _algorithm_class(make(model, client=client, **kw), data, monkeypatch)
+        whole = fit(make(model, executor=client, **kw), data)
+        cls = _algorithm_class(make(model, executor=client, **kw), data, monkeypatch)
         original, calls = cls.step, [0]
 
         def failing_step(self, state, data_):
@@ -324,10 +349,10 @@ def test_dask_fits_checkpoint_their_current_state(model, data, tmp_path, monkeyp
         monkeypatch.setattr(cls, "step", failing_step)
         path = tmp_path / "dask.npz"
         with pytest.raises(Interrupted):
-            fit(make(model, client=client, **kw), data, checkpoint=path, checkpoint_every=1)
+            fit(make(model, executor=client, **kw), data, checkpoint=path, checkpoint_every=1)
         monkeypatch.undo()
         assert topiclink.load(path).n_iter_ == 4
-        again = fit(make(model, client=client, **kw), data, checkpoint=path)
+        again = fit(make(model, executor=client, **kw), data, checkpoint=path)
         assert_same(fitted_arrays(whole), fitted_arrays(again))
 
 

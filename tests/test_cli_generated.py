@@ -246,14 +246,13 @@ def test_jobs_scheduler_and_derived_defaults(monkeypatch):
     assert (seen["params"]["scheme"], seen["params"]["executor"]) == (Shards("adlda", 4), 2)
     bad = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "-j", "0"])
     assert bad.exit_code == 1 and "--jobs must be -1 or >= 1" in bad.output
-    # BPBFM: burn-in half of the iterations unless given; the old --components warns
+    # BPBFM: burn-in half of the iterations unless given
     assert runner.invoke(app, ["fit", "bpbfm", "--dataset", "umls", "-n", "40"]).exit_code == 0
     assert seen["params"] == {"max_iter": 40, "burn_in": 20}
     result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "umls", "-n", "40",
-                                 "--burn-in", "5", "--components", "3", "-m", "4"])
+                                 "--burn-in", "5", "--topics", "3", "-m", "4"])
     assert result.exit_code == 0, result.output
     assert seen["params"] == {"max_iter": 40, "burn_in": 5, "n_topics": 3, "n_dictionary": 4}
-    assert "--components is deprecated" in result.output
     helps = " ".join(runner.invoke(app, ["fit", "bpbfm", "--help"],
                                    env={"COLUMNS": "150"}).output.split())
     assert "--documents" not in helps and "--holdout" not in helps

@@ -36,8 +36,8 @@ def no_work(monkeypatch):
     import topiclink.cli.experiment as experiment
     import topiclink.cli.fit as fit
     import topiclink.experiments.runner as runner_mod
-    import topiclink.families.rtm.protocol as grtm
-    import topiclink.families.slda.protocol as slda
+    import topiclink_reproductions.grtm as grtm
+    import topiclink_reproductions.slda as slda
 
     calls: list[str] = []
 

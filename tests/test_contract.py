@@ -395,10 +395,11 @@ NARROWED = {
 #: the parameters outside the glossary, per estimator: a new name is added here on purpose
 #: (or, when several families share its meaning, to the glossary)
 FAMILY_PARAMETERS = {
-    "BilinearPoissonFactorModel": {"n_dictionary", "binary", "a", "gamma0", "c0", "e0",
-                                   "f0", "beta", "h0", "q0", "self_pairs",
-                                   "em_prior_rate", "degree_corrected", "degree_prior",
+    "BilinearPoissonFactorModel": {"n_dictionary", "binary", "priors", "self_pairs",
                                    "n_chains"},
+    "BilinearPoissonFactorModelEM": {"binary", "prior_rate", "n_chains"},
+    "DegreeCorrectedPoissonFactorModel": {"binary", "prior_rate", "degree_prior",
+                                          "n_chains"},
     "DMR": {"sigma", "intercept_sigma"},
     "DirichletMultinomialMixture": set(),
     "KernelTopicModel": {"kernel", "tau", "fit_tau", "n_inner", "min_precision",
@@ -523,4 +524,4 @@ def test_the_glossary_check_catches_drift():
         "smoothing: neither in the glossary nor in FAMILY_PARAMETERS['_Drifted'] (use the "
         "glossary's name where the meaning is one of its entries)"], problems
     assert documented_parameters(ESTIMATORS["BilinearPoissonFactorModel"]) >= {
-        "step_a2", "step_v", "a", "q0", "random_state", "callbacks"}
+        "step_a2", "step_v", "priors", "random_state", "callbacks"}

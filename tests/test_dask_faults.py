@@ -4,9 +4,9 @@ empty) leaves a fit that completes with the chain of an uninterrupted fit, draw 
 MedLDA, DMR, LMVS: the driver sends the lost shards again and rebuilds their state,
 :class:`topiclink.execution.DaskExecutor`; every worker lost while they are rebuilt costs
 one more redo); a lost scheduler ends the fit with a
-one-line :class:`~topiclink.distributed.SchedulerLostError` within
+one-line :class:`~topiclink.execution.dask.SchedulerLostError` within
 :data:`~topiclink.execution.dask.SCHEDULER_TIMEOUT` seconds; the errors'
-messages; Dask arguments (a ``client`` that is none, a scheduler address of the wrong
+messages; Dask arguments (an ``executor`` that is none, a scheduler address of the wrong
 form, a scheduler that does not answer) refused on one line, at once or in bounded
 time."""
 
@@ -25,11 +25,9 @@ distributed = pytest.importorskip("distributed")
 
 from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.datasets import make_lda_data, make_rtm_data  # noqa: E402
-from topiclink.distributed import (  # noqa: E402
-    SchedulerLostError,
-    WorkerLostError,  # noqa: E402
-)
+from topiclink.execution import Shards  # noqa: E402
 from topiclink.execution import dask as execution_dask  # noqa: E402
+from topiclink.execution.dask import SchedulerLostError, WorkerLostError  # noqa: E402
 from topiclink.families.lda.estimator import LDA  # noqa: E402
 from topiclink.families.rtm.estimator import RelationalTopicModel  # noqa: E402
 from topiclink.inference.adlda import ADLDAShards  # noqa: E402
@@ -74,7 +72,7 @@ def kill_at(monkeypatch, cls, method: str, client, when: int, killed: list) -> N
 
 
 # ---------------------------------------------------------------------- LDA
-LDA_KW = {"n_topics": 5, "max_iter": 14, "n_shards": 3, "random_state": 4}
+LDA_KW = {"n_topics": 5, "max_iter": 14, "scheme": Shards("adlda", 3), "random_state": 4}
 
 
 @pytest.fixture(scope="module")
@@ -87,12 +85,12 @@ def corpus():
 def test_lda_worker_killed_same_chain(corpus, processes, monkeypatch, caplog):
     """Killed before sweep 8 (recovery points every 3 sweeps: 1 sweep after the one of
     sweep 6): the lost shards are rebuilt and the chain is the adlda one."""
-    ref = LDA(parallel="adlda", **LDA_KW).fit(corpus)
+    ref = LDA(**LDA_KW).fit(corpus)
     monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
     killed: list = []
     kill_at(monkeypatch, ADLDAShards, "step", processes, 8, killed)
     t0 = time.monotonic()
-    model = LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
+    model = LDA(executor=processes, **LDA_KW).fit(corpus)
     assert killed and time.monotonic() - t0 < 3 * BOUND
     assert "redoing the iteration" in caplog.text     # the replay path ran
     for name in ("z", "ndk", "nwk", "nk", "kernel_rng"):
@@ -103,26 +101,26 @@ def test_lda_worker_killed_same_chain(corpus, processes, monkeypatch, caplog):
 
 
 # ---------------------------------------------------------------------- gRTM
-RTM_KW = {"n_topics": 4, "negative_ratio": 0.05, "max_iter": 6, "n_shards": 3,
+RTM_KW = {"n_topics": 4, "negative_ratio": 0.05, "max_iter": 6, "scheme": Shards("shards", 3),
           "evaluate_every": 1, "random_state": 2, "loss": "hinge", "augmentation": "numba"}
 
 
 def test_grtm_worker_killed_same_chain(processes, monkeypatch, caplog):
     """Killed before iteration 5 (recovery points every 3 iterations: one logged chained
     round to replay): the shards are rebuilt and the chain is the uninterrupted one, which
-    is also the chain of the same shards on threads (``parallel="shards"``)."""
+    is also the chain of the same shards on threads (no ``executor``)."""
     from topiclink.execution import DaskExecutor
 
     (corpus, links), _ = make_rtm_data(n_docs=60, n_topics=4, doc_length=30, random_state=3)
-    ref = RelationalTopicModel(parallel="dask", client=processes, **RTM_KW).fit(
+    ref = RelationalTopicModel(executor=processes, **RTM_KW).fit(
         corpus, links=links)
     monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
     killed: list = []
     kill_at(monkeypatch, DaskExecutor, "step_kept_chained", processes, 5, killed)
-    model = RelationalTopicModel(parallel="dask", client=processes, **RTM_KW).fit(
+    model = RelationalTopicModel(executor=processes, **RTM_KW).fit(
         corpus, links=links)
     assert killed and "redoing the iteration" in caplog.text     # the replay path ran
-    threads = RelationalTopicModel(parallel="shards", n_jobs=2, **RTM_KW).fit(
+    threads = RelationalTopicModel(n_jobs=2, **RTM_KW).fit(
         corpus, links=links)
     for other in (model, threads):
         for name in ("z", "ndk", "nwk", "nk", "U", "a", "b", "omega", "kernel_rng"):
@@ -146,7 +144,7 @@ def test_bpbfm_worker_killed_same_chain(processes, monkeypatch):
     ref = BilinearPoissonFactorModel(3, **kw).fit(data)
     killed: list = []
     kill_at(monkeypatch, DaskExecutor, "map", processes, 4, killed)
-    model = BilinearPoissonFactorModel(3, parallel="dask", client=processes, **kw).fit(data)
+    model = BilinearPoissonFactorModel(3, executor=processes, **kw).fit(data)
     assert killed
     for name in ("g", "g_total", "G", "eta", "eta_total", "d", "eps", "stat_entity",
                  "stat_cells", "stat_rm", "kernel_rng"):
@@ -166,12 +164,13 @@ def test_slda_worker_killed_same_chain(processes, monkeypatch, caplog):
 
     (corpus, y), _ = make_slda_data(n_docs=60, n_words=80, n_topics=3, doc_length=25,
                                     random_state=2)
-    kw = {"n_topics": 3, "c": 4.0, "max_iter": 7, "n_shards": 3, "random_state": 5}
-    ref = SupervisedTopicModel(parallel="dask", client=processes, **kw).fit(corpus, y)
+    kw = {"n_topics": 3, "c": 4.0, "max_iter": 7, "scheme": Shards("shards", 3),
+          "random_state": 5}
+    ref = SupervisedTopicModel(executor=processes, **kw).fit(corpus, y)
     monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
     killed: list = []
     kill_at(monkeypatch, DaskExecutor, "step_kept", processes, 5, killed)
-    model = SupervisedTopicModel(parallel="dask", client=processes, **kw).fit(corpus, y)
+    model = SupervisedTopicModel(executor=processes, **kw).fit(corpus, y)
     assert killed and "redoing the iteration" in caplog.text
     for name in ("eta", "z", "ndk", "nwk", "nk", "a", "b", "kernel_rng"):
         np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
@@ -199,7 +198,7 @@ def test_lmvs_worker_killed_same_fit(processes, monkeypatch):
     ref = VisibilityTopicModel(6, **kw).fit(corpus, links=links)
     killed: list = []
     kill_at(monkeypatch, StochasticLMV, "pair_statistics", processes, 3, killed)
-    model = VisibilityTopicModel(6, parallel="dask", client=processes, **kw).fit(
+    model = VisibilityTopicModel(6, executor=processes, **kw).fit(
         corpus, links=links)
     assert killed
     assert_same_fit(ref, model)
@@ -224,7 +223,7 @@ def test_worker_lost_for_good_names_it(corpus, processes, monkeypatch):
     kill_at(monkeypatch, ADLDAShards, "step", processes, 3, killed)
     t0 = time.monotonic()
     with pytest.raises(WorkerLostError) as info:
-        LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
+        LDA(executor=processes, **LDA_KW).fit(corpus)
     assert time.monotonic() - t0 < 2 * BOUND
     assert info.value.address == killed[0]
     assert killed[0] in str(info.value) and "\n" not in str(info.value)
@@ -239,14 +238,14 @@ def test_worker_lost_with_a_checkpoint_names_it_and_resumes(corpus, processes, m
     kill_at(monkeypatch, ADLDAShards, "step", processes, 5, killed)
     path = tmp_path / "lda.npz"
     with pytest.raises(WorkerLostError) as info:
-        LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus, checkpoint=path,
+        LDA(executor=processes, **LDA_KW).fit(corpus, checkpoint=path,
                                                              checkpoint_every=1)
     message = str(info.value)
     assert killed[0] in message and f"resume from the last checkpoint, {path}" in message
     assert "\n" not in message
     monkeypatch.undo()
-    again = LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus, checkpoint=path)
-    whole = LDA(parallel="adlda", **LDA_KW).fit(corpus)
+    again = LDA(executor=processes, **LDA_KW).fit(corpus, checkpoint=path)
+    whole = LDA(**LDA_KW).fit(corpus)
     np.testing.assert_array_equal(again.state_.z, whole.state_.z)
     np.testing.assert_array_equal(again.components_, whole.components_)
 
@@ -297,7 +296,7 @@ def test_scheduler_lost_one_line_error_in_bounded_time(corpus, tmp_path, monkeyp
 
         monkeypatch.setattr(ADLDAShards, "step", sweep)
         with pytest.raises(SchedulerLostError) as info:
-            LDA(parallel="dask", client=client, **LDA_KW).fit(corpus)
+            LDA(executor=client, **LDA_KW).fit(corpus)
         took = time.monotonic() - stopped[0]
         assert took < execution_dask.SCHEDULER_TIMEOUT + 15     # 30 s + slack for a busy machine
         message = str(info.value)
@@ -402,12 +401,12 @@ def test_lda_every_worker_lost_between_sweeps_same_chain(corpus, processes, monk
     found" (after the client's timeout, here 1 s) or a restarted worker depends on how fast
     the nannies restart on a loaded machine; the classification of that timeout as a
     loss is pinned by the next test."""
-    ref = LDA(parallel="adlda", **LDA_KW).fit(corpus)
+    ref = LDA(**LDA_KW).fit(corpus)
     monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
     monkeypatch.setattr(processes, "_timeout", 1.0)    # a send's wait for a worker
     killed: list = []
     kill_all_at(monkeypatch, ADLDAShards, "step", processes, 5, killed)
-    model = LDA(parallel="dask", client=processes, **LDA_KW).fit(corpus)
+    model = LDA(executor=processes, **LDA_KW).fit(corpus)
     assert len(killed) == 2 and "redoing the iteration" in caplog.text
     for name in ("z", "ndk", "nwk", "nk", "kernel_rng"):
         np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
@@ -464,9 +463,9 @@ def test_lda_on_disk_shards_worker_killed_same_chain(corpus, processes, monkeypa
     their files and the logged sweeps, and the chain is the in-memory AD-LDA one."""
     from topiclink.data import ShardSet, write_shards
 
-    write_shards(corpus, tmp_path / "set", LDA_KW["n_shards"])
+    write_shards(corpus, tmp_path / "set", LDA_KW["scheme"].n_shards)
     shards = ShardSet.open(tmp_path / "set")
-    ref = LDA(parallel="adlda", **LDA_KW).fit(corpus)
+    ref = LDA(**LDA_KW).fit(corpus)
 
     def refuse(*args, **kwargs):
         raise AssertionError("the driver loaded a shard's words")
@@ -476,7 +475,7 @@ def test_lda_on_disk_shards_worker_killed_same_chain(corpus, processes, monkeypa
     monkeypatch.setattr(execution_dask, "KEPT_RECOVERY_EVERY", 3)
     killed: list = []
     kill_at(monkeypatch, ADLDAShards, "step", processes, 8, killed)
-    model = LDA(parallel="dask", client=processes, **LDA_KW).fit(shards)
+    model = LDA(executor=processes, **LDA_KW).fit(shards)
     assert killed and "redoing the iteration" in caplog.text
     for name in ("z", "ndk", "nwk", "nk", "kernel_rng"):
         np.testing.assert_array_equal(getattr(ref.state_, name), getattr(model.state_, name),
@@ -493,12 +492,15 @@ BAD_ADDRESSES = ["not an address", "tcp://127.0.0.1", "127.0.0.1", "http://h:80"
 @pytest.mark.parametrize("client", [5, 5.0, True, [1], object()],
                          ids=["int", "float", "bool", "list", "object"])
 def test_a_client_that_is_not_one_is_refused(client):
-    """``client=5`` is no Dask client (it used to become 5 threads, silently)."""
-    with pytest.raises(ValueError) as info:
-        LDA(n_topics=3, parallel="dask", client=client)
-    message = str(info.value)
-    assert message.startswith("LDA: client must be") and "\n" not in message
-    assert "tcp://host:port" in message
+    """``5`` is no Dask client: a thread count for an estimator, refused by the Dask
+    executor; the other values are refused by both, on one line."""
+    if not isinstance(client, int):
+        corpus, _ = make_lda_data(n_docs=10, n_words=20, n_topics=2, random_state=0)
+        with pytest.raises(ValueError) as info:
+            LDA(n_topics=3, scheme="adlda", executor=client).fit(corpus)
+        message = str(info.value)
+        assert "executor must be" in message and "\n" not in message
+        assert "tcp://host:port" in message
     with pytest.raises(TypeError, match=r"^client must be a distributed\.Client"):
         execution_dask.DaskExecutor(client)
 

@@ -88,16 +88,6 @@ def test_prior_row_python_and_compiled():
     assert row_sum(mat, 2) == (mat[2].sum(), 4)
 
 
-def test_old_import_paths_still_work():
-    from topiclink.kernels import special, var_rtm, var_slda
-
-    assert kl.draw_blocked is sampling.draw_blocked
-    assert kl.BLOCK == sampling.BLOCK and kl.padded is sampling.padded
-    assert var_rtm.digamma is special.digamma
-    assert var_slda.log_sigmoid is special.log_sigmoid
-    assert var_slda.jj_lambda is special.jj_lambda
-
-
 @pytest.mark.parametrize("shape", [(3, 5), (7, 4), (1, 4), (2, 7, 5)])
 def test_bad_prior_shapes_are_refused(shape):
     words, offsets, z, ndk, nwk, nk, _, _ = _corpus(0)

@@ -94,18 +94,17 @@ def test_readme_links_and_length():
         if "://" not in target:
             assert (ROOT / target).exists(), f"README links to a missing {target}"
     # the set-up commands that .ci/run runs
-    assert 'pip install -e ".[test]" && pytest' in text
+    assert 'pip install -e ".[test]" -e ./reproductions && pytest' in text
     assert "pip install -e . && topiclink demo" in text
 
 
 def test_the_api_reference_lists_what_the_families_add():
     """``::: topiclink.plotting`` renders the package's own names only (the families' are
     resolved at run time), so docs/api lists each family's additions itself."""
-    from topiclink.families import public_names
+    from topiclink.registry import public_names
 
     for package, page in (("topiclink.datasets.synthetic", "datasets.md"),
-                          ("topiclink.plotting", "plotting.md"),
-                          ("topiclink.experiments", "experiments.md")):
+                          ("topiclink.plotting", "plotting.md")):
         text = (ROOT / "docs" / "api" / page).read_text()
         for name, module in public_names(package).items():
             assert f"::: {module}.{name}" in text, (page, name)

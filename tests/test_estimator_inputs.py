@@ -14,6 +14,7 @@ import topiclink
 from topiclink.data import DataError
 from topiclink.data.checks import as_real
 from topiclink.data.tensor import RelationalTensor
+from topiclink.execution import Shards
 from topiclink.families.lmv.times import as_times
 
 
@@ -320,7 +321,7 @@ def test_labels_must_be_numbers_or_text(y, fragment):
 
 def test_a_shard_count_that_cannot_fit_is_refused():
     with pytest.raises(ValueError) as info:
-        topiclink.LDA(2, parallel="partition", n_shards=10**9, max_iter=1).fit(_tiny_corpus())
+        topiclink.LDA(2, scheme=Shards("partition", 10**9), max_iter=1).fit(_tiny_corpus())
     assert "in 1000000000 shards need about" in _one_line(info)
 
 

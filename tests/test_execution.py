@@ -10,12 +10,10 @@ import time
 import numpy as np
 import pytest
 
-from topiclink import parallel
 from topiclink.execution import (
     Executor,
     SerialExecutor,
     ThreadExecutor,
-    balanced_chunks,
     n_threads,
     open_executor,
     padded_rows,
@@ -126,12 +124,21 @@ def test_run_blocks_in_order_merges_in_block_order():
         assert merged == [b * b for b in range(12)]
 
 
-def test_the_old_module_re_exports_the_moved_names():
-    assert parallel.resolve_n_jobs is resolve_n_jobs
-    assert parallel.n_threads is n_threads
-    assert parallel.run_blocks_in_order is run_blocks_in_order
-    assert parallel.balanced_chunks is balanced_chunks
+def test_thread_counts():
     assert resolve_n_jobs(None) == 1 and n_threads(10**6) >= 1
+
+
+def test_the_base_module_names_no_executor_subclass():
+    """``execution/executor.py`` imports no subclass (the factory is ``resolve.py``): the
+    package has no import circle."""
+    import ast
+    from pathlib import Path
+
+    import topiclink.execution.executor as base
+
+    tree = ast.parse(Path(base.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert not {m for m in imported if m and m.startswith("topiclink.execution.")}
 
 
 def test_padded_rows_keep_values_and_a_cache_line_apart():

@@ -1,8 +1,10 @@
 """The protocol registry (``topiclink.experiments.registry``) and the commands generated
-from it: every paper protocol registers itself in its own module, ``cli/experiment.py``
-has no per-protocol code, a checkpoint folder of the hand-written commands is accepted
-for the same flags, and the throwaway ``dmm`` protocol of ``tests/examples`` becomes
-``topiclink experiment dmm`` by being imported."""
+from it: every paper protocol registers itself in its own module of the reproductions
+(found through its entry point), without any ``topiclink experiment`` says in one line
+that none is installed, ``cli/experiment.py`` has no per-protocol code, a checkpoint
+folder of the hand-written commands is accepted for the same flags, and the throwaway
+``dmm`` protocol of ``tests/examples`` becomes ``topiclink experiment dmm`` by being
+imported."""
 
 from __future__ import annotations
 
@@ -27,10 +29,19 @@ from topiclink.experiments.registry import (
     shared,
     unregister_protocol,
 )
-from topiclink.legacy_paths import new_path
 
 runner = CliRunner()
 SRC = Path(__file__).resolve().parents[1] / "src" / "topiclink"
+
+#: protocol -> the module that defines it (in the reproductions, reproductions/)
+MODULES = {"grtm": "topiclink_reproductions.grtm",
+           "slda": "topiclink_reproductions.slda",
+           "lmv": "topiclink_reproductions.lmv",
+           "lmv-kdd": "topiclink_reproductions.lmv_kdd",
+           "lmv-simulation": "topiclink_reproductions.lmv_simulation",
+           "bpbfm": "topiclink_reproductions.bpbfm",
+           "ktm": "topiclink_reproductions.ktm",
+           "ktm-graph": "topiclink_reproductions.ktm_graph"}
 
 #: protocol -> the command that runs it
 BUILT_IN = {"grtm": "grtm", "slda": "slda", "lmv": "lmv", "lmv-kdd": "lmv",
@@ -39,13 +50,14 @@ BUILT_IN = {"grtm": "grtm", "slda": "slda", "lmv": "lmv", "lmv-kdd": "lmv",
 
 
 def test_every_protocol_registers_from_its_own_module():
+    from topiclink.experiments.registry import installed
+
     found = protocols()
     assert set(BUILT_IN) <= set(found)
+    assert {name: installed()[name] for name in BUILT_IN} == MODULES   # the entry points
     for name in BUILT_IN:
         spec = found[name]
-        # the protocol's module, in its family's folder (topiclink.families.<f>.protocol*)
-        module = new_path(f"topiclink.experiments.{name.replace('-', '_')}")
-        assert module.startswith("topiclink.families."), module
+        module = MODULES[name]
         for step in (spec.check, spec.load, spec.run, spec.report):
             assert step.__module__ == module, (name, step)
         assert (spec.options is None) == (BUILT_IN[name] != name)
@@ -144,6 +156,33 @@ def test_registry_refusals():
 
 def _run_nothing(*args):
     return None
+
+
+def test_without_protocols_the_command_says_how_to_install_them(monkeypatch):
+    """No distribution provides a protocol (the library alone): one line, exit 1, and the
+    listing says the same; ``topiclink --help`` imports no protocol."""
+    import subprocess
+    import sys
+
+    import topiclink.experiments.registry as registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    monkeypatch.setattr(registry, "installed", dict)
+    result = runner.invoke(app, ["experiment", "grtm", "--help"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: {registry.NOT_INSTALLED}", result.stderr
+    assert "pip install -e ./reproductions" in registry.NOT_INSTALLED
+    listing = runner.invoke(app, ["experiment", "--help"])
+    assert listing.exit_code == 0 and registry.NOT_INSTALLED in " ".join(
+        listing.output.split())
+    with pytest.raises(ValueError, match="no paper protocols are installed"):
+        get_protocol("grtm")
+    code = ("import sys; from topiclink.cli.app import main; sys.argv = ['topiclink', "
+            "'--help']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('topiclink_reproductions')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip().endswith("[]"), out
 
 
 def test_option_declares_flags_and_help():

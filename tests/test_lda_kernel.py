@@ -10,7 +10,8 @@ from scipy import stats
 
 from tests import naive
 from topiclink.kernels import lda as kl
-from topiclink.kernels.rng import uniforms
+from topiclink.kernels.rng import uniform, uniforms
+from topiclink.kernels.sampling import draw_blocked
 from topiclink.random import as_generator, kernel_state
 
 
@@ -79,7 +80,7 @@ def test_draw_blocked_frequencies():
         out = np.empty(n, np.int64)
         bs = np.zeros(2)
         for i in range(n):
-            out[i] = kl.draw_blocked(p, bs, 2, kl.uniform(state))
+            out[i] = draw_blocked(p, bs, 2, uniform(state))
         return out
 
     draws = draw_many(p, n, kernel_state(as_generator(3))[0])
@@ -120,7 +121,7 @@ def test_gibbs_stationary_distribution_equals_exact_posterior():
             st = states[c]
             z = np.empty(N, np.int32)
             for i in range(N):
-                z[i] = np.int32(kl.uniform(st) * K)
+                z[i] = np.int32(uniform(st) * K)
             ndk = np.zeros((2, K), np.int32)
             nwk = np.zeros((V, K), np.int32)
             nk = np.zeros(K, np.int32)

@@ -153,6 +153,6 @@ def test_lda_estimator_sampler_choice():
     np.testing.assert_array_equal(model.state_.z, again.state_.z)
     assert LDA(n_topics=MH_MIN_TOPICS)._token_sampler() == "mh"
     assert LDA(n_topics=MH_MIN_TOPICS - 1)._token_sampler() == "gibbs"
-    assert LDA(n_topics=MH_MIN_TOPICS, parallel="partition")._token_sampler() == "gibbs"
+    assert LDA(n_topics=MH_MIN_TOPICS, scheme="partition")._token_sampler() == "gibbs"
     with pytest.raises(ValueError, match="sampler='mh' runs the sequential chain"):
-        LDA(n_topics=6, sampler="mh", parallel="partition", max_iter=2).fit(corpus)
+        LDA(n_topics=6, sampler="mh", scheme="partition", max_iter=2).fit(corpus)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from topiclink.inference.engine import run, state_from_saved, state_to_saved
-from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro, minibatches
+from topiclink.inference.online import OnlineAlgorithm, OnlineState, minibatches
+from topiclink.parameters import RobbinsMonro
 
 
 @dataclass(kw_only=True)

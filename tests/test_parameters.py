@@ -1,20 +1,18 @@
-"""The glossary of parameters (``topiclink.parameters``) and the renamed ``n_components``.
+"""The glossary of parameters (``topiclink.parameters``) and the shared configs.
 
 The glossary's forms are those the estimators validated with before it (same one-line
-errors); BPBFM's ``n_components`` is now ``n_topics``, the old name accepted with a
-DeprecationWarning by the constructor, ``set_params``, the attribute, the synthetic
-generator, the CLI and ``topiclink.load`` (a model file written before the rename).
+errors).  0.1.0 ships without the names of before the glossary: an old name
+(``n_components``, ``parallel``) is refused like any unknown parameter, by the
+constructor, ``set_params``, the CLI and ``topiclink.load``.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 
 import topiclink
 from topiclink.data.checks import N_TOPICS, PRIOR
@@ -22,10 +20,8 @@ from topiclink.datasets import make_bpbfm_data
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 from topiclink.parameters import (
     ALIASES,
-    DEPRECATED,
     GLOSSARY,
     glossary_table,
-    renamed_params,
     shared,
 )
 
@@ -57,67 +53,24 @@ def test_every_entry_has_a_doc_and_no_alias_is_a_glossary_name():
         assert entry.doc.endswith(".") and entry.group, entry.name
     assert not set(ALIASES) & set(GLOSSARY)
     assert set(ALIASES.values()) <= set(GLOSSARY)
-    assert DEPRECATED == {"n_components": "n_topics"}
-    assert "| `n_topics` (was `n_components`) | an integer >= 2 | K |" in glossary_table()
+    assert ALIASES["n_components"] == "n_topics"         # a spelling no signature uses
+    assert "| `n_topics` | an integer >= 2 | K |" in glossary_table()
 
 
-def test_renamed_params_maps_old_names_and_refuses_both():
-    accepted = {"n_topics", "max_iter"}
-    assert renamed_params({"n_components": 3, "max_iter": 2}, accepted, "f") == {
-        "n_topics": 3, "max_iter": 2}
-    # an estimator that has the old name itself keeps it (e.g. a model from outside)
-    assert renamed_params({"n_components": 3}, {"n_components"}, "f") == {"n_components": 3}
-    with pytest.raises(ValueError, match="^f: both 'n_components' and 'n_topics' given"):
-        renamed_params({"n_components": 3, "n_topics": 3}, accepted, "f")
+# ---------------------------------------------------------------------- old names
+def test_old_parameter_names_fail_like_any_unknown_name():
+    """No renamed-parameter layer: Python's TypeError, scikit-learn's ValueError."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'n_components'"):
+        BilinearPoissonFactorModel(n_components=3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'parallel'"):
+        topiclink.LDA(parallel="adlda")
+    with pytest.raises(ValueError, match="Invalid parameter 'n_components'"):
+        BilinearPoissonFactorModel().set_params(n_components=3)
 
 
-# ---------------------------------------------------------------------- n_components
-def test_bpbfm_takes_n_topics_and_the_old_name_with_a_warning(tensor):
-    with pytest.warns(DeprecationWarning, match="n_components is deprecated and will be "
-                      "removed in 0.2.0; use n_topics") as record:
-        old = BilinearPoissonFactorModel(n_components=3, max_iter=2, burn_in=1)
-    assert record[0].filename == __file__                # points at the caller
-    assert old.n_topics == 3
-    assert "n_components" not in old.get_params() and old.get_params()["n_topics"] == 3
-    assert "n_components" not in repr(old)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")                   # the new name: no warning
-        new = BilinearPoissonFactorModel(n_topics=3, max_iter=2, burn_in=1)
-        twin = clone(old)
-        assert twin.get_params() == new.get_params()
-    with pytest.warns(DeprecationWarning, match="use n_topics"):
-        assert new.set_params(n_components=4) is new and new.n_topics == 4
-    with pytest.warns(DeprecationWarning, match="use n_topics"):
-        assert new.n_components == 4
-    with pytest.warns(DeprecationWarning, match="use n_topics"):
-        new.n_components = 5
-    assert new.n_topics == 5
-    with pytest.raises(TypeError, match="unexpected keyword argument 'n_component'"):
-        BilinearPoissonFactorModel(n_component=3)
-    with pytest.raises(TypeError, match="give n_topics only"):
-        BilinearPoissonFactorModel(4, n_components=3)
-    with pytest.raises(TypeError, match="give n_topics only"):
-        BilinearPoissonFactorModel(n_topics=4, n_components=3)
-    with pytest.raises(ValueError, match="both 'n_components' and 'n_topics'"), \
-            pytest.warns(DeprecationWarning):
-        new.set_params(n_components=3, n_topics=3)
-    # the same chain under either name
-    with pytest.warns(DeprecationWarning):
-        a = BilinearPoissonFactorModel(n_components=2, max_iter=3, burn_in=1,
-                                       random_state=0).fit(tensor)
-    b = BilinearPoissonFactorModel(n_topics=2, max_iter=3, burn_in=1,
-                                   random_state=0).fit(tensor)
-    np.testing.assert_array_equal(a.embedding_, b.embedding_)
-
-
-def test_the_synthetic_generator_takes_n_topics_and_the_old_name():
-    new, truth = make_bpbfm_data(20, 2, n_topics=3, random_state=0, density=0.1)
+def test_the_synthetic_generator_takes_n_topics():
+    _, truth = make_bpbfm_data(20, 2, n_topics=3, random_state=0, density=0.1)
     assert truth.n_topics == 3
-    with pytest.warns(DeprecationWarning, match="make_bpbfm_data: n_components"):
-        old, _ = make_bpbfm_data(20, 2, n_components=3, random_state=0, density=0.1)
-    np.testing.assert_array_equal(new.heads, old.heads)
-    with pytest.warns(DeprecationWarning, match="BPBFMTruth: n_components"):
-        assert truth.n_components == 3
     with pytest.raises(ValueError, match="n_topics must be >= 2"):
         make_bpbfm_data(20, 2, n_topics=1)
 
@@ -136,7 +89,7 @@ def _rewrite_params(path, out, edit):
     return out
 
 
-def test_a_model_file_saved_before_the_rename_still_loads(tensor, tmp_path):
+def test_a_model_file_with_an_old_parameter_name_is_refused(tensor, tmp_path):
     model = BilinearPoissonFactorModel(n_topics=2, max_iter=3, burn_in=1,
                                        random_state=0).fit(tensor)
     saved = model.save(tmp_path / "new.npz", full=True)
@@ -146,26 +99,12 @@ def test_a_model_file_saved_before_the_rename_still_loads(tensor, tmp_path):
         return params
 
     old = _rewrite_params(saved, tmp_path / "old.npz", rename)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")                   # loading an old file is normal
-        loaded = topiclink.load(old)
-    assert loaded.n_topics == 2 and "n_components" not in loaded.get_params()
-    np.testing.assert_array_equal(loaded.predict_proba([0, 1], [0, 1], [2, 3]),
-                                  model.predict_proba([0, 1], [0, 1], [2, 3]))
-    # it resumes like the model that wrote it
-    loaded.set_params(max_iter=2).fit(tensor, resume=True)
-    model.set_params(max_iter=2).fit(tensor, resume=True)
-    np.testing.assert_array_equal(loaded.embedding_, model.embedding_)
-
-    def both(params):
-        params["n_components"] = params["n_topics"]
-        return params
-
-    with pytest.raises(ValueError, match="both 'n_components' and 'n_topics'"):
-        topiclink.load(_rewrite_params(saved, tmp_path / "both.npz", both))
+    with pytest.raises(ValueError, match="unknown parameter 'n_components' for "
+                       "BilinearPoissonFactorModel"):
+        topiclink.load(old)
 
 
-def test_the_cli_option_is_topics_and_components_is_a_hidden_alias(tensor, tmp_path):
+def test_the_cli_option_is_topics_and_components_is_no_option():
     from typer.testing import CliRunner
 
     from topiclink.cli.app import app
@@ -173,18 +112,14 @@ def test_the_cli_option_is_topics_and_components_is_a_hidden_alias(tensor, tmp_p
     runner = CliRunner()
     result = runner.invoke(app, ["fit", "bpbfm", "--help"])
     assert "--topics" in result.output and "--components" not in result.output
-    result = runner.invoke(app, ["fit", "bpbfm", "--components", "1", "--dataset", "nations"])
-    assert result.exit_code == 1
-    assert "--components is deprecated" in result.output
-    assert "n_topics must be an integer >= 2, got 1" in result.output
+    result = runner.invoke(app, ["fit", "bpbfm", "--components", "3", "--dataset", "nations"])
+    assert result.exit_code == 2 and "No such option: --components" in result.output
 
 
 # ---------------------------------------------------------------------- shared configs
 def test_the_step_size_schedule_is_built_from_the_glossary_names():
-    from topiclink.inference import online
     from topiclink.parameters import RobbinsMonro
 
-    assert online.RobbinsMonro is RobbinsMonro          # one class, re-exported
     bp = BilinearPoissonFactorModel(step_a2=3.0, step_v=0.6)
     assert RobbinsMonro.from_params(bp.get_params()) == RobbinsMonro(1.0, 3.0, 0.6)
     lmv = topiclink.VisibilityTopicModel(step_a1=2.0, step_a2=5.0, step_v=0.501)

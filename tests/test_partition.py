@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from topiclink.execution import Shards
+from topiclink.execution.shards import balanced_chunks
 from topiclink.inference.partition import (
     HOT_SHARE,
     PartitionSweeper,
@@ -67,7 +69,7 @@ def test_blocks_are_a_partition_of_the_tokens(P):
     np.testing.assert_array_equal(sweeper.hot_ids, hot)
     assert hot.size >= 1                 # the Zipf corpus's top word holds ~21 % of tokens
     is_hot = np.isin(words, hot)
-    chunks = kl.balanced_chunks(offsets, P)
+    chunks = balanced_chunks(offsets, P)
     blocks = word_blocks(words[~is_hot], 60, P)
     seen_docs, seen_words = {}, {}
     for i in range(P):
@@ -120,7 +122,7 @@ def test_hot_words_balance_the_cells():
     # the old rule (every word in one block) is the 2x of the docstring
     blocks = word_blocks(words, V, P)
     key_cells = np.zeros((P, P))
-    shard = np.searchsorted(kl.balanced_chunks(offsets, P), np.arange(offsets.size - 1),
+    shard = np.searchsorted(balanced_chunks(offsets, P), np.arange(offsets.size - 1),
                             side="right") - 1
     np.add.at(key_cells, (np.repeat(shard, np.diff(offsets)), blocks[words]), 1)
     old_max = [max(key_cells[i, (i + s) % P] for i in range(P)) for s in range(P)]
@@ -183,7 +185,7 @@ def test_partitioned_chain_matches_the_exact_chain_in_log_joint():
 
 
 def test_estimators_take_parallel_partition():
-    """LDA and DMR with parallel="partition": planted topics recovered, the same result on
+    """LDA and DMR with scheme="partition": planted topics recovered, the same result on
     1 and 2 threads, one shard = the sequential sampler."""
     from scipy.optimize import linear_sum_assignment
 
@@ -193,23 +195,23 @@ def test_estimators_take_parallel_partition():
     corpus, truth = make_lda_data(n_docs=300, n_words=400, n_topics=6, doc_length=120,
                                   doc_topic_prior=0.1, topic_word_prior=0.01, random_state=7)
     kw = {"n_topics": 6, "max_iter": 60, "random_state": 5}
-    a = LDA(parallel="partition", n_shards=3, n_jobs=2, **kw).fit(corpus)
-    b = LDA(parallel="partition", n_shards=3, n_jobs=1, **kw).fit(corpus)
+    a = LDA(scheme=Shards("partition", 3), n_jobs=2, **kw).fit(corpus)
+    b = LDA(scheme=Shards("partition", 3), n_jobs=1, **kw).fit(corpus)
     np.testing.assert_array_equal(a.components_, b.components_)
     phi = a.components_ / np.linalg.norm(a.components_, axis=1, keepdims=True)
     true = truth.topic_word / np.linalg.norm(truth.topic_word, axis=1, keepdims=True)
     cos = phi @ true.T
     rows, cols = linear_sum_assignment(-cos)
     assert cos[rows, cols].min() > 0.9
-    one = LDA(parallel="partition", n_shards=1, **kw).fit(corpus)
+    one = LDA(scheme=Shards("partition", 1), **kw).fit(corpus)
     seq = LDA(**kw).fit(corpus)
     np.testing.assert_array_equal(one.state_.z, seq.state_.z)
     features = np.random.default_rng(0).normal(size=(corpus.n_docs, 2))
     dkw = {"n_topics": 6, "max_iter": 30, "burn_in": 10, "random_state": 2}
-    d1 = DMR(parallel="partition", n_shards=2, n_jobs=2, **dkw).fit(corpus, features=features)
-    d2 = DMR(parallel="partition", n_shards=2, n_jobs=1, **dkw).fit(corpus, features=features)
+    d1 = DMR(scheme=Shards("partition", 2), n_jobs=2, **dkw).fit(corpus, features=features)
+    d2 = DMR(scheme=Shards("partition", 2), n_jobs=1, **dkw).fit(corpus, features=features)
     np.testing.assert_array_equal(d1.lambda_, d2.lambda_)
     np.testing.assert_array_equal(d1.components_, d2.components_)
-    d_one = DMR(parallel="partition", n_shards=1, **dkw).fit(corpus, features=features)
+    d_one = DMR(scheme=Shards("partition", 1), **dkw).fit(corpus, features=features)
     d_seq = DMR(**dkw).fit(corpus, features=features)
     np.testing.assert_array_equal(d_one.lambda_, d_seq.lambda_)

@@ -1,5 +1,5 @@
 """Reports of fitted models (issue 26): ``topiclink.report`` for every family, the page's
-offline self-containment, its embedded data read back, ``model.explore()``,
+offline self-containment, its embedded data read back, the report shown inline,
 ``to_pyldavis``, the ``topiclink report`` command and its one-line errors."""
 
 from __future__ import annotations
@@ -315,7 +315,7 @@ def test_grouping_from_the_corpus_metadata(reports, data):
     with_meta = tl.Corpus(corpus.counts, vocabulary=corpus.vocabulary, titles=corpus.titles,
                           metadata=meta)
     lda = reports["LDA"][0]
-    auto = lda.explore(with_meta).data["views"]["covariate"]
+    auto = build_report(lda, with_meta).data["views"]["covariate"]
     assert auto["groups"]["groups"] == list(PRESIDENTS)
     assert auto["empirical"]["name"] == "year"
     party = build_report(lda, with_meta, group_column="party").data["views"]["covariate"]
@@ -396,9 +396,9 @@ def test_the_page_script_runs(reports):
             assert "mean share by president" in out["groupText"]
 
 
-def test_explore_shows_inline_and_saves(reports, data, tmp_path):
+def test_report_shows_inline_and_saves(reports, data, tmp_path):
     model = reports["LDA"][0]
-    report = model.explore(data["corpus"])
+    report = build_report(model, data["corpus"])
     inline = report._repr_html_()
     assert inline.startswith("<iframe srcdoc=") and "&lt;!DOCTYPE html&gt;" in inline
     assert "topics" in repr(report)

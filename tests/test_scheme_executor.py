@@ -1,10 +1,10 @@
 """``scheme`` (statistical: changes the chain) and ``executor`` (where the pieces run:
 never changes it) of LDA, DMR, Gibbs-gRTM, gSLDA, LMVS and BPBFM.
 
-The old ``parallel`` / ``n_shards`` / ``client`` (until 0.2.0) give the same chains as the
-new spelling, with a DeprecationWarning naming it; a different executor for the same
-scheme never changes a chain; bad values are one-line errors naming the parameter; model
-files written with the old parameters still load.
+A different executor for the same scheme never changes a chain; bad values are one-line
+errors naming the parameter; the spellings of before 0.1.0 (``parallel``, ``n_shards``,
+``client``) are the ordinary TypeError of an unknown argument, and a model file that
+stores them is refused on one line.  The Dask side is ``tests/test_executor_contract.py``.
 """
 
 from __future__ import annotations
@@ -73,45 +73,15 @@ def chain_hash(model) -> str:
     return digest.hexdigest()
 
 
-def old(cls, **kw):
-    with pytest.warns(DeprecationWarning):
-        return cls(**kw)
-
-
 FAMILIES = {"lda": (LDA, LKW), "dmr": (DMR, DKW), "rtm": (RelationalTopicModel, RKW),
             "slda": (SupervisedTopicModel, SKW), "lmv": (VisibilityTopicModel, MKW),
             "bpbfm": (BilinearPoissonFactorModel, BKW)}
 
-#: (family, old parameters, new parameters): the same chain; the threaded ones (Dask below)
-SAME = [
-    ("lda", {"parallel": "partition", "n_shards": 3, "n_jobs": 2},
-     {"scheme": Shards("partition", 3), "executor": 2}),
-    ("lda", {"parallel": "adlda"}, {"scheme": "adlda"}),
-    ("lda", {"parallel": "adlda", "n_shards": 3}, {"scheme": Shards("adlda", 3)}),
-    ("dmr", {"parallel": "partition", "n_shards": 2, "n_jobs": 2},
-     {"scheme": "partition", "executor": 2}),
-    ("dmr", {"parallel": "adlda", "n_shards": 3}, {"scheme": Shards("adlda", 3)}),
-    ("rtm", {"parallel": "shards", "n_shards": 3, "n_jobs": 2},
-     {"scheme": Shards("shards", 3), "executor": 2}),
-    ("lda", {"parallel": None, "n_shards": 5}, {}),          # n_shards ignored, as before
-]
-
-
-@pytest.mark.parametrize(("family", "before", "after"), SAME,
-                         ids=[f"{f}-{b}" for f, b, _ in SAME])
-def test_new_spelling_is_the_old_chain(family, before, after, data):
-    cls, kw = FAMILIES[family]
-    a = fit(family, old(cls, **before, **kw), data)
-    b = fit(family, cls(**after, **kw), data)
-    assert chain_hash(a) == chain_hash(b)
-    threads = {"n_jobs", "executor"}               # n_jobs=2 and executor=2: both threads
-    assert {k: v for k, v in a.get_params().items() if k not in threads} == \
-        {k: v for k, v in b.get_params().items() if k not in threads}
-
-
 @pytest.mark.parametrize(("family", "scheme", "executors"), [
     ("lda", Shards("adlda", 3), (None, 1, 2)),
     ("lda", Shards("partition", 3), (1, 2)),
+    ("dmr", Shards("partition", 2), (1, 2)),
+    ("dmr", Shards("adlda", 3), (None, 2)),
     ("rtm", Shards("shards", 3), (1, 2)),
     ("slda", Shards("shards", 3), (1, 2)),
 ])
@@ -128,77 +98,16 @@ def test_slda_one_shard_is_the_exact_chain(data):
     assert chain_hash(exact) == chain_hash(one)
 
 
-def test_on_dask_the_same_chains(data):
-    """Old parallel="dask" == new Dask executor == threads, per family (2 in-process
-    workers)."""
-    distributed = pytest.importorskip("distributed")
-    from tests.dask_cluster import cluster
-
-    with cluster(2) as c, distributed.Client(c) as client:
-        for family, before, after, threads in [
-                ("lda", {"parallel": "dask", "n_shards": 3},
-                 {"scheme": Shards("adlda", 3)}, {"scheme": Shards("adlda", 3)}),
-                ("slda", {"parallel": "dask", "n_shards": 2}, {"scheme": "shards"},
-                 {"scheme": "shards", "executor": 2}),
-                ("rtm", {"parallel": "dask", "n_shards": 2}, {"scheme": "shards"},
-                 {"scheme": "shards"}),
-                ("lmv", {"parallel": "dask"}, {}, {}),
-                ("bpbfm", {"parallel": "dask"}, {}, {})]:
-            cls, kw = FAMILIES[family]
-            a = fit(family, old(cls, client=client, **before, **kw), data)
-            assert a.executor is client
-            b = fit(family, cls(executor=client, **after, **kw), data)
-            c_ = fit(family, cls(**threads, **kw), data)
-            assert chain_hash(a) == chain_hash(b) == chain_hash(c_), family
-        # "dask": the current client (the old client=None)
-        with pytest.warns(DeprecationWarning, match="executor='dask'"):
-            model = LDA(parallel="dask", **LKW)
-        assert model.executor == "dask"
-        assert chain_hash(fit("lda", model, data)) == chain_hash(
-            fit("lda", LDA(scheme="adlda", **LKW), data))
-
-
-# ---------------------------------------------------------------------- deprecation
-@pytest.mark.parametrize(("cls", "before", "after"), [
-    (LDA, {"parallel": "dask", "n_shards": 4, "client": "tcp://h:1"},
-     {"scheme": Shards("adlda", 4), "executor": "tcp://h:1"}),
-    (LDA, {"parallel": "partition"}, {"scheme": "partition", "executor": None}),
-    (DMR, {"parallel": "dask"}, {"scheme": "adlda", "executor": "dask"}),
-    (RelationalTopicModel, {"parallel": "dask", "n_shards": 3},
-     {"scheme": Shards("shards", 3), "executor": "dask"}),
-    (RelationalTopicModel, {"parallel": "shards"}, {"scheme": "shards", "executor": None}),
-    (SupervisedTopicModel, {"parallel": "dask", "n_shards": 1},
-     {"scheme": Shards("shards", 1), "executor": "dask"}),
-    (VisibilityTopicModel, {"parallel": "dask", "client": "tcp://h:1"},
-     {"executor": "tcp://h:1"}),
-    (BilinearPoissonFactorModel, {"parallel": "dask"}, {"executor": "dask"}),
-    (LDA, {"client": "tcp://h:1"}, {"scheme": "exact", "executor": None}),  # ignored, as before
-])
-def test_old_names_warn_and_map(cls, before, after):
-    with pytest.warns(DeprecationWarning, match=r"deprecated and will be removed in 0\.2\.0; "
-                      r"(use (scheme|executor)=|drop it: here it changes nothing)") as record:
-        model = cls(**before)
-    assert record[0].filename == __file__                        # points at the caller
-    params = model.get_params()
-    assert not {"parallel", "n_shards", "client"} & set(params)
-    for name, value in after.items():
-        assert params[name] == value
-    # set_params takes them too
-    with pytest.warns(DeprecationWarning):
-        twin = cls().set_params(**before)
-    assert {k: twin.get_params()[k] for k in after} == after
-
-
-def test_a_parameter_under_both_spellings_is_an_error():
-    with pytest.raises(ValueError, match="give scheme only"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        LDA(parallel="adlda", scheme="adlda")
-    with pytest.raises(ValueError, match="give executor only"):
-        LDA(parallel="dask", executor=2)
-    with pytest.raises(ValueError, match="parallel must be one of None, 'partition'"):
-        LDA(parallel="spark")
-    with pytest.raises(TypeError):                       # never was a BPBFM parameter
-        BilinearPoissonFactorModel(n_shards=2)
+# ---------------------------------------------------------------------- old spellings
+@pytest.mark.parametrize("cls", [LDA, DMR, RelationalTopicModel, SupervisedTopicModel,
+                                 VisibilityTopicModel, BilinearPoissonFactorModel])
+@pytest.mark.parametrize("old", [{"parallel": "dask"}, {"client": "tcp://h:1"},
+                                 {"n_shards": 3}], ids=["parallel", "client", "n_shards"])
+def test_the_old_spellings_are_unknown_arguments(cls, old):
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        cls(**old)
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        cls().set_params(**old)
 
 
 def test_the_library_emits_no_deprecation_warning(data):
@@ -260,8 +169,8 @@ def test_glossary_entries():
 
 # ---------------------------------------------------------------------- model files
 def _as_old_file(path, out, params):
-    """The model file at ``path`` as an older release wrote it: ``params`` instead of
-    scheme / executor."""
+    """The model file at ``path`` as the layout before 0.1.0 wrote it: ``params`` instead
+    of scheme / executor."""
     with np.load(path) as npz:
         arrays = {k: npz[k] for k in npz.files}
     header = json.loads(arrays.pop("__header__").tobytes().decode("utf-8"))
@@ -278,38 +187,16 @@ def _as_old_file(path, out, params):
     return out
 
 
-@pytest.mark.parametrize(("family", "new", "old_params"), [
-    ("lda", {"scheme": Shards("adlda", 3)},
-     {"parallel": "adlda", "n_shards": 3, "n_jobs": 1, "client": None}),
-    ("lda", {"scheme": Shards("adlda", 3), "executor": "tcp://h:1"},
-     {"parallel": "dask", "n_shards": 3, "n_jobs": 1, "client": "tcp://h:1"}),
-    ("lda", {}, {"parallel": None, "n_shards": 2, "n_jobs": 1, "client": None}),
-    ("dmr", {"scheme": "partition"}, {"parallel": "partition", "n_shards": 2,
-                                      "client": None}),
-    ("rtm", {"scheme": Shards("shards", 3)}, {"parallel": "shards", "n_shards": 3,
-                                              "client": None}),
-    ("slda", {"scheme": "shards", "executor": "dask"},
-     {"parallel": "dask", "n_shards": 2, "client": None}),
-    ("lmv", {"executor": "dask"}, {"parallel": "dask", "client": None}),
-])
-def test_old_model_files_load(family, new, old_params, data, tmp_path):
-    cls, kw = FAMILIES[family]
-    plain = {k: v for k, v in new.items() if k != "executor"}
-    model = fit(family, cls(**plain, **kw), data)
-    saved = model.save(tmp_path / "new.npz", full=True)
-    path = _as_old_file(saved, tmp_path / "old.npz", old_params)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")                   # loading an old file is normal
-        loaded = topiclink.load(path)
-    params, defaults = loaded.get_params(), cls().get_params()
-    for name in ("scheme", "executor"):
-        if name in defaults:
-            assert params[name] == new.get(name, defaults[name]), name
-    assert not {"parallel", "n_shards", "client"} & set(params)
-    if "executor" not in new:                            # it continues the same chain
-        a = fit(family, loaded.set_params(max_iter=1), data, resume=True)
-        b = fit(family, model.set_params(max_iter=1), data, resume=True)
-        assert chain_hash(a) == chain_hash(b)
+@pytest.mark.parametrize("old_params", [
+    {"parallel": "adlda", "n_shards": 3, "client": None},
+    {"parallel": "dask", "client": "tcp://h:1"}], ids=["adlda", "dask"])
+def test_a_model_file_with_the_old_spellings_is_refused(old_params, data, tmp_path):
+    model = fit("lda", LDA(scheme=Shards("adlda", 3), **LKW), data)
+    path = _as_old_file(model.save(tmp_path / "new.npz"), tmp_path / "old.npz", old_params)
+    with pytest.raises(ValueError, match=r"(unknown|cannot decode) parameter "
+                                         r"'(parallel|n_shards|client)'") as info:
+        topiclink.load(path)
+    assert "\n" not in str(info.value)
 
 
 def test_a_saved_model_keeps_scheme_and_executor(data, tmp_path):

@@ -1,6 +1,7 @@
 """A corpus on disk as document shards (``topiclink.data.shards``): round trips from a
 Corpus and from UCI files (plain and gzip, streamed with a bounded memory), the one-line
-errors, and ``LDA(parallel="dask").fit(shardset)`` bit for bit the in-memory chain."""
+errors, and ``LDA(scheme="adlda", executor=client).fit(shardset)`` bit for bit the
+in-memory chain."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from topiclink.data.io import read_uci_bow
 from topiclink.data.shards import FORMAT_VERSION
 from topiclink.datasets import make_lda_data
 from topiclink.execution import Shards
-from topiclink.kernels.lda import balanced_chunks
+from topiclink.execution.shards import balanced_chunks
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +243,7 @@ def test_open_errors(corpus, tmp_path):
 # ---------------------------------------------------------------------- Dask training
 distributed = pytest.importorskip("distributed")
 
-LDA_KW = {"n_topics": 5, "max_iter": 12, "n_shards": 3, "random_state": 4}
+LDA_KW = {"n_topics": 5, "max_iter": 12, "scheme": Shards("adlda", 3), "random_state": 4}
 
 
 @pytest.fixture(scope="module", params=[1, 2], ids=lambda w: f"{w}workers")
@@ -256,7 +257,7 @@ def client(request):
 @pytest.fixture(scope="module")
 def shard_dir(corpus, tmp_path_factory):
     d = tmp_path_factory.mktemp("shards") / "set"
-    write_shards(corpus, d, LDA_KW["n_shards"])
+    write_shards(corpus, d, LDA_KW["scheme"].n_shards)
     return d
 
 
@@ -273,7 +274,7 @@ def assert_same_chain(a, b):
 def test_dask_fit_from_shards_equals_in_memory(corpus, shard_dir, client, monkeypatch):
     from topiclink.families.lda.estimator import LDA
 
-    ref = LDA(parallel="dask", client=client, **LDA_KW).fit(corpus)
+    ref = LDA(executor=client, **LDA_KW).fit(corpus)
     shards = ShardSet.open(shard_dir)
 
     def refuse(*args, **kwargs):
@@ -281,7 +282,7 @@ def test_dask_fit_from_shards_equals_in_memory(corpus, shard_dir, client, monkey
 
     monkeypatch.setattr(ShardSet, "load", refuse)       # the driver never reads tokens
     monkeypatch.setattr(ShardSet, "to_corpus", refuse)
-    model = LDA(parallel="dask", client=client, **LDA_KW).fit(shards)
+    model = LDA(executor=client, **LDA_KW).fit(shards)
     assert_same_chain(ref, model)
     assert model.n_tokens_ == corpus.n_tokens
     # resume: checks the state against the shards on the workers, then the same chain
@@ -289,7 +290,7 @@ def test_dask_fit_from_shards_equals_in_memory(corpus, shard_dir, client, monkey
     model.set_params(max_iter=4).fit(shards, resume=True)
     assert_same_chain(ref, model)
     with pytest.raises(ValueError, match="resume needs the data of the first fit"):
-        LDA(parallel="dask", client=client, **LDA_KW).fit(corpus).fit(shards, resume=True)
+        LDA(executor=client, **LDA_KW).fit(corpus).fit(shards, resume=True)
 
 
 def test_worker_processes_read_the_files(corpus, shard_dir):
@@ -300,8 +301,8 @@ def test_worker_processes_read_the_files(corpus, shard_dir):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as c, \
             distributed.Client(c, set_as_default=False) as cl:
-        ref = LDA(parallel="dask", client=cl, **kw).fit(corpus)
-        model = LDA(parallel="dask", client=cl, **kw).fit(ShardSet.open(shard_dir))
+        ref = LDA(executor=cl, **kw).fit(corpus)
+        model = LDA(executor=cl, **kw).fit(ShardSet.open(shard_dir))
     assert_same_chain(ref, model)
     np.testing.assert_array_equal(model.transform(corpus), ref.transform(corpus))
 
@@ -329,46 +330,38 @@ def test_prediction_reads_a_shard_set_shard_by_shard(corpus, tmp_path):
 
 
 def test_sweeper_reading_shards_equals_scattered(corpus, shard_dir, client):
-    from topiclink.inference.chunked import DaskSweeper
-    from topiclink.random import as_generator, kernel_state
+    """The AD-LDA sweeps on Dask reading the shard files are those of the tokens sent
+    from here (the tokens never travel); a ShardSet of other shards is refused."""
+    from topiclink.execution import DaskExecutor
+    from topiclink.inference.engine import run
+    from topiclink.inference.lda import CollapsedGibbsLDA, ShardTokenData, TokenData
+    from topiclink.random import as_generator
 
     tok = corpus.tokens()
-    K, S = 4, LDA_KW["n_shards"]
-    rng = as_generator(0)
-    z0 = rng.integers(0, K, tok.words.size).astype(np.int32)
-    states0 = kernel_state(rng, S)
+    K, S = 4, LDA_KW["scheme"].n_shards
 
-    def arrays():
-        from topiclink.kernels import lda as kernels
+    def sweeps(data, n_shards=S):
+        executor = DaskExecutor(client)
+        algorithm = CollapsedGibbsLDA(K, np.full(K, 0.1), 0.01, scheme="adlda",
+                                      n_shards=n_shards, executor=executor)
+        state = algorithm.init(data, as_generator(0))
+        run(algorithm, state, data, 4)
+        return state, executor
 
-        z = z0.copy()
-        ndk = np.zeros((corpus.n_docs, K), np.int32)
-        nwk = np.zeros((corpus.n_words, K), np.int32)
-        nk = np.zeros(K, np.int32)
-        kernels.init_counts(tok.words, tok.docs, z, ndk, nwk, nk)
-        return z, ndk, nwk, nk, states0.copy()
-
-    ref, got = arrays(), arrays()
-    alpha = np.full(K, 0.1)
-    with DaskSweeper(tok.offsets, ref[4], client) as a, \
-            DaskSweeper(tok.offsets, got[4], client, shards=ShardSet.open(shard_dir)) as b:
-        for _ in range(4):
-            a.sweep(tok.words, tok.offsets, *ref[:4], alpha, 0.01)
-            b.sweep(None, tok.offsets, *got[:4], alpha, 0.01)
-        words_sent = a.bytes_sent - b.bytes_sent
-    for x, y in zip(ref, got, strict=True):
-        np.testing.assert_array_equal(x, y)
-    assert words_sent >= tok.words.nbytes               # the tokens were not sent
-    with pytest.raises(ValueError, match="write the shards with n_shards=2"):
-        DaskSweeper(tok.offsets, states0[:2].copy(), client,
-                    shards=ShardSet.open(shard_dir))
+    (ref, a), (got, b) = sweeps(TokenData.from_corpus(corpus)), sweeps(
+        ShardTokenData.from_shards(ShardSet.open(shard_dir)))
+    for name in ("z", "ndk", "nwk", "nk", "kernel_rng"):
+        np.testing.assert_array_equal(getattr(ref, name), getattr(got, name), err_msg=name)
+    assert a.bytes_sent - b.bytes_sent >= tok.words.nbytes      # the tokens were not sent
+    with pytest.raises(ValueError, match="the ShardSet has 3 shards but the scheme 2"):
+        sweeps(ShardTokenData.from_shards(ShardSet.open(shard_dir)), 2)
 
 
 def test_dask_fit_from_shards_errors(corpus, shard_dir, client, tmp_path):
     from topiclink.families.lda.estimator import LDA
 
     shards = ShardSet.open(shard_dir)
-    kw = {k: v for k, v in LDA_KW.items() if k != "n_shards"}
+    kw = {k: v for k, v in LDA_KW.items() if k != "scheme"}
     with pytest.raises(ValueError, match=r"the ShardSet has 3 shards but the scheme 2: use "
                                          r"scheme=Shards\('adlda', 3\)"):
         LDA(scheme="adlda", executor=client, **kw).fit(shards)
@@ -380,4 +373,4 @@ def test_dask_fit_from_shards_errors(corpus, shard_dir, client, tmp_path):
     broken = ShardSet.open(d)
     (d / "shard-00001.npz").unlink()                    # disappears after open
     with pytest.raises(DataError, match="shard-00001.npz: shard file missing"):
-        LDA(parallel="dask", client=client, **LDA_KW).fit(broken)
+        LDA(executor=client, **LDA_KW).fit(broken)

@@ -34,7 +34,7 @@ def test_label_ranking_is_checked_and_the_helpers_agree():
         lda.top_words(2, by="frequency")
     with pytest.raises(ValueError, match="n_words must be an integer"):
         top_word_indices(lda.components_, 0)
-    from topiclink.families.ktm.protocol import top_word_labels
+    from topiclink_reproductions.ktm import top_word_labels
 
     assert top_word_labels(lda.components_, lda.vocabulary_, 2) == ["0: war army",
                                                                    "1: tax trade"]

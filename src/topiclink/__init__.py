@@ -11,11 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from topiclink import legacy_paths
-
-__version__ = "0.1.0"
-
-legacy_paths.install()   # the module paths of before the family folders, for one release
+from topiclink._version import __version__ as __version__
 
 #: the names that are not estimators, and where they live
 _LAZY = {

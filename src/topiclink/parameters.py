@@ -6,30 +6,20 @@ tables take from here with :func:`shared`), a one-line doc and the paper symbol.
 contract test (``tests/test_contract.py``) checks every registered estimator's signature
 against it: a glossary parameter is declared with the glossary's forms (or a narrowing
 the test lists), documented in the class docstring's Parameters section, and no
-signature uses a name of :data:`ALIASES` (the other spellings of a glossary name).  Old
-names kept for one release are in :data:`DEPRECATED` (``n_components`` -> ``n_topics``
-until 0.2.0): an estimator takes them through :func:`accepts_renamed` and
-:meth:`~topiclink.models.base.Estimator.set_params`, and ``load`` reads model files
-that store them.  The old execution parameters ``parallel``, ``n_shards`` and ``client``
-(:data:`OLD_EXECUTION`, until 0.2.0) are not one-to-one renames: each family maps them
-onto ``scheme`` (statistical: changes the chain) and ``executor`` (where the pieces run:
-never changes the chain) with :func:`translate_execution`, through the same three doors.
+signature uses a name of :data:`ALIASES` (the other spellings of a glossary name).
 
 The survey the glossary was written from (every registered estimator's parameters
 grouped by meaning, with the drifts: one meaning under several names, one name with
 several meanings) is the table of ``docs/adding-a-model.md``, "One vocabulary of
 parameters"; the homonyms that remain are in :data:`HOMONYMS`.  Family-specific
-parameters (BPBFM's paper priors ``a``, ``gamma0``, ``c0``...; LMV's ``n0``; KTM's
-``tau``, ``kernel``...) stay outside the glossary; the contract test lists them per
-family, so a new name is a decision, not an accident.
+parameters (BPBFM's ``priors``, a config of the paper's ``a``, ``gamma0``, ``c0``...;
+LMV's ``n0``; KTM's ``tau``, ``kernel``...) stay outside the glossary; the contract test
+lists them per family, so a new name is a decision, not an accident.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,16 +41,36 @@ from topiclink.data.checks import (
     Options,
     Real,
 )
-from topiclink.distributed.params import EXECUTOR, ClientLike, is_client
-from topiclink.execution.shards import DEFAULT_SHARDS, Shards
+from topiclink.execution.params import is_client
+from topiclink.execution.shards import Shards
 
-__all__ = ["Parameter", "GLOSSARY", "ALIASES", "DEPRECATED", "HOMONYMS", "REMOVED_IN",
-           "OLD_EXECUTION", "shared", "warn_renamed", "accepts_renamed", "renamed_params",
-           "translate_execution", "SchemeForm", "SchemeCodec", "glossary_table",
+__all__ = ["Parameter", "GLOSSARY", "ALIASES", "HOMONYMS", "shared",
+           "ClientLike", "EXECUTOR", "SchemeForm", "SchemeCodec", "glossary_table",
            "RobbinsMonro", "Negatives", "Averaging"]
 
-#: the release that drops the names of :data:`DEPRECATED`
-REMOVED_IN = "0.2.0"
+class ClientLike(Constraint):
+    """A ``distributed.Client`` or a scheduler address (str of the form
+    ``tcp://host:port``, :func:`topiclink.execution.dask.address_problem`, checked here
+    so that a typo is refused before a fit tries to connect; ``"dask"``: the current
+    client)."""
+
+    def accepts(self, value: object) -> bool:
+        from topiclink.execution.dask import address_problem
+
+        if isinstance(value, str):
+            return value == "dask" or address_problem(value) is None
+        return is_client(value)
+
+    def describe(self) -> str:
+        from topiclink.execution.dask import ADDRESS_FORM
+
+        return (f"a distributed.Client, a scheduler address ({ADDRESS_FORM}) or 'dask' "
+                "(the current client)")
+
+
+#: the accepted forms of ``executor``: None (this process), a thread count (-1: all
+#: cores), a Dask client, a scheduler address or "dask" (the current client)
+EXECUTOR = [NoneValue(), Integer(exclude=(0,)), ClientLike()]
 
 
 @dataclass(frozen=True)
@@ -70,8 +80,7 @@ class Parameter:
     ``forms``: the constraints it accepts (None: the forms are each family's, e.g. the
     options of ``inference``); ``symbol``: the paper's; ``group``: what it belongs to
     (size, prior, run, stopping, averaging, online, negatives, supervision, execution,
-    bookkeeping); ``deprecated``: old names still accepted (with a DeprecationWarning)
-    until :data:`REMOVED_IN`.
+    bookkeeping).
     """
 
     name: str
@@ -79,7 +88,6 @@ class Parameter:
     doc: str
     symbol: str = ""
     group: str = ""
-    deprecated: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """What a value must be, as the one-line errors say it."""
@@ -89,15 +97,13 @@ class Parameter:
 
 
 def _p(name: str, forms: list[Constraint] | None, doc: str, symbol: str = "",
-       group: str = "", deprecated: tuple[str, ...] = ()) -> Parameter:
-    return Parameter(name, None if forms is None else tuple(forms), doc, symbol, group,
-                     deprecated)
+       group: str = "") -> Parameter:
+    return Parameter(name, None if forms is None else tuple(forms), doc, symbol, group)
 
 
 _ENTRIES = [
     # size and priors
-    _p("n_topics", N_TOPICS, "Number of topics (BPBFM: latent factors).", "K", "size",
-       deprecated=("n_components",)),
+    _p("n_topics", N_TOPICS, "Number of topics (BPBFM: latent factors).", "K", "size"),
     _p("doc_topic_prior", PRIOR, "Dirichlet prior of each document's topic proportions "
        "(a scalar, a vector (K,), or None for the family's default).", "alpha", "prior"),
     _p("topic_word_prior", POSITIVE, "Symmetric Dirichlet prior of the topics' word "
@@ -178,12 +184,9 @@ _ENTRIES = [
 #: name -> entry
 GLOSSARY: dict[str, Parameter] = {p.name: p for p in _ENTRIES}
 
-#: old names still accepted (with a DeprecationWarning) until :data:`REMOVED_IN` -> new
-DEPRECATED: dict[str, str] = {old: p.name for p in _ENTRIES for old in p.deprecated}
-
 #: spellings of a glossary meaning that no signature may use -> the glossary's name
 ALIASES: dict[str, str] = {
-    **DEPRECATED, "num_topics": "n_topics", "n_factors": "n_topics", "k": "n_topics",
+    "n_components": "n_topics", "num_topics": "n_topics", "n_factors": "n_topics", "k": "n_topics",
     "alpha": "doc_topic_prior", "eta": "topic_word_prior", "n_iter": "max_iter",
     "n_iterations": "max_iter", "iterations": "max_iter", "burnin": "burn_in",
     "thin": "thinning", "seed": "random_state", "n_threads": "n_jobs",
@@ -191,18 +194,12 @@ ALIASES: dict[str, str] = {
     "parallel": "scheme", "n_shards": "scheme", "client": "executor",
 }
 
-#: the old execution parameters (until :data:`REMOVED_IN`), mapped by each family onto
-#: ``scheme`` and ``executor`` (:func:`translate_execution`)
-OLD_EXECUTION = ("parallel", "n_shards", "client")
-
 #: names used with another meaning than the glossary's (a glossary name, or a glossary
 #: symbol as a parameter name): name -> {estimator class: that meaning}.  Kept until they
 #: are renamed; the contract test checks each is still there (a new parameter name is
 #: caught by its per-family list)
 HOMONYMS: dict[str, dict[str, str]] = {
     "burn_in": {"DMR": "sweeps before the first optimisation of lambda"},
-    "beta": {"BilinearPoissonFactorModel": "rate of the gamma prior of Lambda^r (the "
-             "glossary's beta is topic_word_prior's symbol)"},
 }
 
 
@@ -217,126 +214,6 @@ def shared(*names: str) -> dict[str, list[Constraint]]:
             raise KeyError(f"{name!r}: the glossary leaves its forms to each family")
         table[name] = list(forms)
     return table
-
-
-def warn_renamed(owner: str, old: str, stacklevel: int = 3) -> str:
-    """Warn (DeprecationWarning) that ``owner`` got the old name ``old``; returns the
-    new name (``stacklevel`` 3: the caller of the function that calls this one)."""
-    new = DEPRECATED[old]
-    warnings.warn(f"{owner}: {old} is deprecated and will be removed in {REMOVED_IN}; "
-                  f"use {new}", DeprecationWarning, stacklevel=stacklevel)
-    return new
-
-
-def accepts_renamed(init: Callable[..., None]) -> Callable[..., None]:
-    """Decorate an estimator's ``__init__`` so that it also takes the deprecated names of
-    its parameters (:data:`DEPRECATED`), each with a DeprecationWarning pointing at the
-    caller; the signature (what ``get_params``, ``clone`` and ``repr`` read) stays the
-    one of ``init``, with the new names only.  TypeError when a parameter is given under
-    both names.  A class with ``_old_parallel`` (its old ``parallel`` values -> scheme
-    names) also takes ``parallel``, ``n_shards`` and ``client``
-    (:func:`translate_execution`)."""
-    params = list(inspect.signature(init).parameters)[1:]          # without self
-
-    @functools.wraps(init)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
-        old_parallel = getattr(type(self), "_old_parallel", None)
-        if old_parallel is not None and any(k in kwargs for k in OLD_EXECUTION):
-            given = {p for i, p in enumerate(params) if i < len(args)} | set(kwargs)
-            kwargs = translate_execution(type(self).__name__, kwargs, old_parallel,
-                                         set(params), given=given, stacklevel=3)
-        for old in [k for k in kwargs if k in DEPRECATED and k not in params]:
-            new = DEPRECATED[old]
-            if new not in params:
-                continue                        # not this estimator's: Python's TypeError
-            if new in kwargs or params.index(new) < len(args):
-                raise TypeError(f"{type(self).__name__}: give {new} only ({old} is its "
-                                "old name)")
-            warn_renamed(type(self).__name__, old)
-            kwargs[new] = kwargs.pop(old)
-        init(self, *args, **kwargs)
-
-    return wrapper
-
-
-def renamed_params(params: Mapping[str, Any], accepted: set[str] | frozenset[str],
-                   where: str) -> dict[str, Any]:
-    """``params`` (read from a model file or given to ``set_params``) with every
-    deprecated name the estimator has the new one of (``accepted``) renamed, silently;
-    one-line ValueError naming ``where`` when both names are given."""
-    out = dict(params)
-    for old, new in DEPRECATED.items():
-        if old in out and new in accepted and old not in accepted:
-            if new in out:
-                raise ValueError(f"{where}: both {old!r} and {new!r} given (the same "
-                                 f"parameter; {old} is the old name)")
-            out[new] = out.pop(old)
-    return out
-
-
-def translate_execution(owner: str, params: Mapping[str, Any],
-                        old_parallel: Mapping[str | None, str | None],
-                        accepted: set[str] | frozenset[str], *, given: set[str] | None = None,
-                        warn: bool = True, stacklevel: int = 3, on_dask: bool = False,
-                        sharded_now: str | None = None) -> dict[str, Any]:
-    """``params`` with the old execution parameters (:data:`OLD_EXECUTION`) mapped onto
-    ``scheme`` and ``executor``: ``old_parallel`` maps each old ``parallel`` value to the
-    family's scheme name (None for a family without ``scheme``); ``"dask"`` also means
-    ``executor=client`` (``"dask"``: the current client when ``client`` was None);
-    ``n_shards`` becomes ``Shards(name, n_shards)`` (the name alone for the default 2).
-    ``n_shards`` and ``client`` were ignored without a sharded / Dask ``parallel`` and
-    still are, but for ``set_params`` of a model already on Dask (``on_dask``: ``client``
-    becomes the executor) or with a sharded scheme (``sharded_now``, its name:
-    ``n_shards`` becomes its shard count).  A DeprecationWarning naming the new spelling
-    (``warn``: ``__init__`` and ``set_params``; model files are read silently); a one-line
-    ValueError for an unknown ``parallel`` or a parameter given under both spellings
-    (``given``: the names given)."""
-    out = dict(params)
-    names = [k for k in OLD_EXECUTION if k in out
-             and (k != "n_shards" or "scheme" in accepted) and k not in accepted]
-    if not names:
-        return out
-    old = {k: out.pop(k) for k in names}
-    parallel = old.get("parallel")
-    if parallel not in old_parallel:
-        raise ValueError(f"{owner}: parallel must be one of "
-                         f"{', '.join(repr(v) for v in old_parallel)} (deprecated: use "
-                         f"scheme and executor), got {parallel!r}")
-    client = old.get("client")
-    if client is not None and not ClientLike().accepts(client):     # never a thread count
-        raise ValueError(f"{owner}: client must be None or {ClientLike().describe()} "
-                         f"(deprecated: use executor), got {client!r}"[:300])
-    new: dict[str, Any] = {}
-    name = old_parallel[parallel]
-    if "parallel" in old:                   # parallel names both; None: exact, here
-        n_shards = old.get("n_shards", DEFAULT_SHARDS)
-        if name is not None:                # the family has schemes
-            new["scheme"] = name if parallel is None or n_shards == DEFAULT_SHARDS \
-                else Shards(name, n_shards)
-        client = old.get("client")
-        new["executor"] = ("dask" if client is None else client) if parallel == "dask" \
-            else None
-    else:
-        if on_dask and "client" in old:
-            new["executor"] = "dask" if old["client"] is None else old["client"]
-        if sharded_now is not None and "n_shards" in old:
-            n_shards = old["n_shards"]
-            new["scheme"] = sharded_now if n_shards == DEFAULT_SHARDS else \
-                Shards(sharded_now, n_shards)
-    given = set(out) if given is None else given
-    for key in new:
-        if key in given:
-            raise ValueError(f"{owner}: give {key} only ({', '.join(names)} "
-                             f"{'is its' if len(names) == 1 else 'are its'} old spelling)")
-    if warn:
-        shown = ", ".join(f"{k}={'<the client>' if is_client(v) else repr(v)}"
-                          for k, v in new.items() if v is not None)
-        use = f"use {shown}" if shown else "drop it: here it changes nothing"
-        warnings.warn(f"{owner}: {', '.join(names)} {'is' if len(names) == 1 else 'are'} "
-                      f"deprecated and will be removed in {REMOVED_IN}; {use}",
-                      DeprecationWarning, stacklevel=stacklevel)
-    out.update(new)
-    return out
 
 
 class SchemeForm(Options):
@@ -383,8 +260,7 @@ def glossary_table() -> str:
     """The glossary as a Markdown table (name, forms, symbol, doc), for the docs."""
     rows = ["| name | accepts | symbol | meaning |", "| --- | --- | --- | --- |"]
     for p in _ENTRIES:
-        old = f" (was `{'`, `'.join(p.deprecated)}`)" if p.deprecated else ""
-        rows.append(f"| `{p.name}`{old} | {p.describe()} | {p.symbol} | {p.doc} |")
+        rows.append(f"| `{p.name}` | {p.describe()} | {p.symbol} | {p.doc} |")
     return "\n".join(rows)
 
 

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from topiclink._version import __version__
+
 __all__ = ["FORMAT_VERSION", "save_model", "read_model", "read_header", "atomic_write",
            "to_jsonable", "SaveError", "write_error"]
 
@@ -153,8 +155,6 @@ def save_model(path: str | os.PathLike[str], class_name: str, params: dict[str, 
     is slow (hep-th Gibbs-gRTM, 358 MB of state: 10.5 s compressed to 126 MB against
     0.45 s uncompressed on a 2-core AMD EPYC).  Both read back the same way.
     """
-    from topiclink import __version__
-
     for name, arr in arrays.items():
         if np.asarray(arr).dtype == object:
             raise TypeError(f"array {name!r} has dtype object, which cannot be saved without "

@@ -54,8 +54,9 @@ def estimator(name: str, **kwargs: Any) -> Any:
     base: dict[str, Any] = {"max_iter": 3, "random_state": 0}
     if "n_topics" in params:
         base["n_topics"] = 3
-    if "tensor" in cls.fit_requires:
-        base.update(n_topics=2, burn_in=1, thinning=1)
+    if "tensor" in cls.fit_requires:        # the Gibbs model's samples; EM has none
+        base.update({"n_topics": 2, **{k: 1 for k in ("burn_in", "thinning")
+                                         if k in params}})
     if "negative_ratio" in params:
         base["negative_ratio"] = 0.1
     if "optimize_every" in params and name == "KernelTopicModel":
@@ -455,7 +456,7 @@ def _frame_dmr() -> Any:
 
 def shard_count_cases() -> list[Case]:
     """Every estimator with a sharded scheme: more shards than documents, no shards,
-    a shard count of the wrong type (``Shards`` and the old ``n_shards`` keyword)."""
+    a shard count of the wrong type."""
     from topiclink.execution import Shards
     from topiclink.models.base import registered_estimators
 
@@ -473,9 +474,6 @@ def shard_count_cases() -> list[Case]:
                 out.append(Case(f"shards/{name}/{scheme}/Shards_{label}", "api",
                                 lambda n_=name, s=scheme, k=n: fit(estimator(
                                     n_, scheme=Shards(s, k)))))
-            out.append(Case(f"shards/{name}/{scheme}/legacy_zero", "api",
-                            lambda n_=name, s=scheme: fit(estimator(n_, parallel=s,
-                                                                    n_shards=0))))
             out.append(Case(f"shards/{name}/{scheme}/two", "api",
                             lambda n_=name, s=scheme: fit(estimator(n_, scheme=Shards(s, 2))),
                             "accept", lambda m, n_=name: type(m).__name__ == n_))
@@ -748,9 +746,11 @@ def label_cases() -> list[Case]:
 
 def shard_cases() -> list[Case]:
     """Sharded samplers: a shard count that alone cannot fit in memory."""
-    return [Case(f"memory/{name}/{parallel}-n_shards", "api",
-                 lambda n=name, p=parallel: fit(estimator(n, parallel=p, n_shards=10**9)))
-            for name in ("LDA", "DMR") for parallel in ("partition", "adlda")]
+    from topiclink.execution import Shards
+
+    return [Case(f"memory/{name}/{scheme}-n_shards", "api",
+                 lambda n=name, s=scheme: fit(estimator(n, scheme=Shards(s, 10**9))))
+            for name in ("LDA", "DMR") for scheme in ("partition", "adlda")]
 
 
 # ---------------------------------------------------------------------- Dask arguments
@@ -759,14 +759,14 @@ BAD_SCHEDULERS = {"spaces": "not an address", "no-port": "tcp://127.0.0.1",
                   "bare-host": "localhost", "protocol": "http://h:80", "port0": "tcp://h:0",
                   "port-huge": "tcp://h:99999", "port-text": "h:port", "no-host": "tcp://:8786",
                   "empty": "", "path": "tcp://h/x:1"}
-#: values of the old ``client`` parameter that are no Dask client (5 used to be 5 threads)
+#: values that are no Dask client (given to the Dask executor itself)
 BAD_CLIENTS = {"int": 5, "float": 5.0, "bool": True, "list": [1], "dict": {}}
 
 
 def dask_argument_cases() -> list[Case]:
-    """Every estimator with an ``executor``: a scheduler address of the wrong form; every
-    one with the old ``parallel="dask", client=``: a client that is none; the executor
-    itself (:class:`~topiclink.execution.DaskExecutor`, ``resolve_executor``)."""
+    """Every estimator with an ``executor``: a scheduler address of the wrong form; the
+    executor itself (:class:`~topiclink.execution.DaskExecutor`, ``resolve_executor``): a
+    client that is none."""
     from topiclink.models.base import registered_estimators
 
     out = []
@@ -776,11 +776,6 @@ def dask_argument_cases() -> list[Case]:
             for label, address in BAD_SCHEDULERS.items():
                 out.append(Case(f"dask/{name}/executor-{label}", "api",
                                 lambda n=name, a=address: fit(estimator(n, executor=a))))
-        if getattr(cls, "_old_parallel", None) and "dask" in cls._old_parallel:
-            for label, client in BAD_CLIENTS.items():
-                out.append(Case(f"dask/{name}/client-{label}", "api",
-                                lambda n=name, c=client: estimator(n, parallel="dask",
-                                                                   client=c)))
 
     def executor(value: Any) -> Any:
         from topiclink.execution import DaskExecutor

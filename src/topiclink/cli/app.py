@@ -5,7 +5,8 @@ module per group (:mod:`~topiclink.cli.fit`, :mod:`~topiclink.cli.experiment`,
 :mod:`~topiclink.cli.evaluate`, :mod:`~topiclink.cli.suggest`, :mod:`~topiclink.cli.info`,
 :mod:`~topiclink.cli.report`, :mod:`~topiclink.cli.datasets`, :mod:`~topiclink.cli.demo`)
 over the shared options and
-the fit-and-report scaffold of :mod:`~topiclink.cli.common`.
+the fit-and-report scaffold of :mod:`~topiclink.cli.common` and the one-line errors of
+:mod:`~topiclink.cli.errors`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Annotated
 
 import typer
 
-from topiclink import __version__
+from topiclink._version import __version__
 from topiclink.cli import (
-    common,
     datasets,
     demo,
+    errors,
     evaluate,
     experiment,
     fit,
@@ -26,7 +27,7 @@ from topiclink.cli import (
     report,
     suggest,
 )
-from topiclink.cli.common import CheckedGroup
+from topiclink.cli.errors import CheckedGroup
 
 # rich_markup_mode=None: the plain help layout (typer's rich one shows every flag as
 # taking a "<bool>" value).  CheckedGroup turns whatever a command raises into one
@@ -59,7 +60,7 @@ def _main(version: Annotated[bool, typer.Option("--version", help="Print the ver
           debug: Annotated[bool, typer.Option(
               "--debug", help="Show the traceback of an error instead of one line.")]
           = False) -> None:
-    common.DEBUG = debug
+    errors.DEBUG = debug
     if version:
         typer.echo(f"topiclink {__version__}")
         raise typer.Exit()

@@ -1,5 +1,6 @@
-"""What the commands share: options, logging, one-line errors, data loading (with
-``--data`` format detection) and the one fit-and-report scaffold.
+"""What the commands share: options, logging, data loading (with ``--data`` format
+detection) and the one fit-and-report scaffold; the one-line errors are
+:mod:`~topiclink.cli.errors`.
 
 Heavy modules (models, datasets, pandas) are imported inside the functions, so that
 ``topiclink --help`` stays fast.
@@ -19,7 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+
+from topiclink.cli import errors
+from topiclink.cli.errors import check, exception_message, fail, path_value, reported_errors
 
 if TYPE_CHECKING:
     from topiclink.cli.documents import DocumentSource
@@ -27,27 +30,13 @@ if TYPE_CHECKING:
 
 __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "WorkersOpt",
            "SeedOpt", "ForceOpt", "OnlyFoldsOpt", "SchedulerOpt", "ShardsOpt", "dask_params",
-           "setup_logging", "fail", "one_line", "exception_message",
-           "reported_errors", "report_unexpected", "CheckedGroup", "check", "memory_bytes",
+           "setup_logging", "memory_bytes",
            "check_model_size", "check_model", "model_file_path", "check_out_file",
            "check_out_dir", "check_input_paths", "require_data", "load_model_file",
            "load_data", "load_input", "read_user_lines", "int_list", "float_list",
            "parse_params", "FitData", "prepare_fit_data", "check_usable_links",
-           "takes_publication_time", "fit_and_report", "echo_table", "path_value", "seed_option",
+           "takes_publication_time", "fit_and_report", "echo_table", "seed_option",
            "check_seed"]
-
-
-def path_value(value: str | Path) -> Path:
-    """The parser of every file and folder option and argument of the command line: an
-    empty (or blank) name is refused at once (``error: Invalid value for '--out': ...``,
-    exit 2) instead of being read as ``Path("")``, the current folder; ``.`` names the
-    current folder."""
-    if isinstance(value, Path):
-        return value
-    if not str(value).strip():
-        raise typer.BadParameter("an empty name is no file or folder (give a name; '.' for "
-                                 "the current folder)")
-    return Path(value)
 
 
 def check_seed(value: int | None) -> int | None:
@@ -148,7 +137,7 @@ def dask_params(scheduler: str | None, shards: int, scheme: str) -> dict[str, An
     return {"scheme": Shards(scheme, shards), "executor": scheduler}
 
 
-# ---------------------------------------------------------------------- logging, errors
+# ---------------------------------------------------------------------- logging
 class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
     """A handler writing to ``sys.stderr`` as it is when a record is emitted, not when
     the handler was made (the command line run again in one process, e.g. by a test
@@ -173,99 +162,7 @@ def setup_logging(verbose: bool) -> None:
     root.setLevel(logging.INFO if verbose else logging.WARNING)
 
 
-def one_line(text: str) -> str:
-    """``text`` on one line (its lines joined with ``; ``)."""
-    return "; ".join(line.strip() for line in str(text).splitlines() if line.strip())
-
-
-def exception_message(exc: BaseException) -> str:
-    """A one-line message for an exception: its text, or its type's name when empty."""
-    text = one_line(str(exc)) if not isinstance(exc, KeyError) else one_line(repr(exc))
-    return text or type(exc).__name__
-
-
-def fail(message: str, code: int = 1) -> typer.Exit:
-    """Print ``error: message`` (one line, red, stderr) and return the Exit to raise."""
-    typer.secho(f"error: {one_line(message)}", err=True, fg=typer.colors.RED)
-    return typer.Exit(code=code)
-
-
-#: Set by the root command's ``--debug``: errors are raised (with their traceback)
-#: instead of reported on one line.
-DEBUG = False
-
-#: The errors of bad input: reported with their own message.
-KNOWN_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, OSError,
-                                                 TypeError)
-
-
-def _known_errors() -> tuple[type[BaseException], ...]:
-    from sklearn.exceptions import NotFittedError
-
-    return (*KNOWN_ERRORS, NotFittedError)
-
-
-@contextlib.contextmanager
-def reported_errors(*kinds: type[BaseException]) -> Iterator[None]:
-    """Turn bad input (ValueError, FileNotFoundError, OSError, TypeError, NotFittedError,
-    and ``kinds``) into a one-line error and exit code 1 instead of a traceback."""
-    try:
-        yield
-    except (*_known_errors(), *kinds) as exc:
-        if DEBUG:
-            raise
-        raise fail(exception_message(exc)) from None
-
-
-def report_unexpected(exc: BaseException) -> typer.Exit:
-    """The one-line report of any exception a command let through (see
-    :class:`CheckedGroup`): known kinds with their message, others with their type."""
-    if isinstance(exc, KeyboardInterrupt):
-        return fail("interrupted", code=130)
-    if isinstance(exc, MemoryError):
-        return fail("out of memory" + (f": {one_line(str(exc))}" if str(exc) else "")
-                    + " (try fewer topics or a smaller dataset)")
-    if isinstance(exc, _known_errors()):
-        return fail(exception_message(exc))
-    return fail(f"{type(exc).__name__}: {exception_message(exc)} (run with --debug for the "
-                "traceback)")
-
-
-class CheckedGroup(TyperGroup):
-    """The root command group: whatever a command raises becomes one ``error: ...`` line
-    (exit 1; ``interrupted``, exit 130, on Ctrl-C; usage errors exit 2) instead of a
-    traceback, unless ``--debug`` was given."""
-
-    def invoke(self, ctx: Any) -> Any:
-        from typer._click import exceptions as click_exc
-
-        try:
-            return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, click_exc.NoArgsIsHelpError):
-            raise
-        except click_exc.UsageError as exc:
-            if ctx.params.get("debug"):
-                raise
-            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
-            raise fail(f"{exc.format_message().rstrip('.')} (see `{where} --help`)",
-                       code=exc.exit_code) from None
-        except click_exc.ClickException as exc:
-            if ctx.params.get("debug"):
-                raise
-            raise fail(exc.format_message(), code=exc.exit_code) from None
-        except (Exception, KeyboardInterrupt) as exc:
-            if ctx.params.get("debug"):
-                raise
-            raise report_unexpected(exc) from None
-
-
 # ---------------------------------------------------------------------- option checks
-def check(condition: bool, message: str) -> None:
-    """Refuse an option value (one-line error) unless ``condition``."""
-    if not condition:
-        raise fail(message)
-
-
 def memory_bytes() -> int:
     """The memory this process may still allocate (:func:`topiclink.data.checks.
     available_memory`)."""
@@ -422,7 +319,7 @@ def load_model_file(path: Path) -> Any:
     except FileNotFoundError as exc:
         raise fail(exception_message(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any failure to read is the file's fault
-        if DEBUG:
+        if errors.DEBUG:
             raise
         message = exception_message(exc)
         if message.startswith(str(path)) or message.startswith(f"{path}:"):

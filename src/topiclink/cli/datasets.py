@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from topiclink.cli.common import DataDirOpt, check_input_paths, reported_errors
+from topiclink.cli.common import DataDirOpt, check_input_paths
+from topiclink.cli.errors import reported_errors
 
 __all__ = ["datasets_cmd"]
 

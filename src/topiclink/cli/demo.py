@@ -10,12 +10,11 @@ import typer
 from topiclink.cli.common import (
     SeedOpt,
     VerboseOpt,
-    check,
     check_model_size,
     check_out_dir,
-    path_value,
     setup_logging,
 )
+from topiclink.cli.errors import check, path_value
 
 __all__ = ["demo_cmd"]
 

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from topiclink.cli.common import check, fail, one_line, path_value
+from topiclink.cli import errors
+from topiclink.cli.errors import check, exception_message, fail, one_line, path_value
 
 if TYPE_CHECKING:
     from topiclink.data.analyzer import TextAnalyzer
@@ -259,14 +260,12 @@ def _labels(metadata: Any, column: str, doc_ids: Any, path: Path) -> tuple[Any, 
 def _data_errors() -> Iterator[None]:
     """Bad input -> one line (exit 1) naming this command line's options where the data
     layer's message names its Python arguments (``--id-rule`` for ``normalize_ids=``)."""
-    from topiclink.cli import common
-
     try:
         yield
     except (ValueError, TypeError, OSError, ImportError) as exc:
-        if common.DEBUG:
+        if errors.DEBUG:
             raise
-        message = common.exception_message(exc)
+        message = exception_message(exc)
         for python, option in _OPTION_NAMES:
             message = message.replace(python, option)
         raise fail(message) from None

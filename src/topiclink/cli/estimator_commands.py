@@ -13,9 +13,10 @@ own module and nowhere else:
   every command has ``--topics/-k`` and ``--iterations/-n``);
 - ``cli_defaults``: the command's defaults where they differ from the constructor's (a
   paper's setting), a callable of the other parameters for a derived one (e.g. half of
-  ``max_iter``);
-- ``cli_deprecated_flags``: old flags kept hidden for one release (``{"--components":
-  "n_topics"}``).
+  ``max_iter``).
+- ``cli_configs``: parameters that are a frozen dataclass of numbers (a config such as
+  BPBFM's ``priors``): each field becomes an option of its own name (``--gamma0 2``),
+  and the fields given build the config (the others at their defaults).
 
 From the class's declarations the command also gains: ``--model/-m NAME`` when more
 than one paper name exists for models of the same data (a paper's variant: its keywords
@@ -102,9 +103,12 @@ class EstimatorOption:
     help."""
 
     def __init__(self, name: str, flags: tuple[str, ...], kind: Any, default: Any,
-                 help: str) -> None:  # noqa: A002 - typer's word
+                 help: str, config: type | None = None,  # noqa: A002 - typer's word
+                 field: str = "") -> None:
         self.name, self.flags, self.kind = name, flags, kind
         self.default, self.help = default, help
+        #: a field of a config parameter (``cli_configs``): the config class and field
+        self.config, self.field = config, field
 
     @property
     def dest(self) -> str:
@@ -113,6 +117,32 @@ class EstimatorOption:
 
     def annotation(self) -> Any:
         return Annotated[self.kind, typer.Option(*self.flags, help=self.help)]
+
+
+#: joins a config parameter and its field in an option's name (``priors__gamma0``)
+CONFIG_SEP = "__"
+
+
+def _config_options(name: str, config: type, taken: set[str]) -> list[EstimatorOption]:
+    """The options of config parameter ``name`` (``cli_configs``): one per field of the
+    frozen dataclass ``config``, named by the field (its help from the class docstring),
+    None by default (the field given builds the config; the others keep its defaults)."""
+    import dataclasses
+
+    helps = parameter_help(config)
+    options = []
+    for f in dataclasses.fields(config):
+        flag = "--" + f.name.replace("_", "-")
+        if flag in taken:
+            continue
+        taken.add(flag)
+        kind = int if isinstance(f.default, int) and not isinstance(f.default, bool) \
+            else float
+        options.append(EstimatorOption(
+            f"{name}{CONFIG_SEP}{f.name}", (flag,), kind | None, None,
+            f"{helps.get(f.name, f.name)} Default: {f.default!r} (a field of {name}).",
+            config=config, field=f.name))
+    return options
 
 
 def _kind(constraints: list[Any], default: Any) -> Any:
@@ -157,8 +187,12 @@ def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
     taken = set(RESERVED)
     options: list[EstimatorOption] = []
     left: list[str] = []
+    configs: Mapping[str, type] = getattr(cls, "cli_configs", {}) or {}
     for p in inspect.signature(cls).parameters.values():
         if p.name in SKIPPED or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.name in configs:
+            options += _config_options(p.name, configs[p.name], taken)
             continue
         kind = _kind(list(constraints.get(p.name, [])), p.default)
         long = "--" + p.name.replace("_", "-")
@@ -207,12 +241,11 @@ def _schemes(cls: type) -> tuple[str | None, str | None]:
 
 def _generic_options(cls: type, options: list[EstimatorOption]
                      ) -> list[tuple[str, Any, Any]]:
-    """``--model``, ``--jobs``, ``--scheduler`` / ``--shards`` and the deprecated flags
-    of ``cls`` (what its declarations give it; see the module docstring)."""
+    """``--model``, ``--jobs`` and ``--scheduler`` / ``--shards`` of ``cls`` (what its
+    declarations give it; see the module docstring)."""
     from topiclink.cli.common import SchedulerOpt, ShardsOpt
 
     taken = {f.split("/")[0] for o in options for f in o.flags}
-    by_name = {o.name: o for o in options}
     extra: list[tuple[str, Any, Any]] = []
     variants = _variants(cls)
     if len(variants) > 1:
@@ -229,10 +262,6 @@ def _generic_options(cls: type, options: list[EstimatorOption]
             "count, not on the threads.")], 1))
     if on_dask is not None:
         extra += [("scheduler", SchedulerOpt, None), ("shards", ShardsOpt, 2)]
-    for flag, name in (getattr(cls, "cli_deprecated_flags", {}) or {}).items():
-        now = by_name[name]       # the parameter's own option: its type and flag
-        extra.append((f"deprecated_{name}", Annotated[now.kind | None, typer.Option(
-            flag, hidden=True, help=f"Deprecated (until 0.2.0): {now.flags[0]}.")], None))
     return extra
 
 
@@ -252,9 +281,9 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
         SeedOpt,
         VerboseOpt,
         VocabOpt,
-        path_value,
     )
     from topiclink.cli.documents import document_options
+    from topiclink.cli.errors import path_value
 
     options, left = estimator_options(cls)
     generic = _generic_options(cls, options)
@@ -312,12 +341,20 @@ def _given_options(ctx: typer.Context, options: list[EstimatorOption],
     """The constructor options given on the command line (popped from ``values``; the
     others are dropped), a ``--scheme NAME:S`` as its ``Shards``."""
     given: dict[str, Any] = {}
+    fields: dict[str, dict[str, Any]] = {}
     for o in options:
         value = values.pop(o.dest)
         source = ctx.get_parameter_source(o.dest)
         if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
             continue
+        if o.config is not None:                # a field of a config parameter
+            fields.setdefault(o.name.split(CONFIG_SEP)[0], {})[o.field] = value
+            continue
         given[o.name] = value
+    for o in options:
+        name = o.name.split(CONFIG_SEP)[0]
+        if o.config is not None and name in fields and name not in given:
+            given[name] = o.config(**fields[name])
     if isinstance(given.get("scheme"), str) and ":" in given["scheme"]:
         given["scheme"] = _shards(given["scheme"])
     return given
@@ -327,9 +364,9 @@ def _model_params(cls: type, given: dict[str, Any], values: dict[str, Any]
                   ) -> tuple[type, dict[str, Any]]:
     """(the model class, its keywords) of one command line: ``cli_defaults`` (those the
     class takes), the ``--model`` variant's keywords, the options given, then what
-    ``--jobs``, ``--scheduler`` / ``--shards`` and the deprecated flags set (popped from
-    ``values``)."""
-    from topiclink.cli.common import check, dask_params, fail
+    ``--jobs`` and ``--scheduler`` / ``--shards`` set (popped from ``values``)."""
+    from topiclink.cli.common import dask_params
+    from topiclink.cli.errors import check, fail
     from topiclink.execution import Shards, resolve_n_jobs
 
     target, base = cls, {}
@@ -346,12 +383,6 @@ def _model_params(cls: type, given: dict[str, Any], values: dict[str, Any]
               if k in accepted and not callable(v)}
     params.update(base)
     params.update(given)
-    for flag, pname in (getattr(cls, "cli_deprecated_flags", {}) or {}).items():
-        value = values.pop(f"deprecated_{pname}", None)
-        if value is not None:
-            typer.echo(f"{flag} is deprecated and will be removed in 0.2.0; use "
-                       f"{_flag_of(cls, pname)}", err=True)
-            params[pname] = value
     jobs = values.pop("jobs", None)
     scheduler, shards = values.pop("scheduler", None), values.pop("shards", 2)
     in_process, on_dask = _schemes(cls)
@@ -380,15 +411,9 @@ def _model_params(cls: type, given: dict[str, Any], values: dict[str, Any]
     return target, params
 
 
-def _flag_of(cls: type, name: str) -> str:
-    declared = (*COMMON_FLAGS.get(name, ()),
-                *(getattr(cls, "cli_flags", {}) or {}).get(name, ()))
-    return next((f for f in declared if f.startswith("--")), "--" + name.replace("_", "-"))
-
-
 def _shards(text: str) -> Any:
     """``--scheme NAME:S`` -> ``Shards(NAME, n_shards=S)`` (the count changes the chain)."""
-    from topiclink.cli.common import fail
+    from topiclink.cli.errors import fail
     from topiclink.execution import Shards
 
     name, _, count = text.partition(":")

@@ -14,18 +14,15 @@ from topiclink.cli.common import (
     InputOpt,
     VerboseOpt,
     VocabOpt,
-    check,
     check_out_file,
     echo_table,
-    fail,
     load_data,
     load_model_file,
-    path_value,
-    reported_errors,
     require_data,
     seed_option,
     setup_logging,
 )
+from topiclink.cli.errors import check, fail, path_value, reported_errors
 
 __all__ = ["evaluate_cmd"]
 

@@ -7,8 +7,10 @@ dataclass (type, default, flags, help; the shared ones from
 (:func:`checkpointable`), and the body is the one runner,
 :func:`~topiclink.experiments.registry.run_protocol`, with :class:`CLISession` (this
 command line's checks, one-line errors and data loading).  Nothing here is specific to a
-protocol; the protocol modules are imported only when a command is run or listed, so
-``topiclink --help`` stays fast.
+protocol; the protocols come from installed distributions (entry points, e.g. the
+repository's ``reproductions/``), whose modules are imported only when a command is run
+or listed, so ``topiclink --help`` stays fast; without any, the command says so in one
+line.
 """
 
 from __future__ import annotations
@@ -33,21 +35,18 @@ from topiclink.cli.common import (
     OnlyFoldsOpt,
     VerboseOpt,
     WorkersOpt,
-    check,
     check_input_paths,
     check_model_size,
     check_out_dir,
     check_seed,
     echo_table,
-    fail,
     float_list,
     int_list,
     load_data,
-    path_value,
-    reported_errors,
     setup_logging,
 )
 from topiclink.cli.documents import document_options
+from topiclink.cli.errors import check, fail, path_value, reported_errors
 
 if TYPE_CHECKING:
     from topiclink.experiments.registry import OptionInfo, ProtocolSpec
@@ -180,7 +179,7 @@ class CLISession:
 
 def _annotation(info: OptionInfo, kind: Any, name: str = "") -> Any:
     """The typer declaration of a field ``name`` of an options dataclass (its type
-    ``kind``): a file or folder (``Path``) is parsed by :func:`~topiclink.cli.common.path_value`
+    ``kind``): a file or folder (``Path``) is parsed by :func:`~topiclink.cli.errors.path_value`
     (an empty name refused), a ``seed`` checked by :func:`~topiclink.cli.common.check_seed`
     (an integer >= 0), as in every other command."""
     if info.shared is not None:
@@ -244,15 +243,27 @@ class ProtocolGroup(TyperGroup):
 
         return sorted({*super().list_commands(ctx), *(spec.name for spec in commands())})
 
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The commands, or the one line saying that no protocol is installed."""
+        if self.list_commands(ctx):
+            super().format_commands(ctx, formatter)
+            return
+        from topiclink.experiments.registry import NOT_INSTALLED
+
+        with formatter.section("Commands"):
+            formatter.write_text(NOT_INSTALLED)
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         known = super().get_command(ctx, cmd_name)
         if known is not None:
             return known
-        from topiclink.experiments.registry import get_protocol
+        from topiclink.experiments.registry import NOT_INSTALLED, get_protocol
 
         try:
             spec = get_protocol(cmd_name)
-        except ValueError:
+        except ValueError as exc:
+            if str(exc) == NOT_INSTALLED:
+                raise fail(NOT_INSTALLED) from None
             return None
         if spec.options is None:
             return None

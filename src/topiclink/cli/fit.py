@@ -37,21 +37,17 @@ from topiclink.cli.common import (
     SeedOpt,
     VerboseOpt,
     VocabOpt,
-    check,
     check_model,
     check_out_file,
     checkpoint_options,
-    exception_message,
-    fail,
     fit_and_report,
     load_data,
     parse_params,
-    path_value,
-    reported_errors,
     require_data,
     setup_logging,
 )
 from topiclink.cli.documents import DocumentSource, document_options
+from topiclink.cli.errors import check, exception_message, fail, path_value, reported_errors
 
 __all__ = ["app", "resolve_model", "fit_registered", "fit_triples", "generated_commands"]
 

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from topiclink.cli.common import check, echo_table, load_model_file, path_value, reported_errors
+from topiclink.cli.common import echo_table, load_model_file
+from topiclink.cli.errors import check, path_value, reported_errors
 
 __all__ = ["info_cmd", "model_summary", "models_cmd", "models_table"]
 

@@ -16,14 +16,12 @@ from topiclink.cli.common import (
     VocabOpt,
     check_input_paths,
     check_out_file,
-    fail,
     load_data,
     load_model_file,
-    path_value,
-    reported_errors,
     setup_logging,
 )
 from topiclink.cli.documents import DocumentSource, document_options
+from topiclink.cli.errors import fail, path_value, reported_errors
 
 __all__ = ["report_cmd"]
 

@@ -7,16 +7,8 @@ from typing import Annotated
 
 import typer
 
-from topiclink.cli.common import (
-    check,
-    check_input_paths,
-    echo_table,
-    fail,
-    load_model_file,
-    path_value,
-    read_user_lines,
-    reported_errors,
-)
+from topiclink.cli.common import check_input_paths, echo_table, load_model_file, read_user_lines
+from topiclink.cli.errors import check, fail, path_value, reported_errors
 
 __all__ = ["suggest_cmd"]
 

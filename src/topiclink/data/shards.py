@@ -2,7 +2,7 @@
 
 :func:`write_shards` splits a corpus into ``n_shards`` shards of whole documents at the
 :func:`~topiclink.execution.balanced_chunks` boundaries (the very shards
-``parallel="dask"`` sweeps), one ``.npz`` file each, and :class:`ShardSet` opens the
+AD-LDA on a Dask executor sweeps), one ``.npz`` file each, and :class:`ShardSet` opens the
 result.  From a UCI bag-of-words file the writer streams: pass 1 reads the file once
 (in blocks of ``read_rows`` lines) to validate it and count the tokens of every document
 (``D`` int64 in memory), pass 2 reads it again and fills one shard's token array at a

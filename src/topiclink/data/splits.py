@@ -1,7 +1,7 @@
 """Held-out splits: k-fold over documents with link removal; held-out tensor entries.
 
 The document protocol is the one of the relational topic model papers (see
-``design/models/grtm.md``): documents are split into folds; a test document is removed
+``docs/design/grtm.md``): documents are split into folds; a test document is removed
 together with *all* its links.  Training sees only the training documents and the links
 among them; the links between a test document and the training documents are the
 evaluation targets; links between two test documents are dropped (no model sees them).
@@ -255,9 +255,9 @@ def holdout_tensor_entries(tensor: RelationalTensor, fraction: float,
     """Hold out a random fraction of all observed entries of an E x E x R tensor.
 
     Entries are chosen uniformly without replacement among *all* observed cells, ones
-    (listed triples) and zeros alike, as in the BPBFM protocol (``design/models/
-    bpbfm.md``); cells already unobserved (``tensor.missing``) are never chosen.  Never
-    allocates the dense tensor (Floyd's sampling when the fraction is small).
+    (listed triples) and zeros alike, as in the BPBFM protocol
+    (``docs/design/bpbfm.md``); cells already unobserved (``tensor.missing``) are never
+    chosen.  Never allocates the dense tensor (Floyd's sampling when the fraction is small).
 
     Parameters
     ----------

@@ -11,11 +11,11 @@ from topiclink.datasets.bundled_cora import load_bundled_cora
 from topiclink.datasets.detect import FORMATS, detect_format, load_folder
 from topiclink.datasets.hepth import hepth_kdd_split, read_hepth_abstracts
 from topiclink.datasets.home import DATA_HOME_ENV, data_home, dataset_dir
+from topiclink.datasets.linqs import load_cora_linqs, load_webkb
 from topiclink.datasets.loaders import (
     LOADERS,
     list_datasets,
     load_20newsgroups,
-    load_cora_linqs,
     load_cora_rlda,
     load_dataset,
     load_fb15k237,
@@ -25,7 +25,6 @@ from topiclink.datasets.loaders import (
     load_sampson,
     load_sotu,
     load_umls,
-    load_webkb,
 )
 from topiclink.datasets.registry import (
     DatasetSpec,
@@ -34,7 +33,7 @@ from topiclink.datasets.registry import (
     unregister_dataset,
 )
 from topiclink.datasets.synthetic import make_lda_data
-from topiclink.families import exports, public_names
+from topiclink.registry import exports, public_names
 
 __all__ = [
     "DATA_HOME_ENV", "FORMATS", "LOADERS", "Dataset", "DatasetSpec", "data_home",

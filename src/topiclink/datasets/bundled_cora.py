@@ -2,12 +2,15 @@
 
 The file ``bundled/cora_rlda.npz`` is written by ``scripts/make_bundled_cora.py`` from the
 package's ``cora.*.rda``; see ``bundled/cora_rlda.README.md`` for provenance and licence.
-It is read with ``np.load(allow_pickle=False)`` (no object arrays).
+It is read with ``np.load(allow_pickle=False)`` (no object arrays).  The data set is
+registered here as ``"cora"`` (:func:`~topiclink.datasets.load_dataset`), the first of the
+registry.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
@@ -19,6 +22,7 @@ from topiclink.data.checks import DataError
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.datasets.base import Dataset
+from topiclink.datasets.registry import DatasetSpec, register_dataset
 
 __all__ = ["BUNDLED_CORA_FILE", "CORA_RLDA_SOURCE", "BUNDLED_FORMAT_VERSION",
            "bundled_cora_path", "cora_rlda_dataset", "decode_strings", "encode_strings",
@@ -114,3 +118,17 @@ def load_bundled_cora(directed: bool = False) -> Dataset:
     ds = cora_rlda_dataset(corpus, arrays["cites"], directed=directed, name="cora")
     ds.path = Path(str(ref))
     return ds
+
+
+def _load_bundled(data_dir: str | os.PathLike[str] | None = None,
+                  directed: bool = False) -> Dataset:
+    if data_dir is not None:
+        raise ValueError("the bundled 'cora' data set has no data_dir; "
+                         "load 'cora-rlda' to read the .rda files from a folder")
+    return load_bundled_cora(directed=directed)
+
+
+register_dataset(DatasetSpec(
+    "cora", _load_bundled, source=CORA_RLDA_SOURCE, kind="documents+links",
+    description="R lda package Cora bundled in topiclink: 2410 abstracts, 2961 words, "
+                "4231 links", location="bundled", bundled_path=bundled_cora_path))

@@ -44,7 +44,7 @@ from topiclink.data.io.triples import read_triples
 from topiclink.data.io.uci_bow import read_uci_bow
 from topiclink.data.links import Links
 from topiclink.datasets.base import Dataset
-from topiclink.datasets.loaders import load_linqs
+from topiclink.datasets.linqs import load_linqs
 from topiclink.datasets.registry import DatasetSpec, dataset_specs, register_dataset
 
 __all__ = ["FORMATS", "detect_format", "load_folder", "load_rlda_folder", "load_triples_folder",
@@ -434,7 +434,7 @@ def load_folder(folder: PathLike, format: str | None = None, **kwargs: Any) -> D
     format : str, optional
         One of :data:`FORMATS`; default detected.
     **kwargs
-        Options of the format's loader: LINQS :func:`~topiclink.datasets.loaders.load_linqs`
+        Options of the format's loader: LINQS :func:`~topiclink.datasets.linqs.load_linqs`
         (``names``, ``directed``, ``self_links``, ``duplicates``, ``unknown_ids``), R lda
         :func:`load_rlda_folder` (``documents``, ``directed``), UCI
         :func:`load_uci_folder` (``name``), triples :func:`load_triples_folder`

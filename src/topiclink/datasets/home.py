@@ -5,8 +5,9 @@ The data home is a folder holding one sub-folder per data set (``cora-linqs/``,
 
 1. the ``override`` argument (``data_dir=`` of the loaders' listing functions);
 2. the environment variable ``TOPICLINK_DATA`` (:data:`DATA_HOME_ENV`);
-3. the first existing of ``<cwd>/../shared/datasets`` and ``<repository>/../shared/datasets``
-   (the repository being the checkout holding ``src/topiclink`` in an editable install).
+3. ``shared/datasets`` in the parent folder of the current directory, else in the parent
+   folder of the repository (the checkout holding ``src/topiclink`` in an editable
+   install): the first that exists.
 """
 
 from __future__ import annotations

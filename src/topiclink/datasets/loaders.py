@@ -8,7 +8,9 @@ Each data set is described once, by the :class:`~topiclink.datasets.registry.Dat
 registered after its loader; :data:`LOADERS`, :data:`REQUIRED_FILES`, :data:`SOURCES`,
 :func:`list_datasets` and :func:`load_dataset` read that registry.
 
-Labels are integer codes (int64) into ``label_names``.
+The bundled Cora (:mod:`~topiclink.datasets.bundled_cora`) and the LINQS folders
+(:mod:`~topiclink.datasets.linqs`) are registered in their own modules.  Labels are
+integer codes (int64) into ``label_names``.
 """
 
 from __future__ import annotations
@@ -24,18 +26,13 @@ import numpy as np
 import pandas as pd
 
 from topiclink.data.checks import DataError
-from topiclink.data.io.linqs import read_linqs, read_linqs_dir
 from topiclink.data.io.rda import lda_link_pairs, read_lda_documents, read_rda_object
 from topiclink.data.io.text import corpus_from_texts, default_vectorizer, read_newsgroups_tar
 from topiclink.data.io.triples import read_triples, read_triples_archive
 from topiclink.data.tensor import RelationalTensor
 from topiclink.datasets.base import SUMMARY_KEYS, Dataset
-from topiclink.datasets.bundled_cora import (
-    CORA_RLDA_SOURCE,
-    bundled_cora_path,
-    cora_rlda_dataset,
-    load_bundled_cora,
-)
+from topiclink.datasets.bundled_cora import cora_rlda_dataset
+from topiclink.datasets.detect import load_folder
 from topiclink.datasets.hepth import HEPTH_FILES, HEPTH_SOURCE, count_hepth, load_hepth
 from topiclink.datasets.home import data_home, dataset_dir
 from topiclink.datasets.registry import (
@@ -46,10 +43,8 @@ from topiclink.datasets.registry import (
 )
 
 __all__ = ["LOADERS", "REQUIRED_FILES", "SOURCES", "USER_FORMAT_LOADERS", "list_datasets",
-           "load_20newsgroups", "load_cora_linqs", "load_cora_rlda", "load_dataset",
-           "load_fb15k237",
-           "load_hepth", "load_nations", "load_linqs", "load_poliblog", "load_sampson", "load_sotu",
-           "load_umls", "load_webkb"]
+           "load_20newsgroups", "load_cora_rlda", "load_dataset", "load_fb15k237", "load_hepth",
+           "load_nations", "load_poliblog", "load_sampson", "load_sotu", "load_umls"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,125 +70,6 @@ SOURCES: Mapping[str, str] = RegistryView("source")
 _LDA_PKG = "CRAN package lda 1.5.2 (J. Chang; cran/lda mirror, LGPL >= 2.1)"
 _CONVE = ("train/valid/test split of Rocktaschel & Riedel (NIPS 2017) as redistributed by "
           "Dettmers et al., ConvE (AAAI 2018)")
-
-
-def _codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    names, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
-    return codes.astype(np.int64), names
-
-
-# ---------------------------------------------------------------------- bundled
-def _load_bundled(data_dir: PathLike | None = None, directed: bool = False) -> Dataset:
-    if data_dir is not None:
-        raise ValueError("the bundled 'cora' data set has no data_dir; "
-                         "load 'cora-rlda' to read the .rda files from a folder")
-    return load_bundled_cora(directed=directed)
-
-
-register_dataset(DatasetSpec(
-    "cora", _load_bundled, source=CORA_RLDA_SOURCE, kind="documents+links",
-    description="R lda package Cora bundled in topiclink: 2410 abstracts, 2961 words, "
-                "4231 links", location="bundled", bundled_path=bundled_cora_path))
-
-
-# ---------------------------------------------------------------------- LINQS
-def load_cora_linqs(data_dir: PathLike | None = None, directed: bool = True,
-                    self_links: Policy = "drop", duplicates: Policy = "drop",
-                    unknown_ids: Policy = "drop") -> Dataset:
-    """Cora (LINQS): 2708 papers x 1433 binary words, 5429 citations, 7 classes.
-
-    Parameters
-    ----------
-    data_dir : str or path-like, optional
-        Folder with ``cora.content`` and ``cora.cites``.
-    directed : bool
-        Citing -> cited links (5429), or undirected (5278 pairs).
-    self_links, duplicates, unknown_ids : {"drop", "error"}
-        See :func:`topiclink.data.io.read_linqs`.
-    """
-    folder = dataset_dir("cora-linqs", data_dir, REQUIRED_FILES["cora-linqs"])
-    corpus, links, labels = read_linqs(folder / "cora.content", folder / "cora.cites",
-                                       directed=directed, self_links=self_links,
-                                       duplicates=duplicates, unknown_ids=unknown_ids)
-    codes, names = _codes(labels)
-    return Dataset("cora-linqs", corpus=corpus, links=links, labels=codes, label_names=names,
-                   source=SOURCES["cora-linqs"], path=folder)
-
-
-register_dataset(DatasetSpec(
-    "cora-linqs", load_cora_linqs, required_files=("cora.content", "cora.cites"),
-    source="LINQS Cora: McCallum et al., Information Retrieval 2000; Sen et al., "
-           "Collective classification in network data, AI Magazine 2008",
-    description="2708 papers x 1433 binary words, 5429 citations, 7 classes",
-    kind="documents+links+labels"))
-
-
-def load_webkb(data_dir: PathLike | None = None, universities: list[str] | None = None,
-               directed: bool = True, self_links: Policy = "drop",
-               duplicates: Policy = "drop", unknown_ids: Policy = "drop") -> Dataset:
-    """WebKB (LINQS): 877 pages of 4 universities x 1703 binary words, 5 classes.
-
-    The universities are stacked into one corpus (``metadata["university"]``); links
-    stay inside each university.  The 92 self-links are dropped (logged): 1516 directed
-    links remain (1388 undirected pairs).
-
-    Parameters
-    ----------
-    universities : list of str, optional
-        Subset of ``cornell, texas, washington, wisconsin`` (default all, in that order).
-    directed, self_links, duplicates, unknown_ids
-        See :func:`topiclink.data.io.read_linqs`.
-    """
-    names = universities or list(_WEBKB)
-    files = tuple(f"{u}.{e}" for u in names for e in ("content", "cites"))
-    folder = dataset_dir("webkb-linqs", data_dir, files)
-    corpus, links, labels = read_linqs_dir(folder, names, directed=directed,
-                                           self_links=self_links, duplicates=duplicates,
-                                           unknown_ids=unknown_ids)
-    codes, label_names = _codes(labels)
-    return Dataset("webkb-linqs", corpus=corpus, links=links, labels=codes,
-                   label_names=label_names, source=SOURCES["webkb-linqs"], path=folder)
-
-
-_WEBKB = ("cornell", "texas", "washington", "wisconsin")
-register_dataset(DatasetSpec(
-    "webkb-linqs", load_webkb,
-    required_files=tuple(f"{u}.{e}" for u in _WEBKB for e in ("content", "cites")),
-    source="LINQS WebKB: Craven et al., Learning to extract symbolic knowledge from "
-           "the World Wide Web, AAAI 1998; Sen et al., AI Magazine 2008",
-    description="877 pages of 4 universities x 1703 binary words, 1516 links, 5 classes",
-    kind="documents+links+labels"))
-
-
-def load_linqs(data_dir: PathLike | None = None, names: list[str] | None = None,
-               directed: bool = True, self_links: Policy = "drop",
-               duplicates: Policy = "drop", unknown_ids: Policy = "drop") -> Dataset:
-    """Any LINQS-format folder (``<name>.content`` + ``<name>.cites``, e.g. Citeseer).
-
-    Every ``*.content`` with a matching ``.cites`` is read (or only ``names``) and stacked
-    as for WebKB.  ``data_dir`` is required: there is no default copy.  Links to ids that
-    are not in the ``.content`` file (17 in the real CiteSeer) are dropped with one logged
-    warning (``unknown_ids="error"`` refuses them, naming ``file:line``).
-    """
-    if data_dir is None:
-        raise FileNotFoundError("the 'linqs' loader reads your own LINQS-format folder: "
-                                "pass data_dir= (CLI: --data DIR)")
-    folder = Path(data_dir).expanduser()
-    if not folder.is_dir() or not any(folder.glob("*.content")):
-        raise FileNotFoundError(f"{folder}: no <name>.content / <name>.cites files found")
-    corpus, links, labels = read_linqs_dir(folder, names, directed=directed,
-                                           self_links=self_links, duplicates=duplicates,
-                                           unknown_ids=unknown_ids)
-    codes, label_names = _codes(labels)
-    return Dataset("linqs", corpus=corpus, links=links, labels=codes,
-                   label_names=label_names, source=f"LINQS-format files in {folder}",
-                   path=folder)
-
-
-register_dataset(DatasetSpec(
-    "linqs", load_linqs, source="LINQS-format files (Sen et al., AI Magazine 2008)",
-    description="your own LINQS folder: <name>.content + <name>.cites (e.g. CiteSeer)",
-    kind="documents+links+labels", location="user"))
 
 
 # ---------------------------------------------------------------------- R lda package
@@ -572,8 +448,6 @@ def load_dataset(name: str | None = None, data_dir: PathLike | None = None,
         if data_dir is None:
             raise FileNotFoundError("no data set name: pass data_dir= (CLI: --data DIR) to "
                                     "detect the format of your folder, or a name")
-        from topiclink.datasets.detect import load_folder  # detect imports this module
-
         return load_folder(data_dir, **kwargs)
     specs = dataset_specs()
     if name not in specs:

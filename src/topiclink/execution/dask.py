@@ -7,8 +7,7 @@ thread or on threads, bit for bit, for any number of workers; ``map`` returns th
 order.  It ships data (``ships_data``): a family builds compact, self-contained tasks for
 it (the rows a task reads, on task-local ids) instead of views into shared arrays.
 
-Faults (:class:`DaskConnection`, shared with the samplers whose shards live on the
-workers, :mod:`topiclink.distributed.dask_sweeper`): every wait for results
+Faults (:class:`DaskConnection`): every wait for results
 (:meth:`DaskConnection._gather`) ends, never hangs.  A worker lost mid-map costs only a
 redo: the tasks are submitted again with the same inputs (at most :data:`MAX_RECOVERIES`
 times), so the chain is the uninterrupted one, draw for draw -- a loss while the lost

@@ -7,8 +7,8 @@ the data and the number of shards (each with its own random stream), and their r
 are merged in task order, so serial, threads and Dask give the same arrays, bit for
 bit.
 
-``resolve_executor(spec)`` turns what a user or an estimator passes (``None``, a thread
-count, an executor, a Dask client or scheduler address) into an executor.
+This module knows no subclass: turning what a user passes (``None``, a thread count, a
+Dask client or scheduler address) into an executor is :mod:`topiclink.execution.resolve`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["Executor", "resolve_executor", "open_executor", "resolve_n_jobs", "n_threads",
-           "run_blocks_in_order", "payload_counters", "with_payload"]
+__all__ = ["Executor", "resolve_n_jobs", "n_threads", "payload_counters", "with_payload"]
 
 class Executor(abc.ABC):
     """Runs tasks and returns their results in task order.
@@ -31,7 +30,7 @@ class Executor(abc.ABC):
     Subclasses implement :meth:`submit` (and may override :meth:`map` /
     :meth:`imap_ordered` for speed).  An executor is a context manager: leaving the
     ``with`` block (or :meth:`close`) releases its workers; one that was handed to
-    :func:`open_executor` is borrowed and stays open.
+    :func:`~topiclink.execution.resolve.open_executor` is borrowed and stays open.
 
     Attributes
     ----------
@@ -244,75 +243,3 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
 def n_threads(n_jobs: int) -> int:
     """Threads to run ``n_jobs`` chunks: at most one per core."""
     return max(1, min(n_jobs, os.cpu_count() or 1))
-
-
-# ---------------------------------------------------------------------- resolving
-def resolve_executor(executor: Executor | int | None = None, *,
-                     name: str = "topiclink") -> Executor:
-    """The executor that ``executor`` names.
-
-    - ``None`` or ``1``: a :class:`~topiclink.execution.serial.SerialExecutor` (the
-      calling thread);
-    - an integer ``k >= 2``: a :class:`~topiclink.execution.threads.ThreadExecutor` of
-      ``k`` threads named ``name...`` (a thread count: cap it with :func:`n_threads`
-      first where it comes from ``n_jobs``);
-    - an :class:`Executor`: itself (the caller that made it keeps owning it).
-
-    - a ``distributed.Client`` or a scheduler address (str, ``tcp://host:port``; checked
-      here, one-line ValueError): a :class:`~topiclink.execution.dask.DaskExecutor` on
-      that cluster; ``"dask"``: on the current client (as for the estimators).
-    """
-    if executor is None:
-        from topiclink.execution.serial import SerialExecutor
-
-        return SerialExecutor()
-    if isinstance(executor, Executor):
-        return executor
-    if isinstance(executor, int) and not isinstance(executor, bool):
-        if executor < 1:
-            raise ValueError(f"a thread count must be >= 1, got {executor}")
-        if executor == 1:
-            from topiclink.execution.serial import SerialExecutor
-
-            return SerialExecutor()
-        from topiclink.execution.threads import ThreadExecutor
-
-        return ThreadExecutor(executor, name=name)
-    if isinstance(executor, str) or type(executor).__module__.split(".")[0] == "distributed":
-        from topiclink.execution.dask import DaskExecutor
-
-        return DaskExecutor(None if executor == "dask" else executor)
-    raise TypeError(f"executor must be None, a thread count, an Executor, a Dask client or "
-                    f"a scheduler address, got {type(executor).__name__}")
-
-
-@contextlib.contextmanager
-def open_executor(executor: Executor | int | None = None, *,
-                  name: str = "topiclink") -> Iterator[Executor]:
-    """:func:`resolve_executor` for a ``with`` block: closes the executor at the end only
-    when it made it (a given :class:`Executor` is borrowed and stays open)."""
-    resolved = resolve_executor(executor, name=name)
-    try:
-        yield resolved
-    finally:
-        if resolved is not executor:
-            resolved.close()
-
-
-def run_blocks_in_order(run_block: Callable[[int], Any], n_blocks: int,
-                        n_threads: Executor | int, merge: Callable[[Any], None]) -> None:
-    """``merge(run_block(b))`` for b = 0, 1, ..., n_blocks - 1, merged in that order.
-
-    ``n_threads``: a thread count, or an in-process :class:`Executor` to run them on
-    (borrowed, left open).  With two threads or more the blocks run on a thread pool
-    (``run_block`` should release the GIL: a ``nogil`` Numba kernel), at most
-    ``2 n_threads`` in flight so memory stays bounded; the merge order, hence any
-    floating-point sum, never depends on the threads.
-    """
-    if isinstance(n_threads, Executor):
-        where: Executor | int = n_threads
-    else:
-        where = max(1, int(n_threads if n_blocks > 1 else 1))
-    with open_executor(where) as ex:
-        for result in ex.imap_ordered(run_block, range(n_blocks)):
-            merge(result)

@@ -1,12 +1,14 @@
-"""The papers' evaluation protocols as functions returning tidy tables (pandas).
+"""The runner of evaluation protocols: a grid, seeds, workers, one CSV writer, resumable.
 
-Every protocol runs on :mod:`topiclink.experiments.runner` (grid, workers, seeds from
-:class:`numpy.random.SeedSequence`, models by paper name, one CSV writer);
+:mod:`~topiclink.experiments.runner` runs a protocol's grid of cells (seeds from
+:class:`numpy.random.SeedSequence`, models by paper name, one CSV writer),
+:mod:`~topiclink.experiments.grid_checkpoint` resumes it, and
+:mod:`~topiclink.experiments.registry` holds the
+:class:`~topiclink.experiments.registry.ProtocolSpec` from which ``topiclink experiment
+NAME`` is generated.  The papers' protocols themselves are not part of the library: a
+distribution provides them through entry points (the repository's ``reproductions/``).
 :func:`~topiclink.experiments.evaluation.evaluate_model` gives the held-out metrics of
-one fitted model.  Each protocol module also registers a
-:class:`~topiclink.experiments.registry.ProtocolSpec` (its options and its steps), from
-which ``topiclink experiment NAME`` is generated and which
-:func:`~topiclink.experiments.registry.run_protocol` runs.
+one fitted model (``topiclink evaluate``).
 """
 
 from topiclink.experiments.evaluation import evaluate_model
@@ -20,11 +22,8 @@ from topiclink.experiments.registry import (
     run_protocol,
 )
 from topiclink.experiments.runner import build_model, cell_seed, grid, run_grid, write_csv
-from topiclink.families import exports, public_names
 
 __all__ = [
     "Choice", "ProtocolSpec", "Session", "build_model", "cell_seed", "evaluate_model",
     "get_protocol", "grid", "protocols", "register_protocol", "run_grid", "run_protocol",
     "write_csv"]
-__getattr__, __dir__ = exports(__name__, __all__)
-__all__ += public_names(__name__)   # the families' names

@@ -22,17 +22,19 @@ the Cora protocol or, split by time, the hep-th one; ``ktm``: State of the Union
 graph) gives its spec a ``choose`` step naming the spec to run; a spec without options
 of its own (``options=None``) has no command and is reached only that way.
 
-Discovery: :func:`get_protocol` imports ``topiclink.experiments.<name>`` (``-`` read as
-``_``) when the name is not registered yet, :func:`protocols` every module of
-:mod:`topiclink.experiments`; a protocol outside the package (a plug-in, the worked
-example of ``tests/examples``) registers when its module is imported.
+Discovery: a distribution provides protocols through entry points of the group
+:data:`ENTRY_POINTS` (``NAME = "package.module"``: the module that registers protocol
+``NAME``; the paper reproductions of the repository's ``reproductions/`` are one).
+:func:`get_protocol` imports the module of its name only, :func:`protocols` every one; a
+protocol may also register by its module being imported (a plug-in, the worked example
+of ``tests/examples``).  The library itself provides none: without such a distribution
+``topiclink experiment`` says so (:data:`NOT_INSTALLED`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import pkgutil
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -40,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Choice", "OptionInfo", "ProtocolSpec", "Session", "commands", "documents",
-           "get_protocol",
+__all__ = ["Choice", "ENTRY_POINTS", "NOT_INSTALLED", "OptionInfo", "ProtocolSpec", "Session",
+           "commands", "documents", "get_protocol", "installed",
            "option", "option_fields", "protocols", "register_protocol", "run_protocol",
            "shared", "SHARED_OPTIONS", "unregister_protocol"]
 
@@ -49,6 +51,13 @@ __all__ = ["Choice", "OptionInfo", "ProtocolSpec", "Session", "commands", "docum
 SHARED_OPTIONS = ("dataset", "data", "workers", "only_folds", "force", "verbose")
 
 _META = "topiclink_option"
+
+#: the entry-point group of the distributions that provide protocols
+ENTRY_POINTS = "topiclink.experiments"
+
+#: the one line said when no protocol is installed or registered
+NOT_INSTALLED = ("no paper protocols are installed: pip install -e ./reproductions (from "
+                 "topiclink's repository) provides them")
 
 
 @dataclass(frozen=True)
@@ -240,41 +249,40 @@ def unregister_protocol(name: str) -> ProtocolSpec | None:
     return _REGISTRY.pop(name, None)
 
 
-def _import(module: str) -> None:
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
+def installed() -> dict[str, str]:
+    """The protocols the installed distributions provide: name -> module (their
+    :data:`ENTRY_POINTS` entry points; nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.module for ep in entry_points(group=ENTRY_POINTS)}
 
 
 def _discover() -> None:
-    """Import every module of :mod:`topiclink.experiments` and every family's protocol
-    modules (their specs register)."""
-    import topiclink.experiments as package
-    from topiclink.families import discover
-
-    for info in pkgutil.iter_modules(package.__path__):
-        if not info.name.startswith("_"):
-            _import(f"{package.__name__}.{info.name}")
-    discover("protocol")
+    """Import the module of every installed protocol (their specs register)."""
+    for module in dict.fromkeys(installed().values()):
+        importlib.import_module(module)
 
 
 def get_protocol(name: str) -> ProtocolSpec:
-    """The spec registered as ``name`` (its module imported when needed)."""
-    if name not in _REGISTRY and name.replace("-", "_").isidentifier():
-        _import(f"topiclink.experiments.{name.replace('-', '_')}")
+    """The spec registered as ``name`` (the module its entry point names imported when
+    needed)."""
+    if name not in _REGISTRY:
+        module = installed().get(name)
+        if module is not None:
+            importlib.import_module(module)
     if name not in _REGISTRY:
         _discover()
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown protocol {name!r}; known: "
-                         f"{', '.join(protocols())}") from None
+        known = protocols()
+        if not known:
+            raise ValueError(NOT_INSTALLED) from None
+        raise ValueError(f"unknown protocol {name!r}; known: {', '.join(known)}") from None
 
 
 def protocols() -> dict[str, ProtocolSpec]:
-    """Every registered protocol by name (the package's modules imported first)."""
+    """Every registered protocol by name (the installed ones imported first)."""
     _discover()
     return dict(sorted(_REGISTRY.items()))
 

@@ -27,24 +27,20 @@ the executor from its recovery point by replaying the logged sweeps.
 
 :class:`CollapsedGibbsLDA <topiclink.inference.lda.CollapsedGibbsLDA>` and
 :class:`DMRGibbs <topiclink.families.dmr.algorithm.DMRGibbs>` are :class:`ADLDAShards`
-(through :class:`~topiclink.inference.lda.ShardedTokenSampler`); :class:`ShardSweeper`
-(with :class:`ChunkedSweeper` and :class:`DaskSweeper`) is a thin adapter over it for
-callers that hold raw arrays (benchmarks, tests).
+(through :class:`~topiclink.inference.lda.ShardedTokenSampler`).
 """
 
 from __future__ import annotations
 
-import contextlib
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from topiclink.execution import DaskExecutor, Executor, balanced_chunks
+from topiclink.execution import balanced_chunks
 from topiclink.inference.chunked import padded_copy, sweep_shard
 from topiclink.inference.sharded import ShardedAlgorithm
 
-__all__ = ["ADLDAShards", "ShardSweeper", "ChunkedSweeper", "DaskSweeper", "check_shard_set"]
+__all__ = ["ADLDAShards", "check_shard_set"]
 
 #: the executor key of the shards' kept states
 _KEPT = "lda.shards"
@@ -164,138 +160,3 @@ class ADLDAShards(ShardedAlgorithm):
             state.z[int(offsets[d0]):int(offsets[d1])] = z
             state.ndk[d0:d1] = ndk
             state.kernel_rng[s] = rng
-
-
-class _ArrayShards(ADLDAShards):
-    """:class:`ADLDAShards` over a namespace of raw arrays (:class:`ShardSweeper`)."""
-
-    def __init__(self, n_shards: int, executor: Executor | None, n_threads: int) -> None:
-        super().__init__(n_shards, executor, n_threads)
-        self.alpha: np.ndarray = np.zeros(0)
-        self.beta = 0.0
-
-    def adlda_tokens(self, data: Any) -> tuple[np.ndarray | None, np.ndarray, Any]:
-        return data.words, data.offsets, data.shards
-
-    def adlda_alpha(self, state: Any, data: Any) -> np.ndarray:
-        return self.alpha
-
-
-class ShardSweeper:
-    """AD-LDA sweeps of raw arrays over ``len(states)`` document shards, run by
-    ``executor``: a thin adapter over :class:`ADLDAShards`.
-
-    A context manager; ``sweep(words, offsets, z, ndk, nwk, nk, alpha, beta)`` updates
-    ``nwk`` and ``nk`` in place (and, in process, ``z``, ``ndk``); :meth:`sync` writes the
-    shards' z, ndk and RNG rows into the arrays and ``states`` (it runs on leaving).
-    Always pass the same z / ndk arrays within one session.
-
-    Parameters
-    ----------
-    offsets : int64 (D + 1,) document offsets of the tokens
-    states : uint64 (n_shards, 4) xoshiro states, one row per shard (updated as it goes)
-    executor : None / a thread count (this process), or an
-        :class:`~topiclink.execution.Executor` (e.g. a
-        :class:`~topiclink.execution.DaskExecutor`; borrowed)
-    shards : ShardSet or None; read by the workers (a shipping executor only); its shards
-        must be the ``balanced_chunks(offsets, n_shards)`` shards (one-line ValueError
-        otherwise)
-    """
-
-    def __init__(self, offsets: np.ndarray, states: np.ndarray,
-                 executor: Executor | int | None = None, shards: Any = None) -> None:
-        self.chunks = balanced_chunks(offsets, states.shape[0])
-        check_shard_set(shards, self.chunks, type(self).__name__)
-        self.shards = shards
-        self.states = states
-        self.executor = executor
-        self.n_sweeps = 0
-        own = executor is None or isinstance(executor, int)
-        self._algorithm = _ArrayShards(states.shape[0], None if own else executor,
-                                       executor if isinstance(executor, int) else 1)
-        self._state: Any = None
-        self._data: Any = None
-        self._session: contextlib.ExitStack | None = None
-
-    @property
-    def n_shards(self) -> int:
-        return int(self.chunks.size - 1)
-
-    @property
-    def bytes_sent(self) -> int:
-        return int(self._counters()[0])
-
-    @property
-    def bytes_received(self) -> int:
-        return int(self._counters()[1])
-
-    def _counters(self) -> tuple[int, int]:
-        ex = self._algorithm._ex if self._algorithm._ex is not None else self.executor
-        if isinstance(ex, Executor):
-            return ex.bytes_sent, ex.bytes_received
-        return 0, 0
-
-    # ------------------------------------------------------------------ session
-    def __enter__(self) -> ShardSweeper:
-        self._state = SimpleNamespace(z=None, ndk=None, nwk=None, nk=None,
-                                      kernel_rng=self.states)
-        self._data = SimpleNamespace(words=None, offsets=None, shards=self.shards)
-        stack = contextlib.ExitStack()
-        stack.enter_context(self._algorithm.session(self._state, self._data))
-        self._session = stack
-        if self.shards is not None and not self._algorithm._ex.ships_data:
-            stack.close()
-            self._session = None
-            raise ValueError("a ShardSet is read by Dask workers: give a Dask executor")
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            session.__exit__(*exc)
-
-    # ------------------------------------------------------------------ sweeping
-    def sweep(self, words: np.ndarray | None, offsets: np.ndarray, z: np.ndarray,
-              ndk: np.ndarray, nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray,
-              beta: float) -> None:
-        """One AD-LDA sweep: ``nwk`` and ``nk`` updated in place; ``z``, ``ndk`` and the
-        RNG rows advance with the shards (:meth:`sync` fetches them)."""
-        if self._session is None:
-            with self:
-                self.sweep(words, offsets, z, ndk, nwk, nk, alpha, beta)
-            return
-        state, data = self._state, self._data
-        if state.z is None:
-            state.z, state.ndk, data.words, data.offsets = z, ndk, words, offsets
-        elif z is not state.z or ndk is not state.ndk:
-            raise ValueError(f"{type(self).__name__}: sweep the same z and ndk arrays "
-                             f"within a session")
-        state.nwk, state.nk = nwk, nk
-        self._algorithm.alpha, self._algorithm.beta = alpha, beta
-        self._algorithm.step(state, data)
-        self.n_sweeps += 1
-
-    def sync(self, parts: tuple[str, ...] = ("z", "ndk", "rng")) -> None:
-        """Write the shards' current z, ndk and RNG rows into the arrays the sweeps were
-        given and into ``states`` (a no-op when they are there; ``parts`` is accepted for
-        callers that need less: everything is written)."""
-        if self._session is not None:
-            self._algorithm.sync(self._state)
-
-
-class ChunkedSweeper(ShardSweeper):
-    """:class:`ShardSweeper` on ``n_threads`` threads of this process (the calling thread
-    for one): ``ChunkedSweeper(offsets, states, n_threads)``."""
-
-    def __init__(self, offsets: np.ndarray, states: np.ndarray, n_threads: int) -> None:
-        super().__init__(offsets, states, max(1, int(n_threads)))
-
-
-class DaskSweeper(ShardSweeper):
-    """:class:`ShardSweeper` on a Dask cluster: ``DaskSweeper(offsets, states, client,
-    shards=None)`` (``client``: a distributed.Client, a scheduler address or None for the
-    current client; with ``shards`` the workers read the shard files)."""
-
-    def __init__(self, offsets: np.ndarray, states: np.ndarray, client: Any = None,
-                 shards: Any = None) -> None:
-        super().__init__(offsets, states, DaskExecutor(client), shards)

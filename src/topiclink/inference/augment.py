@@ -2,7 +2,7 @@
 
 For a discriminant omega with label y in {0, 1} and regularisation constant c, each loss
 contributes ``a omega - b omega^2 / 2`` to the log conditional of the other variables once
-its augmentation variable lambda is drawn (``design/models/grtm.md``, ``slda.md``):
+its augmentation variable lambda is drawn (``docs/design/grtm.md``, ``docs/design/slda.md``):
 
 - logistic (Polson, Scott & Windle 2013): lambda ~ PG(c, omega), a = c (y - 1/2),
   b = lambda;
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from topiclink.distributions import sample_hinge_augmentation, sample_pg
-from topiclink.execution import ThreadExecutor
+from topiclink.execution import Executor, resolve_executor
 from topiclink.random import spawn
 
 __all__ = ["LOSSES", "ChunkedAugmenter", "augment", "initial_coefficients", "pseudo_loglik"]
@@ -69,8 +69,9 @@ class ChunkedAugmenter:
             raise ValueError(f"{len(self.generators)} generators for {len(self.bounds)} "
                              "chunks")
         self.n_threads = max(1, min(int(n_threads), len(self.bounds)))
-        self._pool = (ThreadExecutor(self.n_threads, name="topiclink-aug")
-                      if self.n_threads > 1 else None)
+        self._pool: Executor | None = (
+            resolve_executor(self.n_threads, name="topiclink-aug") if self.n_threads > 1
+            else None)
 
     def __enter__(self) -> ChunkedAugmenter:
         return self

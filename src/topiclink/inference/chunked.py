@@ -13,27 +13,24 @@ the kernels and the executor layer: a Dask worker imports it to run :func:`sweep
 (with a :class:`~topiclink.data.shards.ShardSet` it reads its shards' tokens from the
 shard files, cached per worker process).
 
-``ShardSweeper``, ``ChunkedSweeper`` and ``DaskSweeper`` (the raw-array adapter over
-:class:`~topiclink.inference.adlda.ADLDAShards`) are importable from here too; they live
-in :mod:`topiclink.inference.adlda`.
+:func:`word_topic_counts` counts the word-topic table of a ShardSet's topics on the Dask
+workers from the shard files (:func:`count_shard_words`): the driver never reads the
+words.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 from typing import Any
 
 import numpy as np
 
 from topiclink.execution import count_delta
+from topiclink.execution.dask import resolve_client
 from topiclink.kernels import lda as kernels
 
-__all__ = ["sweep_shard", "shard_tokens", "padded_copy"]
-
-#: the names that live in :mod:`topiclink.inference.adlda` (imported when asked for, so
-#: that a Dask worker running :func:`sweep_shard` never imports the engine)
-_ADAPTER = ("ShardSweeper", "ChunkedSweeper", "DaskSweeper")
+__all__ = ["sweep_shard", "shard_tokens", "padded_copy", "count_shard_words",
+           "word_topic_counts"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -88,7 +85,42 @@ def sweep_shard(state: tuple, shared: tuple, alpha: np.ndarray, static: dict | t
     return (z, ndk, rng), (rows, changes, nk - nk0)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _ADAPTER:
-        return getattr(importlib.import_module("topiclink.inference.adlda"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def count_shard_words(path: str, n_tokens: int, n_docs: int, sha256: str, z: np.ndarray,
+                      n_topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(vocab, rows)``: the shard's word-topic counts, for its distinct words only (runs
+    on a worker; ``z`` the shard's topics)."""
+    from topiclink.data.shards import load_shard
+
+    words, _, _ = load_shard(path, n_tokens, n_docs, sha256)
+    vocab, inverse = np.unique(words, return_inverse=True)
+    rows = np.bincount(inverse.astype(np.int64) * n_topics + z,
+                       minlength=vocab.size * n_topics).reshape(vocab.size, n_topics)
+    return vocab.astype(np.int32), rows.astype(np.int32)
+
+
+def word_topic_counts(shards: Any, z: np.ndarray, n_topics: int, client: Any = None
+                      ) -> np.ndarray:
+    """int32 (V, K) word-topic counts of the topics ``z`` of a
+    :class:`~topiclink.data.shards.ShardSet`, counted by the Dask workers from the shard
+    files (:func:`count_shard_words`) and summed here, one shard's rows at a time.
+
+    ``client``: a ``distributed.Client``, a scheduler address or None (the current
+    client): the ``client_arg`` of the run's :class:`~topiclink.execution.DaskExecutor`.
+    """
+    client, owned = resolve_client(client)
+    try:
+        nwk = np.zeros((shards.n_words, n_topics), dtype=np.int32)
+        offsets = [0]
+        for s in shards.shards:
+            offsets.append(offsets[-1] + s.n_tokens)
+        futures = [client.submit(count_shard_words, *shards.task_arguments(i),
+                                 z[offsets[i]:offsets[i + 1]], int(n_topics), pure=False)
+                   for i in range(shards.n_shards)]
+        for future in futures:          # one shard's rows at a time on the driver
+            vocab, rows = future.result()
+            nwk[vocab] += rows
+            future.release()
+        return nwk
+    finally:
+        if owned:
+            client.close()

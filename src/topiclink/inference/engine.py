@@ -28,29 +28,30 @@ user's input.  Tests (Geweke, twins) call the very ``step`` that :func:`run` cal
 estimates first), a tqdm progress bar, the BLAS thread limit.  Continuing a chain is
 just calling :func:`run` again on the same state: 10 + 10 iterations equal 20.
 
-Streams (issue 25) go through the same loop: :func:`run_partial` is one pass of an online
-algorithm's ``partial_step`` over the items of a new chunk, with the callbacks, progress
-bar and BLAS limit of :func:`run` (``partial_fit`` of every online family calls it through
-``Estimator._run_partial``).  The stream seen so far lives in the state (the fields named
-by ``State.stream_fields``), so a model saved with its state continues its stream.
+Streams go through the same loop, not one written per family: :func:`run_partial` is one
+pass of an online algorithm's ``partial_step`` over the items of a new chunk, with the
+callbacks, progress bar and BLAS limit of :func:`run` (``partial_fit`` of every online
+family calls it through ``Estimator._run_partial``).  The stream seen so far lives in the
+state (the fields named by ``State.stream_fields``), so a model saved with its state
+continues its stream.
 
-Checkpoints (issue 22) are the engine's too: given a :class:`Checkpointing`, :func:`run`
-hands the state and a :class:`RunProgress` (iterations done, this run's trace rows, the
-averaging sums, the kept samples, the stopping rules' memory) to ``checkpoint.write``
-every so many iterations or seconds and once at the end; a run restarted with that
-progress continues exactly where the written one stood, so a fit killed and resumed from
-its last checkpoint equals an uninterrupted fit draw for draw.
+Checkpoints are the engine's too, not each family's: given a :class:`Checkpointing`,
+:func:`run` hands the state and a :class:`RunProgress` (iterations done, this run's trace
+rows, the averaging sums, the kept samples, the stopping rules' memory) to
+``checkpoint.write`` every so many iterations or seconds and once at the end; a run
+restarted with that progress continues exactly where the written one stood, so a fit killed
+and resumed from its last checkpoint equals an uninterrupted fit draw for draw.
 
 An online algorithm's iteration (a sweep, a ``partial_fit`` pass) runs in minibatches, and
-a checkpoint may cut it at their boundaries (issue 40): an algorithm with
-``minibatch_passes = True`` takes ``passes=`` (a :class:`Passes`) in ``step`` and
-``partial_step``, begins its pass through it and reports every minibatch boundary to it;
-there :func:`run` records the pass (:class:`PassProgress`: its items in the order
-visited, the minibatches done, the figures added up so far) as ``RunProgress.pass_`` and
-writes a checkpoint when one is due (``Checkpointing.every_minibatches`` or
-``every_seconds``).  A run restarted with that progress continues the pass at the next
-minibatch, with the items drawn before the checkpoint, so it too ends draw for draw where
-the uninterrupted run ends.
+a checkpoint may cut it at their boundaries (a long online sweep killed midway then loses
+at most one minibatch): an algorithm with ``minibatch_passes = True`` takes ``passes=`` (a
+:class:`Passes`) in ``step`` and ``partial_step``, begins its pass through it and reports
+every minibatch boundary to it; there :func:`run` records the pass (:class:`PassProgress`:
+its items in the order visited, the minibatches done, the figures added up so far) as
+``RunProgress.pass_`` and writes a checkpoint when one is due
+(``Checkpointing.every_minibatches`` or ``every_seconds``).  A run restarted with that
+progress continues the pass at the next minibatch, with the items drawn before the
+checkpoint, so it too ends draw for draw where the uninterrupted run ends.
 
 BLAS is limited to ``algorithm.blas_threads`` threads (default 1) while the chain runs:
 its matrices are small, and OpenBLAS's idle threads spin on the second core after every
@@ -100,6 +101,24 @@ class State:
     #: before a field existed loads it at its default (an empty stream)
     stream_fields: ClassVar[tuple[str, ...]] = ()
 
+    @property
+    def workspace(self) -> Any:
+        """The algorithm's workspace for this state: what it derives from the fields and
+        the data to step them (pair indexes, the statistics one step leaves to the next),
+        a family's typed object set by ``Algorithm.attach`` or ``step``; None when there
+        is none yet.  Not a field: never saved, hashed or compared; :func:`run` drops it
+        when the run ends, and a copy or pickle of the state carries none, so a resumed,
+        loaded or copied state rebuilds it (it holds nothing the fields do not imply)."""
+        return self.__dict__.get("_workspace")
+
+    @workspace.setter
+    def workspace(self, value: Any) -> None:
+        self.__dict__["_workspace"] = value
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields, without the workspace (``copy``, ``deepcopy`` and pickle)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_workspace"}
+
 
 class Algorithm:
     """One inference algorithm; see the module docstring for the contract."""
@@ -134,7 +153,8 @@ class Algorithm:
                          "pass in progress cannot be continued by it")
 
     def attach(self, state: Any, data: Any) -> None:
-        """Build what ``step`` needs from the state beyond its arrays (e.g. pair indexes);
+        """Build what ``step`` needs from the state beyond its arrays (e.g. pair indexes)
+        as the state's typed workspace (:attr:`State.workspace`), never on the algorithm;
         called by ``init`` and at the start of every :func:`run` (idempotent)."""
 
     def step(self, state: Any, data: Any) -> dict[str, float]:
@@ -346,9 +366,12 @@ def run(algorithm: Algorithm, state: State, data: Any, n_iter: int, *,
         raise ValueError(f"run: the progress is of a {progress.n_iter}-iteration run, not "
                          f"{n_iter}")
     algorithm.attach(state, data)
-    with _blas_limits(algorithm), algorithm.session(state, data):
-        return _run(algorithm, state, data, progress, model, callbacks, verbose,
-                    evaluate_every, n_average, publish, checkpoint, keep)
+    try:
+        with _blas_limits(algorithm), algorithm.session(state, data):
+            return _run(algorithm, state, data, progress, model, callbacks, verbose,
+                        evaluate_every, n_average, publish, checkpoint, keep)
+    finally:
+        state.workspace = None          # a workspace lives for one run (State.workspace)
 
 
 def run_partial(algorithm: Any, state: State, data: Any, items: np.ndarray | None = None,
@@ -377,9 +400,12 @@ def run_partial(algorithm: Any, state: State, data: Any, items: np.ndarray | Non
         raise ValueError(f"run_partial: the progress is of a {progress.n_iter}-iteration run, "
                          "not of one pass")
     algorithm.attach(state, data)
-    with _blas_limits(algorithm):
-        return _run(algorithm, state, data, progress, model, callbacks, verbose,
-                    1, 0, publish, checkpoint, step=step)
+    try:
+        with _blas_limits(algorithm):
+            return _run(algorithm, state, data, progress, model, callbacks, verbose,
+                        1, 0, publish, checkpoint, step=step)
+    finally:
+        state.workspace = None          # a workspace lives for one run (State.workspace)
 
 
 #: one threadpoolctl controller for the process: building one scans the loaded libraries

@@ -5,15 +5,15 @@ Blei, Ng & Jordan (2003) model; Griffiths & Steyvers (2004) collapsed sampler, e
     p(z_n = k | z^-n, w) ∝ (C_dk^-n + alpha_dk) (C_kw^-n + beta) / (C_k^-n + V beta)
 
 The token kernel (:mod:`topiclink.kernels.lda`) is the template the relational and
-supervised samplers extend.  ``parallel="adlda"`` runs approximate distributed LDA
+supervised samplers extend.  ``scheme="adlda"`` runs approximate distributed LDA
 (Newman et al. 2009) over ``n_shards`` fixed document shards, each with its own stream:
-a different chain from the exact sampler, fixed by the seed and the shard count; the
-threads that run the shards never change it.  ``parallel="dask"`` runs the very same
-shards on Dask workers: bit for bit the ``"adlda"`` chain, whatever the number of
-workers.  Both are the iteration of :class:`topiclink.inference.adlda.ADLDAShards` (a
+a different chain from the exact sampler, fixed by the seed and the shard count; where
+the shards run (threads of this process, or the Dask workers of the ``executor`` the
+algorithm is handed) never changes it.  It is the iteration of
+:class:`topiclink.inference.adlda.ADLDAShards` (a
 :class:`~topiclink.inference.sharded.ShardedAlgorithm`: split, shared, local, merge,
 write back), which the engine runs through ``step`` / ``session`` / ``sync``;
-``parallel="partition"`` runs a :class:`~topiclink.inference.partition.PartitionSweeper`
+``scheme="partition"`` runs a :class:`~topiclink.inference.partition.PartitionSweeper`
 on threads.  :class:`ShardedTokenSampler` is the dispatch that
 :class:`CollapsedGibbsLDA` and DMR (:mod:`topiclink.families.dmr.algorithm`) share.
 """
@@ -29,9 +29,9 @@ import numpy as np
 
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
-from topiclink.distributed.dask_sweeper import word_topic_counts
-from topiclink.execution import DaskExecutor
+from topiclink.execution import Executor
 from topiclink.inference.adlda import ADLDAShards
+from topiclink.inference.chunked import word_topic_counts
 from topiclink.inference.engine import State, check_topic_counts, fingerprint
 from topiclink.inference.partition import PartitionSweeper
 from topiclink.kernels import lda as kernels
@@ -39,13 +39,11 @@ from topiclink.kernels import lda_mh
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["TokenData", "ShardTokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED",
-           "ADLDA", "ShardedTokenSampler", "sampler_parallel", "doc_topic_counts"]
+           "ShardedTokenSampler", "doc_topic_counts"]
 
-#: the ``parallel`` settings that sweep fixed document shards (AD-LDA, its Dask version,
-#: and the partitioned scheme of :mod:`topiclink.inference.partition`)
-SHARDED = ("adlda", "dask", "partition")
-#: the ``parallel`` settings run by :class:`~topiclink.inference.adlda.ADLDAShards`
-ADLDA = ("adlda", "dask")
+#: the token samplers' schemes that sweep fixed document shards (AD-LDA and the
+#: partitioned scheme of :mod:`topiclink.inference.partition`)
+SHARDED = ("adlda", "partition")
 
 
 @dataclass
@@ -77,8 +75,8 @@ class TokenData:
 
 @dataclass
 class ShardTokenData:
-    """A corpus on disk (:class:`~topiclink.data.shards.ShardSet`) as ``parallel="dask"``
-    reads it: the driver holds the document offsets only; the Dask workers read the
+    """A corpus on disk (:class:`~topiclink.data.shards.ShardSet`) as AD-LDA on a Dask
+    executor reads it: the driver holds the document offsets only; the Dask workers read the
     tokens from the shard files.  ``words`` and ``docs`` are None."""
 
     shards: ShardSet
@@ -152,30 +150,21 @@ def init_topics(data: TokenData | ShardTokenData, n_topics: int, rng: np.random.
     return z, ndk, nwk, nk
 
 
-def sampler_parallel(scheme: str, dask: bool) -> str | None:
-    """The sampler's ``parallel`` of an estimator's scheme (LDA, DMR) and executor: None
-    (``"exact"``), ``"partition"``, ``"adlda"`` (threads) or ``"dask"`` (the AD-LDA shards
-    on a Dask executor)."""
-    if scheme == "exact":
-        return None
-    return "dask" if dask else scheme
-
-
 class ShardedTokenSampler(ADLDAShards):
-    """The sharded sweeps of a token sampler (LDA, DMR), by ``parallel``: ``"adlda"`` /
-    ``"dask"`` the :class:`~topiclink.inference.adlda.ADLDAShards` iteration (threads of
-    this process, or a :class:`~topiclink.execution.DaskExecutor` on ``client``);
-    ``"partition"`` a :class:`~topiclink.inference.partition.PartitionSweeper` on
-    ``n_threads`` threads; None: the subclass sweeps by itself (:meth:`session` and
-    :meth:`sync` do nothing).
+    """The sharded sweeps of a token sampler (LDA, DMR), by ``scheme``: ``"adlda"`` the
+    :class:`~topiclink.inference.adlda.ADLDAShards` iteration (on the algorithm's
+    ``executor``: a :class:`~topiclink.execution.DaskExecutor`, or None: ``n_threads``
+    threads of this process); ``"partition"`` a
+    :class:`~topiclink.inference.partition.PartitionSweeper` on ``n_threads`` threads;
+    ``"exact"``: the subclass sweeps by itself (:meth:`session` and :meth:`sync` do
+    nothing).
 
-    A subclass sets ``parallel``, ``client`` and ``beta``, calls
-    ``ShardedAlgorithm.__init__`` and gives :meth:`token_data` and ``adlda_alpha``; its
-    ``step`` calls :meth:`sharded_step` when ``parallel`` is one of :data:`SHARDED`.
+    A subclass sets ``scheme`` and ``beta``, calls ``ShardedAlgorithm.__init__`` and gives
+    :meth:`token_data` and ``adlda_alpha``; its ``step`` calls :meth:`sharded_step` when
+    ``scheme`` is one of :data:`SHARDED`.
     """
 
-    parallel: str | None
-    client: Any
+    scheme: str
     _partition: PartitionSweeper | None = None
 
     def token_data(self, data: Any) -> TokenData | ShardTokenData:
@@ -195,27 +184,22 @@ class ShardedTokenSampler(ADLDAShards):
 
     @contextlib.contextmanager
     def session(self, state: Any, data: Any) -> Iterator[None]:
-        if self.parallel == "partition":
+        if self.scheme == "partition":
             with self._partition_sweeper(state, data, self.n_threads) as sweeper:
                 self._partition = sweeper
                 try:
                     yield
                 finally:
                     self._partition = None
-        elif self.parallel in ADLDA:
-            # the run's executor (borrowed by ShardedAlgorithm; None: own threads)
-            self.executor = DaskExecutor(self.client) if self.parallel == "dask" else None
-            try:
-                with super().session(state, data):
-                    yield
-            finally:
-                self.executor = None
+        elif self.scheme == "adlda":
+            with super().session(state, data):
+                yield
         else:
             yield
 
     def sharded_step(self, state: Any, data: Any) -> dict[str, float]:
         """One sweep of the shards (a session is opened for a lone call)."""
-        if self.parallel in ADLDA:
+        if self.scheme == "adlda":
             if self._ex is None:
                 with self.session(state, data):
                     return self.sharded_step(state, data)
@@ -235,8 +219,14 @@ class ShardedTokenSampler(ADLDAShards):
         """Make the state current (the AD-LDA shards' z, ndk and RNG rows: on Dask they
         stay on the workers between reads; otherwise a no-op; ``parts`` is accepted for
         callers that need less: everything is written)."""
-        if self.parallel in ADLDA:
+        if self.scheme == "adlda":
             super().sync(state)
+
+    @property
+    def client_arg(self) -> Any:
+        """What the Dask executor was given (a client, an address or None: the current
+        client), for the ShardSet counts the workers make outside the shards' rounds."""
+        return getattr(self.executor, "client_arg", None)
 
 
 class CollapsedGibbsLDA(ShardedTokenSampler):
@@ -247,17 +237,18 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
     n_topics : K
     alpha : float64 (K,) or (D, K) Dirichlet prior of theta (per document when 2-D)
     beta : symmetric Dirichlet prior of the topics
-    parallel : None (the exact sequential sampler), ``"adlda"`` (shards on threads),
-        ``"dask"`` (the same shards on Dask workers) or ``"partition"`` (document shards x
-        vocabulary blocks on threads, :mod:`topiclink.inference.partition`)
+    scheme : ``"exact"`` (the sequential sampler), ``"adlda"`` (AD-LDA over ``n_shards``
+        document shards) or ``"partition"`` (document shards x vocabulary blocks on
+        threads, :mod:`topiclink.inference.partition`)
     n_shards : document shards of AD-LDA (each its own stream); with a
         :class:`ShardTokenData` (a ShardSet on disk) it must equal the ShardSet's number
-        of shards and ``parallel`` must be ``"dask"``: the workers read the shard files,
+        of shards and the executor must be a Dask one: the workers read the shard files,
         ``init`` / ``check_values`` count nwk on the workers (one pass over the files
         each), the driver holds z, the counts and the offsets only
-    n_threads : threads running the shards (never changes the chain)
-    client : ``parallel="dask"``: a distributed.Client, a scheduler address or None (the
-        current client)
+    executor : where AD-LDA's shards run: a :class:`~topiclink.execution.DaskExecutor`
+        (borrowed), or None: this process on ``n_threads`` threads (never changes the
+        chain)
+    n_threads : threads of this process running the shards (never changes the chain)
     sampler : ``"gibbs"`` (the exact collapsed conditional, O(K) per token) or ``"mh"``
         (exact Metropolis-Hastings steps with O(1) proposals per token,
         :mod:`topiclink.kernels.lda_mh`; sequential only)
@@ -268,31 +259,32 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
     state_class = LDAState
 
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float,
-                 parallel: str | None = None, n_shards: int = 1, n_threads: int = 1,
-                 client: Any = None, sampler: str = "gibbs",
-                 n_mh: int = 2) -> None:
+                 scheme: str = "exact", n_shards: int = 1,
+                 executor: Executor | None = None, n_threads: int = 1,
+                 sampler: str = "gibbs", n_mh: int = 2) -> None:
+        if scheme not in ("exact", *SHARDED):
+            raise ValueError(f"scheme must be 'exact', 'adlda' or 'partition', got {scheme!r}")
         if sampler not in ("gibbs", "mh"):
             raise ValueError(f"sampler must be 'gibbs' or 'mh', got {sampler!r}")
-        if sampler == "mh" and parallel is not None:
+        if sampler == "mh" and scheme != "exact":
             raise ValueError("sampler='mh' runs the sequential chain: use scheme='exact'")
         self.sampler = sampler
         self.n_mh = int(n_mh)
-        self._word_index: tuple[TokenData, np.ndarray, np.ndarray] | None = None
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
-        self.parallel = parallel
-        super().__init__(n_shards if parallel in SHARDED else 1, None, n_threads)
-        self.client = client
+        self.scheme = scheme
+        super().__init__(n_shards if scheme in SHARDED else 1, executor, n_threads)
+        self._word_index: tuple[np.ndarray, np.ndarray] | None = None
 
     def fingerprint(self, data: TokenData | ShardTokenData) -> str:
         return data.fingerprint()
 
     def check_data(self, data: TokenData | ShardTokenData) -> None:
         """A ShardSet is swept by Dask workers over its own shards: one-line ValueError
-        unless ``parallel="dask"`` with ``n_shards`` equal to the ShardSet's."""
+        unless AD-LDA runs on a Dask executor with ``n_shards`` equal to the ShardSet's."""
         if isinstance(data, ShardTokenData):
-            if self.parallel != "dask":
+            if self.scheme != "adlda" or self.executor is None or not self.executor.ships_data:
                 raise ValueError("fitting a ShardSet needs a Dask executor and scheme "
                                  "'adlda' (the workers read the shard files)")
             if self.n_shards != data.shards.n_shards:
@@ -304,7 +296,7 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
     def init(self, data: TokenData | ShardTokenData, rng: np.random.Generator) -> LDAState:
         self.check_data(data)
         init_rng, chain_rng = spawn(rng, 2)
-        z, ndk, nwk, nk = init_topics(data, self.n_topics, init_rng, self.client)
+        z, ndk, nwk, nk = init_topics(data, self.n_topics, init_rng, self.client_arg)
         return LDAState(z=z, ndk=ndk, nwk=nwk, nk=nk,
                         kernel_rng=kernel_state(chain_rng, self.n_shards),
                         data_fingerprint=self.fingerprint(data))
@@ -323,7 +315,7 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
         if not (np.array_equal(np.bincount(z, minlength=K), state.nk)
                 and np.array_equal(doc_topic_counts(data.offsets, data.shards.doc_bounds(),
                                                     z, K), state.ndk)
-                and np.array_equal(word_topic_counts(data.shards, z, K, self.client),
+                and np.array_equal(word_topic_counts(data.shards, z, K, self.client_arg),
                                    state.nwk)):
             raise ValueError("state: the topic counts do not match the topic assignments")
 
@@ -335,18 +327,26 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
 
     @contextlib.contextmanager
     def session(self, state: LDAState, data: TokenData | ShardTokenData) -> Iterator[None]:
-        if self.parallel in SHARDED:
+        """The shards' run (:class:`ShardedTokenSampler`); for ``sampler="mh"`` the word
+        index of the run's tokens, built once per run and gone with it."""
+        if self.scheme in SHARDED:
             self.check_data(data)
-        with super().session(state, data):
-            yield
+        if self.sampler == "mh":
+            self._word_index = lda_mh.word_index(data.words, data.n_words)
+        try:
+            with super().session(state, data):
+                yield
+        finally:
+            self._word_index = None
 
     def step(self, state: LDAState, data: TokenData) -> dict[str, float]:
-        if self.parallel in SHARDED:
+        if self.scheme in SHARDED:
             return self.sharded_step(state, data)
         if self.sampler == "mh":
-            if self._word_index is None or self._word_index[0] is not data:
-                self._word_index = (data, *lda_mh.word_index(data.words, data.n_words))
-            _, ptr, pos = self._word_index
+            if self._word_index is None:        # outside a session: one sweep
+                with self.session(state, data):
+                    return self.step(state, data)
+            ptr, pos = self._word_index
             lda_mh.sweep_mh(data.words, data.offsets, state.z, state.ndk, state.nwk,
                             state.nk, self.alpha, self.beta, state.kernel_rng[0], ptr, pos,
                             self.n_mh)

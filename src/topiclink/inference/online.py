@@ -2,8 +2,8 @@
 
 Stochastic variational inference (Hoffman et al. 2013) and conditional density filtering
 (BPBFM) update global statistics from a minibatch with a decreasing step size
-``rho_t = a1 / (t + a2)^v`` (:class:`~topiclink.parameters.RobbinsMonro`, re-exported
-here); ``0.5 < v <= 1`` gives ``sum rho = inf`` and ``sum rho^2 < inf`` (Robbins &
+``rho_t = a1 / (t + a2)^v`` (:class:`~topiclink.parameters.RobbinsMonro`);
+``0.5 < v <= 1`` gives ``sum rho = inf`` and ``sum rho^2 < inf`` (Robbins &
 Monro 1951).  An :class:`OnlineAlgorithm` implements
 ``minibatch_step(state, data, batch, rho)``; its ``step`` (what the engine runs, so
 resuming and callbacks work as for batch algorithms) is one sweep over the items in
@@ -51,7 +51,7 @@ from topiclink.execution import payload_counters, with_payload
 from topiclink.inference.engine import Algorithm, Passes, PassProgress, State
 from topiclink.parameters import RobbinsMonro
 
-__all__ = ["RobbinsMonro", "minibatches", "OnlineState", "OnlineAlgorithm"]
+__all__ = ["minibatches", "OnlineState", "OnlineAlgorithm"]
 
 
 def minibatches(n_items: int, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from topiclink.execution import padded_rows
+from topiclink.execution.shards import balanced_chunks
 from topiclink.inference.threaded import ThreadedSweeper
 from topiclink.kernels import lda as kernels
 
@@ -87,7 +88,7 @@ class PartitionSweeper(ThreadedSweeper):
         n_docs = offsets.shape[0] - 1
         lengths = np.diff(offsets)
         docs = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
-        chunks = kernels.balanced_chunks(offsets, P)
+        chunks = balanced_chunks(offsets, P)
         shard_of_doc = np.repeat(np.arange(chunks.size - 1), np.diff(chunks))
         self.n_words = int(n_words)
         self.hot_ids = hot_words(words, n_words, P)
@@ -128,7 +129,7 @@ class PartitionSweeper(ThreadedSweeper):
               nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float) -> None:
         """One partitioned sweep; updates ``z``, ``ndk``, ``nwk`` and ``nk`` in place.
         ``words`` and ``offsets`` (the corpus the sweeper was built on) are accepted for
-        the interface of :class:`~topiclink.inference.chunked.ChunkedSweeper`."""
+        the sweep interface the token samplers call."""
         P = self.n_shards
         K = nk.shape[0]
         H = self.hot_ids.size

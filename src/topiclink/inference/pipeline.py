@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from topiclink.execution import ThreadExecutor
+from topiclink.execution import helper_thread
 
 __all__ = ["PipelineLayout", "pipeline_layout", "BlockPipeline"]
 
@@ -131,7 +131,7 @@ class BlockPipeline:
                 except BaseException as exc:  # noqa: BLE001 - re-raised on the caller
                     errors.append(exc)
 
-        helper = ThreadExecutor(1, name="topiclink-pipeline")
+        helper = helper_thread("topiclink-pipeline")
         helper.submit(drain, True)
         try:
             for b, ids in enumerate(self.block_chunks):

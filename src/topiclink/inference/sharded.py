@@ -1,6 +1,6 @@
 """A sharded Gibbs iteration declared by its pieces and run on any executor.
 
-The shape of ``../shared/design/ARCHITECTURE.md`` ("execution written once"): a family
+The shape of ``docs/design/architecture.md`` ("execution written once"): a family
 whose iteration splits over document shards declares
 
 - :meth:`ShardedAlgorithm.split` ``(state, data) -> (shard states, statics)``: each shard's

@@ -1,6 +1,6 @@
 """What the threaded sweepers share: an executor for a fit (threads from
 :mod:`topiclink.execution`), and per-worker buffers that never share a cache line
-(:func:`topiclink.execution.padded_rows`, re-exported here)."""
+(:func:`topiclink.execution.padded_rows`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from topiclink.execution import Executor, padded_rows, resolve_executor
+from topiclink.execution import Executor, resolve_executor
 
-__all__ = ["ThreadedSweeper", "padded_rows"]
+__all__ = ["ThreadedSweeper"]
 
 
 class ThreadedSweeper:

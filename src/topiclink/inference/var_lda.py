@@ -19,15 +19,13 @@ This is the LDA of the "LDA + Regression" baseline
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
-from topiclink.execution import Executor, open_executor
+from topiclink.execution import run_blocks_in_order
 from topiclink.inference.engine import Algorithm, State, fingerprint
 from topiclink.inference.variational import expected_log_dirichlet, seeded_topic_stats
 from topiclink.kernels.word_e_step import word_e_step
@@ -101,7 +99,8 @@ class VarLDAState(State):
 class BatchVarLDA(Algorithm):
     """Batch variational-Bayes LDA; see the module docstring.
 
-    ``n_threads`` threads run the fixed document blocks (never changes the result).
+    ``n_threads`` threads run the fixed document blocks of each step, merged in block
+    order (never changes the result); the algorithm keeps no executor between steps.
     """
 
     name = "VB-LDA"
@@ -114,7 +113,6 @@ class BatchVarLDA(Algorithm):
         self.eta = float(eta)
         self.n_threads = max(1, int(n_threads))
         self.e_step_iter, self.e_step_tol = int(e_step_iter), float(e_step_tol)
-        self._executor: Executor | None = None
         self.init_topics: np.ndarray | None = None   # (K, V) statistics to start from
 
     def fingerprint(self, data: LDAData) -> str:
@@ -142,18 +140,6 @@ class BatchVarLDA(Algorithm):
         if np.any(state.word_stats < 0):
             raise ValueError("state: word_stats must be >= 0")
 
-    @contextlib.contextmanager
-    def session(self, state: VarLDAState, data: LDAData) -> Iterator[None]:
-        if self.n_threads <= 1:
-            yield
-            return
-        with open_executor(self.n_threads) as executor:
-            self._executor = executor
-            try:
-                yield
-            finally:
-                self._executor = None
-
     # ------------------------------------------------------------------ one iteration
     def step(self, state: VarLDAState, data: LDAData) -> dict[str, float]:
         K, D = self.n_topics, data.n_docs
@@ -174,15 +160,15 @@ class BatchVarLDA(Algorithm):
                                  state.word_terms[lo:hi], self.e_step_iter, self.e_step_tol)
             return stats, rounds
 
-        if self._executor is not None:
-            results = self._executor.map(lambda b: block(*b), blocks)
-        else:
-            results = [block(lo, hi) for lo, hi in blocks]
         word_stats = np.zeros((counts.shape[1], K))
-        rounds = 0
-        for stats, r in results:
-            word_stats += stats
-            rounds += r
+        rounds = [0]
+
+        def merge(result: tuple[np.ndarray, int]) -> None:
+            np.add(word_stats, result[0], out=word_stats)   # in block order: the same sums
+            rounds[0] += result[1]
+
+        run_blocks_in_order(lambda b: block(*blocks[b]), len(blocks), self.n_threads, merge)
+        rounds = rounds[0]
         state.word_stats = word_stats
         state.lam = self.eta + state.word_stats.T
         state.bound = self.bound(state, data)

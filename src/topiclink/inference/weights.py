@@ -7,7 +7,7 @@ Given the augmentation, pair (i, j) contributes ``a_ij omega - b_ij omega^2 / 2`
     P = I / nu^2 + sum_ij b_ij x_ij x_ij^T,     mu = P^{-1} sum_ij a_ij x_ij.
 
 Full U (x_ij = vec(zbar_i zbar_j^T), K^2 features) uses the Kronecker identity of
-``design/models/grtm.md``: ``sum_ij b_ij x_ij x_ij^T = sum_i (zbar_i zbar_i^T) ⊗ M_i`` with
+``docs/design/grtm.md``: ``sum_ij b_ij x_ij x_ij^T = sum_i (zbar_i zbar_i^T) ⊗ M_i`` with
 ``M_i = sum_j b_ij zbar_j zbar_j^T``, accumulated on the upper triangles over the nonzero
 topics of each zbar (:func:`topiclink.kernels.weights.weight_moments_range`) and gathered into
 P by an index map; nothing of size |pairs| x K^2 is formed.  Diagonal U (x_ij = zbar_i ∘ zbar_j)

@@ -4,13 +4,12 @@ Full conditional of one token (Griffiths & Steyvers 2004, eq. 5):
 
     p(z_n = k | z^-n, w) ∝ (C_dk^-n + alpha_k) (C_kw^-n + beta) / (C_k^-n + V beta)
 
-Design (``design/models/lda.md``): int32 counts, doc-topic D x K and word-topic V x K
+Design (``docs/design/lda.md``): int32 counts, doc-topic D x K and word-topic V x K
 row-major so a token touches two contiguous rows; a cached ``inv_k = 1/(C_k + V beta)``
 updated in two entries per move; unnormalised probabilities in a loop without
 loop-carried dependencies; the cumulative search in blocks of ``BLOCK`` topics so the
 dependent add chain is ``K/BLOCK + BLOCK`` long instead of ``K``
-(:func:`topiclink.kernels.sampling.draw_blocked`; ``BLOCK``, ``padded`` and
-``draw_blocked`` are re-exported here, where they used to live).
+(:func:`topiclink.kernels.sampling.draw_blocked`).
 
 ``alpha`` is a vector (K,) or, per document, a matrix (1, K) or (D, K) whose row d is
 document d's prior (``alpha_dk`` replaces ``alpha_k`` above; see
@@ -24,14 +23,12 @@ import math
 import numpy as np
 from numba import njit
 
-from topiclink.execution.shards import balanced_chunks  # noqa: F401  (re-exported)
 from topiclink.kernels.rng import seed_state, splitmix64, uniform
-from topiclink.kernels.sampling import (  # noqa: F401
+from topiclink.kernels.sampling import (
     BLOCK,
     check_prior,
     draw_blocked,
     n_prior_rows,
-    padded,
     prior_row,
 )
 

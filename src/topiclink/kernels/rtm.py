@@ -2,7 +2,7 @@
 
 After augmentation every training pair (i, j) contributes, for both losses,
 ``log psi_ij = a_ij omega_ij - b_ij omega_ij^2 / 2`` with ``omega_ij = zbar_i^T U zbar_j``
-(``design/models/grtm.md``).  Moving token n of document i to topic k changes
+(``docs/design/grtm.md``).  Moving token n of document i to topic k changes
 ``omega_ij`` by ``u_jk / N_i`` (out-pairs, ``u_j = U zbar_j``) or ``v_jk / N_i`` (in-pairs,
 ``v_j = U^T zbar_j``), so the link part of the full conditional (Chen et al. 2015, eq. 13
 and its hinge analogue, expanded) is

@@ -4,7 +4,7 @@ cumulative weights, and the per-document Dirichlet prior.
 Blocked draw: unnormalised probabilities live in a scratch buffer of :func:`padded` length
 (zeros past the last topic); the cumulative search runs in blocks of :data:`BLOCK` topics,
 so the dependent add chain is ``K/BLOCK + BLOCK`` long instead of ``K``
-(``design/models/lda.md``).
+(``docs/design/lda.md``).
 
 Dirichlet prior: a kernel's ``alpha`` is either one float64 vector (K,) shared by every
 document, or a float64 matrix (1, K) (one row shared by every document) or (D, K) (row d

@@ -15,7 +15,7 @@ turn (Gauss-Seidel), each seeing its neighbours' latest ``phibar``; the bound th
 never decreases during the E-step.
 
 Imports only numpy, numba, math and topiclink.kernels (``tests/test_architecture.py``);
-``digamma`` lives in :mod:`topiclink.kernels.special` (re-exported here).
+``digamma`` is :func:`topiclink.kernels.special.digamma`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from numba import njit
 
 from topiclink.kernels.special import digamma
 
-__all__ = ["digamma", "e_step"]
+__all__ = ["e_step"]
 
 
 @njit(cache=True)

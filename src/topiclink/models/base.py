@@ -3,19 +3,19 @@ automatic registration, persistence hooks, resuming, and :func:`load`.
 
 Every concrete subclass of :class:`Estimator` is registered under its class name when
 its module is imported (no decorator, no hand-kept list); :func:`registered_estimators`
-also imports every module of :mod:`topiclink.models`, so a new family module is found
-without being listed anywhere.  What a model *can do* comes from the capability mixins in
-:mod:`topiclink.models.capabilities`; what its ``fit`` needs is declared in
-``fit_requires``; the paper names it answers to in ``paper_names``.
+also imports every family's estimator modules (:func:`topiclink.registry.discover`), so a
+new family module is found without being listed anywhere.  What a model *can do* comes
+from the capability mixins in :mod:`topiclink.models.capabilities`; what its ``fit``
+needs is declared in ``fit_requires``; the paper names it answers to in ``paper_names``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,9 +27,8 @@ from sklearn.exceptions import NotFittedError
 from topiclink.data.analyzer import TextAnalyzer
 from topiclink.data.checks import Constraint, DataError, available_memory, validate_params
 from topiclink.data.corpus import Corpus, as_corpus
-from topiclink.distributed.dask_sweeper import SchedulerLostError, WorkerLostError
-from topiclink.execution.plan import Plan, execution_plan, is_dask_executor
-from topiclink.execution.shards import scheme_parts
+from topiclink.execution.dask import SchedulerLostError, WorkerLostError
+from topiclink.execution.plan import Plan, execution_plan
 from topiclink.inference.engine import (
     Algorithm,
     Checkpointing,
@@ -46,24 +45,19 @@ from topiclink.inference.engine import (
 from topiclink.inference.online import OnlineAlgorithm
 from topiclink.models import stream_checkpoint
 from topiclink.models.checkpoint import (
+    DEFAULT_EVERY,
     CheckpointRequest,
     check_progress_samples,
     check_progress_sums,
+    checkpoint_lock,
+    checkpoint_request,
     progress_from_saved,
     progress_to_saved,
     save_checkpoint,
-    with_checkpoint_options,
 )
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import ArraySpec, check_arrays
-from topiclink.parameters import (
-    DEPRECATED,
-    OLD_EXECUTION,
-    REMOVED_IN,
-    Averaging,
-    renamed_params,
-    translate_execution,
-)
+from topiclink.parameters import Averaging
 from topiclink.persistence import read_header, read_model, save_model, to_jsonable
 from topiclink.random import as_generator, resolve_seed
 
@@ -90,7 +84,7 @@ class Estimator(BaseEstimator):
       ``"tensor"``, ``"features"``), read by the contract test, the CLI and the
       experiments;
     - ``paper_names``: paper name -> constructor keywords (``{"Gibbs-gRTM": {...}}``);
-    - ``cli_name``, ``cli_flags``, ``cli_defaults``, ``cli_deprecated_flags``: its
+    - ``cli_name``, ``cli_flags``, ``cli_defaults``: its
       ``topiclink fit NAME`` command (:mod:`topiclink.cli.estimator_commands`);
     - ``n_jobs_invariant``: True when the result never depends on ``n_jobs``;
     - ``_saved_arrays`` / ``_saved_scalars`` / ``_saved_optional``: the fitted attributes
@@ -108,12 +102,11 @@ class Estimator(BaseEstimator):
     fit_requires: ClassVar[tuple[str, ...]] = ("X",)
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {}
     #: ``topiclink fit NAME`` (None: the class name in kebab case), more flags per
-    #: parameter, the command's defaults that differ from the constructor's (a callable:
-    #: derived from the other parameters) and hidden old flags -> parameter
+    #: parameter and the command's defaults that differ from the constructor's (a
+    #: callable: derived from the other parameters)
     cli_name: ClassVar[str | None] = None
     cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {}
     cli_defaults: ClassVar[dict[str, Any]] = {}
-    cli_deprecated_flags: ClassVar[dict[str, str]] = {}
     n_jobs_invariant: ClassVar[bool] = True
     #: documents without words may be fitted (their topic proportions stay the prior's)
     allows_empty_documents: ClassVar[bool] = False
@@ -123,14 +116,10 @@ class Estimator(BaseEstimator):
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {}
     _state_class: ClassVar[type[State] | None] = None
     _sample_attributes: ClassVar[dict[str, str]] = {}
-    #: the families with ``scheme`` / ``executor``: the schemes with shards, the schemes
-    #: that run in this process only, and the old ``parallel`` values -> scheme names
-    #: (None: the family has no ``scheme``), read by :meth:`_execution_plan` and, for the
-    #: deprecated ``parallel`` / ``n_shards`` / ``client``, by ``accepts_renamed``,
-    #: ``set_params`` and ``load``
+    #: the families with ``scheme`` / ``executor``: the schemes with shards and the
+    #: schemes that run in this process only, read by :meth:`_execution_plan`
     _sharded_schemes: ClassVar[tuple[str, ...]] = ()
     _local_schemes: ClassVar[tuple[str, ...]] = ()
-    _old_parallel: ClassVar[dict[str | None, str | None] | None] = None
     #: shapes, dtypes and value ranges of the saved arrays (checked by ``load``)
     _array_specs: ClassVar[dict[str, ArraySpec]] = {}
 
@@ -144,11 +133,6 @@ class Estimator(BaseEstimator):
             logger.warning("estimator class %s from %s replaces the one from %s",
                            cls.__name__, cls.__module__, known.__module__)
         _REGISTRY[cls.__name__] = cls
-        if "fit" in cls.__dict__:
-            cls.fit = with_checkpoint_options(cls.__dict__["fit"])  # type: ignore[method-assign]
-        if "partial_fit" in cls.__dict__:       # streams: models/stream_checkpoint.py
-            cls.partial_fit = with_checkpoint_options(  # type: ignore[attr-defined]
-                cls.__dict__["partial_fit"], partial=True)
         for name in cls.fit_requires:
             if name not in FIT_INPUTS:
                 raise TypeError(f"{cls.__name__}.fit_requires: unknown input {name!r}; "
@@ -162,27 +146,6 @@ class Estimator(BaseEstimator):
         for klass in reversed(cls.__mro__):
             merged.update(getattr(klass, "_parameter_constraints", {}) or {})
         return {k: v for k, v in merged.items() if k in cls._get_param_names()}
-
-    def set_params(self, **params: Any) -> Estimator:
-        """scikit-learn's ``set_params``; a deprecated name of a parameter
-        (:data:`topiclink.parameters.DEPRECATED`, e.g. ``n_components``) sets the new one
-        with a DeprecationWarning."""
-        accepted = set(self._get_param_names())
-        for old, new in DEPRECATED.items():
-            if old in params and new in accepted and old not in accepted:
-                warnings.warn(f"{type(self).__name__}: {old} is deprecated and will be "
-                              f"removed in {REMOVED_IN}; use {new}", DeprecationWarning,
-                              stacklevel=2)
-        old_parallel = getattr(type(self), "_old_parallel", None)
-        if old_parallel is not None and any(k in params for k in OLD_EXECUTION):
-            on_dask = is_dask_executor(getattr(self, "executor", None))
-            name = scheme_parts(getattr(self, "scheme", None))[0]
-            params = translate_execution(
-                type(self).__name__, params, old_parallel, accepted, stacklevel=3,
-                on_dask=on_dask,
-                sharded_now=name if name in self._sharded_schemes else None)
-        return super().set_params(**renamed_params(params, accepted,
-                                                   f"{type(self).__name__}.set_params"))
 
     def _n_shards(self) -> int:
         """The document shards of the ``scheme`` (1 without one, or for a bad value: the
@@ -266,21 +229,6 @@ class Estimator(BaseEstimator):
                 return seed
         return as_generator(seed)
 
-    # ------------------------------------------------------------------ looking at it
-    def explore(self, corpus: Any = None, **kwargs: Any) -> Any:
-        """The model's report (:func:`topiclink.report.build_report`, drawn with
-        bokeh): displayed inline by Jupyter, written with
-        ``.save("report.html")`` (one self-contained page that opens offline).
-
-        ``corpus``: the training documents in the model's order; ``links=``, ``labels=``,
-        ``inputs=``, ``group_column=`` (a metadata column grouping the documents, e.g.
-        ``"president"``), ``limits=``, ``title=`` as
-        :func:`~topiclink.report.build_report`.
-        """
-        from topiclink.report import build_report
-
-        return build_report(self, corpus, **kwargs)
-
     # ------------------------------------------------------------------ fitted marker
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "n_iter_")
@@ -292,6 +240,8 @@ class Estimator(BaseEstimator):
 
     # ------------------------------------------------------------------ running the engine
     def _run_engine(self, algorithm: Algorithm, data: Any, *, resume: bool,
+                    checkpoint: str | os.PathLike[str] | None = None,
+                    checkpoint_every: int | str | float = DEFAULT_EVERY,
                     n_average: int = 0, evaluate_every: int = 1,
                     publish: Callable[[State, dict[str, np.ndarray] | None], None],
                     extra_callbacks: Sequence[Any] = (),
@@ -313,11 +263,28 @@ class Estimator(BaseEstimator):
         ``self._progress_`` while the run goes (set before it starts), so ``publish``
         reads the samples kept so far from ``self._progress_.samples``.
 
-        A fit given ``checkpoint=PATH`` (see :mod:`topiclink.models.checkpoint`) writes
-        the model, its state and the run's progress to ``PATH`` as it goes, and continues
-        from ``PATH`` when the file exists.
+        ``checkpoint`` / ``checkpoint_every``: the fit's own (every ``fit`` declares them
+        and passes them here; :func:`~topiclink.models.checkpoint.checkpoint_request`).
+        Given ``checkpoint=PATH`` (or inside a
+        :func:`~topiclink.models.checkpoint.checkpoint_folder` block) the run writes the
+        model, its state and the run's progress to ``PATH`` as it goes, continues from
+        ``PATH`` when the file exists, and holds ``PATH``'s lock from its start to its end
+        (never two writers).
         """
-        request: CheckpointRequest | None = getattr(self, "_checkpoint_request", None)
+        request = checkpoint_request(checkpoint, checkpoint_every, type(self).__name__)
+        with checkpoint_lock(request.path) if request is not None else \
+                contextlib.nullcontext():
+            return self._run_chain(algorithm, data, request, resume=resume,
+                                   n_average=n_average, evaluate_every=evaluate_every,
+                                   publish=publish, extra_callbacks=extra_callbacks,
+                                   carry_average=carry_average, keep=keep)
+
+    def _run_chain(self, algorithm: Algorithm, data: Any, request: CheckpointRequest | None,
+                   *, resume: bool, n_average: int, evaluate_every: int,
+                   publish: Callable[[State, dict[str, np.ndarray] | None], None],
+                   extra_callbacks: Sequence[Any], carry_average: bool,
+                   keep: Averaging | None) -> RunResult:
+        """The body of :meth:`_run_engine`, checkpointed as ``request`` says."""
         progress: RunProgress | None = None
         if request is not None and request.path.exists():
             state, progress, previous_trace, previous_iter = self._restore_checkpoint(
@@ -374,7 +341,10 @@ class Estimator(BaseEstimator):
         return result
 
     def _run_partial(self, algorithm: OnlineAlgorithm, new: Any,
-                     publish: Callable[[State, Any], None]) -> RunResult | None:
+                     publish: Callable[[State, Any], None], *,
+                     checkpoint: str | os.PathLike[str] | None = None,
+                     checkpoint_every: int | str | float = DEFAULT_EVERY
+                     ) -> RunResult | None:
         """One ``partial_fit`` of an online family, through the engine.
 
         ``new``: the chunk in the family's form (its ``OnlineAlgorithm`` reads it).  The
@@ -387,16 +357,26 @@ class Estimator(BaseEstimator):
         one-iteration run).  Returns None (and changes nothing) when the chunk holds no
         new item.
 
-        Given ``checkpoint=PATH`` (the wrapper of ``partial_fit``; see
-        :mod:`topiclink.models.stream_checkpoint`), the call is planned against the files
+        Given ``checkpoint=PATH`` (the ``partial_fit``'s own; see
+        :mod:`topiclink.models.stream_checkpoint`; an int ``checkpoint_every`` counts
+        minibatches), the call holds ``PATH``'s lock and is planned against the files
         there (start, resume the pass file, or return the call that ended), the pass is
         written to the pass file at minibatch boundaries when due, the model after the
         call to ``PATH``; an exception inside the call restores the model as it was before
         it (the state is worked on as a copy).
         """
-        request: CheckpointRequest | None = getattr(self, "_checkpoint_request", None)
+        request = checkpoint_request(checkpoint, checkpoint_every, type(self).__name__,
+                                     partial=True)
         if request is None:
             return self._stream_pass(algorithm, new, publish)
+        with checkpoint_lock(request.path):
+            return self._checkpointed_pass(algorithm, new, publish, request)
+
+    def _checkpointed_pass(self, algorithm: OnlineAlgorithm, new: Any,
+                           publish: Callable[[State, Any], None],
+                           request: CheckpointRequest) -> RunResult | None:
+        """A ``partial_fit`` given a checkpoint: planned against its files, its pass
+        written there; an exception restores the model as it was before the call."""
         call, action, saved = stream_checkpoint.plan(
             self, request.path, algorithm.chunk_fingerprint(new), load)
         if action == "done":
@@ -696,21 +676,11 @@ class Estimator(BaseEstimator):
         known parameters that pass their constraints, known attributes, every required
         array with consistent shapes and valid values, no unknown member."""
         valid = cls._get_param_names()
-        # a file written before a parameter was renamed stores it under its old name
-        params = renamed_params(dict(header.get("params", {})), set(valid), where)
+        params = dict(header.get("params", {}))
         schemas = header.get("param_schemas", {}) or {}
         if not isinstance(schemas, dict):
             raise ValueError(f"{where}: header member 'param_schemas' is not an object")
-        schemas = renamed_params(schemas, set(valid), where)
-        old_parallel = getattr(cls, "_old_parallel", None)
-        if old_parallel is not None and any(k in params for k in OLD_EXECUTION):
-            # a file written before scheme / executor (a client: an address or null)
-            schemas = {k: v for k, v in schemas.items() if k not in OLD_EXECUTION}
-            try:
-                params = translate_execution(cls.__name__, params, old_parallel,
-                                             set(valid), warn=False)
-            except ValueError as exc:
-                raise ValueError(f"{where}: {exc}") from None
+        schemas = dict(schemas)
         for name, schema in schemas.items():
             codec = cls._param_codecs.get(name)
             if codec is None or codec.schema != schema or name not in params:
@@ -912,7 +882,7 @@ def _concat_traces(old: dict[str, np.ndarray], new: dict[str, np.ndarray]
 # ---------------------------------------------------------------------- the registry
 def _discover() -> None:
     """Import every family's estimator modules (their classes register)."""
-    from topiclink.families import discover
+    from topiclink.registry import discover
 
     discover("estimator")
 

@@ -1,18 +1,26 @@
 """Checkpoints of long fits: where they go, how often, and what they store beside the state.
 
-Every estimator's ``fit`` takes ``checkpoint=PATH`` and ``checkpoint_every=`` (iterations
-as an int, or a duration such as ``"30s"``, ``"10min"``, ``"2h"``).  The engine
+Every estimator's ``fit`` declares ``checkpoint=PATH`` and ``checkpoint_every=`` (iterations
+as an int, or a duration such as ``"30s"``, ``"10min"``, ``"2h"``; default ``"5min"``) and
+hands them to :meth:`~topiclink.models.base.Estimator._run_engine`, which makes them a
+:class:`CheckpointRequest` (:func:`checkpoint_request`).  The engine
 (:func:`topiclink.inference.engine.run`) writes the model with its full sampler state
 (the ``save(full=True)`` format) and the run's progress (:class:`RunProgress`: iterations
 done, trace rows, averaging sums, kept samples, the stopping rules' memory) to ``PATH``, atomically,
 every so often and when the fit ends.  Calling the same ``fit`` again with the same
 ``checkpoint`` after a crash or a ``kill -9`` continues from the last checkpoint and
 returns the model an uninterrupted fit would have returned, draw for draw; after a fit
-that ended, it returns that model without iterating.
+that ended, it returns that model without iterating.  An online fit
+(``inference="online"`` / ``"stochastic"``) is also written inside a sweep, at minibatch
+boundaries: when a duration has passed, or every N minibatches with
+``checkpoint_every="N minibatches"``; it resumes at the next minibatch of that sweep.  A
+``partial_fit`` given ``checkpoint=`` keeps a stream on disk
+(:mod:`~topiclink.models.stream_checkpoint`).
 
 :func:`checkpoint_folder` makes every fit inside a ``with`` block checkpoint into one
-folder (file names from the estimator class and the order of the fits), which is how
-``topiclink experiment --checkpoint-dir`` checkpoints the fits of a grid's cells.
+folder (file names from the estimator class and the order of the fits): the fallback of a
+``fit`` given ``checkpoint=None``, which is how ``topiclink experiment --checkpoint-dir``
+checkpoints the fits of a grid's cells.
 
 Never two writers: a fit given a checkpoint holds an advisory lock (``fcntl.flock``) on
 the sibling file ``PATH.lock`` from its start to its end (:func:`checkpoint_lock`), and a
@@ -30,11 +38,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
-import functools
-import inspect
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +57,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, checkpoint
 
 __all__ = ["CheckpointRequest", "parse_every", "checkpoint_folder", "progress_to_saved",
            "progress_from_saved", "check_progress_sums", "check_progress_samples",
-           "with_checkpoint_options", "DEFAULT_EVERY", "checkpoint_lock",
+           "checkpoint_request", "DEFAULT_EVERY", "checkpoint_lock",
            "CheckpointInUseError", "save_checkpoint"]
 
 #: how often a fit given ``checkpoint=`` writes it when ``checkpoint_every`` is not given
@@ -253,89 +259,21 @@ def save_checkpoint(model: Any, path: Path, call: str = "fit") -> Path:
 
 
 # ---------------------------------------------------------------------- the fit keywords
-def with_checkpoint_options(fit: Callable[..., Any], *, partial: bool = False
-                            ) -> Callable[..., Any]:
-    """Wrap an estimator's ``fit`` with the keyword-only ``checkpoint`` and
-    ``checkpoint_every`` (applied to every estimator class by the base class).
-    ``partial``: wrap a ``partial_fit`` (an int ``checkpoint_every`` counts minibatches;
-    no :func:`checkpoint_folder` file: a stream checkpoints where it is told to)."""
-    if getattr(fit, "_takes_checkpoint", False):
-        return fit
-    count = "minibatches" if partial else "iterations"
+def checkpoint_request(checkpoint: str | os.PathLike[str] | None,
+                       checkpoint_every: int | str | float, owner: str, *,
+                       partial: bool = False) -> CheckpointRequest | None:
+    """The request of a ``fit``'s (or, ``partial``, a ``partial_fit``'s) ``checkpoint`` and
+    ``checkpoint_every``, which every estimator declares and hands to the engine run.
 
-    @functools.wraps(fit)
-    def wrapper(self: Any, *args: Any, checkpoint: str | os.PathLike[str] | None = None,
-                checkpoint_every: int | str | float = DEFAULT_EVERY, **kwargs: Any) -> Any:
-        outer = getattr(self, "_checkpoint_request", None)
-        if checkpoint is None and outer is not None:   # a subclass's fit calling super().fit
-            return fit(self, *args, **kwargs)
-        request = (CheckpointRequest.make(checkpoint, checkpoint_every, count=count)
-                   if checkpoint is not None else
-                   None if partial else request_from_folder(type(self).__name__))
-        self._checkpoint_request = request
-        try:
-            # never two writers: the checkpoint's lock is held for the whole fit
-            with (checkpoint_lock(request.path) if request is not None
-                  else contextlib.nullcontext()):
-                return fit(self, *args, **kwargs)
-        finally:
-            self._checkpoint_request = outer
-            if outer is None:
-                del self._checkpoint_request
-
-    signature = inspect.signature(fit)
-    params = list(signature.parameters.values())
-    extra = [inspect.Parameter("checkpoint", inspect.Parameter.KEYWORD_ONLY, default=None,
-                               annotation="str | os.PathLike[str] | None"),
-             inspect.Parameter("checkpoint_every", inspect.Parameter.KEYWORD_ONLY,
-                               default=DEFAULT_EVERY, annotation="int | str")]
-    tail = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
-    head = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    wrapper.__signature__ = signature.replace(parameters=[*head, *extra, *tail])  # type: ignore[attr-defined]
-    wrapper.__doc__ = (fit.__doc__ or "") + (_PARTIAL_FIT_DOC if partial else _FIT_DOC)
-    wrapper._takes_checkpoint = True  # type: ignore[attr-defined]
-    return wrapper
-
-
-_PARTIAL_FIT_DOC = """
-
-        Checkpoints: ``checkpoint=PATH`` keeps the stream on disk.  While the call runs,
-        its pass is written to ``PATH.pass.npz`` (the model with its full state, its
-        generators and how far into the pass it is) at minibatch boundaries: every
-        ``checkpoint_every`` minibatches (an int, or ``"N minibatches"``) or seconds
-        (``"30s"``, ``"10min"``, ``"2h"``; default ``"5min"``).  When the call ends, the
-        model after it is written to ``PATH`` (``topiclink.load(PATH)`` continues the
-        stream; ``save(full=True)`` format) and the pass file is removed.  Guaranteed:
-
-        - the same call run again after a crash or ``kill -9`` -- the same chunk, on the
-          model as it was before the call (``topiclink.load(PATH)`` of the previous call,
-          or an unfitted model for the first call) -- resumes at the last minibatch
-          boundary written and ends with the model an uninterrupted call returns, draw
-          for draw (arrays equal bit for bit);
-        - run again after it completed, it returns that model without iterating;
-        - a call on a model that is at ``PATH``'s point of the stream continues the stream
-          (and rewrites ``PATH``);
-        - a checkpoint of another stream, of another point of this stream, of another
-          chunk, or of a fit in progress is refused with a one-line ValueError;
-        - an exception inside the call (not a kill) leaves the model as it was before
-          the call, so running the call again resumes from the pass file.
-
-        Without ``checkpoint`` the chain is the same draw for draw (the checkpoint only
-        adds writes).
-"""
-
-_FIT_DOC = """
-
-        Checkpoints (every estimator): ``checkpoint=PATH`` writes the model with its full
-        sampler state to ``PATH`` (atomically) every ``checkpoint_every`` iterations (an
-        int) or seconds (``"30s"``, ``"10min"``, ``"2h"``; default ``"5min"``) and when
-        the fit ends.  Called again with the same ``PATH`` after a crash, ``fit`` resumes
-        from the file and returns what an uninterrupted fit returns, draw for draw.  An
-        online fit (``inference="online"`` / ``"stochastic"``) is also written inside a
-        sweep, at minibatch boundaries: when a duration has passed, or every N
-        minibatches with ``checkpoint_every="N minibatches"``; it resumes at the next
-        minibatch of that sweep.
-"""
+    ``checkpoint=None``: the next file of the enclosing :func:`checkpoint_folder` block
+    (named after ``owner``, the estimator's class), or None outside one; a stream
+    (``partial``) checkpoints only where it is told to.  For a ``partial_fit`` an int
+    ``checkpoint_every`` counts minibatches (its one iteration is its pass).  One-line
+    TypeError / ValueError for a bad path or schedule."""
+    if checkpoint is not None:
+        return CheckpointRequest.make(checkpoint, checkpoint_every,
+                                      count="minibatches" if partial else "iterations")
+    return None if partial else request_from_folder(owner)
 
 
 # ---------------------------------------------------------------------- progress in files

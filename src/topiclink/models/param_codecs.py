@@ -12,8 +12,6 @@ import importlib
 import inspect
 from typing import Any, Protocol
 
-from topiclink.legacy_paths import new_path
-
 __all__ = ["ParamCodec", "SklearnKernelCodec"]
 
 
@@ -63,8 +61,6 @@ class SklearnKernelCodec:
 
     def decode(self, data: Any) -> Any:
         module = data.get("module")
-        if isinstance(module, str):   # files saved before the family folders
-            module = new_path(module)
         if module not in self.modules:
             raise ValueError(f"refusing to rebuild a kernel from module {module!r}")
         cls = getattr(importlib.import_module(module), data["kernel"], None)

@@ -1,6 +1,6 @@
 """Words that display a topic: the term-score of Blei & Lafferty (2009).
 
-The LMV paper (Tan, Chan & Zheng 2016; ``design/models/lmv.md``, "Prediction and outputs")
+The LMV paper (Tan, Chan & Zheng 2016; ``docs/design/lmv.md``, "Prediction and outputs")
 labels its topics by term-score rather than raw probability: a word frequent in every
 topic (``paper``, ``method``) is down-weighted, a word frequent in one topic only rises.
 """

@@ -1,8 +1,9 @@
 """Reports of fitted models: one self-contained HTML page per model, for every family.
 
-:func:`build_report` (also ``model.explore()`` and ``topiclink report MODEL.npz``) gives a
-:class:`Report`: the view data (:func:`report_data`, plain JSON-able) and a page that opens
-offline (BokehJS and the page's script inlined; nothing fetched).  The views follow the
+:func:`build_report` (``build_report(model, corpus)``; ``topiclink report MODEL.npz`` on
+the command line) gives a :class:`Report`, shown inline by Jupyter: the view data
+(:func:`report_data`, plain JSON-able) and a page that opens offline (BokehJS and the
+page's script inlined; nothing fetched).  The views follow the
 model's capabilities:
 
 - topics (every topic model): term-score labels, prevalence, top words with the pyLDAvis

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from topiclink._version import __version__
 from topiclink.data.checks import check_memory
 from topiclink.models.capabilities import (
     ClassifierCapability,
@@ -85,8 +86,6 @@ def paper_name(model: Any) -> str:
 
 
 def _header(model: Any, inputs: ReportInputs) -> dict[str, Any]:
-    from topiclink import __version__
-
     params = {k: v for k, v in model.get_params(deep=False).items()
               if isinstance(v, bool | int | float | str) or v is None}
     summary = model.summary() if hasattr(model, "summary") else ""

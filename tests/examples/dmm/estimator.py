@@ -4,6 +4,7 @@ then found by ``topiclink.load``, the contract test and ``topiclink fit model``.
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,15 +14,15 @@ from topiclink.data.checks import (
     POSITIVE,
 )
 from topiclink.data.corpus import Corpus
-from topiclink.distributed import ExecutorCodec
-from topiclink.execution import DaskExecutor
+from topiclink.execution import ExecutorCodec, SharedClientMixin
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.parameters import SchemeCodec, SchemeForm, shared
 
 
-class DirichletMultinomialMixture(TopicsMixin, Estimator):
+class DirichletMultinomialMixture(SharedClientMixin, TopicsMixin, Estimator):
     """One topic per document (GSDMM).  ``transform`` gives p(z_d = k | w_d).
 
     Parameters
@@ -76,8 +77,14 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
         self.verbose = verbose
         self.callbacks = callbacks
 
-    def fit(self, X: Any, y: None = None, *, resume: bool = False
+    def fit(self, X: Any, y: None = None, *, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY
             ) -> DirichletMultinomialMixture:
+        """Fit to a corpus; ``resume=True`` continues the chain for ``max_iter`` more
+        sweeps.  ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
+        ``checkpoint_every`` (sweeps, or a duration such as ``"10min"``) and when the fit
+        ends, and resumes from it (:mod:`topiclink.models.checkpoint`)."""
         self._validate_params()
         corpus = self._training_corpus(X)
         plan = self._execution_plan()
@@ -85,7 +92,7 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
         if plan.scheme == "shards":
             algorithm = ShardedDMM(
                 int(self.n_topics), self.doc_topic_prior, self.topic_word_prior,
-                plan.n_shards, executor=DaskExecutor(plan.client) if plan.dask else None,
+                plan.n_shards, executor=plan.executor,
                 n_threads=plan.n_threads)
         else:
             algorithm = CollapsedGibbsDMM(int(self.n_topics), self.doc_topic_prior,
@@ -101,6 +108,7 @@ class DirichletMultinomialMixture(TopicsMixin, Estimator):
             self.n_iter_ = state.iteration
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                          n_average=int(self.n_average))
         return self
 

@@ -1,4 +1,4 @@
-"""BPBFM-1 / BPBFM-2 batch Gibbs (``design/models/bpbfm.md``): kernel twin, n_jobs
+"""BPBFM-1 / BPBFM-2 batch Gibbs (``docs/design/bpbfm.md``): kernel twin, n_jobs
 invariance, planted recovery, shrinkage, Geweke joint-distribution tests, persistence.
 
 Thresholds (fixed before running; the planted data use ``make_bpbfm_data`` seed 1):
@@ -32,6 +32,7 @@ from topiclink.families.bpbfm import kernels as kernels
 from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 from topiclink.families.bpbfm.grouping import group_entries
+from topiclink.families.bpbfm.priors import BPBFMPriors
 from topiclink.families.bpbfm.synthetic import make_bpbfm_data
 from topiclink.kernels.counts import poisson_draw, zero_truncated_poisson_draw
 from topiclink.kernels.rng import seed_state, uniform
@@ -389,6 +390,9 @@ def test_bad_input_one_line_errors():
         BilinearPoissonFactorModel(2).fit(bad)
     with pytest.raises(TypeError, match="RelationalTensor"):
         BilinearPoissonFactorModel(2).fit(np.ones((3, 3)))
-    with pytest.raises(ValueError, match="a must be a finite number > 0") as info:
-        BilinearPoissonFactorModel(2, a=-1.0).fit(train)
+    with pytest.raises(ValueError, match="^priors: a must be a finite number > 0") as info:
+        BilinearPoissonFactorModel(2, priors=BPBFMPriors(a=-1.0)).fit(train)
+    assert "\n" not in str(info.value)
+    with pytest.raises(ValueError, match="priors must be None or a BPBFMPriors, got") as info:
+        BilinearPoissonFactorModel(2, priors={"a": 1.0}).fit(train)
     assert "\n" not in str(info.value)

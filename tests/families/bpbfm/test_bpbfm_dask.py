@@ -1,14 +1,12 @@
 """Online Gibbs of BPBFM on Dask (``BilinearPoissonFactorModel(inference="online",
-parallel="dask")``: the algorithm's executor is a :class:`topiclink.execution.DaskExecutor`):
-the minibatch chunks run as Dask tasks and the fit is bit for bit that of
-``parallel=None`` on 1, 2 or 4 workers (threads and processes), BPBFM-1 and BPBFM-2;
-partial_fit, save / load / resume, clone / pickle with a client; the errors."""
+executor=client)``: the algorithm's executor is a :class:`topiclink.execution.DaskExecutor`),
+the family's part: the chunk tasks merge into the minibatch's counts, a minibatch step
+outside a run, the bytes it moves, partial_fit streams and a loaded model's stream on
+Dask.  The executor contract (the same fit on any number of workers and on worker
+processes, the current client and an address, resume, clone / pickle, the errors) is
+``tests/test_executor_contract.py``."""
 
 from __future__ import annotations
-
-import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,7 +14,6 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import topiclink  # noqa: E402
-from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.execution import DaskExecutor  # noqa: E402
 from topiclink.families.bpbfm import algorithm as inference  # noqa: E402
 from topiclink.families.bpbfm.algorithm import (  # noqa: E402
@@ -51,13 +48,6 @@ def small_chunks():
 @pytest.fixture(scope="module")
 def planted():
     return {model: _planted(model=model)[0] for model in MODELS}
-
-
-@pytest.fixture(scope="module")
-def refs(small_chunks, planted):
-    """parallel=None fits of BPBFM-1 and BPBFM-2."""
-    return {model: BilinearPoissonFactorModel(3, n_dictionary=MODELS[model], **KW)
-            .fit(planted[model]) for model in MODELS}
 
 
 def assert_same_fit(a, b) -> None:
@@ -139,33 +129,6 @@ def test_minibatch_outside_a_session(small_chunks, planted, client2, size):
     assert dsk.executor.n_rounds == 1 and dsk.executor.client is None
 
 
-# ---------------------------------------------------------------------- the same fit
-@pytest.mark.parametrize("model", [1, 2])
-def test_same_fit_on_any_number_of_workers(planted, refs, client, model):
-    fit = BilinearPoissonFactorModel(3, n_dictionary=MODELS[model], parallel="dask",
-                                     client=client, **KW).fit(planted[model])
-    assert fit.state_.kernel_rng.shape[0] == 8
-    assert np.all(fit.trace_["bytes_sent"] > 0) and np.all(fit.trace_["bytes_received"] > 0)
-    assert_same_fit(refs[model], fit)
-
-
-def test_worker_processes(planted, refs):
-    with cluster(2, processes=True) as c, distributed.Client(c, set_as_default=False) as cl:
-        for model in MODELS:
-            fit = BilinearPoissonFactorModel(3, n_dictionary=MODELS[model], parallel="dask",
-                                             client=cl, **KW).fit(planted[model])
-            assert_same_fit(refs[model], fit)
-
-
-def test_current_client_and_scheduler_address(planted, refs):
-    with cluster(2) as c:
-        with distributed.Client(c):                  # the current client (client=None)
-            assert_same_fit(refs[2], BilinearPoissonFactorModel(
-                3, n_dictionary=3, parallel="dask", **KW).fit(planted[2]))
-        assert_same_fit(refs[1], BilinearPoissonFactorModel(
-            3, parallel="dask", client=c.scheduler_address, **KW).fit(planted[1]))
-
-
 # ---------------------------------------------------------------------- streams, files
 @pytest.mark.parametrize("model", [1, 2])
 def test_partial_fit_same_stream(small_chunks, planted, client2, model):
@@ -173,7 +136,7 @@ def test_partial_fit_same_stream(small_chunks, planted, client2, model):
     kw = {"n_dictionary": MODELS[model], "inference": "online", "batch_size": 100,
           "random_state": 0}
     seq = BilinearPoissonFactorModel(3, **kw)
-    dsk = BilinearPoissonFactorModel(3, parallel="dask", client=client2, **kw)
+    dsk = BilinearPoissonFactorModel(3, executor=client2, **kw)
     for chunk in _chunks(train, 3, np.random.default_rng(1)):
         seq.partial_fit(chunk)
         dsk.partial_fit(chunk)
@@ -181,66 +144,14 @@ def test_partial_fit_same_stream(small_chunks, planted, client2, model):
     assert dsk.trace_["bytes_sent"].shape == (3,) and np.all(dsk.trace_["bytes_sent"] > 0)
 
 
-def test_save_load_resume(small_chunks, planted, refs, client2, tmp_path):
+def test_a_loaded_model_continues_its_stream_on_dask(small_chunks, planted, client2,
+                                                    tmp_path):
+    """partial_fit of a loaded model: the same stream in this process and on Dask."""
     train = planted[1]
     half = BilinearPoissonFactorModel(3, executor=client2, **{**KW, "max_iter": 2}).fit(train)
-    loaded = topiclink.load(half.save(tmp_path / "bpbfm.npz", full=True))
-    assert loaded.executor is None                  # a client is not stored
-    loaded.set_params(executor=client2).fit(train, resume=True)
-    assert loaded.state_.iteration == 4
-    for name in STATE:
-        np.testing.assert_array_equal(getattr(loaded.state_, name),
-                                      getattr(refs[1].state_, name), err_msg=name)
-    # a sequential fit continues on Dask and a loaded model continues a stream there
-    seq = BilinearPoissonFactorModel(3, **{**KW, "max_iter": 2}).fit(train)
-    seq.set_params(executor=client2).fit(train, resume=True)
-    for name in STATE:
-        np.testing.assert_array_equal(getattr(seq.state_, name),
-                                      getattr(refs[1].state_, name), err_msg=name)
     chunk = next(_chunks(train, 3, np.random.default_rng(0)))
     twin = topiclink.load(half.save(tmp_path / "again.npz", full=True))
     loaded = topiclink.load(half.save(tmp_path / "bpbfm.npz", full=True))
     twin.set_params(executor=None).partial_fit(chunk)
     loaded.set_params(executor=client2).partial_fit(chunk)
     np.testing.assert_array_equal(twin.state_.g, loaded.state_.g)
-    addressed = BilinearPoissonFactorModel(executor="tcp://127.0.0.1:8786")
-    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
-
-
-def test_client_parameter_clone_repr_pickle(client2):
-    from sklearn.base import clone
-
-    model = BilinearPoissonFactorModel(3, inference="online", executor=client2)
-    twin = clone(model)
-    assert twin.executor is client2 and twin.get_params() == model.get_params()
-    assert "executor=" in repr(model)
-    copied = pickle.loads(pickle.dumps(model))
-    assert copied.executor is None and copied.n_topics == 3 and model.executor is client2
-
-
-# ---------------------------------------------------------------------- errors
-def test_errors(planted, monkeypatch):
-    train = planted[1]
-    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
-        BilinearPoissonFactorModel(3, executor="dask", **KW).fit(train)
-    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
-        BilinearPoissonFactorModel(3, executor="dask", **KW).partial_fit(train)
-    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
-        BilinearPoissonFactorModel(3, executor=b"x", **KW).fit(train)
-    with pytest.raises(ValueError, match=r"parallel must be one of None, 'dask'"):
-        BilinearPoissonFactorModel(3, parallel="adlda", **KW)
-    with pytest.raises(ValueError, match=r"executor: a Dask executor needs "
-                                         r"inference='online'$"):
-        BilinearPoissonFactorModel(3, executor="dask", max_iter=1).fit(train)
-    monkeypatch.setitem(sys.modules, "distributed", None)        # dask not installed
-    with pytest.raises(ImportError, match=r"a Dask executor needs dask and distributed"):
-        BilinearPoissonFactorModel(3, executor="dask", **KW).fit(train)
-
-
-def test_dask_imported_only_when_used():
-    code = ("import sys; from topiclink.families.bpbfm.synthetic import make_bpbfm_data; "
-            "from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel; "
-            "t, _ = make_bpbfm_data(20, 2, 2, random_state=0, density=0.1); "
-            "BilinearPoissonFactorModel(2, inference='online', max_iter=1).fit(t); "
-            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,4 +1,4 @@
-"""BPBFM-1 by MAP-EM (``inference="em"``; :mod:`topiclink.families.bpbfm.em`).
+"""BPBFM-1 by MAP-EM (:class:`BilinearPoissonFactorModelEM`; :mod:`topiclink.families.bpbfm.em`).
 
 (a) the log posterior never decreases (and the minorizer step alone never lowers it);
 (b) the sparse E-step statistics and exposures equal a dense NumPy computation, with
@@ -9,7 +9,7 @@
 (d) UMLS fold 0 of the paper protocol: the library agrees with
     ``benchmarks/bpbfm_em_probe.py`` (same likelihood, data and start);
 (e) save/load and resume; the same seed gives the same arrays;
-(f) the one-line refusals.
+(f) the one-line refusals; the Gibbs-only parameters and methods are not there.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from topiclink.data.tensor import RelationalTensor
 from topiclink.families.bpbfm import em as em_module
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.families.bpbfm.em import BPBFMEM, EPS, BPBFMEMState
-from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.estimator_em import BilinearPoissonFactorModelEM
 
 PROBE = Path(__file__).resolve().parents[3] / "benchmarks" / "bpbfm_em_probe.py"
 
 
-def _em(K: int = 3, **kw) -> BilinearPoissonFactorModel:
-    return BilinearPoissonFactorModel(K, inference="em", **{"random_state": 0, **kw})
+def _em(K: int = 3, **kw) -> BilinearPoissonFactorModelEM:
+    return BilinearPoissonFactorModelEM(K, **{"random_state": 0, **kw})
 
 
 # ---------------------------------------------------------------------- (a) monotone
@@ -123,8 +123,9 @@ def test_sparse_statistics_equal_the_dense_computation(binary, side, monkeypatch
 @pytest.mark.parametrize("binary", [True, False])
 def test_a_step_reusing_the_checked_statistics_equals_one_recomputing_them(binary):
     """Each step computes Lambda's statistics of the next one together with the check of
-    its U step; the next step uses them.  A step that finds no such statistics (a fresh
-    algorithm, as after loading) recomputes them: the chain is the same bit for bit."""
+    its U step and leaves them in the state's workspace; the next step uses them.  A step
+    that finds no such workspace (a new run, a loaded or copied state) recomputes them:
+    the chain is the same bit for bit."""
     train, *_ = _planted(binary=binary)
     data = BPBFMData.from_tensor(train, binary)
 
@@ -133,7 +134,7 @@ def test_a_step_reusing_the_checked_statistics_equals_one_recomputing_them(binar
         state = alg.init(data, np.random.default_rng(0))
         for _ in range(12):
             if recompute:
-                alg._lambda_ahead = None
+                state.workspace = None
             alg.step(state, data)
             state.iteration += 1
         return state
@@ -187,7 +188,7 @@ def _probe():
 @pytest.mark.slow
 def test_umls_fold0_agrees_with_the_probe():
     from topiclink.datasets import load_dataset
-    from topiclink.families.bpbfm.protocol import paper_folds, union_tensor
+    from topiclink_reproductions.bpbfm import paper_folds, union_tensor
 
     probe = _probe()
     full = union_tensor(load_dataset("umls").tensor)
@@ -195,8 +196,8 @@ def test_umls_fold0_agrees_with_the_probe():
     fold = paper_folds(full, [0])[0]
     e = fold.entries                                   # (head, relation, tail)
     K, iterations, b = 20, 200, 5.0
-    m = BilinearPoissonFactorModel(K, inference="em", max_iter=iterations, tol=0.0,
-                                   em_prior_rate=b, random_state=0).fit(fold.train)
+    m = BilinearPoissonFactorModelEM(K, max_iter=iterations, tol=0.0, prior_rate=b,
+                                     random_state=0).fit(fold.train)
     ours = average_precision_score(fold.labels, m.predict_proba(e[:, 0], e[:, 1], e[:, 2]))
     x = probe.dense(fold.train, N, R)
     observed = np.ones_like(x)
@@ -223,7 +224,8 @@ def test_save_load_resume_and_determinism(tmp_path):
     part = _em(3, **kw).fit(train)
     path = part.save(tmp_path / "em.npz", full=True)
     loaded = topiclink.load(path)
-    assert isinstance(loaded.state_, BPBFMEMState) and loaded.inference == "em"
+    assert isinstance(loaded.state_, BPBFMEMState)
+    assert isinstance(loaded, BilinearPoissonFactorModelEM)
     np.testing.assert_array_equal(loaded.predict_proba(h, r, t), part.predict_proba(h, r, t))
     np.testing.assert_array_equal(loaded.state_.L, part.state_.L)
     loaded.fit(train, resume=True)
@@ -246,10 +248,8 @@ def test_tol_stops_early():
 
 # ---------------------------------------------------------------------- (f) refusals
 @pytest.mark.parametrize("kw, match", [
-    ({"n_dictionary": 3}, "inference='em' needs n_dictionary=None"),
-    ({"executor": "dask"}, "inference='em' needs executor=None or a thread count"),
-    ({"self_pairs": "scaled"}, "inference='em' needs self_pairs='bilinear'"),
-    ({"em_prior_rate": 0.0}, "em_prior_rate"),
+    ({"prior_rate": 0.0}, "prior_rate"),
+    ({"tol": -1.0}, "tol"),
 ])
 def test_refusals_are_one_line(kw, match):
     train, *_ = _planted()
@@ -258,18 +258,20 @@ def test_refusals_are_one_line(kw, match):
     assert "\n" not in str(info.value)
 
 
-def test_partial_fit_and_proba_interval_refuse():
+@pytest.mark.parametrize("name", ["n_dictionary", "executor", "self_pairs", "priors",
+                                  "inference", "burn_in", "batch_size"])
+def test_the_gibbs_parameters_are_not_the_em_models(name):
+    """What EM cannot use is no parameter of it (Python's TypeError), not a refusal."""
+    with pytest.raises(TypeError, match=name):
+        BilinearPoissonFactorModelEM(3, **{name: None})
+
+
+def test_a_point_estimate_has_no_stream_and_no_interval():
     train, _, (h, r, t), _ = _planted()
-    m = _em(3, max_iter=3)
-    with pytest.raises(ValueError, match="partial_fit needs inference='online'") as info:
-        m.partial_fit(train)
-    assert "\n" not in str(info.value)
-    m.fit(train)
-    with pytest.raises(ValueError, match="point estimate") as info:
-        m.proba_interval(h[:3], r[:3], t[:3])
-    assert "\n" not in str(info.value)
+    m = _em(3, max_iter=3).fit(train)
+    assert not hasattr(m, "partial_fit") and not hasattr(m, "proba_interval")
 
 
 def test_paper_name():
     m = topiclink.make_paper_model("BPBFM-1-EM", n_topics=3)
-    assert m.inference == "em" and m.n_dictionary is None
+    assert isinstance(m, BilinearPoissonFactorModelEM) and m.n_topics == 3

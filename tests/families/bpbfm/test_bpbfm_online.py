@@ -26,7 +26,7 @@ from topiclink.families.bpbfm import online as bpbfm_online
 from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
 from topiclink.families.bpbfm.online import BPBFMOnline
-from topiclink.inference.online import RobbinsMonro
+from topiclink.parameters import RobbinsMonro
 
 from .test_bpbfm import _planted
 

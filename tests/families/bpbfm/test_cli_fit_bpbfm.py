@@ -51,6 +51,31 @@ def test_fit_bpbfm2_from_a_triples_folder(nations_dir, tmp_path):
     assert "model not saved" in result.output
 
 
+def test_the_prior_flags_set_the_priors_fields(nations_dir, tmp_path):
+    """--gamma0 / --a / ... are fields of ``priors`` (BPBFMPriors); the others keep their
+    defaults, and no flag leaves ``priors=None``."""
+    from topiclink import load
+    from topiclink.families.bpbfm.priors import BPBFMPriors
+
+    out = tmp_path / "p.npz"
+    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "2", "-n",
+                                 "2", "--gamma0", "2.5", "--a", "0.3", "--out", str(out),
+                                 "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert load(out).priors == BPBFMPriors(a=0.3, gamma0=2.5)
+    plain = tmp_path / "plain.npz"
+    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "2", "-n",
+                                 "2", "--out", str(plain), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert load(plain).priors is None
+    bad = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "2", "-n", "2",
+                              "--beta", "-1", "--quiet"])
+    assert bad.exit_code == 1 and "beta must be a finite number > 0" in bad.output
+    helps = " ".join(runner.invoke(app, ["fit", "bpbfm", "--help"],
+                                   terminal_width=200).output.split())
+    assert "--gamma0" in helps and "--q0" in helps and "a field of priors" in helps
+
+
 def test_fit_bpbfm_errors(tmp_path):
     result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "1"])
     assert result.exit_code == 1
@@ -71,17 +96,29 @@ def test_fit_bpbfm_errors(tmp_path):
     assert "bpbfm" in result.output
 
 
-def test_fit_bpbfm_em_restarts_pooled(nations_dir, tmp_path):
-    """--inference em --chains 3: three restarts, their estimates pooled (one sample each)."""
-    from topiclink import load
+@pytest.mark.parametrize("command", [["bpbfm-em"], ["bpbfm", "--model", "BPBFM-1-EM"]])
+def test_fit_bpbfm_em_restarts_pooled(command, nations_dir, tmp_path):
+    """fit bpbfm-em --chains 3 (or fit bpbfm --model BPBFM-1-EM): three restarts, their
+    estimates pooled (one sample each)."""
+    from topiclink import BilinearPoissonFactorModelEM, load
 
     out = tmp_path / "em.npz"
-    result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "3",
-                                 "--inference", "em", "-n", "5", "--chains", "3",
+    result = runner.invoke(app, ["fit", *command, "--dataset", "nations", "-k", "3",
+                                 "-n", "5", "--chains", "3",
                                  "--seed", "2", "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
+    assert result.output.startswith("BPBFM-1 (MAP-EM): 14 entities"), result.output
     model = load(out)
+    assert isinstance(model, BilinearPoissonFactorModelEM)
     assert model.n_chains == 3 and model.samples_embedding_.shape == (3, 14, 3)
     bad = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "3",
                               "--inference", "online", "--chains", "2", "--quiet"])
-    assert bad.exit_code == 1 and "n_chains > 1 needs inference=" in bad.output
+    assert bad.exit_code == 1 and "n_chains > 1 needs inference='batch'" in bad.output
+
+
+def test_fit_bpbfm_dc(nations_dir, tmp_path):
+    """fit bpbfm-dc: the degree-corrected model by MAP-EM, its own command."""
+    result = runner.invoke(app, ["fit", "bpbfm-dc", "--dataset", "nations", "-k", "2",
+                                 "-n", "3", "--degree-prior", "0.7", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("degree-corrected BPBFM (MAP-EM"), result.output

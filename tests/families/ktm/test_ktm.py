@@ -1,4 +1,4 @@
-"""Kernel topic model (``design/models/ktm.md``): the word step keeps its totals, the
+"""Kernel topic model (``docs/design/ktm.md``): the word step keeps its totals, the
 summed evidence gradient is analytic, planted topic trends over a feature are found, bad
 input is a one-line error.
 

@@ -8,7 +8,7 @@ document is newer carries no likelihood term).  Each test document ranks every t
 document by ``link_scores(..., direction="out")`` (eq. 6.1; time is not used at
 prediction, and every training document is older than every test document, so all are
 admissible); the score is the predictive rank of
-:func:`topiclink.metrics.link_rank` (the metric of ``topiclink.families.lmv.protocol``; lower is
+:func:`topiclink.metrics.link_rank` (the metric of ``topiclink_reproductions.lmv``; lower is
 better), averaged over two replicate networks.  D = 500, K = 6, the paper's blockmodel
 scaled to ~15 citations per document, batch VB with the default stopping rule.
 

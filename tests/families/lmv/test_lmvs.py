@@ -1,4 +1,4 @@
-"""Stochastic LMV ("LMVS", Tan, Chan & Zheng 2016, Algorithm 2; design/models/lmv.md).
+"""Stochastic LMV ("LMVS", Tan, Chan & Zheng 2016, Algorithm 2; docs/design/lmv.md).
 
 What is checked:
 

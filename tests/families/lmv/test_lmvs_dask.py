@@ -1,27 +1,20 @@
 """Stochastic LMV with the pair blocks on Dask (``VisibilityTopicModel(inference=
-"stochastic", parallel="dask")``: the stochastic algorithm's executor is a
-:class:`topiclink.execution.DaskExecutor`).
-
-What is checked: the fit is bit for bit the ``parallel=None`` fit (gamma, lambda, a, b,
-g, h, the citation topics, the trace) on 1, 2 and 4 in-process workers and on worker
-processes, with and without publication times; partial_fit, save / load / resume and
-clone / pickle with a client; only changed rows of the per-document table travel after
-the first minibatch; the errors.
+"stochastic", executor=client)``: the stochastic algorithm's executor is a
+:class:`topiclink.execution.DaskExecutor`), the family's part: the fit is bit for bit the
+fit in this process with publication times (and the threaded path), and with partial_fit;
+only changed rows of the per-document table travel after the first minibatch.  The
+executor contract (the same fit on any number of workers and on worker processes, the
+current client and an address, resume, clone / pickle, the errors) is
+``tests/test_executor_contract.py``.
 """
 
 from __future__ import annotations
-
-import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 distributed = pytest.importorskip("distributed")
 
-import topiclink  # noqa: E402
-from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.datasets import make_lmv_data  # noqa: E402
 from topiclink.execution import DaskExecutor  # noqa: E402
 from topiclink.families.lmv.algorithm import LMVData  # noqa: E402
@@ -48,12 +41,6 @@ def _lmvs(**kw):
     return VisibilityTopicModel(6, **{**args, **kw})
 
 
-@pytest.fixture(scope="module")
-def serial(small):
-    (corpus, links), _ = small
-    return _lmvs().fit(corpus, links=links)
-
-
 def assert_same_fit(a, b):
     """Bit for bit: the state, the published estimates and the serial fit's trace (but for
     the timings)."""
@@ -72,27 +59,13 @@ def assert_same_fit(a, b):
 
 
 # ---------------------------------------------------------------------- the same fit
-def test_dask_equals_serial(small, serial, client):
-    (corpus, links), _ = small
-    model = _lmvs(parallel="dask", client=client).fit(corpus, links=links)
-    assert_same_fit(serial, model)
-    assert np.all(model.trace_["bytes_sent"] > 0) and np.all(model.trace_["bytes_received"] > 0)
-
-
 def test_dask_equals_serial_with_publication_times_and_threads(timed, client2):
     """LMV(t) (the times travel with the graph) and the threaded serial path (n_jobs=2)."""
     (corpus, links), truth = timed
     fit = dict(links=links, publication_time=truth.publication_time)
     want = _lmvs(n_jobs=2, batch_size=30).fit(corpus, **fit)
-    got = _lmvs(parallel="dask", client=client2, batch_size=30).fit(corpus, **fit)
+    got = _lmvs(executor=client2, batch_size=30).fit(corpus, **fit)
     assert_same_fit(want, got)
-
-
-def test_worker_processes(small, serial):
-    (corpus, links), _ = small
-    with cluster(2, processes=True) as c, distributed.Client(c, set_as_default=False) as cl:
-        model = _lmvs(parallel="dask", client=cl).fit(corpus, links=links)
-    assert_same_fit(serial, model)
 
 
 def test_only_changed_rows_travel(small, client2):
@@ -138,74 +111,6 @@ def test_partial_fit_equals_serial(small, client2):
         return model.set_params(max_iter=1).fit(corpus, links=links, resume=True)
 
     want = grow(_lmvs())
-    got = grow(_lmvs(parallel="dask", client=client2))
+    got = grow(_lmvs(executor=client2))
     assert_same_fit(want, got)
     assert got.doc_topic_.shape == (corpus.n_docs, 6) and got.n_iter_ == 3
-
-
-def test_resume_across_save_and_load(small, client2, tmp_path):
-    (corpus, links), _ = small
-    whole = _lmvs(max_iter=6).fit(corpus, links=links)
-    half = _lmvs(executor=client2).fit(corpus, links=links)
-    loaded = topiclink.load(half.save(tmp_path / "half.npz", full=True))
-    assert loaded.executor is None
-    loaded.set_params(executor=client2).fit(corpus, links=links, resume=True)
-    for name in STATE:
-        np.testing.assert_array_equal(getattr(whole.state_, name),
-                                      getattr(loaded.state_, name), err_msg=name)
-    np.testing.assert_array_equal(whole.trace_["blockmodel_change"],
-                                  loaded.trace_["blockmodel_change"])
-    addressed = _lmvs(executor="tcp://127.0.0.1:8786")
-    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
-
-
-def test_current_client_and_scheduler_address(small, serial):
-    (corpus, links), _ = small
-    with cluster(1) as c:
-        with distributed.Client(c):                 # the current client (client=None)
-            model = _lmvs(parallel="dask").fit(corpus, links=links)
-        assert_same_fit(serial, model)
-        model = _lmvs(parallel="dask", client=c.scheduler_address).fit(corpus, links=links)
-        assert_same_fit(serial, model)
-
-
-def test_client_parameter_clone_repr_pickle(client2):
-    from sklearn.base import clone
-
-    model = _lmvs(executor=client2)
-    twin = clone(model)
-    assert twin.executor is client2 and twin.get_params() == model.get_params()
-    assert "executor=" in repr(model)
-    copied = pickle.loads(pickle.dumps(model))
-    assert copied.executor is None and model.executor is client2
-
-
-# ---------------------------------------------------------------------- errors
-def test_errors(small, monkeypatch):
-    (corpus, links), _ = small
-    with pytest.raises(ValueError):
-        distributed.get_client()                    # no current client in this process
-    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
-        _lmvs(executor="dask").fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"executor: a Dask executor needs "
-                                         r"inference='stochastic'"):
-        VisibilityTopicModel(6, executor="dask", max_iter=1).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
-        _lmvs(executor=0).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"parallel must be one of None, 'dask'"):
-        _lmvs(parallel="spark")
-    with pytest.raises(ValueError, match=r"cannot connect to the Dask scheduler"):
-        _lmvs(executor="tcp://127.0.0.1:1").fit(corpus, links=links)
-    monkeypatch.setitem(sys.modules, "distributed", None)       # dask not installed
-    with pytest.raises(ImportError, match=r"needs dask and distributed: pip install"):
-        _lmvs(executor="dask").fit(corpus, links=links)
-
-
-def test_dask_imported_only_when_used():
-    code = ("import sys; from topiclink.datasets import make_lmv_data; "
-            "from topiclink.families.lmv.estimator import VisibilityTopicModel; "
-            "(c, l), _ = make_lmv_data(n_docs=40, random_state=0); "
-            "VisibilityTopicModel(3, inference='stochastic', max_iter=1, batch_size=20)"
-            ".fit(c, links=l); "
-            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)

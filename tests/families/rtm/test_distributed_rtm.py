@@ -1,13 +1,12 @@
-"""Distributed gRTM Gibbs on Dask (``RelationalTopicModel(parallel="dask")``): the same
-chain on 1, 2 or 4 workers (and worker processes), one shard = the single-machine chain,
-counts consistent with the topics, held-out link AUC and planted recovery as good as the
-single-machine sampler's, persistence / resume / clone / pickle, the errors."""
+"""Distributed gRTM Gibbs on Dask (``RelationalTopicModel(scheme="shards",
+executor=client)``), the family's part: the shards on threads are the Dask chain, one
+shard = the single-machine chain, counts consistent with the topics, the state complete
+whenever read, the bytes a round moves, held-out link AUC and planted recovery as good as
+the single-machine sampler's.  The executor contract (the same chain on any number of
+workers and on worker processes, the current client and an address, resume, clone /
+pickle, the errors) is ``tests/test_executor_contract.py``."""
 
 from __future__ import annotations
-
-import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,8 +14,6 @@ from scipy.optimize import linear_sum_assignment
 
 distributed = pytest.importorskip("distributed")
 
-import topiclink  # noqa: E402
-from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.data.splits import train_test_split_documents  # noqa: E402
 from topiclink.datasets import make_rtm_data  # noqa: E402
@@ -26,8 +23,8 @@ from topiclink.inference.engine import check_topic_counts  # noqa: E402
 from topiclink.metrics import link_auc  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
 
-KW = {"n_topics": 4, "negative_ratio": 0.05, "max_iter": 8, "n_shards": 3, "evaluate_every": 1,
-      "random_state": 2}
+KW = {"n_topics": 4, "negative_ratio": 0.05, "max_iter": 8, "scheme": Shards("shards", 3),
+      "evaluate_every": 1, "random_state": 2}
 #: the two samplers of the augmentation, with the two losses
 CONFIGS = [{"loss": "logistic", "augmentation": "reference"},
            {"loss": "hinge", "augmentation": "numba"}]
@@ -44,7 +41,7 @@ def network():
 def references(network, client2):
     """The dask chains of CONFIGS (3 shards) on two workers."""
     corpus, links = network
-    return [RelationalTopicModel(parallel="dask", client=client2, **cfg, **KW).fit(
+    return [RelationalTopicModel(executor=client2, **cfg, **KW).fit(
         corpus, links=links) for cfg in CONFIGS]
 
 
@@ -66,23 +63,13 @@ def assert_same_chain(a, b, omega: bool = True):
 # ---------------------------------------------------------------------- the same chain
 @pytest.mark.parametrize("config", range(len(CONFIGS)),
                          ids=[f"{c['loss']}-{c['augmentation']}" for c in CONFIGS])
-def test_same_chain_on_any_number_of_workers(network, client, references, config):
-    corpus, links = network
-    model = RelationalTopicModel(parallel="dask", client=client, **CONFIGS[config],
-                                 **KW).fit(corpus, links=links)
-    assert_same_chain(references[config], model)
-    assert model.state_.kernel_rng.shape == (3, 4) and len(model.state_.aug_rngs) == 3
-
-
-@pytest.mark.parametrize("config", range(len(CONFIGS)),
-                         ids=[f"{c['loss']}-{c['augmentation']}" for c in CONFIGS])
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_shards_on_threads_are_the_dask_chain(network, references, config, n_jobs):
-    """parallel="shards": the same sharded sampler on this process's threads (or the
+    """scheme="shards" in this process: the same sharded sampler on this process's threads (or the
     calling thread), the dask chain bit for bit; no payload counters in the trace."""
     corpus, links = network
-    model = RelationalTopicModel(parallel="shards", n_jobs=n_jobs, **CONFIGS[config],
-                                 **KW).fit(corpus, links=links)
+    model = RelationalTopicModel(n_jobs=n_jobs, **CONFIGS[config], **KW).fit(corpus,
+                                                                             links=links)
     assert_same_chain(references[config], model)
     assert "bytes_sent" not in model.trace_ and "bytes_peer" not in model.trace_
 
@@ -96,12 +83,12 @@ def test_one_shard_is_the_single_machine_chain(network, client2, config):
     (< 4096 pairs here): the same chain bit for bit, which checks the sweep's inputs
     (U, zbar U^T, the pairs' CSRs and (a, b)) and the fresh discriminants of the draws."""
     corpus, links = network
-    kw = {**KW, "n_shards": 1}
-    seq = RelationalTopicModel(**config, **{k: v for k, v in kw.items() if k != "n_shards"}
+    kw = {**KW, "scheme": Shards("shards", 1)}
+    seq = RelationalTopicModel(**config, **{k: v for k, v in kw.items() if k != "scheme"}
                                ).fit(corpus, links=links)
     assert seq.n_pairs_ < 4096
-    assert_same_chain(seq, RelationalTopicModel(parallel="dask", client=client2, **config,
-                                                **kw).fit(corpus, links=links))
+    assert_same_chain(seq, RelationalTopicModel(executor=client2, **config, **kw).fit(
+        corpus, links=links))
 
 
 def test_shards_change_the_chain_but_not_the_counts(network, references):
@@ -111,7 +98,7 @@ def test_shards_change_the_chain_but_not_the_counts(network, references):
     corpus, links = network
     tok = corpus.tokens()
     seq = RelationalTopicModel(**CONFIGS[0], **{k: v for k, v in KW.items()
-                                                if k != "n_shards"}).fit(corpus, links=links)
+                                                if k != "scheme"}).fit(corpus, links=links)
     model = references[0]
     assert not np.array_equal(seq.state_.z, model.state_.z)
     for m in references:
@@ -139,7 +126,7 @@ def test_state_is_complete_whenever_read(network, client2, references):
         check_topic_counts(s.z, s.ndk, s.nwk, s.nk, tok.docs, tok.words)
         seen.append(iteration)
 
-    model = RelationalTopicModel(parallel="dask", client=client2, **CONFIGS[0],
+    model = RelationalTopicModel(executor=client2, **CONFIGS[0],
                                  callbacks=[LambdaCallback(look)], **KW).fit(corpus,
                                                                              links=links)
     assert seen == list(range(KW["max_iter"]))
@@ -164,14 +151,6 @@ def test_bytes_are_counted(references):
     assert np.all(received >= 8 * model.n_pairs_ + D * K)
 
 
-def test_worker_processes(network, references):
-    corpus, links = network
-    with cluster(2, processes=True) as c, distributed.Client(c, set_as_default=False) as cl:
-        model = RelationalTopicModel(parallel="dask", client=cl, **CONFIGS[1], **KW).fit(
-            corpus, links=links)
-    assert_same_chain(references[1], model)
-
-
 # ---------------------------------------------------------------------- quality
 def test_heldout_link_auc_close_to_single_machine(client2):
     """Link AUC on held-out documents (the protocol of tests/families/rtm/test_rtm.py): 5 seeds
@@ -190,7 +169,7 @@ def test_heldout_link_auc_close_to_single_machine(client2):
 
     seeds = range(5)
     seq = np.array([auc(random_state=s) for s in seeds])
-    dsk = np.array([auc(random_state=s, parallel="dask", n_shards=3, client=client2)
+    dsk = np.array([auc(random_state=s, scheme=Shards("shards", 3), executor=client2)
                     for s in seeds])
     diff = dsk - seq
     se = diff.std(ddof=1) / np.sqrt(diff.size)
@@ -213,8 +192,8 @@ def test_logistic_recovers_planted_weights(client2):
                                            random_state=3)
     m = RelationalTopicModel(5, loss="logistic", negative_ratio=1.0, max_iter=80,
                              n_average=20, weight_prior_var=100.0, random_state=1,
-                             parallel="dask", n_shards=2, client=client2).fit(corpus,
-                                                                               links=links)
+                             scheme=Shards("shards", 2), executor=client2).fit(
+        corpus, links=links)
     cos = m.components_ @ truth.topic_word.T
     cos /= np.linalg.norm(m.components_, axis=1)[:, None]
     cos /= np.linalg.norm(truth.topic_word, axis=1)[None, :]
@@ -230,78 +209,3 @@ def test_logistic_recovers_planted_weights(client2):
     sd = 1.0 / np.sqrt((zbar**2).T @ w @ zbar**2)
     assert np.corrcoef(U.ravel(), truth.weights.ravel())[0, 1] > 0.95
     assert (np.abs(U - truth.weights) / sd).max() < 4.0
-
-
-# ---------------------------------------------------------------------- persistence
-def test_resume_across_save_and_load(network, client2, references, tmp_path):
-    corpus, links = network
-    first = {**KW, "max_iter": 5}
-    model = RelationalTopicModel(parallel="dask", client=client2, **CONFIGS[0],
-                                 **first).fit(corpus, links=links)
-    path = model.save(tmp_path / "rtm.npz", full=True)
-    loaded = topiclink.load(path)
-    assert loaded.executor is None and loaded.scheme == Shards("shards", 3)
-    np.testing.assert_array_equal(loaded.weights_, model.weights_)
-    loaded.set_params(client=client2, max_iter=3).fit(corpus, links=links, resume=True)
-    assert_same_chain(references[0], loaded)
-    # resuming in memory: the same
-    model.set_params(max_iter=3).fit(corpus, links=links, resume=True)
-    assert_same_chain(references[0], model)
-    # a sharded state needs the same shards
-    other = topiclink.load(path).set_params(client=client2, n_shards=2)
-    with pytest.raises(ValueError, match="cannot resume: state field 'kernel_rng'"):
-        other.fit(corpus, links=links, resume=True)
-    # an address survives a model file
-    addressed = RelationalTopicModel(parallel="dask", client="tcp://127.0.0.1:8786")
-    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
-
-
-def test_current_client_and_scheduler_address(network, references):
-    corpus, links = network
-    with cluster(2) as c:
-        with distributed.Client(c):                 # the current client (client=None)
-            assert_same_chain(references[0], RelationalTopicModel(
-                parallel="dask", **CONFIGS[0], **KW).fit(corpus, links=links))
-        model = RelationalTopicModel(parallel="dask", client=c.scheduler_address,
-                                     **CONFIGS[0], **KW).fit(corpus, links=links)
-        assert_same_chain(references[0], model)
-
-
-def test_client_parameter_clone_repr_pickle(client2):
-    from sklearn.base import clone
-
-    model = RelationalTopicModel(3, scheme="shards", executor=client2)
-    twin = clone(model)
-    assert twin.executor is client2 and twin.get_params() == model.get_params()
-    assert "executor=" in repr(model)
-    copied = pickle.loads(pickle.dumps(model))
-    assert copied.executor is None and copied.n_topics == 3 and model.executor is client2
-
-
-def test_errors(network):
-    corpus, links = network
-    kw = {k: v for k, v in KW.items() if k != "n_shards"}
-    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
-        RelationalTopicModel(scheme="shards", executor="dask", **kw).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
-        RelationalTopicModel(scheme="shards", executor=2.0).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"scheme must be one of 'exact', 'shards' or "
-                                         r"Shards\('shards', n_shards\), got 'adlda'"):
-        RelationalTopicModel(scheme="adlda").fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"n_shards must be an integer >= 1"):
-        RelationalTopicModel(scheme=Shards("shards", 0)).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"n_shards \(121\) exceeds the number of "
-                                         r"documents \(120\)"):
-        RelationalTopicModel(scheme=Shards("shards", 121), executor="tcp://127.0.0.1:1"
-                             ).fit(corpus, links=links)
-    with pytest.raises(ValueError, match=r"parallel must be one of None, 'shards', 'dask'"):
-        RelationalTopicModel(parallel="adlda")
-
-
-def test_dask_imported_only_when_used():
-    code = ("import sys; from topiclink.datasets import make_rtm_data; "
-            "from topiclink.families.rtm.estimator import RelationalTopicModel; "
-            "(c, l), _ = make_rtm_data(n_docs=30, n_topics=2, doc_length=20, random_state=0); "
-            "RelationalTopicModel(2, max_iter=2).fit(c, links=l); "
-            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,6 +1,6 @@
 """Geweke (2004) joint-distribution test of the gRTM Gibbs sampler (Gibbs-gRTM, exact Z step).
 
-Model (``design/models/grtm.md``), tiny so that both simulators are cheap: D = 4 documents
+Model (``docs/design/grtm.md``), tiny so that both simulators are cheap: D = 4 documents
 of 3, 4, 3, 4 tokens, V = 4 words, K = 2 topics, alpha = (0.7, 0.7), beta = 0.5, full
 U ~ N(0, nu^2 I_{K x K}) with nu^2 = 1, the fixed set I of all 12 ordered pairs of the 4
 documents, and y_ij ~ Bernoulli(sigmoid(omega_ij)), omega_ij = zbar_i^T U zbar_j, for every

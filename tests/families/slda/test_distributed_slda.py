@@ -1,13 +1,11 @@
-"""Supervised topic models on Dask (``SupervisedTopicModel(parallel="dask")``): the same
-chain on 1, 2 or 4 workers (binary and one-vs-all, both losses), one shard = the
-sequential chain, counts consistent with z, held-out accuracy of sequential training,
-save / load / resume, clone / pickle with a client, the errors."""
+"""Supervised topic models on Dask (``SupervisedTopicModel(scheme="shards",
+executor=client)``), the family's part: one shard = the sequential chain (both losses),
+counts consistent with z, the state complete whenever read, only count deltas moved,
+held-out accuracy of sequential training.  The executor contract (the same chain on any
+number of workers and on worker processes, the current client and an address, resume,
+clone / pickle, the errors) is ``tests/test_executor_contract.py``."""
 
 from __future__ import annotations
-
-import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,8 +13,6 @@ from scipy.optimize import linear_sum_assignment
 
 distributed = pytest.importorskip("distributed")
 
-import topiclink  # noqa: E402
-from tests.dask_cluster import cluster  # noqa: E402
 from topiclink.callbacks import LambdaCallback  # noqa: E402
 from topiclink.datasets import make_lda_data, make_slda_data  # noqa: E402
 from topiclink.execution import DaskExecutor, Shards  # noqa: E402
@@ -30,10 +26,10 @@ from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
 from topiclink.inference.lda import TokenData  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
 
-BIN_KW = {"n_topics": 4, "c": 4.0, "max_iter": 12, "evaluate_every": 5, "n_shards": 3,
-          "random_state": 5}
+BIN_KW = {"n_topics": 4, "c": 4.0, "max_iter": 12, "evaluate_every": 5,
+          "scheme": Shards("shards", 3), "random_state": 5}
 MULTI_KW = {"n_topics": 5, "loss": "hinge", "c": 2.0, "max_iter": 10, "evaluate_every": 4,
-            "n_shards": 3, "random_state": 7}
+            "scheme": Shards("shards", 3), "random_state": 7}
 STATE = ("eta", "z", "ndk", "nwk", "nk", "a", "b", "kernel_rng")
 
 
@@ -54,12 +50,12 @@ def multi():
 
 @pytest.fixture(scope="module")
 def ref_binary(binary, client2):
-    return SupervisedTopicModel(parallel="dask", client=client2, **BIN_KW).fit(*binary)
+    return SupervisedTopicModel(executor=client2, **BIN_KW).fit(*binary)
 
 
 @pytest.fixture(scope="module")
 def ref_multi(multi, client2):
-    return SupervisedTopicModel(parallel="dask", client=client2, **MULTI_KW).fit(*multi)
+    return SupervisedTopicModel(executor=client2, **MULTI_KW).fit(*multi)
 
 
 def assert_same_chain(a, b):
@@ -84,24 +80,11 @@ def assert_counts_match_z(model, corpus):
     assert np.all(s.b > 0) and np.all(np.isfinite(s.a))
 
 
-# ---------------------------------------------------------------------- the same chain
-def test_binary_same_chain_on_any_number_of_workers(binary, client, ref_binary):
-    model = SupervisedTopicModel(parallel="dask", client=client, **BIN_KW).fit(*binary)
-    assert_same_chain(ref_binary, model)
-    assert model.state_.kernel_rng.shape == (3, 4) and len(model.state_.aug_rngs) == 3
-
-
-def test_multiclass_same_chain_on_any_number_of_workers(multi, client, ref_multi):
-    model = SupervisedTopicModel(parallel="dask", client=client, **MULTI_KW).fit(*multi)
-    assert_same_chain(ref_multi, model)
-    assert model.coef_.shape == (3, 5) and model.state_.kernel_rng.shape == (9, 4)
-
-
 def test_counts_consistent_with_z(binary, multi, ref_binary, ref_multi):
     assert_counts_match_z(ref_binary, binary[0])
     assert_counts_match_z(ref_multi, multi[0])
     # the shards really are separate chains' pieces: not the sequential chain
-    seq = SupervisedTopicModel(**BIN_KW).fit(*binary)
+    seq = SupervisedTopicModel(**{**BIN_KW, "scheme": "exact"}).fit(*binary)
     assert not np.array_equal(seq.state_.z, ref_binary.state_.z)
 
 
@@ -109,14 +92,12 @@ def test_counts_consistent_with_z(binary, multi, ref_binary, ref_multi):
 def test_one_shard_is_the_sequential_chain(binary, multi, client2, loss):
     """One shard sweeps every document against the current counts with the chain's own
     streams: the sequential sampler draw for draw (eta, z, counts, a, b)."""
-    kw = {**BIN_KW, "loss": loss, "n_shards": 1}
-    assert_same_chain(SupervisedTopicModel(**kw).fit(*binary),
-                      SupervisedTopicModel(parallel="dask", client=client2, **kw).fit(
-                          *binary))
-    kw = {**MULTI_KW, "loss": loss, "n_shards": 1, "max_iter": 6}
-    assert_same_chain(SupervisedTopicModel(**kw).fit(*multi),
-                      SupervisedTopicModel(parallel="dask", client=client2, **kw).fit(
-                          *multi))
+    kw = {**BIN_KW, "loss": loss, "scheme": Shards("shards", 1)}
+    assert_same_chain(SupervisedTopicModel(**{**kw, "scheme": "exact"}).fit(*binary),
+                      SupervisedTopicModel(executor=client2, **kw).fit(*binary))
+    kw = {**MULTI_KW, "loss": loss, "scheme": Shards("shards", 1), "max_iter": 6}
+    assert_same_chain(SupervisedTopicModel(**{**kw, "scheme": "exact"}).fit(*multi),
+                      SupervisedTopicModel(executor=client2, **kw).fit(*multi))
 
 
 def test_state_is_complete_whenever_read(binary, client2, ref_binary):
@@ -130,8 +111,8 @@ def test_state_is_complete_whenever_read(binary, client2, ref_binary):
         check_topic_counts(s.z[0], s.ndk[0], s.nwk[0], s.nk[0], tok.docs, tok.words)
         seen.append(iteration)
 
-    model = SupervisedTopicModel(parallel="dask", client=client2,
-                                 callbacks=[LambdaCallback(look)], **BIN_KW).fit(*binary)
+    model = SupervisedTopicModel(executor=client2, callbacks=[LambdaCallback(look)],
+                                 **BIN_KW).fit(*binary)
     assert seen == list(range(BIN_KW["max_iter"]))
     assert_same_chain(ref_binary, model)
 
@@ -182,88 +163,6 @@ def test_algorithm_moves_only_deltas_and_steps_outside_a_session(binary, client2
         np.testing.assert_array_equal(getattr(state, name), getattr(fresh, name))
 
 
-# ---------------------------------------------------------------------- persistence
-def test_resume_across_save_and_load(binary, client2, ref_binary, tmp_path):
-    plain = {k: v for k, v in BIN_KW.items() if k != "n_shards"}
-    half = {**plain, "max_iter": 5}
-    model = SupervisedTopicModel(scheme=Shards("shards", 3), executor=client2,
-                                 **half).fit(*binary)
-    path = model.save(tmp_path / "slda.npz", full=True)
-    loaded = topiclink.load(path)
-    assert loaded.executor is None and loaded.scheme == Shards("shards", 3)
-    np.testing.assert_array_equal(loaded.coef_, model.coef_)
-    held = binary[0].subset(range(10))
-    np.testing.assert_array_equal(loaded.decision_function(held),
-                                  model.decision_function(held))
-    loaded.set_params(executor=client2, max_iter=7).fit(*binary, resume=True)
-    assert_same_chain(ref_binary, loaded)
-    # another shard count cannot continue this state
-    with pytest.raises(ValueError, match="cannot resume: state field 'kernel_rng'"):
-        loaded.set_params(scheme="shards", max_iter=1).fit(*binary, resume=True)
-    # one shard and the sequential sampler share their states
-    seq = SupervisedTopicModel(**half).fit(*binary)
-    seq.set_params(scheme=Shards("shards", 1), executor=client2, max_iter=7).fit(
-        *binary, resume=True)
-    assert_same_chain(SupervisedTopicModel(**plain).fit(*binary), seq)
-    # an address survives a model file
-    addressed = SupervisedTopicModel(scheme="shards", executor="tcp://127.0.0.1:8786")
-    assert addressed._encoded_params({})["executor"] == "tcp://127.0.0.1:8786"
-
-
-def test_client_parameter_clone_repr_pickle(client2):
-    from sklearn.base import clone
-
-    model = SupervisedTopicModel(3, scheme="shards", executor=client2)
-    twin = clone(model)
-    assert twin.executor is client2 and twin.get_params() == model.get_params()
-    assert "executor=" in repr(model)
-    copied = pickle.loads(pickle.dumps(model))
-    assert copied.executor is None and copied.n_topics == 3 and model.executor is client2
-
-
-def test_current_client_and_scheduler_address(binary, ref_binary):
-    with cluster(2) as c:
-        with distributed.Client(c):                  # the current client (client=None)
-            assert_same_chain(ref_binary, SupervisedTopicModel(parallel="dask", **BIN_KW)
-                              .fit(*binary))
-        model = SupervisedTopicModel(parallel="dask", client=c.scheduler_address,
-                                     **BIN_KW).fit(*binary)
-        assert_same_chain(ref_binary, model)
-
-
-def test_errors(binary, monkeypatch):
-    corpus, y = binary
-    kw = {k: v for k, v in BIN_KW.items() if k != "n_shards"}
-    with pytest.raises(ValueError, match=r"found no Dask client: pass executor="):
-        SupervisedTopicModel(scheme="shards", executor="dask", **kw).fit(corpus, y)
-    with pytest.raises(ValueError, match=r"executor must be None or an integer"):
-        SupervisedTopicModel(executor=1.5).fit(corpus, y)
-    with pytest.raises(ValueError, match=r"scheme must be one of 'exact', 'shards'"):
-        SupervisedTopicModel(scheme="adlda").fit(corpus, y)
-    with pytest.raises(ValueError, match=r"n_shards must be"):
-        SupervisedTopicModel(scheme=Shards("shards", 0)).fit(corpus, y)
-    few, y_few = corpus.subset(range(4)), np.array([0, 1, 0, 1])
-    with pytest.raises(ValueError, match=r"n_shards \(5\) exceeds the number of documents "
-                                         r"\(4\)"):
-        SupervisedTopicModel(scheme=Shards("shards", 5), executor="tcp://nowhere:1").fit(
-            few, y_few)
-    with pytest.raises(ValueError, match=r"n_shards must be >= 1, got 0"):
-        SupervisedGibbs(3, np.full(3, 0.1), 0.01, loss="logistic", c=1.0,
-                        hinge_cost=1.0, weight_prior_var=1.0, n_shards=0)
-    monkeypatch.setitem(sys.modules, "distributed", None)        # dask not installed
-    with pytest.raises(ImportError, match=r"a Dask executor needs dask and distributed"):
-        SupervisedTopicModel(scheme="shards", executor="dask", **kw).fit(corpus, y)
-
-
-def test_dask_imported_only_when_used():
-    code = ("import sys; from topiclink.datasets import make_slda_data; "
-            "from topiclink.families.slda.estimator import SupervisedTopicModel; "
-            "(X, y), _ = make_slda_data(n_docs=30, n_topics=3, random_state=0); "
-            "SupervisedTopicModel(3, max_iter=2).fit(X, y); "
-            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
 # ---------------------------------------------------------------------- quality
 def matched_eta_correlation(model, truth):
     cos = model.components_ @ truth.topic_word.T
@@ -281,7 +180,7 @@ def test_heldout_accuracy_close_to_sequential(client2, loss):
     train, test = corpus.subset(range(300)), corpus.subset(range(300, 400))
     kw = {"n_topics": 5, "loss": loss, "max_iter": 60, "evaluate_every": 0}
     seq = [SupervisedTopicModel(random_state=s, **kw).fit(train, y[:300]) for s in range(5)]
-    dsk = [SupervisedTopicModel(parallel="dask", n_shards=3, client=client2, random_state=s,
+    dsk = [SupervisedTopicModel(scheme=Shards("shards", 3), executor=client2, random_state=s,
                                 **kw).fit(train, y[:300]) for s in range(5)]
     acc_seq = np.array([m.score(test, y[300:]) for m in seq])
     acc_dsk = np.array([m.score(test, y[300:]) for m in dsk])
@@ -294,10 +193,3 @@ def test_heldout_accuracy_close_to_sequential(client2, loss):
           f"{np.round(corr_seq, 3)}, dask {np.round(corr_dsk, 3)}")
     assert abs(diff.mean()) < max(2 * se, 0.02)
     assert np.median(corr_dsk) > 0.8 and np.median(corr_dsk) > np.median(corr_seq) - 0.1
-
-
-# ---------------------------------------------------------------------- real processes
-def test_worker_processes(multi, ref_multi):
-    with cluster(2, processes=True) as c, distributed.Client(c, set_as_default=False) as cl:
-        model = SupervisedTopicModel(parallel="dask", client=cl, **MULTI_KW).fit(*multi)
-    assert_same_chain(ref_multi, model)

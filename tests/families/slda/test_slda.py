@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.optimize import linear_sum_assignment
 
@@ -130,21 +129,3 @@ def test_bad_input(binary):
     m.fit(corpus.subset(range(50)), y[:50])
     with pytest.raises(ValueError, match="decision values, not probabilities"):
         m.predict_proba(corpus.subset([0]))
-
-
-def test_experiment_configurations_in_processes_equal_sequential(binary):
-    """``workers`` runs (model, K, c, run) configurations in processes: same rows, same
-    order, as the sequential loop (only the timings may differ)."""
-    from topiclink.families.slda.protocol import SLDATask, run_slda_experiment
-
-    (corpus, y), _ = binary
-    task = SLDATask("planted", corpus.subset(range(150)), y[:150],
-                    corpus.subset(range(150, 200)), y[150:200], np.array(["a", "b"]))
-    kwargs = dict(topics=(3, 4), c_values=(1.0, 9.0), n_runs=2, max_iter=5)
-    seq = run_slda_experiment(task, ["gSLDA", "LDA+SVM"], **kwargs)
-    par = run_slda_experiment(task, ["gSLDA", "LDA+SVM"], workers=2, **kwargs)
-    assert len(seq) == 2 * 2 * (2 + 1)
-    same = ["model", "K", "c", "run", "accuracy", "n_iter"]
-    pd.testing.assert_frame_equal(seq[same], par[same])
-    with pytest.raises(ValueError, match="workers must be >= 1"):
-        run_slda_experiment(task, ["gSLDA"], workers=0, **kwargs)

@@ -1,6 +1,6 @@
 """Geweke (2004) joint-distribution test of the gSLDA Gibbs sampler (logistic loss, c = 1).
 
-Model (``design/models/slda.md``), tiny so that both simulators are cheap: D = 5 documents
+Model (``docs/design/slda.md``), tiny so that both simulators are cheap: D = 5 documents
 of 3, 4, 3, 4, 3 tokens, V = 4 words, K = 2 topics, alpha = (0.7, 0.7), beta = 0.5,
 eta ~ N(0, nu^2 I_K) with nu^2 = 1, and one binary label per document,
 y_d ~ Bernoulli(sigmoid(omega_d)), omega_d = eta^T zbar_d -- the logistic loss with c = 1,

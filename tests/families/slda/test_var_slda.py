@@ -31,6 +31,7 @@ from topiclink.families.slda.variational import (
     label_objective,
     label_statistics,
 )
+from topiclink.kernels import special
 
 # ---------------------------------------------------------------------- NumPy twin
 
@@ -102,12 +103,12 @@ def tiny():
 
 def test_jj_lambda_and_log_sigmoid():
     xi = np.concatenate([[0.0, 1e-6, 9e-5, 1e-4, 2e-4], np.geomspace(1e-3, 50, 40)])
-    ours = np.array([kernels.jj_lambda(v) for v in xi])
+    ours = np.array([special.jj_lambda(v) for v in xi])
     ref = np.where(xi > 0, np.tanh(xi / 2) / (4 * np.maximum(xi, 1e-300)), 0.125)
     np.testing.assert_allclose(ours, ref, rtol=1e-10)
     np.testing.assert_allclose(jj_lambda(xi), ours, rtol=1e-14)
     x = np.linspace(-40, 40, 81)
-    np.testing.assert_allclose([kernels.log_sigmoid(v) for v in x], log_expit(x), rtol=1e-12)
+    np.testing.assert_allclose([special.log_sigmoid(v) for v in x], log_expit(x), rtol=1e-12)
 
 
 def test_second_moment_formula_matches_enumeration(tiny):
@@ -347,28 +348,6 @@ def test_bad_input(planted):
     three, _ = make_lda_data(n_docs=30, n_words=40, n_topics=3, random_state=0)
     with pytest.raises(DataError, match="binary only.*SupervisedTopicModel"):
         VariationalSLDA(3).fit(three, np.arange(30) % 3)
-
-
-def test_slda_experiment_runs_vslda_as_a_baseline(planted, caplog):
-    """vSLDA rows (one per c) with n_iter and seconds per iteration; skipped, with a
-    warning, on a multiclass task."""
-    from topiclink.families.slda.protocol import SLDATask, run_slda_experiment
-
-    (corpus, y), _ = planted
-    task = SLDATask("planted", corpus.subset(range(100)), y[:100],
-                    corpus.subset(range(100, 140)), y[100:140], np.array(["a", "b"]))
-    table = run_slda_experiment(task, ["gSLDA", "vSLDA"], topics=(3,), c_values=(1.0, 4.0),
-                                max_iter=4)
-    assert list(table["model"]) == ["gSLDA", "gSLDA", "vSLDA", "vSLDA"]
-    assert list(table["c"]) == [1.0, 4.0, 1.0, 4.0]
-    assert table["n_iter"].between(1, 4).all() and (table["seconds_per_iteration"] > 0).all()
-    np.testing.assert_allclose(table["seconds_per_iteration"],
-                               table["train_seconds"] / table["n_iter"])
-    multi = SLDATask("three", task.train, np.arange(100) % 3, task.test,
-                     np.arange(40) % 3, np.array(["a", "b", "c"]))
-    with caplog.at_level("WARNING", logger="topiclink.families.slda.protocol"):
-        table = run_slda_experiment(multi, ["vSLDA"], topics=(3,), max_iter=2)
-    assert table.empty and "vSLDA is binary only" in caplog.text
 
 
 # ---------------------------------------------------------------------- engine and resume

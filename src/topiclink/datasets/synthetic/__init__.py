@@ -31,7 +31,7 @@ Modules: :mod:`~topiclink.datasets.synthetic.lda` (the word model and LDA),
 
 from topiclink.datasets.synthetic._common import DocLength
 from topiclink.datasets.synthetic.lda import LDATruth, make_lda_data
-from topiclink.families import exports, public_names
+from topiclink.registry import exports, public_names
 
 __all__ = ["DocLength", "LDATruth", "make_lda_data"]
 __getattr__, __dir__ = exports(__name__, __all__)

@@ -2,7 +2,7 @@
 engine algorithm (state + step).
 
 Hu, Rai & Carin, "Topic-Based Embeddings for Learning from Large Knowledge Graphs"
-(AISTATS 2016) and its supplement; the model as ``design/models/bpbfm.md`` states it.
+(AISTATS 2016) and its supplement; the model as ``docs/design/bpbfm.md`` states it.
 BPBFM-1 is the case M = R, ``G^r = Lambda^r``, ``eta = I``; BPBFM-2 uses a dictionary
 ``Lambda^r = sum_m eta_mr G^m``.  Shrinkage of matrix m (per relation in BPBFM-1):
 ``G^m_k1k2 ~ Ga(shape^m_k1k2, rate beta)``, ``shape_kk = eps^m d^m_k``,

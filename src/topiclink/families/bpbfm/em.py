@@ -5,11 +5,11 @@ The same likelihood as the Gibbs sampler (:mod:`topiclink.families.bpbfm.algorit
     P(x_irj = 1) = 1 - exp(-u_i^T Lambda^r u_j)     (binary data; counts: Poisson),
 
 with independent ``Gamma(1 + EPS, rate b)`` priors on every entry of U and of every
-Lambda^r (``b``: the estimator's ``em_prior_rate``; ``EPS = 1e-6`` keeps every entry
+Lambda^r (``b``: the estimator's ``prior_rate``; ``EPS = 1e-6`` keeps every entry
 positive), fitted to a MAP estimate by expectation-maximisation of the latent Poisson
 counts: ``E[m_e | x_e = 1] = lam_e / (1 - exp(-lam_e))`` allocated to (k1, k2) in
 proportion to ``u_ik1 Lambda^r_k1k2 u_jk2``.  This is ``benchmarks/bpbfm_em_probe.py``'s
-algorithm (issue 24: UMLS held-out AUC-PR 0.90 at K = 20 where Gibbs reaches 0.81) on
+algorithm (it measured UMLS held-out AUC-PR 0.90 at K = 20 where Gibbs reaches 0.81) on
 the nonzero entries only; the authors' released code also fits the model by EM (online,
 with mean updates), the paper reports Gibbs sampling.
 
@@ -61,8 +61,8 @@ from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.families.bpbfm.grouping import kept_on
 from topiclink.inference.engine import Algorithm, State
 
-__all__ = ["BPBFMEMState", "BPBFMEM", "EPS", "normalised", "MissingIndex", "OnesByRelation",
-           "RelationGroups", "relation_groups", "estep"]
+__all__ = ["BPBFMEMState", "BPBFMEM", "EMAhead", "EPS", "normalised", "MissingIndex",
+           "OnesByRelation", "RelationGroups", "relation_groups", "estep"]
 
 #: the priors' shape is 1 + EPS (the probe's numerator floor)
 EPS = 1e-6
@@ -75,6 +75,32 @@ class BPBFMEMState(State):
 
     U: np.ndarray
     L: np.ndarray
+
+
+@dataclass
+class EMAhead:
+    """What one EM step leaves to the next: the state's workspace
+    (:attr:`~topiclink.inference.engine.State.workspace`).
+
+    The objective at the point the step left (``U``, ``L`` at ``iteration``) and
+    Lambda's E-step statistics there (``S``, ``D``), both computed by the step's check of
+    its U block; the next step's Lambda block and the engine's objective read them
+    instead of a third pass over the nonzero entries.  Valid while the state stands at
+    ``iteration`` with these very arrays (:meth:`holds`); anything else recomputes them,
+    to the same bits.
+    """
+
+    iteration: int
+    U: np.ndarray
+    L: np.ndarray
+    S: np.ndarray
+    D: np.ndarray
+    objective: float
+
+    def holds(self, state: BPBFMEMState) -> bool:
+        """Whether this is what the last step left on ``state`` as it stands."""
+        return (self.iteration == state.iteration and self.U is state.U
+                and self.L is state.L)
 
 
 def normalised(U: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -250,9 +276,6 @@ class BPBFMEM(Algorithm):
     def __init__(self, n_topics: int, prior_rate: float = 5.0) -> None:
         self.K = int(n_topics)
         self.b = float(prior_rate)
-        self._cached: tuple[int, int, float] | None = None
-        # Lambda's statistics at the state a step left, computed by its U-step check
-        self._lambda_ahead: tuple | None = None
 
     # ------------------------------------------------------------------ set-up
     def fingerprint(self, data: BPBFMData) -> str:
@@ -353,13 +376,12 @@ class BPBFMEM(Algorithm):
     # ------------------------------------------------------------------ one iteration
     def step(self, state: BPBFMEMState, data: BPBFMData) -> dict[str, float]:
         U, L, b = state.U, state.L, self.b
-        ahead = self._lambda_ahead
-        if (ahead is not None and ahead[0] == id(state) and ahead[1] == state.iteration
-                and ahead[2] is U and ahead[3] is L):
-            S, D = ahead[4], ahead[5]           # computed with the last U step's check
+        ahead = state.workspace
+        if isinstance(ahead, EMAhead) and ahead.holds(state):
+            S, D = ahead.S, ahead.D             # computed with the last U step's check
         else:
             S, D = self.lambda_statistics(U, L, data)
-        self._lambda_ahead = None
+        state.workspace = None
         L = L * S
         L += EPS
         L /= D + b
@@ -373,14 +395,13 @@ class BPBFMEM(Algorithm):
             U_new = 2.0 * n / (b + np.sqrt(b * b + 4.0 * c * n))
             S_next, D_next, after = self._lambda_statistics_and_objective(U_new, L, data)
         state.U, state.L = U_new, L
-        self._cached = (id(state), state.iteration + 1, after)
-        self._lambda_ahead = (id(state), state.iteration + 1, U_new, L, S_next, D_next)
+        state.workspace = EMAhead(state.iteration + 1, U_new, L, S_next, D_next, after)
         return {"minorizer_step": float(mm)}
 
     def objective(self, state: BPBFMEMState, data: BPBFMData) -> float:
-        cached = self._cached
-        if cached is not None and cached[:2] == (id(state), state.iteration):
-            return cached[2]
+        ahead = state.workspace
+        if isinstance(ahead, EMAhead) and ahead.holds(state):
+            return ahead.objective
         return self.log_posterior(state.U, state.L, data)
 
     def averaged(self, state: BPBFMEMState, data: BPBFMData) -> dict[str, np.ndarray]:

@@ -11,7 +11,7 @@ entity):
     P(x_irj = 1) = 1 - exp(-a_ri b_rj u_i^T Lambda^r v_j)     (binary data; counts: Poisson)
 
 with ``Gamma(1 + EPS, rate b)`` priors on every entry of U (heads), V (tails) and every
-Lambda^r (``b``: ``em_prior_rate``) and ``Gamma(1 + alpha, rate alpha)`` on every degree
+Lambda^r (``b``: ``prior_rate``) and ``Gamma(1 + alpha, rate alpha)`` on every degree
 (mode 1; ``alpha``: ``degree_prior``; small alpha lets the data move them).  Fitted to a
 MAP estimate by exact block ECM of the latent Poisson counts: one iteration updates the
 blocks Lambda, U, V, A, B in turn (:data:`BLOCKS`), each after its own E-step, to the
@@ -46,7 +46,7 @@ Lambda block all see the same (U, V, Lambda), so they share the per-group produc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,8 +57,8 @@ from topiclink.families.bpbfm.em import EPS, MissingIndex, RelationGroups, relat
 from topiclink.families.bpbfm.grouping import kept_on
 from topiclink.inference.engine import Algorithm, State
 
-__all__ = ["DegreeEMState", "DegreeCorrectedEM", "degree_estep", "degree_exposures",
-           "normalised_degree_model"]
+__all__ = ["DegreeEMState", "DegreeCorrectedEM", "DegreeWorkspace", "DegreeAhead",
+           "degree_estep", "degree_exposures", "normalised_degree_model"]
 
 #: the order of the blocks in an iteration (from a random start, updating the degrees
 #: first fits them to random factors: FB15k-237, K = 200, valid MRR 0.258 after 25
@@ -76,6 +76,38 @@ class DegreeEMState(State):
     L: np.ndarray
     A: np.ndarray
     B: np.ndarray
+
+
+@dataclass
+class DegreeAhead:
+    """What one step left (:class:`DegreeWorkspace`): at ``iteration``, the state's
+    ``arrays`` (name -> array) it saw, the group products at its U, V, Lambda
+    (``rates``, for the next step's Lambda block) and the objective there."""
+
+    iteration: int
+    arrays: dict[str, np.ndarray]
+    rates: Rates
+    objective: float
+
+
+@dataclass
+class DegreeWorkspace:
+    """The degree-corrected EM's workspace on its state
+    (:attr:`~topiclink.inference.engine.State.workspace`): what each step leaves to the
+    next (``ahead``) and the sums ``s_a = A U``, ``s_b = B V`` (``sums``: name ->
+    (degrees, factors, degrees @ factors), reused while the two arrays are the state's).
+    Everything in it is recomputed, to the same bits, when it is missing."""
+
+    sums: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    ahead: DegreeAhead | None = None
+
+    @classmethod
+    def of(cls, state: DegreeEMState) -> DegreeWorkspace:
+        """The state's workspace, made empty where it has none."""
+        ws = state.workspace
+        if not isinstance(ws, cls):
+            ws = state.workspace = cls()
+        return ws
 
 
 def normalised_degree_model(U: np.ndarray, V: np.ndarray, L: np.ndarray
@@ -291,12 +323,6 @@ class DegreeCorrectedEM(Algorithm):
         self.K = int(n_topics)
         self.b = float(prior_rate)
         self.alpha = float(degree_prior)
-        # (id(state), iteration, {name: the state's array}, the group products at U, V,
-        # Lambda, the objective): what the last step left, for its objective and the
-        # next step's Lambda block (:meth:`_left`)
-        self._ahead: tuple | None = None
-        # name -> (degrees, factors, degrees @ factors): :meth:`_sums`
-        self._kept_sums: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def fingerprint(self, data: BPBFMData) -> str:
         return data.fingerprint()
@@ -339,10 +365,11 @@ class DegreeCorrectedEM(Algorithm):
             if block not in needs:
                 out.append(None)
                 continue
-            kept = self._kept_sums.get(name)
+            sums = DegreeWorkspace.of(state).sums
+            kept = sums.get(name)
             if kept is None or kept[0] is not degrees or kept[1] is not factors:
                 kept = (degrees, factors, degrees @ factors)
-                self._kept_sums[name] = kept
+                sums[name] = kept
             out.append(kept[2])
         return out[0], out[1]
 
@@ -378,19 +405,19 @@ class DegreeCorrectedEM(Algorithm):
         setattr(state, block, S)
         return ll, rates
 
-    def _left(self, state: DegreeEMState, names: str) -> tuple | None:
-        """What the last step left (:attr:`_ahead`) if it was this state's, at this
-        iteration, and the arrays ``names`` are still the ones it saw."""
-        ahead = self._ahead
-        if (ahead is None or ahead[0] != id(state) or ahead[1] != state.iteration
-                or any(ahead[2][n] is not getattr(state, n) for n in names)):
+    def _left(self, state: DegreeEMState, names: str) -> DegreeAhead | None:
+        """What the last step left (the workspace's ``ahead``) if the state stands at
+        its iteration and the arrays ``names`` are still the ones it saw."""
+        ahead = DegreeWorkspace.of(state).ahead
+        if (ahead is None or ahead.iteration != state.iteration
+                or any(ahead.arrays[n] is not getattr(state, n) for n in names)):
             return None
         return ahead
 
     def step(self, state: DegreeEMState, data: BPBFMData) -> dict[str, float]:
         ahead = self._left(state, "UVL")           # the products need U, V, Lambda
-        rates = None if ahead is None else ahead[3]
-        self._ahead = None
+        rates = None if ahead is None else ahead.rates
+        DegreeWorkspace.of(state).ahead = None
         for block in BLOCKS[:3]:                     # L (with the products left), U, V
             self.update(state, data, block, rates if block == "L" else None)
         _, rates = self.update(state, data, "A")
@@ -398,13 +425,13 @@ class DegreeCorrectedEM(Algorithm):
         ll, _, rates = degree_estep(state.U, state.V, state.L, state.A, state.B, data,
                                     None, rates)
         after = self._posterior(state, data, ll)
-        self._ahead = (id(state), state.iteration + 1,
-                       {n: getattr(state, n) for n in "UVLAB"}, rates, after)
+        DegreeWorkspace.of(state).ahead = DegreeAhead(
+            state.iteration + 1, {n: getattr(state, n) for n in "UVLAB"}, rates, after)
         return {}
 
     def objective(self, state: DegreeEMState, data: BPBFMData) -> float:
         ahead = self._left(state, "UVLAB")         # the objective needs every array
-        return self.log_posterior(state, data) if ahead is None else ahead[4]
+        return self.log_posterior(state, data) if ahead is None else ahead.objective
 
     def averaged(self, state: DegreeEMState, data: BPBFMData) -> dict[str, np.ndarray]:
         U, V, L = normalised_degree_model(state.U, state.V, state.L)

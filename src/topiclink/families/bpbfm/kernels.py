@@ -1,6 +1,6 @@
 """Numba kernels of the bilinear Poisson factor models (BPBFM-1, BPBFM-2).
 
-One kernel serves both models (``design/models/bpbfm.md``, Gibbs steps 1-2).  Relation r's
+One kernel serves both models (``docs/design/bpbfm.md``, Gibbs steps 1-2).  Relation r's
 Poisson rate is a sum over the CSR list ``rel_ptr[r]:rel_ptr[r + 1]`` of terms (m, w)::
 
     rate^r_ij = sum_{(m, w)} sum_{k1, k2} w u_ik1 G^m_k1k2 u_jk2

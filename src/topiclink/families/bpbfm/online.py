@@ -1,7 +1,7 @@
 """Online Gibbs sampling of BPBFM-1 / BPBFM-2: Bayesian conditional density filtering.
 
 Hu, Rai & Carin (AISTATS 2016), supplement section 2, after Guhaniyogi, Qamar & Dunson
-(2014); ``design/models/bpbfm.md``.  The entries (ones, observed counts and the imputed
+(2014); ``docs/design/bpbfm.md``.  The entries (ones, observed counts and the imputed
 held-out cells, as in the batch sampler of :mod:`topiclink.families.bpbfm.algorithm`) are visited
 in minibatches ``I_t``.  Each minibatch draws its latent counts and their allocation given
 the current parameters (the batch kernel on the minibatch alone) and folds them into
@@ -45,7 +45,8 @@ from topiclink.execution import payload_counters, with_payload
 from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs, chunked_counts, n_chunks_for
 from topiclink.families.bpbfm.grouping import EntryGroups, group_entries
 from topiclink.inference.engine import Passes, fingerprint
-from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
+from topiclink.inference.online import OnlineAlgorithm, OnlineState
+from topiclink.parameters import RobbinsMonro
 from topiclink.random import kernel_state, spawn
 
 __all__ = ["BPBFMOnlineState", "BPBFMOnline", "BPBFMChunk"]

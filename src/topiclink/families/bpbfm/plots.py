@@ -22,9 +22,10 @@ def _check_fitted_bpbfm(model: Any, func: str) -> None:
                if getattr(model, a, None) is None]
     if missing:
         name = type(model).__name__
-        if name == "BilinearPoissonFactorModel":
-            raise ValueError(f"{func}: the BilinearPoissonFactorModel is not fitted (no "
-                             f"{missing[0]}); fit it first")
+        if name in ("BilinearPoissonFactorModel", "BilinearPoissonFactorModelEM",
+                    "DegreeCorrectedPoissonFactorModel"):
+            raise ValueError(f"{func}: the {name} is not fitted (no {missing[0]}); fit "
+                             "it first")
         raise ValueError(f"{func}: needs a fitted BilinearPoissonFactorModel; {name} has no "
                          f"{missing[0]}")
 

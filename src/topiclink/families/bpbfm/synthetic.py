@@ -1,7 +1,7 @@
 """Bilinear Poisson factor models for multi-relational data (BPBFM-1, BPBFM-2).
 
 Hu, Rai & Carin (2016), "Topic-Based Embeddings for Learning from Large Knowledge
-Graphs"; ``design/models/bpbfm.md``.  :func:`make_bpbfm_data` draws a knowledge graph
+Graphs"; ``docs/design/bpbfm.md``.  :func:`make_bpbfm_data` draws a knowledge graph
 (an ``N x N x R`` :class:`~topiclink.data.tensor.RelationalTensor` of ones or counts) from
 the model with a planted block structure, and :func:`draw_bpbfm_counts` is its sparse
 Poisson sampler (never the dense tensor).
@@ -19,7 +19,6 @@ import numpy as np
 from topiclink.data.checks import check_n_topics
 from topiclink.data.tensor import RelationalTensor
 from topiclink.datasets.synthetic._common import check_int
-from topiclink.parameters import warn_renamed
 from topiclink.random import RandomState, as_generator
 
 __all__ = ["BPBFMTruth", "draw_bpbfm_counts", "make_bpbfm_data", "planted_bpbfm_pattern"]
@@ -109,12 +108,6 @@ class BPBFMTruth:
         return int(self.U.shape[1])
 
     @property
-    def n_components(self) -> int:
-        """Deprecated (until 0.2.0): ``n_topics``."""
-        warn_renamed("BPBFMTruth", "n_components", stacklevel=3)
-        return self.n_topics
-
-    @property
     def n_relations(self) -> int:
         return int(self.relation_matrices.shape[0])
 
@@ -157,27 +150,12 @@ def _check_dirichlet(value: object) -> np.ndarray:
                      _check_number(a_out, "dirichlet_a[1]")])
 
 
-def _n_topics(n_topics: object, n_components: object, owner: str,
-              default: int | None = None) -> int:
-    """K from ``n_topics``, or from its old name ``n_components`` (a DeprecationWarning
-    until 0.2.0; a TypeError when both are given)."""
-    if n_components is not None:
-        if n_topics is not None and n_topics != default:
-            raise TypeError(f"{owner}: give n_topics only (n_components is its old name)")
-        warn_renamed(owner, "n_components", stacklevel=4)
-        n_topics = n_components
-    if n_topics is None:
-        raise TypeError(f"{owner}() missing the argument n_topics")
-    return check_n_topics(n_topics, "n_topics")
-
-
 # ---------------------------------------------------------------------- planted structure
-def planted_bpbfm_pattern(n_matrices: int, n_topics: int | None = None, *,
+def planted_bpbfm_pattern(n_matrices: int, n_topics: int, *,
                           active_fraction: float = 0.5,
                           n_off_diagonal: int = 1, off_diagonal_weight: float = 0.5,
                           background: float = 0.01,
-                          random_state: RandomState = None,
-                          n_components: int | None = None) -> np.ndarray:
+                          random_state: RandomState = None) -> np.ndarray:
     """Planted relative weights of ``n_matrices`` K x K interaction matrices.
 
     In every matrix each factor is active on the diagonal (weight 1: entities of one
@@ -191,7 +169,7 @@ def planted_bpbfm_pattern(n_matrices: int, n_topics: int | None = None, *,
     ndarray of float64, shape (n_matrices, K, K)
     """
     n = check_int(n_matrices, "n_matrices", 1)
-    K = _n_topics(n_topics, n_components, "planted_bpbfm_pattern")
+    K = check_n_topics(n_topics, "n_topics")
     frac = _check_number(active_fraction, "active_fraction", strict=False, high=1.0)
     n_off = check_int(n_off_diagonal, "n_off_diagonal", 0)
     if n_off > K * (K - 1):
@@ -389,12 +367,11 @@ def make_bpbfm_data(n_entities: int = 100, n_relations: int = 10, n_topics: int 
                     n_ones: float | None = None, active_fraction: float = 0.5,
                     n_off_diagonal: int = 1, off_diagonal_weight: float = 0.5,
                     background: float = 0.01, gamma_shape: float = 10.0,
-                    random_state: RandomState = None,
-                    n_components: int | None = None
+                    random_state: RandomState = None
                     ) -> tuple[RelationalTensor, BPBFMTruth]:
     """Draw a multi-relational tensor (a knowledge graph) from BPBFM-1 or BPBFM-2.
 
-    The generative process (``design/models/bpbfm.md``), entities i, j = 1..N, relations
+    The generative process (``docs/design/bpbfm.md``), entities i, j = 1..N, relations
     r = 1..R, factors k = 1..K::
 
         U[:, k]  ~ Dir(a_1k, ..., a_Nk)        a_ik = a_in if c_i = k else a_out
@@ -449,8 +426,6 @@ def make_bpbfm_data(n_entities: int = 100, n_relations: int = 10, n_topics: int 
     gamma_shape : float
         g (> 0) above.
     random_state : None, int, SeedSequence or Generator
-    n_components : int, optional
-        Deprecated (until 0.2.0): the old name of ``n_topics``.
 
     Returns
     -------
@@ -463,7 +438,7 @@ def make_bpbfm_data(n_entities: int = 100, n_relations: int = 10, n_topics: int 
     """
     N = check_int(n_entities, "n_entities", 2)
     R = check_int(n_relations, "n_relations", 1)
-    K = _n_topics(n_topics, n_components, "make_bpbfm_data", default=5)
+    K = check_n_topics(n_topics, "n_topics")
     if model not in (1, 2) or isinstance(model, bool):
         raise ValueError(f"model must be 1 (BPBFM-1) or 2 (BPBFM-2), got {model!r}")
     if model == 1 and n_dictionary is not None:

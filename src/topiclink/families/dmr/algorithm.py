@@ -1,6 +1,6 @@
 """Dirichlet-multinomial regression (DMR) as an engine algorithm (state + step).
 
-Mimno & McCallum (UAI 2008), ``design/models/ktm.md`` ("DMR baseline").  Document d's
+Mimno & McCallum (UAI 2008), ``docs/design/ktm.md`` ("DMR baseline").  Document d's
 topic proportions have a Dirichlet prior whose parameters depend on its features x_d::
 
     alpha_dk = exp(lambda_k0 + x_d^T lambda_k),   lambda_kf ~ N(0, sigma_f^2)
@@ -24,22 +24,22 @@ Numerics: the linear predictor ``x_d^T lambda_k`` is clipped to [-ETA_MAX, ETA_M
 (alpha within about 1e-17 .. 2e17) so that a wild L-BFGS trial point cannot overflow; the
 gradient is that of the clipped function (zero where clipped).
 
-``parallel="partition"`` / ``"adlda"`` / ``"dask"`` sweep z over ``n_shards`` shards as LDA
+``scheme="partition"`` / ``"adlda"`` sweep z over ``n_shards`` shards as LDA
 does (:class:`topiclink.inference.lda.ShardedTokenSampler`; AD-LDA is the
 :class:`~topiclink.inference.adlda.ADLDAShards` iteration), each shard with its rows of
-alpha; with Dask the shards' ndk is gathered to the driver when lambda is optimised (and
+alpha; on a Dask executor the shards' ndk is gathered to the driver when lambda is optimised (and
 when the objective is evaluated), and the new alpha rows go out with the next sweep.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import digamma, gammaln
 
+from topiclink.execution import Executor
 from topiclink.inference.engine import State, check_topic_counts, fingerprint
 from topiclink.inference.lda import SHARDED, ShardedTokenSampler, TokenData, init_topics
 from topiclink.kernels import lda as kernels
@@ -134,8 +134,9 @@ class DMRGibbs(ShardedTokenSampler):
     lbfgs_iter : L-BFGS iterations per optimisation (warm-started from the current
         lambda; 15 gave the held-out perplexity of 100 on SOTU, 10 seeds, in a sixth of
         the optimiser time: benchmarks/dmr_vs_tomotopy.py)
-    parallel, n_shards, n_threads, client : as
-        :class:`~topiclink.inference.lda.CollapsedGibbsLDA` (None: the exact sampler)
+    scheme, n_shards, executor, n_threads : as
+        :class:`~topiclink.inference.lda.CollapsedGibbsLDA` (``"exact"``: the sequential
+        sampler)
     """
 
     name = "DMR"
@@ -143,8 +144,8 @@ class DMRGibbs(ShardedTokenSampler):
 
     def __init__(self, n_topics: int, beta: float, sigma: float, intercept_sigma: float,
                  initial_alpha: float, optimize_every: int, burn_in: int,
-                 lbfgs_iter: int = 15, parallel: str | None = None, n_shards: int = 1,
-                 n_threads: int = 1, client: Any = None) -> None:
+                 lbfgs_iter: int = 15, scheme: str = "exact", n_shards: int = 1,
+                 executor: Executor | None = None, n_threads: int = 1) -> None:
         self.n_topics = int(n_topics)
         self.beta = float(beta)
         self.sigma = float(sigma)
@@ -153,9 +154,8 @@ class DMRGibbs(ShardedTokenSampler):
         self.optimize_every = int(optimize_every)
         self.burn_in = int(burn_in)
         self.lbfgs_iter = int(lbfgs_iter)
-        self.parallel = parallel
-        super().__init__(int(n_shards) if parallel in SHARDED else 1, None, int(n_threads))
-        self.client = client
+        self.scheme = scheme
+        super().__init__(int(n_shards) if scheme in SHARDED else 1, executor, int(n_threads))
 
     def fingerprint(self, data: DMRData) -> str:
         return data.fingerprint()
@@ -217,7 +217,7 @@ class DMRGibbs(ShardedTokenSampler):
         return self.alpha(state, data)
 
     def step(self, state: DMRState, data: DMRData) -> dict[str, float]:
-        if self.parallel in SHARDED:
+        if self.scheme in SHARDED:
             info = self.sharded_step(state, data)
         else:
             tok = data.tokens

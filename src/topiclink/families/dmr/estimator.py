@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,16 +26,16 @@ from topiclink.data.checks import (
     as_real,
     check_memory,
 )
-from topiclink.distributed import ExecutorCodec, SharedClientMixin
-from topiclink.execution import Shards
+from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.families.dmr.algorithm import DMRData, DMRGibbs, DMRState, doc_priors
-from topiclink.inference.lda import TokenData, sampler_parallel
+from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.feature_prior import FeaturePriorTopicsMixin
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
+from topiclink.parameters import SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState
 
 __all__ = ["DMR"]
@@ -151,8 +152,6 @@ default "exact"
                                                       "executor": ExecutorCodec()}
     _sharded_schemes = ("partition", "adlda")
     _local_schemes = ("exact", "partition")
-    _old_parallel = {None: "exact", "partition": "partition", "adlda": "adlda",
-                     "dask": "adlda"}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "topic_weights_", "vocabulary_", "alpha_", "lambda_",
         "feature_names_")
@@ -163,7 +162,6 @@ default "exact"
     _scalar_specs: ClassVar[dict[str, str]] = {"feature_encoding_": "json"}
     _state_class = DMRState
 
-    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, sigma: float = 1.0,
                  intercept_sigma: float = 10.0, doc_topic_prior: float = 0.1,
                  topic_word_prior: float = 0.01, optimize_every: int = 10,
@@ -195,15 +193,23 @@ default "exact"
         return DMRGibbs(int(self.n_topics), float(self.topic_word_prior), float(self.sigma),
                         float(self.intercept_sigma), float(self.doc_topic_prior),
                         int(self.optimize_every), int(self.burn_in),
-                        parallel=sampler_parallel(plan.scheme, plan.dask), n_shards=plan.n_shards,
-                        n_threads=plan.n_threads, client=plan.client)
+                        scheme=plan.scheme, n_shards=plan.n_shards,
+                        executor=plan.executor, n_threads=plan.n_threads)
 
-    def fit(self, X: Any, y: None = None, *, features: Any = None,
-            resume: bool = False) -> DMR:
+    def fit(self, X: Any, y: None = None, *, features: Any = None, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> DMR:
         """Fit to documents ``X`` (Corpus or document-term matrix) with their ``features``
         (D, F): array, sparse matrix or DataFrame (see the class docstring).
 
         ``resume=True`` continues the chain for ``max_iter`` more sweeps on the same data.
+
+        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
+        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
+        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
+        and returns what an uninterrupted fit returns, draw for draw
+        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
         """
         if y is not None:
             raise TypeError("DMR.fit takes the features as a keyword: fit(X, features=...)")
@@ -227,6 +233,7 @@ default "exact"
         self.feature_names_ = names
         self.feature_encoding_ = encoding
         self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                          evaluate_every=int(self.evaluate_every))
         self.n_tokens_ = data.n_tokens
         return self

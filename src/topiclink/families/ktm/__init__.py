@@ -2,4 +2,4 @@
 prior over document features on the topic proportions, through the Laplace bridge.
 
 ``kernels``, ``algorithm``, ``laplace``, ``gp/`` (kernels, features, regression),
-``estimator``, ``protocol`` / ``protocol_graph``."""
+``estimator``."""

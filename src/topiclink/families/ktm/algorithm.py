@@ -1,7 +1,7 @@
 """The kernel topic model (KTM) as an engine algorithm (state + step).
 
 Hennig, Stern, Herbrich & Graepel, "Kernel Topic Models" (AISTATS 2012);
-``design/models/ktm.md``.  Per topic k a latent function ``h_k ~ GP(m_k, kernel)`` of the
+``docs/design/ktm.md``.  Per topic k a latent function ``h_k ~ GP(m_k, kernel)`` of the
 document features; ``y_dk = h_k(phi_d) + N(0, tau^2)`` and ``pi_d = softmax(y_d)``.  One
 outer iteration (:meth:`KTMVariational.step`):
 

@@ -10,6 +10,7 @@ estimates and predicts priors at new feature values from the fitted GPs.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from topiclink.families.ktm.algorithm import KTMData, KTMState, KTMVariational, 
 from topiclink.families.ktm.gp.regression import FITCGP, HeteroscedasticGP
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.feature_prior import FeaturePriorTopicsMixin
 from topiclink.models.param_codecs import SklearnKernelCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
@@ -267,11 +269,19 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
                                 "carries no information for the kernel (drop it)")
         return np.ascontiguousarray(values)
 
-    def fit(self, X: Any, y: None = None, *, features: Any = None,
-            resume: bool = False) -> KernelTopicModel:
+    def fit(self, X: Any, y: None = None, *, features: Any = None, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> KernelTopicModel:
         """Fit to documents ``X`` with their ``features`` (D, F) (numbers the kernel reads).
 
         ``resume=True`` continues for ``max_iter`` more iterations on the same data.
+
+        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
+        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
+        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
+        and returns what an uninterrupted fit returns, draw for draw
+        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
         """
         if y is not None:
             raise TypeError("KernelTopicModel.fit takes the features as a keyword: "
@@ -290,6 +300,7 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
             self._publish(state, algorithm, data, corpus.vocabulary)
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                          evaluate_every=int(self.evaluate_every))
         self.n_tokens_ = float(data.n_tokens)
         at_bounds = algorithm.parameters_at_bounds(self.state_)

@@ -1,6 +1,6 @@
 """Numba kernel of the kernel topic model's word part: semi-collapsed variational LDA.
 
-Hennig et al. (AISTATS 2012); ``design/models/ktm.md``, inference step 1.  The topic-word
+Hennig et al. (AISTATS 2012); ``docs/design/ktm.md``, inference step 1.  The topic-word
 distributions are collapsed (expected counts ``n_kw``, as in CVB0: Asuncion et al. 2009)
 and each document keeps its Dirichlet ``q(pi_d) = Dir(alpha_d + nu_d)``.  For every
 (document, distinct word) entry with count c the responsibilities are::

@@ -26,7 +26,7 @@ eqs. (15)/(18): with :math:`e^{\\mu_k} = \\alpha_k / G` (:math:`G` the geometric
 \\alpha_\\ell^{-1} / K^2 = \\alpha_k \\Sigma_{kk}`, which needs :math:`e^{+\\mu_k}`; the
 printed sign gives :math:`G^2/\\alpha_k` in place of :math:`\\alpha_k` and is right only for a
 symmetric :math:`\\alpha`. We implement :math:`e^{+\\mu_k}` (the design note
-``design/models/ktm.md`` and the later "Laplace bridge" papers agree); the printed form is
+``docs/design/ktm.md`` and the later "Laplace bridge" papers agree); the printed form is
 kept as :func:`_gaussian_to_dirichlet_printed` for a test that shows it fails the round trip.
 
 **K = 2.** For :math:`K = 2` the term :math:`1 - 2/K` vanishes and the diagonal Gaussian over

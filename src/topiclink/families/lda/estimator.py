@@ -7,6 +7,7 @@ validates, builds the data, runs the engine and publishes the estimates.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,21 +20,20 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
-from topiclink.distributed import ExecutorCodec, SharedClientMixin
-from topiclink.execution import Shards
+from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import (
     CollapsedGibbsLDA,
     LDAState,
     ShardTokenData,
     TokenData,
-    sampler_parallel,
 )
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import TopicsMixin
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
+from topiclink.parameters import SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState
 
 __all__ = ["LDA", "MH_MIN_TOPICS"]
@@ -87,7 +87,7 @@ default "exact"
         workers of a Dask cluster, bit for bit the threaded chain whatever the number of
         workers (``scheme="adlda"`` only; needs ``pip install 'topiclink[dask]'``).
         Shared by ``clone``; a model file stores a thread count or an address, never a
-        client (loaded: None).  Replaces ``parallel="dask"`` and ``client``.
+        client (loaded: None).
     n_jobs : int or None, default 1
         Threads running the shards (``-1``: all cores) when ``executor`` is None.  Never
         changes the result.
@@ -145,15 +145,12 @@ default "exact"
                                                       "executor": ExecutorCodec()}
     _sharded_schemes = ("partition", "adlda")
     _local_schemes = ("exact", "partition")
-    _old_parallel = {None: "exact", "partition": "partition", "adlda": "adlda",
-                     "dask": "adlda"}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "topic_weights_", "vocabulary_", "alpha_")
     _array_specs: ClassVar[dict[str, ArraySpec]] = {**TOPIC_ARRAYS}
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_", "n_tokens_")
     _state_class = LDAState
 
-    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.01, max_iter: int = 200,
                  evaluate_every: int = 1, transform_iter: int = 50,
@@ -181,9 +178,8 @@ default "exact"
         plan = self._execution_plan()
         return CollapsedGibbsLDA(K, doc_topic_prior_vector(self.doc_topic_prior, K),
                                  float(self.topic_word_prior),
-                                 parallel=sampler_parallel(plan.scheme, plan.dask),
-                                 n_shards=plan.n_shards, n_threads=plan.n_threads,
-                                 client=plan.client,
+                                 scheme=plan.scheme, n_shards=plan.n_shards,
+                                 executor=plan.executor, n_threads=plan.n_threads,
                                  sampler=self._token_sampler())
 
     def _token_sampler(self) -> str:
@@ -197,7 +193,9 @@ default "exact"
         exact = self._execution_plan().scheme == "exact"
         return "mh" if exact and int(self.n_topics) >= MH_MIN_TOPICS else "gibbs"
 
-    def fit(self, X: Any, y: None = None, *, resume: bool = False) -> LDA:
+    def fit(self, X: Any, y: None = None, *, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> LDA:
         """Fit to a :class:`~topiclink.data.Corpus`, a (sparse) document-term matrix, or a
         corpus on disk (:class:`~topiclink.data.shards.ShardSet`).
 
@@ -215,6 +213,13 @@ default "exact"
         ShardSet only (its fingerprint comes from the manifest's checksums).  Predictions
         (``transform``, ``perplexity``, ``score``) take a ShardSet too and read it shard
         by shard (the same results as for the corpus in memory).
+
+        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
+        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
+        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
+        and returns what an uninterrupted fit returns, draw for draw
+        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._validate_params()
         if isinstance(X, ShardSet):
@@ -236,6 +241,7 @@ default "exact"
             self._publish(state, algorithm, vocabulary)
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                          evaluate_every=int(self.evaluate_every))
         self.n_tokens_ = data.n_tokens
         logger.info("LDA: %d iterations in %.2f s", self.n_iter_,

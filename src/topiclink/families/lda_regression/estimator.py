@@ -1,5 +1,5 @@
 """LDA + Regression: the baseline of Tan, Chan & Zheng (2016), "Topic-adjusted visibility
-metric for scientific articles", section 5 (``design/models/lmv.md``, "Baselines").
+metric for scientific articles", section 5 (``docs/design/lmv.md``, "Baselines").
 
 LDA is fitted to the documents alone (batch variational Bayes,
 :class:`topiclink.inference.var_lda.BatchVarLDA`), then a logistic regression of every
@@ -19,6 +19,7 @@ are calibrated on the full set of pairs.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -45,6 +46,7 @@ from topiclink.models.capabilities import (
     TopicsMixin,
     training_ids,
 )
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parameters import shared
@@ -206,10 +208,19 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
                            n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X: Any, y: None = None, *, links: Any = None,
-            resume: bool = False) -> LDARegression:
+    def fit(self, X: Any, y: None = None, *, links: Any = None, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> LDARegression:
         """Fit the LDA to documents ``X``, then the regression to ``links`` (d cites d';
-        undirected links count in both directions)."""
+        undirected links count in both directions).
+
+        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
+        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
+        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
+        and returns what an uninterrupted fit returns, draw for draw
+        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        """
         self._check_fit_links(y, links)
         self._validate_params()
         corpus = self._training_corpus(X)
@@ -235,6 +246,7 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
             self._publish(state, algorithm, corpus, pairs, negatives[0])
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                          extra_callbacks=[RelativeTolerance(float(self.tol),
                                                             "LDARegression")])
         return self

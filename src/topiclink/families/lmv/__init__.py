@@ -2,10 +2,9 @@
 Pairwise-Link-LDA baseline.
 
 ``kernels`` / ``kernels_sampled``, ``algorithm`` (batch variational), ``stochastic``
-(LMVS), ``pairs`` / ``updates``, ``times``, ``estimator``, ``synthetic``, ``protocol`` /
-``protocol_kdd`` (hep-th) / ``protocol_simulation``, ``plots``."""
+(LMVS), ``pairs`` / ``updates``, ``times``, ``estimator``, ``synthetic``, ``plots``."""
 
-#: what the family adds to the public packages (:func:`topiclink.families.public_names`)
+#: what the family adds to the public packages (:func:`topiclink.registry.public_names`)
 PUBLIC = {
     "topiclink.datasets": {"make_lmv_data": "synthetic"},
     "topiclink.datasets.synthetic": {name: "synthetic" for name in (

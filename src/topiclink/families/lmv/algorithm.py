@@ -1,5 +1,5 @@
 """Batch variational Bayes for LMV (LDA + mixed-membership blockmodel + visibility) as an
-engine algorithm: Tan, Chan & Zheng (2016), Algorithm 1 (``design/models/lmv.md``).
+engine algorithm: Tan, Chan & Zheng (2016), Algorithm 1 (``docs/design/lmv.md``).
 
 One iteration (each block an ascent step on the bound L*):
 

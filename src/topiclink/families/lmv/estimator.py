@@ -1,7 +1,7 @@
 """Topic-adjusted visibility (LMV) and Pairwise-Link-LDA: the estimator.
 
 Tan, Chan & Zheng, "Topic-adjusted visibility metric for scientific articles", Annals of
-Applied Statistics 2016 (``design/models/lmv.md``).  LDA for the words; for every ordered
+Applied Statistics 2016 (``docs/design/lmv.md``).  LDA for the words; for every ordered
 pair of documents a citing topic s ~ theta_d, a cited topic r ~ theta_d' and
 y_dd' ~ Bernoulli(tau_d' B_sr): B is a K x K blockmodel of topic-to-topic citation rates
 and tau_d' the *visibility* of the cited document, how likely it is to be cited given the
@@ -12,6 +12,7 @@ topics.  ``visibility=False`` fixes tau = 1: Pairwise-Link-LDA.  Batch variation
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from typing import Any, ClassVar
 
@@ -31,8 +32,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
-from topiclink.distributed import ExecutorCodec, SharedClientMixin
-from topiclink.execution import DaskExecutor
+from topiclink.execution import ExecutorCodec, SharedClientMixin
 from topiclink.families.lmv.algorithm import BatchLMV, LMVData, LMVState, expected_log_dirichlet
 from topiclink.families.lmv.stochastic import LMVSChunk, LMVSState, StochasticLMV
 from topiclink.families.lmv.times import as_times
@@ -44,10 +44,11 @@ from topiclink.models.capabilities import (
     TopicsMixin,
     training_ids,
 )
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
-from topiclink.parameters import RobbinsMonro, accepts_renamed, shared
+from topiclink.parameters import RobbinsMonro, shared
 from topiclink.random import RandomState
 
 __all__ = ["VisibilityTopicModel"]
@@ -184,7 +185,6 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         **shared("executor", "init_topics", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"executor": ExecutorCodec()}
-    _old_parallel = {None: None, "dask": None}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "blockmodel_", "visibility_", "citation_topics_",
         "vocabulary_", "alpha_", "train_zbar_", "train_doc_ids_", "train_titles_",
@@ -212,7 +212,6 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
     _divergence_hint = ("inference='stochastic': lower step_a1 or raise step_a2; batch: "
                         "check the priors")
 
-    @accepts_renamed                    # parallel, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, visibility: bool = True,
                  inference: str = "batch", doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.1,
@@ -292,9 +291,8 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         if not self._stochastic:
             return BatchLMV(K, **common)
         schedule = RobbinsMonro.from_params(self.get_params(deep=False))
-        executor = DaskExecutor(plan.client) if plan.dask else None
         return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
-                             schedule=schedule, executor=executor, **common)
+                             schedule=schedule, executor=plan.executor, **common)
 
     def _stopping_rule(self) -> _DiagonalChange | _BoundTolerance:
         if self._stochastic:
@@ -338,9 +336,10 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         return LMVSState if self._stochastic else LMVState
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X: Any, y: None = None, *, links: Any = None,
-            publication_time: Any = None, newer_citations: str = "error",
-            resume: bool = False) -> VisibilityTopicModel:
+    def fit(self, X: Any, y: None = None, *, links: Any = None, publication_time: Any = None,
+            newer_citations: str = "error", resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> VisibilityTopicModel:
         """Fit to documents ``X`` and their directed citations ``links`` (d cites d').
 
         ``publication_time``: one time per document (LMV(t)): numbers, or dates
@@ -357,6 +356,15 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         kernels skip only the newer *non-links*); their count is logged.  Any other value
         is refused (one line).  Without ``publication_time`` there is no time order: the
         option is checked but changes nothing.
+
+        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
+        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
+        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
+        and returns what an uninterrupted fit returns, draw for draw
+        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        An online fit is also written inside a sweep, at minibatch boundaries (after a
+        duration, or every N with ``checkpoint_every="N minibatches"``).
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -385,6 +393,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         if resume:
             self._continue_rule(rule)
         self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                          extra_callbacks=[rule])
         self._record_stop(rule, n_before)
         return self
@@ -402,7 +411,8 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                 rule.last = float(values[-1])
 
     def partial_fit(self, X: Any, y: None = None, *, links: Any = None,
-                    publication_time: Any = None) -> VisibilityTopicModel:
+                    publication_time: Any = None, checkpoint: str | os.PathLike[str] | None = None,
+                    checkpoint_every: int | str | float = DEFAULT_EVERY) -> VisibilityTopicModel:
         """Add a chunk of new documents to the training set and update the fit (LMVS).
 
         ``X``: the new documents (the fitted vocabulary: words are matched by name when
@@ -419,6 +429,14 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         ``fit(..., resume=True)`` sweeps).  The documents and citations seen so far are
         kept in the sampler state (``state_``), so a model saved with
         ``save(path, full=True)`` and loaded continues its stream exactly.
+
+        ``checkpoint=PATH`` keeps the stream on disk: the call's pass is written to
+        ``PATH.pass.npz`` at minibatch boundaries, every ``checkpoint_every`` minibatches
+        (an int, or ``"N minibatches"``) or seconds (``"30s"``, ``"10min"``; default
+        ``"5min"``), the model after the call to ``PATH``.  The same call run again after a
+        kill resumes at the last boundary written and ends with the model an
+        uninterrupted call returns, draw for draw; run again after it ended, it returns
+        that model (:mod:`topiclink.models.stream_checkpoint`).
         """
         if not self._stochastic:
             raise ValueError("partial_fit needs inference='stochastic' (LMVS)")
@@ -440,7 +458,8 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         def publish(state: LMVSState, data: LMVData) -> None:
             self._publish(state, algorithm, corpus, data)
 
-        self._run_partial(algorithm, chunk, publish)
+        self._run_partial(algorithm, chunk, publish, checkpoint=checkpoint,
+                          checkpoint_every=checkpoint_every)
         self.converged_ = False
         self.stop_reason_ = "partial_fit: one pass over the new documents (no stopping rule)"
         return self

@@ -1,6 +1,6 @@
 """Pictures of a fitted LMV model (topic-adjusted visibility, Tan, Chan & Zheng 2016).
 
-``design/models/lmv.md``, "Pictures people expect": the blockmodel as a heat map with
+``docs/design/lmv.md``, "Pictures people expect": the blockmodel as a heat map with
 top words per topic, visibility against citation count, visibility by topic, and the
 recommendation list for a query document.  Topics are labelled by term-score
 (:func:`~topiclink.models.topic_display.top_words_by_term_score`), as in the paper.

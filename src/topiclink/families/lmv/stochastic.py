@@ -1,5 +1,5 @@
 """Stochastic variational inference for LMV ("LMVS"): Tan, Chan & Zheng (2016), Algorithm 2
-and supplement S4 (``design/models/lmv.md``).
+and supplement S4 (``docs/design/lmv.md``).
 
 One engine iteration is one sweep: the documents in minibatches S drawn without replacement
 from the state's stream.  For each minibatch (step size s_t):
@@ -27,11 +27,11 @@ cost a full O(D^2) pass, so ``objective`` is NaN; the trace records ``blockmodel
 Every random choice comes from the state: the minibatch order from ``batch_rng`` and, per
 minibatch, one 64-bit seed from which each minibatch document's Bernoulli trials get their
 own stream, so ``n_threads`` never changes the result.  With an executor that ships data
-(``parallel="dask"``: a :class:`~topiclink.execution.DaskExecutor`) steps 1-3 run as its
+(a :class:`~topiclink.execution.DaskExecutor`, handed over by the estimator) steps 1-3 run as its
 tasks, one per block of minibatch sources (:meth:`StochasticLMV.shipped_statistics`),
 with the graph and the per-document table replicated on the workers and only the changed
 rows sent per minibatch; the driver keeps steps 4-7.  The fit is bit for bit that of
-``parallel=None`` for any number of workers or threads, and a lost worker costs a redo
+this process for any number of workers or threads, and a lost worker costs a redo
 of the minibatch's blocks with the same inputs (the executor's faults handling).
 """
 
@@ -55,12 +55,13 @@ from topiclink.families.lmv.kernels_sampled import (
 )
 from topiclink.families.lmv.updates import blockmodel_target, visibility_target
 from topiclink.inference.engine import Passes, fingerprint
-from topiclink.inference.online import OnlineAlgorithm, OnlineState, RobbinsMonro
+from topiclink.inference.online import OnlineAlgorithm, OnlineState
 from topiclink.kernels.word_e_step import word_e_step
+from topiclink.parameters import RobbinsMonro
 
 __all__ = ["LMVSState", "LMVSChunk", "StochasticLMV", "sampled_statistics", "positive_step",
            "PairMerge", "stream_arrays", "pair_block", "pair_arguments", "graph_arrays",
-           "block_edges", "batch_positions"]
+           "ShippedGraph", "block_edges", "batch_positions"]
 
 #: minibatch documents per thread task (fixed, so the split never depends on n_threads)
 _SOURCES_PER_BLOCK = 16
@@ -354,6 +355,17 @@ def positive_mix(x: np.ndarray, target: np.ndarray, s: float, what: str,
     return x
 
 
+@dataclass
+class ShippedGraph:
+    """The stochastic LMV's workspace on its state
+    (:attr:`~topiclink.inference.engine.State.workspace`): ``data``, whose citation graph
+    (:func:`graph_arrays`) the executor's workers hold, replicated by the first shipped
+    minibatch of a run; another data object (a grown stream) or an executor without the
+    replica sends it again."""
+
+    data: LMVData
+
+
 class StochasticLMV(OnlineAlgorithm):
     """LMVS / Pairwise-Link-LDA with subsampling; see the module docstring."""
 
@@ -381,7 +393,6 @@ class StochasticLMV(OnlineAlgorithm):
         self.schedule = RobbinsMonro(1.0, 5.0, 0.501) if schedule is None else schedule
         self.n_threads = int(n_threads)
         self.executor = executor
-        self._graph_of: LMVData | None = None     # the data whose graph the workers hold
         self.name = "LMVS" if visibility else "PLLDAS"
 
     def fingerprint(self, data: LMVData) -> str:
@@ -488,9 +499,9 @@ class StochasticLMV(OnlineAlgorithm):
         with self.executor.session():
             yield
 
-    def pair_statistics(self, batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
-                        vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
-                        Bbar: np.ndarray, seed: int) -> dict:
+    def pair_statistics(self, state: LMVSState, batch: np.ndarray, elog_theta: np.ndarray,
+                        data: LMVData, vs_link: np.ndarray, elog_tau: np.ndarray,
+                        taubar: np.ndarray, Bbar: np.ndarray, seed: int) -> dict:
         """Steps 1-3: :func:`sampled_statistics` on ``n_threads`` threads, or, with an
         executor that ships data, the blocks as its tasks (:meth:`shipped_statistics`);
         the same statistics bit for bit."""
@@ -498,12 +509,13 @@ class StochasticLMV(OnlineAlgorithm):
             return sampled_statistics(batch, elog_theta, data, vs_link, elog_tau, taubar,
                                       Bbar, n0=self.n0, seed=seed, n_threads=self.n_threads)
         with self.executor.session():
-            return self.shipped_statistics(batch, elog_theta, data, vs_link, elog_tau,
-                                           taubar, Bbar, seed)
+            return self.shipped_statistics(state, batch, elog_theta, data, vs_link,
+                                           elog_tau, taubar, Bbar, seed)
 
-    def shipped_statistics(self, batch: np.ndarray, elog_theta: np.ndarray, data: LMVData,
-                           vs_link: np.ndarray, elog_tau: np.ndarray, taubar: np.ndarray,
-                           Bbar: np.ndarray, seed: int) -> dict:
+    def shipped_statistics(self, state: LMVSState, batch: np.ndarray,
+                           elog_theta: np.ndarray, data: LMVData, vs_link: np.ndarray,
+                           elog_tau: np.ndarray, taubar: np.ndarray, Bbar: np.ndarray,
+                           seed: int) -> dict:
         """Steps 1-3 with each block of :func:`block_edges` one task of the executor
         (:func:`pair_block_task`), merged here in block order with :class:`PairMerge`.
 
@@ -518,9 +530,11 @@ class StochasticLMV(OnlineAlgorithm):
         """
         ex = self.executor
         assert ex is not None
-        if self._graph_of is not data or ex.replica(_GRAPH) is None:
+        shipped = state.workspace
+        if (not isinstance(shipped, ShippedGraph) or shipped.data is not data
+                or ex.replica(_GRAPH) is None):
             ex.replicate(_GRAPH, graph_arrays(data))
-            self._graph_of = data
+            state.workspace = ShippedGraph(data)
         table = (np.ascontiguousarray(elog_theta), np.ascontiguousarray(elog_tau),
                  np.ascontiguousarray(taubar))
         held = ex.replica(_TABLE)
@@ -559,7 +573,7 @@ class StochasticLMV(OnlineAlgorithm):
         taubar, elog_tau = self._tau(state)
         Bbar = state.a / (state.a + state.b)
         stats = self.pair_statistics(
-            S, expected_log_dirichlet(state.gamma), data,
+            state, S, expected_log_dirichlet(state.gamma), data,
             digamma(state.a) - digamma(state.a + state.b), elog_tau, taubar, Bbar, seed)
         # steps 4-5: words of S, gamma, lambda
         counts = data.counts[S]

@@ -1,7 +1,7 @@
 """The LMV model (topic-adjusted visibility): a directed citation network with the truth.
 
 Tan, Chan & Zheng (2016), "Topic-adjusted visibility metric for scientific articles",
-Annals of Applied Statistics; ``design/models/lmv.md``.  :func:`make_lmv_data` draws the
+Annals of Applied Statistics; ``docs/design/lmv.md``.  :func:`make_lmv_data` draws the
 supplement's simulation design (S7) by default and :func:`paper_blockmodel` is its B.
 """
 
@@ -225,7 +225,7 @@ def make_lmv_data(n_docs: int = 3000, n_words: int = 100, n_topics: int = 6,
                   random_state: RandomState = None) -> tuple[tuple[Corpus, Links], LMVTruth]:
     """Draw a directed citation network from the LMV model (topic-adjusted visibility).
 
-    The generative process (Tan, Chan & Zheng 2016; ``design/models/lmv.md``), documents
+    The generative process (Tan, Chan & Zheng 2016; ``docs/design/lmv.md``), documents
     d = 1..D, topics k = 1..K, V words::
 
         beta_k  ~ Dir(eta)                 (topic_word, unless given)

@@ -1,6 +1,6 @@
 """The nonconjugate updates of batch LMV: the Beta factors of the blockmodel (a, b) and of
 the visibilities (g, h), by non-conjugate variational message passing (Knowles & Minka
-2011), as in Tan, Chan & Zheng (2016), Algorithm 1 step 5 (``design/models/lmv.md``).
+2011), as in Tan, Chan & Zheng (2016), Algorithm 1 step 5 (``docs/design/lmv.md``).
 
 With the bound L* (E log(1 - tau B) replaced by log(1 - taubar Bbar), taubar = g/(g+h),
 Bbar = a/(a+b)) the part of L* that depends on the Beta(a, b) factor of B_ij is

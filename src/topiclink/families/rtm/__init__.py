@@ -2,17 +2,14 @@
 Zhang, TPAMI 2015) and the variational RTM (Chang & Blei, AISTATS 2009).
 
 ``algorithm`` / ``shards`` (Gibbs, in process and sharded), ``variational``, ``estimator``
-/ ``estimator_variational``, ``synthetic``, ``protocol`` (the paper's link-prediction
-protocol), ``plots``."""
+/ ``estimator_variational``, ``synthetic``, ``plots``."""
 
-#: what the family adds to the public packages (:func:`topiclink.families.public_names`)
+#: what the family adds to the public packages (:func:`topiclink.registry.public_names`)
 PUBLIC = {
     "topiclink.datasets": {"make_rtm_data": "synthetic"},
     "topiclink.datasets.synthetic": {name: "synthetic" for name in (
         "RTM_BACKGROUND", "RTM_DIAGONAL", "RTM_NEXT_TOPIC", "RTMTruth", "make_rtm_data",
         "planted_rtm_weights")},
     "topiclink.plotting": {"plot_weight_matrix": "plots"},
-    "topiclink.experiments": {name: "protocol" for name in (
-        "GRTMSettings", "default_c", "run_grtm_experiment", "summarise")},
     "topiclink.models": {"PAPER_VARIANTS": "estimator"},
 }

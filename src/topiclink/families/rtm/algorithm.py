@@ -2,7 +2,7 @@
 as an engine algorithm (state + step).
 
 Chen, Zhu, Xia & Zhang, "Discriminative Relational Topic Models", TPAMI 2015.  Each
-iteration (``design/models/grtm.md``):
+iteration (``docs/design/grtm.md``):
 
 1. U from its Gaussian conditional (:mod:`topiclink.inference.weights`, eq. 13);
 2. every token from the exact O(K) relational conditional
@@ -30,13 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from topiclink.data.links import Links
-from topiclink.execution import Executor, ThreadExecutor
+from topiclink.execution import Executor, helper_thread
 from topiclink.inference.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
 from topiclink.inference.lda import TokenData, init_topics
 from topiclink.inference.negatives import draw_negatives
 from topiclink.inference.pairs import PairSet
-from topiclink.inference.pipeline import BlockPipeline, pipeline_layout
+from topiclink.inference.pipeline import BlockPipeline, PipelineLayout, pipeline_layout
 from topiclink.inference.weights import draw_weights, weight_posterior
 from topiclink.kernels import augment as augment_kernels
 from topiclink.kernels import lda as lda_kernels
@@ -44,8 +44,8 @@ from topiclink.kernels import rtm as rtm_kernels
 from topiclink.parameters import Negatives
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["RelationalData", "RelationalState", "RelationalGibbs", "training_pairs",
-           "AUGMENTATION_SAMPLERS"]
+__all__ = ["RelationalData", "RelationalState", "RelationalGibbs", "GibbsWorkspace",
+           "training_pairs", "AUGMENTATION_SAMPLERS"]
 
 #: the samplers of the pairs' augmentation variables (see :class:`RelationalGibbs`)
 AUGMENTATION_SAMPLERS = ("reference", "numba")
@@ -118,6 +118,33 @@ def training_pairs(links: Links, negatives: Negatives, c: float,
     return src[order], dst[order], y[order], cs[order], int(len(neg))
 
 
+@dataclass
+class GibbsWorkspace:
+    """What :meth:`RelationalGibbs.attach` derives from a state's pairs and the data: the
+    state's workspace (:attr:`~topiclink.inference.engine.State.workspace`), rebuilt,
+    never saved.
+
+    ``pairs``: the training pairs with their per-document indexes; ``layout``: the
+    document blocks and the chunks of pairs each completes; ``augmenter``: the chunks'
+    (a, b) draws on the state's streams; ``pipeline`` / ``group_pipeline``: the block
+    pipelines of the reference and Numba augmentation (``groups``: the chunk ranges of
+    each Numba call, ``chunk_bounds`` the chunks' first pairs); ``lengths`` /
+    ``inv_length``: the documents' token counts and their inverses; ``loglik_parts``: each
+    chunk's pseudo log-likelihood, written by the draws.
+    """
+
+    pairs: PairSet
+    layout: PipelineLayout
+    augmenter: ChunkedAugmenter
+    pipeline: BlockPipeline
+    chunk_bounds: np.ndarray
+    groups: list[tuple[int, int]]
+    group_pipeline: BlockPipeline
+    lengths: np.ndarray
+    inv_length: np.ndarray
+    loglik_parts: np.ndarray
+
+
 class RelationalGibbs(Algorithm):
     """The gRTM family's sampler; see the module docstring.
 
@@ -161,7 +188,6 @@ class RelationalGibbs(Algorithm):
         self.n_threads = max(1, int(n_threads))
         self.blas_threads = self.n_threads
         self.name = name
-        self._attached: tuple[int, dict] | None = None
         self._weight_pool: Executor | None = None
 
     # ------------------------------------------------------------------ set-up
@@ -220,7 +246,8 @@ class RelationalGibbs(Algorithm):
             raise ValueError("state: augmentation coefficients b must be > 0")
 
     def attach(self, state: RelationalState, data: RelationalData) -> None:
-        if self._attached is not None and self._attached[0] == id(state):
+        """The state's :class:`GibbsWorkspace` (built once per state and run)."""
+        if isinstance(state.workspace, GibbsWorkspace):
             return
         pairs = PairSet(state.pair_source, state.pair_target, state.pair_y, state.pair_c,
                         data.tokens.n_docs)
@@ -243,14 +270,13 @@ class RelationalGibbs(Algorithm):
         if not threaded and layout.chunks:
             group_of_block[-1] = [0]
             groups.append((0, len(layout.chunks)))
-        self._attached = (id(state), {
-            "pairs": pairs, "layout": layout, "augmenter": augmenter,
-            "pipeline": BlockPipeline(layout.block_chunks, threaded=threaded),
-            "chunk_bounds": bounds, "groups": groups,
-            "group_pipeline": BlockPipeline(group_of_block, threaded=threaded),
-            "lengths": lengths, "inv_length": 1.0 / lengths,
-            "loglik_parts": np.zeros(len(layout.chunks)),
-        })
+        state.workspace = GibbsWorkspace(
+            pairs=pairs, layout=layout, augmenter=augmenter,
+            pipeline=BlockPipeline(layout.block_chunks, threaded=threaded),
+            chunk_bounds=bounds, groups=groups,
+            group_pipeline=BlockPipeline(group_of_block, threaded=threaded),
+            lengths=lengths, inv_length=1.0 / lengths,
+            loglik_parts=np.zeros(len(layout.chunks)))
 
     @contextlib.contextmanager
     def session(self, state: RelationalState, data: RelationalData) -> Iterator[None]:
@@ -258,7 +284,7 @@ class RelationalGibbs(Algorithm):
             yield
             return
         # one helper thread computes part of the weight moments while this one does the rest
-        with ThreadExecutor(1, name="topiclink-weights") as pool:
+        with helper_thread("topiclink-weights") as pool:
             self._weight_pool = pool
             try:
                 yield
@@ -268,8 +294,8 @@ class RelationalGibbs(Algorithm):
     # ------------------------------------------------------------------ one iteration
     def step(self, state: RelationalState, data: RelationalData) -> dict[str, float]:
         self.attach(state, data)
-        ws = self._attached[1]  # type: ignore[index]
-        pairs, layout, lengths = ws["pairs"], ws["layout"], ws["lengths"]
+        ws: GibbsWorkspace = state.workspace
+        pairs, layout, lengths = ws.pairs, ws.layout, ws.lengths
         tok = data.tokens
         a, b = state.a, state.b
         t0 = time.perf_counter()
@@ -281,8 +307,8 @@ class RelationalGibbs(Algorithm):
         # the sweep reads this iteration's (a, b) by document; new draws go to a, b
         a_out, b_out = pairs.by_source(a), pairs.by_source(b)
         a_in, b_in = pairs.by_target(a), pairs.by_target(b)
-        ndk, inv_length = state.ndk, ws["inv_length"]
-        augmenter, loglik_parts = ws["augmenter"], ws["loglik_parts"]
+        ndk, inv_length = state.ndk, ws.inv_length
+        augmenter, loglik_parts = ws.augmenter, ws.loglik_parts
 
         def sweep_block(block: int) -> None:
             rtm_kernels.sweep_relational_range(
@@ -305,7 +331,7 @@ class RelationalGibbs(Algorithm):
             base_seed = np.uint64(augment_kernels.draw_seed(state.kernel_rng[0]))
             loss_code = (augment_kernels.LOSS_LOGISTIC if self.loss == "logistic"
                          else augment_kernels.LOSS_HINGE)
-            bounds, groups = ws["chunk_bounds"], ws["groups"]
+            bounds, groups = ws.chunk_bounds, ws.groups
 
             def draw_group(g: int) -> None:
                 lo, hi = groups[g]
@@ -314,9 +340,9 @@ class RelationalGibbs(Algorithm):
                     pairs.target, inv_length, pairs.y, pairs.c, self.hinge_cost,
                     HINGE_EPS, state.omega, a, b, loglik_parts)
 
-            seconds_z, seconds_lambda = ws["group_pipeline"].run(sweep_block, draw_group)
+            seconds_z, seconds_lambda = ws.group_pipeline.run(sweep_block, draw_group)
         else:
-            seconds_z, seconds_lambda = ws["pipeline"].run(sweep_block, draw_chunk)
+            seconds_z, seconds_lambda = ws.pipeline.run(sweep_block, draw_chunk)
         return {"seconds_weights": t1 - t0, "seconds_z": seconds_z,
                 "seconds_lambda": seconds_lambda,
                 "link_loglik": float(loglik_parts.sum()) / pairs.n_pairs}
@@ -346,4 +372,4 @@ class RelationalGibbs(Algorithm):
     def pairs(self, state: RelationalState, data: RelationalData) -> PairSet:
         """The training pairs with their per-document indexes."""
         self.attach(state, data)
-        return self._attached[1]["pairs"]  # type: ignore[index]
+        return state.workspace.pairs

@@ -22,6 +22,7 @@ predicts.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,8 +37,7 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
-from topiclink.distributed import ExecutorCodec, SharedClientMixin
-from topiclink.execution import DaskExecutor, Shards
+from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.families.rtm.algorithm import (
     AUGMENTATION_SAMPLERS,
     RelationalData,
@@ -51,9 +51,10 @@ from topiclink.inference.lda import TokenData
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import Negatives, SchemeCodec, SchemeForm, accepts_renamed, shared
+from topiclink.parameters import Negatives, SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState, kernel_state
 
 __all__ = ["RelationalTopicModel", "PAPER_VARIANTS"]
@@ -200,7 +201,6 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
                                                       "executor": ExecutorCodec()}
     _sharded_schemes = ("shards",)
     _local_schemes = ("exact",)
-    _old_parallel = {None: "exact", "shards": "shards", "dask": "shards"}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "doc_topic_", "train_zbar_", "weights_", "topic_weights_",
         "vocabulary_", "alpha_", "train_doc_ids_", "train_titles_")
@@ -218,7 +218,6 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
     _n_tokens_whole = True
     _n_tokens_per_document = False
 
-    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, loss: str = "logistic", weights: str = "full",
                  approx: bool = False, doc_topic_prior: float | None = None,
                  topic_word_prior: float = 0.01, c: float = 1.0, c_neg: float = 1.0,
@@ -303,8 +302,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         extra: dict[str, Any] = {}
         if plan.scheme == "shards":
             cls = ShardedRelationalGibbs
-            extra = {"n_shards": plan.n_shards,
-                     "executor": DaskExecutor(plan.client) if plan.dask else None}
+            extra = {"n_shards": plan.n_shards, "executor": plan.executor}
         return cls(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, full=self.weights == "full", approx=bool(self.approx),
@@ -316,13 +314,21 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
             **extra)
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X: Any, y: None = None, *, links: Any = None,
-            resume: bool = False) -> RelationalTopicModel:
+    def fit(self, X: Any, y: None = None, *, links: Any = None, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> RelationalTopicModel:
         """Fit to documents ``X`` and their ``links`` (Links, (n, 2) edge array of document
         positions, SciPy adjacency or networkx graph over ``X``'s document ids).
 
         ``resume=True`` continues the chain (same documents and links) for ``max_iter``
         more iterations.
+
+        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
+        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
+        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
+        and returns what an uninterrupted fit returns, draw for draw
+        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -345,6 +351,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
             logger.info("%s: %d documents, %d tokens, K=%d", self.variant_name_,
                         corpus.n_docs, data.tokens.n_tokens, algorithm.n_topics)
         self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                          n_average=int(self.n_average),
                          evaluate_every=int(self.evaluate_every))
         return self

@@ -20,6 +20,7 @@ Two summaries of a document's topics under the variational posterior ``q``:
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any, ClassVar
 
@@ -40,6 +41,7 @@ from topiclink.families.rtm.variational import VariationalRTMEM, VarRTMData, Var
 from topiclink.inference.variational import TOPIC_INFERENCE, expected_proportions
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import TRANSFORM_TOL, VariationalTopicsMixin
 from topiclink.parameters import shared
@@ -194,8 +196,9 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
                                 else float(self.n_pseudo_negatives)),
             topic_inference=self.topic_inference, e_step_iter=int(self.e_step_iter))
 
-    def fit(self, X: Any, y: None = None, *, links: Any = None,
-            resume: bool = False) -> VariationalRTM:
+    def fit(self, X: Any, y: None = None, *, links: Any = None, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> VariationalRTM:
         """Fit to documents and the links among them.
 
         Parameters
@@ -207,6 +210,15 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         resume : bool, default False
             Continue EM from ``state_`` (same documents and links) for ``max_iter`` more
             iterations: 10 + 10 iterations equal 20.
+        checkpoint : str or path-like, optional
+            Checkpoint file: the model with its full state is written there every
+            ``checkpoint_every`` and when the fit ends; a fit given an existing file
+            resumes from it and returns what an uninterrupted fit returns, iteration for
+            iteration (:mod:`topiclink.models.checkpoint`).  None: the file of an enclosing
+            :func:`~topiclink.models.checkpoint.checkpoint_folder` block, if any.
+        checkpoint_every : int or str, default "5min"
+            Iterations (an int) or a duration (``"30s"``, ``"10min"``, ``"2h"``) between
+            checkpoints.
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -234,6 +246,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
                         algorithm.n_topics, algorithm.rho(data))
         t0 = time.perf_counter()
         result = self._run_engine(algorithm, data, resume=resume, publish=publish,
+                                  checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                                   extra_callbacks=[tolerance])
         logger.info("VariationalRTM: %d iterations in %.2f s", result.n_iter,
                     time.perf_counter() - t0)

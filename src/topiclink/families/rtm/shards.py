@@ -1,13 +1,14 @@
 """The gRTM family's Gibbs sampler over document shards, run by an executor.
 
-:class:`ShardedRelationalGibbs` runs the iteration of
-:class:`~topiclink.families.rtm.algorithm.RelationalGibbs` (Chen et al. 2015; ``design/models/
-grtm.md``) over ``n_shards`` contiguous document shards, balanced by sweep work (tokens
+:class:`ShardedRelationalGibbs` runs the iteration (``docs/design/grtm.md``) of
+:class:`~topiclink.families.rtm.algorithm.RelationalGibbs` (Chen et al. 2015) over
+``n_shards`` contiguous document shards, balanced by sweep work (tokens
 plus pair visits x topics touched, as the single-machine pipeline blocks).  Training pair
 (i, j) is *owned* by the shard of its source i: its augmentation variable and (a_ij, b_ij)
 are drawn there.  Where the shards run is an :class:`~topiclink.execution.Executor` (the
-calling thread, threads: ``parallel="shards"``; a Dask cluster: ``parallel="dask"``); it
-never changes the chain.  One iteration, in the order of ``RelationalGibbs.step``:
+calling thread or threads; a Dask cluster: the estimator's ``executor``, resolved into a
+:class:`~topiclink.execution.DaskExecutor` once and handed here); it never changes the
+chain.  One iteration, in the order of ``RelationalGibbs.step``:
 
 1. the driver draws U from its Gaussian conditional (eq. 13) with the single-machine code
    (:func:`~topiclink.inference.weights.weight_posterior`,
@@ -61,12 +62,14 @@ import copy
 import logging
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numba import njit
 
 from topiclink.execution import Executor, compact_dtype
+from topiclink.execution.shards import balanced_chunks
 from topiclink.families.rtm.algorithm import (
     HINGE_EPS,
     RelationalData,
@@ -77,11 +80,10 @@ from topiclink.inference.augment import augment, pseudo_loglik
 from topiclink.inference.pairs import PairIndex, PairSet
 from topiclink.inference.sharded import kept_shards_run
 from topiclink.kernels import augment as augment_kernels
-from topiclink.kernels import lda as lda_kernels
 from topiclink.kernels import rtm as rtm_kernels
 from topiclink.random import kernel_state, spawn
 
-__all__ = ["ShardedRelationalGibbs", "shard_bounds", "sweep_step", "augment_step",
+__all__ = ["ShardedRelationalGibbs", "ShardPlan", "shard_bounds", "sweep_step", "augment_step",
            "ndk_rows"]
 
 logger = logging.getLogger(__name__)
@@ -101,7 +103,7 @@ def shard_bounds(data: RelationalData, src: np.ndarray, dst: np.ndarray, n_topic
                  n_shards: int) -> np.ndarray:
     """Document boundaries of ``n_shards`` contiguous shards of about equal sweep work
     (tokens + pair visits x min(N_d, K), the work measure of the single-machine pipeline
-    blocks), by :func:`topiclink.kernels.lda.balanced_chunks` on its cumulative sum.  A
+    blocks), by :func:`topiclink.execution.shards.balanced_chunks` on its cumulative sum.  A
     shard may be empty when a few documents carry most of the work (it then does
     nothing)."""
     D = data.tokens.n_docs
@@ -111,7 +113,7 @@ def shard_bounds(data: RelationalData, src: np.ndarray, dst: np.ndarray, n_topic
     visits = np.bincount(src, minlength=D) + np.bincount(dst, minlength=D)
     work = lengths + visits * np.minimum(lengths, n_topics)
     cum = np.concatenate([[0], np.cumsum(work)]).astype(np.int64)
-    return lda_kernels.balanced_chunks(cum, n_shards)
+    return balanced_chunks(cum, n_shards)
 
 
 @njit(cache=True)
@@ -224,6 +226,26 @@ def augment_step(prev: tuple, shared: tuple, rows: tuple, static: dict
 
 
 # ---------------------------------------------------------------------- the algorithm
+@dataclass
+class ShardPlan:
+    """What :meth:`ShardedRelationalGibbs.attach` derives from a state's pairs and the
+    data: the state's workspace (:attr:`~topiclink.inference.engine.State.workspace`),
+    rebuilt, never saved.
+
+    ``pairs``: the pairs' CSR by source (the U step); ``lengths``: the documents' token
+    counts; ``bounds``: the shards' document bounds; per shard, ``own`` (the pairs it
+    owns), ``foreign`` (its in-pairs owned by other shards) and ``csr`` (its documents'
+    out- and in-pair CSRs, the in-pairs indexing its own (a, b) then the foreign ones).
+    """
+
+    pairs: PairSet
+    lengths: np.ndarray
+    bounds: np.ndarray
+    own: list[np.ndarray]
+    foreign: list[np.ndarray]
+    csr: list[dict[str, np.ndarray]]
+
+
 class ShardedRelationalGibbs(RelationalGibbs):
     """:class:`~topiclink.families.rtm.algorithm.RelationalGibbs` with its documents in
     ``n_shards`` shards run by an executor (see the module docstring).
@@ -261,8 +283,9 @@ class ShardedRelationalGibbs(RelationalGibbs):
 
     def attach(self, state: RelationalState, data: RelationalData) -> None:
         """The pairs' CSR by source (for the U step) and the shard plan: document bounds,
-        each shard's owned pairs, its in-pairs owned elsewhere and its local CSRs."""
-        if self._attached is not None and self._attached[0] == id(state):
+        each shard's owned pairs, its in-pairs owned elsewhere and its local CSRs: the
+        state's :class:`ShardPlan` (built once per state and run)."""
+        if isinstance(state.workspace, ShardPlan):
             return
         D = data.tokens.n_docs
         src, dst = state.pair_source, state.pair_target
@@ -285,31 +308,32 @@ class ShardedRelationalGibbs(RelationalGibbs):
             csr_list.append({"out_ptr": out.ptr, "out_nbr": out.nbr, "out_idx": out.order,
                              "in_ptr": into.ptr, "in_nbr": into.nbr,
                              "in_idx": pos[into.order].astype(np.int64)})
-        self._attached = (id(state), {"pairs": pairs, "lengths": data.tokens.lengths,
-                                      "bounds": bounds, "own": own_list,
-                                      "foreign": foreign_list, "csr": csr_list})
+        state.workspace = ShardPlan(pairs=pairs, lengths=data.tokens.lengths,
+                                    bounds=bounds, own=own_list, foreign=foreign_list,
+                                    csr=csr_list)
 
-    def plan(self) -> dict:
-        """The shard plan of the attached state (:meth:`attach`)."""
-        if self._attached is None:
-            raise ValueError(f"{type(self).__name__}: attach a state first")
-        return self._attached[1]
+    def plan(self, state: RelationalState) -> ShardPlan:
+        """The shard plan of ``state`` (:meth:`attach`)."""
+        ws = state.workspace
+        if not isinstance(ws, ShardPlan):
+            raise ValueError(f"{type(self).__name__}: attach the state first")
+        return ws
 
     def statics(self, state: RelationalState, data: RelationalData) -> list[dict]:
         """Per shard, what never changes during a run: its tokens (offsets shifted so that
         the kernel indexes them by global document id), the document lengths, its owned
         pairs and the CSRs of its documents' out-pairs (all owned) and in-pairs (indexes
         into its own (a, b) followed by the foreign ones)."""
-        tok, plan = data.tokens, self.plan()
+        tok, plan = data.tokens, self.plan(state)
         lengths = tok.lengths
         statics = []
         for s in range(self.n_shards):
-            d0, d1 = int(plan["bounds"][s]), int(plan["bounds"][s + 1])
+            d0, d1 = int(plan.bounds[s]), int(plan.bounds[s + 1])
             lo, hi = int(tok.offsets[d0]), int(tok.offsets[d1])
             words = np.ascontiguousarray(tok.words[lo:hi])
-            own = plan["own"][s]
+            own = plan.own[s]
             statics.append({
-                "d0": d0, "d1": d1, "bounds": plan["bounds"], "words": words,
+                "d0": d0, "d1": d1, "bounds": plan.bounds, "words": words,
                 "offsets": np.ascontiguousarray(tok.offsets - lo),
                 "vocab": np.unique(words).astype(np.int32),
                 "lengths": lengths, "inv_length": 1.0 / lengths,
@@ -322,7 +346,7 @@ class ShardedRelationalGibbs(RelationalGibbs):
                 "c": np.ascontiguousarray(state.pair_c[own]),
                 "chunk_bounds": np.array([*range(0, own.size, CHUNK_SIZE), own.size],
                                          dtype=np.int64),
-                **plan["csr"][s]})
+                **plan.csr[s]})
         return statics
 
     # ------------------------------------------------------------------ session
@@ -345,12 +369,12 @@ class ShardedRelationalGibbs(RelationalGibbs):
         """Hand every shard its part of the state (topics, streams, owned (a, b, omega))
         and its static data."""
         assert self._ex is not None
-        plan, tok = self.plan(), data.tokens
+        plan, tok = self.plan(state), data.tokens
         states = []
         for s in range(self.n_shards):
-            d0, d1 = int(plan["bounds"][s]), int(plan["bounds"][s + 1])
+            d0, d1 = int(plan.bounds[s]), int(plan.bounds[s + 1])
             lo, hi = int(tok.offsets[d0]), int(tok.offsets[d1])
-            own = plan["own"][s]
+            own = plan.own[s]
             states.append((state.z[lo:hi].copy(), state.kernel_rng[s].copy(),
                            copy.deepcopy(state.aug_rngs[s]), state.a[own], state.b[own],
                            state.omega[own], np.uint64(0)))
@@ -366,10 +390,10 @@ class ShardedRelationalGibbs(RelationalGibbs):
             with self.session(state, data):
                 return self.step(state, data)
         self.attach(state, data)
-        ws = self.plan()
-        pairs = ws["pairs"]
+        ws = self.plan(state)
+        pairs = ws.pairs
         t0 = time.perf_counter()
-        self.draw_U(state, pairs, ws["lengths"])
+        self.draw_U(state, pairs, ws.lengths)
         t1 = time.perf_counter()
         ex = self._ex
         before = (ex.bytes_sent, ex.bytes_received, ex.bytes_peer)
@@ -381,16 +405,16 @@ class ShardedRelationalGibbs(RelationalGibbs):
         # copies: an executor may keep ``shared`` and ``args`` to replay the round
         shared = (state.U, state.ndk.astype(compact_dtype(state.ndk)), state.nwk.copy(),
                   state.nk.copy())
-        foreign = [(state.a[ids], state.b[ids]) for ids in ws["foreign"]]
+        foreign = [(state.a[ids], state.b[ids]) for ids in ws.foreign]
         swept, drawn = ex.step_kept_chained(_KEPT, sweep_step, augment_step, ndk_rows,
                                             shared, foreign)
         for s, (words, drows, dnk, mine) in enumerate(swept):
             state.nwk[words] += drows
             state.nk += dnk
-            state.ndk[ws["bounds"][s]:ws["bounds"][s + 1]] = mine
+            state.ndk[ws.bounds[s]:ws.bounds[s + 1]] = mine
         total = 0.0
         for s, (a, b, part) in enumerate(drawn):
-            own = ws["own"][s]
+            own = ws.own[s]
             if a is not None:
                 state.a[own] = a
             state.b[own] = b
@@ -413,12 +437,12 @@ class ShardedRelationalGibbs(RelationalGibbs):
         st = self._loaded[0]
         if state is not None and state is not st:
             raise ValueError(f"{type(self).__name__}: sync the state of the running session")
-        plan, offsets = self.plan(), self._loaded[1].tokens.offsets
+        plan, offsets = self.plan(st), self._loaded[1].tokens.offsets
         for s, (z, rng, gen, _a, _b, omega, _seed) in enumerate(self._ex.fetch(_KEPT)):
-            d0, d1 = int(plan["bounds"][s]), int(plan["bounds"][s + 1])
+            d0, d1 = int(plan.bounds[s]), int(plan.bounds[s + 1])
             lo, hi = int(offsets[d0]), int(offsets[d1])
             st.z[lo:hi] = z
             st.kernel_rng[s] = rng
             st.aug_rngs[s] = copy.deepcopy(gen)
-            st.omega[plan["own"][s]] = omega
+            st.omega[plan.own[s]] = omega
         self._fresh = True

@@ -254,7 +254,7 @@ def make_rtm_data(n_docs: int = 300, n_words: int = 500, n_topics: int = 5,
         omega_ij = zbar_i^T U zbar_j,      y_ij ~ Bernoulli(sigmoid(omega_ij))
 
     (Chen et al., "Discriminative Relational Topic Models", TPAMI 2015, the logistic
-    likelihood; ``design/models/grtm.md``).  Undirected links use the symmetrised
+    likelihood; ``docs/design/grtm.md``).  Undirected links use the symmetrised
     ``(U + U^T) / 2``.  The probabilities are computed and the links drawn in blocks of
     256 rows, so memory is O(256 D), never D x D.
 

@@ -10,8 +10,8 @@ d' the exponential link function
 (``o`` the elementwise product).  Only the exponential link is implemented.  Only positive
 links are observed; the absence of links is handled by the paper's regularisation with
 ``rho`` pseudo non-links (below).  This is the "Var-RTM" baseline of the gRTM paper
-(``design/models/grtm.md``) and the "RTM (exponential link)" baseline of the LMV paper
-(``design/models/lmv.md``).
+(``docs/design/grtm.md``) and the "RTM (exponential link)" baseline of the LMV paper
+(``docs/design/lmv.md``).
 
 Variational EM, mean field ``q(theta_d) = Dir(gamma_d)``, ``q(z_dn) = Mult(phi_dn)``
 (kernels in :mod:`topiclink.kernels.variational`).  Because ``E_q[log psi_e] = eta^T

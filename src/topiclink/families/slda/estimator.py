@@ -14,6 +14,7 @@ publishes the estimates and predicts.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,21 +25,17 @@ from topiclink.data.checks import (
     encode_labels,
 )
 from topiclink.data.corpus import Corpus
-from topiclink.distributed import ExecutorCodec, SharedClientMixin
-from topiclink.execution import (
-    DaskExecutor,
-    Shards,
-    open_executor,
-)
+from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin, open_executor
 from topiclink.families.slda.algorithm import SupervisedData, SupervisedGibbs, SupervisedState
 from topiclink.inference.augment import LOSSES
 from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.inference.lda import TokenData
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.param_codecs import ParamCodec
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import SchemeCodec, SchemeForm, accepts_renamed, shared
+from topiclink.parameters import SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState, spawn
 
 __all__ = ["SupervisedTopicModel"]
@@ -122,7 +119,6 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
                                                       "executor": ExecutorCodec()}
     _sharded_schemes = ("shards",)
-    _old_parallel = {None: "exact", "dask": "shards"}
     _saved_arrays: ClassVar[tuple[str, ...]] = (
         "components_", "all_components_", "coef_", "classes_", "vocabulary_", "alpha_",
         "doc_topic_")
@@ -135,7 +131,6 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_",)
     _state_class = SupervisedState
 
-    @accepts_renamed                    # parallel, n_shards, client (until 0.2.0)
     def __init__(self, n_topics: int = 10, *, loss: str = "logistic", c: float = 1.0,
                  hinge_cost: float = 1.0, weight_prior_var: float = 1.0,
                  doc_topic_prior: float | None = None, topic_word_prior: float = 0.01,
@@ -180,14 +175,23 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
             loss=self.loss, c=float(self.c), hinge_cost=float(self.hinge_cost),
             weight_prior_var=float(self.weight_prior_var),
             n_threads=plan.n_threads, n_shards=plan.n_shards,
-            executor=DaskExecutor(plan.client) if plan.dask else None,
+            executor=plan.executor,
             name=self.model_name_)
 
-    def fit(self, X: Any, y: Any, *, resume: bool = False) -> SupervisedTopicModel:
+    def fit(self, X: Any, y: Any, *, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> SupervisedTopicModel:
         """Fit to documents ``X`` with labels ``y`` (any hashable labels, >= 2 classes).
 
         ``resume=True`` continues the chains (same documents and labels) for ``max_iter``
         more iterations.
+
+        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
+        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
+        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
+        and returns what an uninterrupted fit returns, draw for draw
+        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._validate_params()
         corpus = self._training_corpus(X)
@@ -207,6 +211,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
             self._publish(state, averaged, algorithm, encoder.classes_, corpus)
 
         self._run_engine(algorithm, data, resume=resume, publish=publish,
+                         checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                          n_average=int(self.n_average),
                          evaluate_every=int(self.evaluate_every))
         return self

@@ -23,6 +23,7 @@ sigmoid under q).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any, ClassVar
 
@@ -40,6 +41,7 @@ from topiclink.families.slda.variational import VariationalSLDAEM, VarSLDAData, 
 from topiclink.inference.variational import expected_proportions
 from topiclink.models.base import Estimator
 from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parameters import shared
@@ -179,7 +181,9 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
             c=float(self.c), weight_prior_var=float(self.weight_prior_var),
             e_step_iter=int(self.e_step_iter), e_step_tol=float(self.e_step_tol))
 
-    def fit(self, X: Any, y: Any, *, resume: bool = False) -> VariationalSLDA:
+    def fit(self, X: Any, y: Any, *, resume: bool = False,
+            checkpoint: str | os.PathLike[str] | None = None,
+            checkpoint_every: int | str | float = DEFAULT_EVERY) -> VariationalSLDA:
         """Fit to documents ``X`` with binary labels ``y``.
 
         Parameters
@@ -191,6 +195,15 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
         resume : bool, default False
             Continue EM from ``state_`` (same documents and labels) for ``max_iter`` more
             iterations: 10 + 10 iterations equal 20.
+        checkpoint : str or path-like, optional
+            Checkpoint file: the model with its full state is written there every
+            ``checkpoint_every`` and when the fit ends; a fit given an existing file
+            resumes from it and returns what an uninterrupted fit returns, iteration for
+            iteration (:mod:`topiclink.models.checkpoint`).  None: the file of an enclosing
+            :func:`~topiclink.models.checkpoint.checkpoint_folder` block, if any.
+        checkpoint_every : int or str, default "5min"
+            Iterations (an int) or a duration (``"30s"``, ``"10min"``, ``"2h"``) between
+            checkpoints.
         """
         self._validate_params()
         corpus = self._training_corpus(X)
@@ -216,6 +229,7 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
                         algorithm.c)
         t0 = time.perf_counter()
         result = self._run_engine(algorithm, data, resume=resume, publish=publish,
+                                  checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                                   extra_callbacks=[tolerance])
         logger.info("VariationalSLDA: %d EM iterations in %.2f s%s", result.n_iter,
                     time.perf_counter() - t0, "" if result.stopped_early else

@@ -36,7 +36,7 @@ and (3); every step maximises the bound in its block, so the bound never decreas
 ``c = 0`` (prediction: no label) (1) is LDA's update.
 
 Imports only numpy, numba, math and topiclink.kernels (``tests/test_architecture.py``);
-``jj_lambda`` and ``log_sigmoid`` live in :mod:`topiclink.kernels.special` (re-exported).
+``digamma`` and ``jj_lambda`` are those of :mod:`topiclink.kernels.special`.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ import math
 import numpy as np
 from numba import njit
 
-from topiclink.kernels.special import digamma, jj_lambda, log_sigmoid
+from topiclink.kernels.special import digamma, jj_lambda
 
-__all__ = ["e_step", "jj_lambda", "log_sigmoid"]
+__all__ = ["e_step"]
 
 
 @njit(cache=True)

@@ -47,7 +47,7 @@ def make_slda_data(n_docs: int = 300, n_words: int = 500, n_topics: int = 5,
 
         y_d ~ Bernoulli(sigmoid(eta^T zbar_d))
 
-    (Zhu et al., gSLDA, ACL 2013; ``design/models/slda.md``).
+    (Zhu et al., gSLDA, ACL 2013; ``docs/design/slda.md``).
 
     Parameters
     ----------
