@@ -19,9 +19,9 @@ Measured, the same way for both: seconds per iteration = wall time of the whole 
 call (``fit`` / ``train``, initialisation included, corpus loading into tomotopy not) over
 the iterations, one thread (our DMR is sequential; BLAS limited to one thread);
 the training perplexity ``exp(-sum n_dw log(theta_d . phi_w) / N)`` of the point
-estimates (:func:`topiclink.inference.completion.training_perplexity`); the held-out
+estimates (:func:`topiclink.topics.completion.training_perplexity`); the held-out
 perplexity by *our* document-completion estimator
-(:func:`topiclink.inference.completion.completion_perplexity`, half of each test address
+(:func:`topiclink.topics.completion.completion_perplexity`, half of each test address
 observed, same seed for both models) from each model's topics and each test address's
 prior.  tomotopy's topics are rebuilt over our vocabulary from its topic-word counts,
 ``(n_kw + eta) / (n_k + V eta)``; its prior for a test address of a known president is
@@ -55,7 +55,7 @@ MODELS = ("topiclink-DMR", "tomotopy-DMR")
 def fit_ours(data: Any, iterations: int, seed: int, args: argparse.Namespace
              ) -> dict[str, Any]:
     from topiclink import DMR
-    from topiclink.inference.completion import completion_perplexity, training_perplexity
+    from topiclink.topics.completion import completion_perplexity, training_perplexity
 
     train, test = data.part(data.train), data.part(data.test)
     model = DMR(args.topics, sigma=args.sigma, intercept_sigma=args.intercept_sigma,
@@ -81,7 +81,7 @@ def fit_tomotopy(data: Any, iterations: int, seed: int, args: argparse.Namespace
                  ) -> dict[str, Any]:
     import tomotopy as tp
 
-    from topiclink.inference.completion import completion_perplexity, training_perplexity
+    from topiclink.topics.completion import completion_perplexity, training_perplexity
     from topiclink_reproductions.peers.tomotopy import tomotopy_words
 
     train, test = data.part(data.train), data.part(data.test)

@@ -4,8 +4,8 @@ One synthetic corpus (the generator of ``benchmarks/lda_throughput.py``), a fixe
 count; every case starts from the same topics and streams and runs the same AD-LDA sweeps
 (``LDA(scheme=Shards("adlda", n), executor=...)``'s sampler, timed sweep by sweep):
 
-- ``sequential``: the exact sweep (:func:`topiclink.kernels.lda.sweep`), for reference;
-- ``adlda``: :class:`~topiclink.inference.lda.CollapsedGibbsLDA` with ``scheme="adlda"``
+- ``sequential``: the exact sweep (:func:`topiclink.topics.kernels.lda.sweep`), for reference;
+- ``adlda``: :class:`~topiclink.topics.lda.CollapsedGibbsLDA` with ``scheme="adlda"``
   over the shards on 1 and 2 threads;
 - ``dask``: the same sampler handed a :class:`~topiclink.execution.DaskExecutor` on a
   ``LocalCluster(processes=True, threads_per_worker=1)`` of 1 and 2 workers.
@@ -75,7 +75,7 @@ def adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk, states, alpha, n_shar
     """AD-LDA over ``n_shards`` shards of these arrays (the sampler of
     ``LDA(scheme=Shards("adlda", n_shards), executor=...)``): ``(algorithm, state,
     data)``, on ``threads`` threads or on ``executor``."""
-    from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, TokenData
+    from topiclink.topics.lda import CollapsedGibbsLDA, LDAState, TokenData
 
     n_docs = offsets.size - 1
     docs = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(offsets))
@@ -89,7 +89,7 @@ def adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk, states, alpha, n_shar
 
 def run_case(kind, n, words, offsets, n_words, K, n_shards, args):
     """One case; returns (row, final state arrays)."""
-    from topiclink.kernels import lda as kl
+    from topiclink.topics.kernels import lda as kl
 
     z, ndk, nwk, nk, states = start_state(words, offsets, n_words, K, n_shards, args.seed)
     alpha, beta = np.full(K, 0.1), 0.01

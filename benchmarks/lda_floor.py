@@ -12,7 +12,7 @@ exact O(K) Gibbs step can skip, per token:
 
 It does not remove the token's old assignment from the counts or add the new one (so its
 chain is not a Gibbs sampler: the counts never change); our kernel
-(:func:`topiclink.kernels.lda.sweep`) does that bookkeeping, keeps 1 / (n_k + V beta)
+(:func:`topiclink.topics.kernels.lda.sweep`) does that bookkeeping, keeps 1 / (n_k + V beta)
 current for the two topics that changed, and finds the topic by block sums.  Both run
 one thread, the same counts, the same number of tokens; the ratio ours / floor in
 nanoseconds per token is the figure the goal "within 2x of the floor" asks for.
@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lda_throughput import make_corpus, start_state  # noqa: E402
 
-from topiclink.kernels.lda import FUSE_MAX_TOPICS  # noqa: E402
 from topiclink.kernels.rng import uniform  # noqa: E402
 from topiclink.kernels.sampling import BLOCK  # noqa: E402
+from topiclink.topics.kernels.lda import FUSE_MAX_TOPICS  # noqa: E402
 
 
 @njit(cache=True, nogil=True)
@@ -80,7 +80,7 @@ def floor_blocked(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np
                   state: np.ndarray) -> None:
     """The floor with our kernel's own evaluation and draw (the probabilities and block
     sums in one vectorisable pass, the branch-free blocked draw): exactly
-    :func:`topiclink.kernels.lda.sweep_range` without its eight bookkeeping lines."""
+    :func:`topiclink.topics.kernels.lda.sweep_range` without its eight bookkeeping lines."""
     K = nk.shape[0]
     vbeta = nwk.shape[0] * beta
     kp = ((K + BLOCK - 1) // BLOCK) * BLOCK
@@ -145,7 +145,7 @@ def floor_blocked(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np
 def warmed_state(words, offsets, K, seed, warmup):
     """The start of every timing at K: ``warmup`` sweeps of our kernel from random topics
     (the counts of a chain under way, not of the uniform start)."""
-    from topiclink.kernels import lda as kl
+    from topiclink.topics.kernels import lda as kl
 
     z, ndk, nwk, nk, states = start_state(words, offsets, int(words.max()) + 1, K, 1, seed)
     alpha = np.full(K, 0.1)
@@ -169,7 +169,7 @@ def ns_per_token(fn, words, offsets, start, timed):
 
 
 def main() -> None:
-    from topiclink.kernels import lda as kl
+    from topiclink.topics.kernels import lda as kl
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=float, default=1.5e6)
@@ -207,7 +207,8 @@ def main() -> None:
     result = {"benchmark": "lda_floor", "n_tokens": int(words.size),
               "protocol": f"one thread; {args.warmup} sweeps of our kernel from random topics, "
                           f"then per K {args.repeats} alternations of the floor kernel "
-                          f"and topiclink.kernels.lda.sweep, each the median of {args.timed} "
+                          f"and topiclink.topics.kernels.lda.sweep, each the median of "
+                          f"{args.timed} "
                           "sweeps after one untimed sweep, both from copies of that state; "
                           "ratio = median of the per-alternation ratios",
               "machine": {"python": platform.python_version(),

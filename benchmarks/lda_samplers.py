@@ -24,8 +24,8 @@ from lda_throughput import make_corpus, start_state
 
 
 def run(words, offsets, n_words, K, kernel, budget, seed, n_mh):
-    from topiclink.kernels import lda as kl
-    from topiclink.kernels.lda_mh import sweep_mh, word_index
+    from topiclink.topics.kernels import lda as kl
+    from topiclink.topics.kernels.lda_mh import sweep_mh, word_index
 
     z, ndk, nwk, nk, states = start_state(words, offsets, n_words, K, 1, seed)
     state = states[0]

@@ -45,8 +45,8 @@ def make_corpus(n_docs: int, doc_len: int, n_words: int, n_topics: int, seed: in
 def start_state(words, offsets, n_words, K, n_streams, seed):
     """A uniformly random topic per token, its counts, and ``n_streams`` RNG streams
     (shared by the LDA benchmarks: the same start for every kernel they compare)."""
-    from topiclink.kernels import lda as kl
     from topiclink.random import as_generator, kernel_state
+    from topiclink.topics.kernels import lda as kl
 
     rng = as_generator(seed)
     n_docs = offsets.size - 1
@@ -64,7 +64,7 @@ def adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk, states, alpha, thread
     ``LDA(scheme=Shards("adlda", t), executor=t)``) over these arrays: ``(algorithm,
     state, data)``; in process the shards sweep z and ndk in place and the RNG rows are
     written back to ``states`` by every step."""
-    from topiclink.inference.lda import CollapsedGibbsLDA, LDAState, TokenData
+    from topiclink.topics.lda import CollapsedGibbsLDA, LDAState, TokenData
 
     n_docs = offsets.size - 1
     docs = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(offsets))
@@ -78,8 +78,8 @@ def adlda_sweeps(words, offsets, n_words, z, ndk, nwk, nk, states, alpha, thread
 
 def time_ours(words, offsets, n_words, K, warmup, timed, seed, threads=1,
               scheme="partition"):
-    from topiclink.inference.partition import PartitionSweeper
-    from topiclink.kernels import lda as kl
+    from topiclink.topics.kernels import lda as kl
+    from topiclink.topics.partition import PartitionSweeper
 
     z, ndk, nwk, nk, states = start_state(words, offsets, n_words, K, threads, seed)
     alpha = np.full(K, 0.1)

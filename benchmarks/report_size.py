@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from topiclink.data import Corpus, Links
-from topiclink.models import RelationalTopicModel
+from topiclink.estimators import RelationalTopicModel
 from topiclink.report import ReportInputs, build_report
 
 
@@ -106,7 +106,7 @@ def _synthetic_grtm(n_docs: int, n_topics: int, n_words: int, seed: int = 0
 def _cora(iterations: int) -> tuple[RelationalTopicModel, ReportInputs]:
     from topiclink.data.splits import train_test_split_documents
     from topiclink.datasets import load_bundled_cora
-    from topiclink.models.base import make_paper_model
+    from topiclink.estimators.base import make_paper_model
 
     ds = load_bundled_cora()
     fold = train_test_split_documents(ds.corpus, ds.links, test_size=0.1, random_state=0)

@@ -39,7 +39,7 @@ def main() -> None:
 
     import topiclink
     from topiclink.datasets import load_dataset
-    from topiclink.models import SupervisedTopicModel, VariationalSLDA
+    from topiclink.estimators import SupervisedTopicModel, VariationalSLDA
     from topiclink_reproductions.slda import prepare_task
 
     task = prepare_task(load_dataset(args.dataset), "binary", random_state=args.seed)

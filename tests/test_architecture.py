@@ -1,4 +1,5 @@
-"""The one import rule: kernels -> inference -> models -> experiments/cli/plotting."""
+"""The one import rule: kernels -> inference -> topics -> relational -> estimators -> families
+-> experiments/cli/plotting/report."""
 
 from __future__ import annotations
 
@@ -12,26 +13,35 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "topiclink"
 
 # package -> topiclink sub-packages it must not import
 FORBIDDEN = {
-    "kernels": {"data", "datasets", "inference", "models", "experiments", "cli", "plotting",
+    "kernels": {"data", "datasets", "inference", "topics", "relational", "estimators",
+                "experiments", "cli", "plotting",
                 "metrics", "distributions", "persistence", "callbacks"},
-    "data": {"models", "inference", "kernels", "experiments", "cli", "plotting"},
-    "distributions": {"models", "inference", "experiments", "cli", "plotting", "data"},
-    "metrics": {"models", "inference", "kernels", "experiments", "cli"},
-    "inference": {"models", "experiments", "cli", "plotting"},
+    "data": {"estimators", "inference", "kernels", "experiments", "cli", "plotting"},
+    "distributions": {"estimators", "inference", "experiments", "cli", "plotting", "data"},
+    "metrics": {"estimators", "inference", "kernels", "experiments", "cli"},
+    "inference": {"estimators", "topics", "relational", "families", "experiments", "cli",
+                  "plotting"},
+    # the token-level topic machinery (LDA sweeps, variational E-steps, prediction): under
+    # the estimators and every family, beside the relational machinery, which builds on it
+    "topics": {"relational", "estimators", "families", "experiments", "cli", "plotting",
+               "report", "datasets"},
+    # the link models' machinery (pairs, non-links, augmentation, link weights)
+    "relational": {"estimators", "families", "experiments", "cli", "plotting", "report",
+                   "datasets"},
     # the estimator base knows no display: a report or a figure takes the model
-    "models": {"experiments", "cli", "report", "plotting"},
+    "estimators": {"experiments", "cli", "report", "plotting"},
     # reports of fitted models: over models and data, never the experiments or the CLI
     "report": {"experiments", "cli", "kernels", "inference", "execution"},
     # top-level modules
-    "persistence": {"models", "inference", "kernels", "data", "datasets", "experiments",
+    "persistence": {"estimators", "inference", "kernels", "data", "datasets", "experiments",
                     "cli", "plotting", "callbacks", "metrics"},
-    "random": {"models", "inference", "kernels", "data", "datasets", "experiments", "cli",
+    "random": {"estimators", "inference", "kernels", "data", "datasets", "experiments", "cli",
                "plotting", "persistence", "callbacks"},
-    "callbacks": {"models", "inference", "kernels", "experiments", "cli", "plotting",
+    "callbacks": {"estimators", "inference", "kernels", "experiments", "cli", "plotting",
                   "persistence"},
     # the glossary of shared parameters: over the constraint forms (data.checks) and the
     # executor's (execution) only, so models and inference can both use it
-    "parameters": {"models", "inference", "kernels", "datasets", "experiments", "cli",
+    "parameters": {"estimators", "inference", "kernels", "datasets", "experiments", "cli",
                    "plotting", "report", "persistence", "callbacks", "metrics"},
     # where the pieces of an iteration run (serial, threads, Dask): core, under every
     # family; it imports no other part of topiclink (everything may import it)
@@ -109,8 +119,8 @@ def test_no_private_name_is_imported_across_modules():
     assert not offenders, offenders
 
 
-def test_models_and_persistence_do_not_import_each_other():
-    assert "models" not in _imports(SRC / "persistence.py")
+def test_estimators_and_persistence_do_not_import_each_other():
+    assert "estimators" not in _imports(SRC / "persistence.py")
 
 
 def test_execution_imports_only_the_standard_library_and_numpy():
@@ -163,15 +173,15 @@ def test_only_execution_constructs_executors():
 
 
 def test_package_exports_come_from_the_estimator_registry():
-    """``topiclink.NAME`` / ``topiclink.models.NAME`` resolve every library estimator
+    """``topiclink.NAME`` / ``topiclink.estimators.NAME`` resolve every library estimator
     through the registry (no hand-kept table to forget a family in), ``import *`` gives
     them all, and an estimator defined outside the library is not exported."""
     import subprocess
     import sys
 
     import topiclink
-    import topiclink.models as models
-    from topiclink.models.base import Estimator, library_estimators, registered_estimators
+    import topiclink.estimators as models
+    from topiclink.estimators.base import Estimator, library_estimators, registered_estimators
 
     names = set(library_estimators())
     assert {"LDA", "DMR", "KernelTopicModel", "BilinearPoissonFactorModel"} <= names
@@ -187,10 +197,10 @@ def test_package_exports_come_from_the_estimator_registry():
         with pytest.raises(AttributeError, match="no attribute 'OutsideTheLibrary'"):
             topiclink.OutsideTheLibrary  # noqa: B018
     finally:
-        from topiclink.models import base
+        from topiclink.estimators import base
 
         base._REGISTRY.pop("OutsideTheLibrary", None)
-    code = ("from topiclink import *\nfrom topiclink.models import *\n"
+    code = ("from topiclink import *\nfrom topiclink.estimators import *\n"
             "print(sorted(k for k in dir() if k[:1].isupper()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
@@ -319,12 +329,12 @@ def test_the_reproductions_are_not_in_the_wheel():
 ROLE_FORBIDDEN = {
     # Numba only: numpy, numba, the core kernels and the family's own kernels
     "kernels": ("topiclink.data", "topiclink.datasets", "topiclink.inference",
-                "topiclink.models", "topiclink.experiments", "topiclink.cli",
+                "topiclink.estimators", "topiclink.experiments", "topiclink.cli",
                 "topiclink.plotting", "topiclink.metrics", "topiclink.execution"),
     # samplers and optimisers: never an estimator, a figure or a surface
-    "algorithm": ("topiclink.models", "topiclink.experiments", "topiclink.cli",
+    "algorithm": ("topiclink.estimators", "topiclink.experiments", "topiclink.cli",
                   "topiclink.plotting", "topiclink.report"),
-    "synthetic": ("topiclink.models", "topiclink.inference", "topiclink.experiments",
+    "synthetic": ("topiclink.estimators", "topiclink.inference", "topiclink.experiments",
                   "topiclink.cli", "topiclink.plotting"),
     "estimator": ("topiclink.experiments", "topiclink.cli"),
     "plots": ("topiclink.experiments", "topiclink.cli"),
@@ -371,7 +381,7 @@ def test_module_paths_of_before_the_family_folders_are_gone():
     from topiclink.families.ktm.estimator import KernelTopicModel
     from topiclink.families.ktm.gp.kernels import CategoricalKernel
 
-    for old in ("topiclink.models.rtm", "topiclink.gp.kernels", "topiclink.kernels.var_rtm"):
+    for old in ("topiclink.estimators.rtm", "topiclink.gp.kernels", "topiclink.kernels.var_rtm"):
         with pytest.raises(ModuleNotFoundError) as caught:
             importlib.import_module(old)
         assert caught.value.name is not None and old.startswith(caught.value.name), old
@@ -401,7 +411,7 @@ def test_every_name_a_family_adds_to_a_package_resolves():
             value = getattr(importlib.import_module(module), name)
             assert getattr(core, name) is value, (package, name)
             assert name in dir(core), (package, name)
-            if hasattr(core, "__all__") and package != "topiclink.models":
+            if hasattr(core, "__all__") and package != "topiclink.estimators":
                 assert name in core.__all__, (package, name)
     with pytest.raises(AttributeError, match="no attribute 'make_nothing'"):
         importlib.import_module("topiclink.datasets").make_nothing  # noqa: B018

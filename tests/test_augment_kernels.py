@@ -27,10 +27,10 @@ from topiclink.distributions import (
     sample_pg,
 )
 from topiclink.families.rtm.estimator import RelationalTopicModel
-from topiclink.inference.augment import augment, pseudo_loglik
-from topiclink.inference.negatives import negatives_per_document
-from topiclink.kernels import augment as ka
 from topiclink.random import kernel_state
+from topiclink.relational.augment import augment, pseudo_loglik
+from topiclink.relational.kernels import augment as ka
+from topiclink.relational.negatives import negatives_per_document
 
 Z_MAX = 4.5
 

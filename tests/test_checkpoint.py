@@ -21,7 +21,7 @@ import pytest
 import topiclink
 from tests.test_contract import NAMES, assert_same, fit, fitted_arrays, make
 from topiclink.callbacks import LambdaCallback, RelativeTolerance
-from topiclink.models.checkpoint import checkpoint_folder, parse_every
+from topiclink.estimators.checkpoint import checkpoint_folder, parse_every
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -211,8 +211,8 @@ def test_checkpoint_is_declared_where_fit_is(name):
     import inspect
 
     import tests.examples.dmm.estimator  # noqa: F401 - the worked example registers
-    from topiclink.models.base import registered_estimators
-    from topiclink.models.checkpoint import DEFAULT_EVERY
+    from topiclink.estimators.base import registered_estimators
+    from topiclink.estimators.checkpoint import DEFAULT_EVERY
 
     cls = registered_estimators()[name]
     for method in ("fit", "partial_fit"):
@@ -358,7 +358,7 @@ def test_dask_fits_checkpoint_their_current_state(model, data, tmp_path, monkeyp
 
 def _algorithm_class(est, data, monkeypatch) -> type:
     """The class of the algorithm ``est.fit`` hands to the engine."""
-    import topiclink.models.base as base
+    import topiclink.estimators.base as base
 
     seen = []
 

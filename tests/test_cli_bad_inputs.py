@@ -141,7 +141,7 @@ def _separated_lines(path: Path, n: int = 12) -> Path:
 
 def test_twelve_lines_with_form_feeds_and_line_separators_are_twelve_documents(tmp_path):
     from topiclink.cli.common import load_input
-    from topiclink.models.base import load
+    from topiclink.estimators.base import load
 
     path = _separated_lines(tmp_path / "docs.txt")
     assert len(path.read_text(encoding="utf-8").splitlines()) == 36   # what went wrong
@@ -158,7 +158,7 @@ def words_rtm(tmp_path_factory) -> Path:
     """A relational topic model of :data:`WORDS` (queries of those words are known)."""
     from topiclink.data import Links
     from topiclink.data.io import corpus_from_texts
-    from topiclink.models.base import registered_estimators
+    from topiclink.estimators.base import registered_estimators
 
     corpus = corpus_from_texts(_texts(30), min_df=1)
     links = Links.from_pairs(np.array([(i, (i + 1) % 30) for i in range(30)]), 30)
@@ -281,7 +281,7 @@ def test_a_triples_folder_without_held_out_splits_is_read_and_logged(tmp_path, c
 
 def test_a_fourth_column_of_counts_is_read_as_counts_and_fitted(tmp_path):
     from topiclink.datasets import load_dataset
-    from topiclink.models.base import load
+    from topiclink.estimators.base import load
 
     counts = "a\tr\tb\t2\nb\tr\tc\t1\nc\ts\ta\t3\nb\ts\ta\t1\n"
     folder = _folder(tmp_path / "counts", {"train.txt": counts})

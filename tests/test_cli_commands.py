@@ -121,8 +121,8 @@ def test_fit_and_evaluate_lda_on_user_files(tmp_path):
 def test_evaluate_a_classifier_reports_accuracy(tmp_path):
     from topiclink.datasets import make_slda_data
     from topiclink.datasets.base import Dataset
+    from topiclink.estimators.base import make_paper_model
     from topiclink.experiments.evaluation import evaluate_model
-    from topiclink.models.base import make_paper_model
 
     (corpus, y), _ = make_slda_data(n_docs=80, n_words=60, n_topics=3, random_state=0)
     model = make_paper_model("gSLDA", n_topics=3, max_iter=5, random_state=0)

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from topiclink.cli.app import app
 from topiclink.cli.estimator_commands import command_name, estimator_options, parameter_help
 from topiclink.cli.fit import generated_commands
-from topiclink.models.base import library_estimators
+from topiclink.estimators.base import library_estimators
 
 runner = CliRunner()
 

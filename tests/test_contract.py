@@ -26,13 +26,13 @@ import topiclink
 from topiclink.data import Corpus, DataError
 from topiclink.data.tensor import RelationalTensor
 from topiclink.datasets import make_bpbfm_data, make_rtm_data
-from topiclink.inference.engine import State
-from topiclink.models.capabilities import (
+from topiclink.estimators.capabilities import (
     ClassifierCapability,
     EntityFactorsMixin,
     LinkPredictionMixin,
     TopicsMixin,
 )
+from topiclink.inference.engine import State
 
 ESTIMATORS = topiclink.registered_estimators()
 NAMES = sorted(ESTIMATORS)
@@ -122,7 +122,7 @@ def assert_same(a: dict, b: dict) -> None:
 def test_discovery_finds_every_family_and_the_exercise():
     assert {"LDA", "RelationalTopicModel", "SupervisedTopicModel", "VariationalRTM",
             "VariationalSLDA", "DirichletMultinomialMixture"} <= set(NAMES)
-    table = topiclink.models.paper_models()
+    table = topiclink.estimators.paper_models()
     assert table["Gibbs-gMMRTM"][0] is ESTIMATORS["RelationalTopicModel"]
     assert table["GSDMM"][0] is ESTIMATORS["DirichletMultinomialMixture"]
 
@@ -299,7 +299,7 @@ def test_a_parameter_that_is_not_json_is_saved_with_its_codec(data, tmp_path):
     """A GP kernel (what KTM needs) is stored as JSON by a declared codec, never pickled."""
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
-    from topiclink.models.param_codecs import SklearnKernelCodec
+    from topiclink.estimators.param_codecs import SklearnKernelCodec
 
     class KernelLDA(topiclink.LDA):
         _param_codecs = {"kernel": SklearnKernelCodec()}

@@ -30,8 +30,8 @@ from topiclink.execution import dask as execution_dask  # noqa: E402
 from topiclink.execution.dask import SchedulerLostError, WorkerLostError  # noqa: E402
 from topiclink.families.lda.estimator import LDA  # noqa: E402
 from topiclink.families.rtm.estimator import RelationalTopicModel  # noqa: E402
-from topiclink.inference.adlda import ADLDAShards  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
+from topiclink.topics.adlda import ADLDAShards  # noqa: E402
 
 #: generous: a loaded 2-core machine restarts a worker process in seconds
 BOUND = 60.0

@@ -14,11 +14,11 @@ from numba import njit
 from scipy.special import gammaln
 
 from tests import naive
-from topiclink.kernels import lda as kl
-from topiclink.kernels import rtm as kr
 from topiclink.kernels import sampling
 from topiclink.kernels.rng import uniforms
 from topiclink.random import as_generator, kernel_state
+from topiclink.relational.kernels import rtm as kr
+from topiclink.topics.kernels import lda as kl
 
 BETA = 0.05
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from topiclink.estimators.checkpoint import progress_from_saved, progress_to_saved
 from topiclink.inference import engine
-from topiclink.models.checkpoint import progress_from_saved, progress_to_saved
 from topiclink.parameters import Averaging
 
 

@@ -329,7 +329,7 @@ def test_full_weights_of_a_huge_k_are_refused_before_allocating():
     """gRTM's full U is a K^2-dimensional Gaussian with a dense K^2 x K^2 precision: at
     K = 400 about 760 GiB, refused in one line before the fit allocates (it used to run
     out of memory); the diagonal weights of the same K need K^2 and pass the check."""
-    import topiclink.models.base as base
+    import topiclink.estimators.base as base
 
     links = np.array([[0, 1], [1, 2]])
     with pytest.raises(ValueError) as info:

@@ -14,9 +14,9 @@ import tests.examples.dmm.estimator  # noqa: F401  (registers the class)
 from tests.examples.dmm.algorithm import CollapsedGibbsDMM, ShardedDMM
 from topiclink import load
 from topiclink.datasets import make_lda_data
+from topiclink.estimators.base import registered_estimators
 from topiclink.execution import Shards
-from topiclink.inference.lda import TokenData
-from topiclink.models.base import registered_estimators
+from topiclink.topics.lda import TokenData
 
 DMM = registered_estimators()["DirichletMultinomialMixture"]
 

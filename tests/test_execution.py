@@ -151,7 +151,7 @@ def test_padded_rows_keep_values_and_a_cache_line_apart():
 def test_chunked_augmenter_same_draws_on_one_and_two_threads():
     """The augmentation draws of fixed chunks with their own streams (the gRTM pair
     chunks): bit for bit the same on one and two threads."""
-    from topiclink.inference.augment import ChunkedAugmenter
+    from topiclink.relational.augment import ChunkedAugmenter
 
     rng = np.random.default_rng(0)
     omega = rng.normal(size=5000)

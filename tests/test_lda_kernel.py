@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 from tests import naive
-from topiclink.kernels import lda as kl
 from topiclink.kernels.rng import uniform, uniforms
 from topiclink.kernels.sampling import draw_blocked
 from topiclink.random import as_generator, kernel_state
+from topiclink.topics.kernels import lda as kl
 
 
 def _random_state(seed, D=7, V=11, K=5, L=9):

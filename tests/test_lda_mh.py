@@ -11,10 +11,10 @@ from numba import njit
 from scipy import stats
 
 from tests import naive
-from topiclink.kernels import lda as kl
-from topiclink.kernels.lda_mh import build_alias, sweep_mh, word_index
 from topiclink.kernels.rng import uniform
 from topiclink.random import as_generator, kernel_state
+from topiclink.topics.kernels import lda as kl
+from topiclink.topics.kernels.lda_mh import build_alias, sweep_mh, word_index
 
 
 @njit

@@ -207,7 +207,7 @@ def _all_estimators():
 def test_every_saved_array_has_a_value_range(name):
     """Audit: a saved float array is finite and, unless it is an unbounded coefficient,
     has a range (probabilities, rows summing to 1, positive scales)."""
-    cls = topiclink.models.base.registered_estimators()[name]
+    cls = topiclink.estimators.base.registered_estimators()[name]
     for member in (*cls._saved_arrays, *cls._saved_optional):
         spec = cls._array_specs.get(member)
         assert spec is not None, f"{name}.{member} has no ArraySpec"

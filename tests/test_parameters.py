@@ -177,8 +177,8 @@ def test_draw_negatives_is_the_gRTM_draw():
     """Ratio: ``Links.sample_negatives`` (undirected: to be mirrored); per link:
     ``negatives_per_document`` (one orientation) -- the same streams as before."""
     from topiclink.data.links import Links
-    from topiclink.inference.negatives import draw_negatives, negatives_per_document
     from topiclink.parameters import Negatives
+    from topiclink.relational.negatives import draw_negatives, negatives_per_document
 
     links = Links.from_pairs(np.array([[0, 1], [1, 2], [3, 4], [2, 5]]), n_docs=8,
                              directed=False)

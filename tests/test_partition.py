@@ -8,14 +8,14 @@ import pytest
 
 from topiclink.execution import Shards
 from topiclink.execution.shards import balanced_chunks
-from topiclink.inference.partition import (
+from topiclink.random import as_generator, kernel_state
+from topiclink.topics.kernels import lda as kl
+from topiclink.topics.partition import (
     HOT_SHARE,
     PartitionSweeper,
     hot_words,
     word_blocks,
 )
-from topiclink.kernels import lda as kl
-from topiclink.random import as_generator, kernel_state
 
 
 def _corpus(seed, D=40, V=60, L=40):

@@ -1,4 +1,4 @@
-"""Blocked sweep with the draws of finished pairs overlapped (inference/pipeline.py)."""
+"""Blocked sweep with the draws of finished pairs overlapped (relational/pipeline.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from topiclink.inference.pipeline import BlockPipeline, pipeline_layout
+from topiclink.relational.pipeline import BlockPipeline, pipeline_layout
 
 
 def _pairs(seed: int, D: int = 60, n: int = 500):

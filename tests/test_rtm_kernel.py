@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from tests import naive
-from topiclink.inference.pairs import PairSet
-from topiclink.kernels import lda as kl
-from topiclink.kernels import rtm as kr
 from topiclink.kernels.rng import uniforms
 from topiclink.random import as_generator, kernel_state
+from topiclink.relational.kernels import rtm as kr
+from topiclink.relational.pairs import PairSet
+from topiclink.topics.kernels import lda as kl
 
 
 def _setup(seed, D=6, V=9, K=4, L=7, n_pairs=12, u_scale=3.0):

@@ -27,7 +27,7 @@ import pytest
 
 import topiclink
 from topiclink.callbacks import LambdaCallback
-from topiclink.models.checkpoint import CheckpointInUseError, checkpoint_lock
+from topiclink.estimators.checkpoint import CheckpointInUseError, checkpoint_lock
 from topiclink.persistence import SaveError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -345,7 +345,7 @@ def test_a_child_process_is_refused_while_this_one_holds_the_lock(tmp_path):
         out, err = child.communicate(timeout=300)
     assert child.returncode == 1
     last = err.strip().splitlines()[-1]
-    assert last == (f"topiclink.models.checkpoint.CheckpointInUseError: checkpoint {path} is "
+    assert last == (f"topiclink.estimators.checkpoint.CheckpointInUseError: checkpoint {path} is "
                     f"in use by another fit (process {os.getpid()} holds its lock {lock}): "
                     "never two writers of one checkpoint; wait for that fit to end, or give "
                     "this one another checkpoint path"), err[-2000:]
@@ -381,7 +381,7 @@ def test_a_stale_lock_file_of_a_killed_process(corpus, tmp_path):
 
 
 def test_checkpoint_folder_leaves_no_lock_file(corpus, tmp_path):
-    from topiclink.models.checkpoint import checkpoint_folder
+    from topiclink.estimators.checkpoint import checkpoint_folder
 
     with checkpoint_folder(tmp_path / "cells", every=1):
         lda().fit(corpus)

@@ -334,8 +334,8 @@ def test_sweeper_reading_shards_equals_scattered(corpus, shard_dir, client):
     from here (the tokens never travel); a ShardSet of other shards is refused."""
     from topiclink.execution import DaskExecutor
     from topiclink.inference.engine import run
-    from topiclink.inference.lda import CollapsedGibbsLDA, ShardTokenData, TokenData
     from topiclink.random import as_generator
+    from topiclink.topics.lda import CollapsedGibbsLDA, ShardTokenData, TokenData
 
     tok = corpus.tokens()
     K, S = 4, LDA_KW["scheme"].n_shards

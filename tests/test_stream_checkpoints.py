@@ -2,7 +2,7 @@
 
 ``partial_fit(..., checkpoint=PATH, checkpoint_every=...)`` of LMVS and online BPBFM, and
 online ``fit`` checkpointed inside its sweeps, at minibatch boundaries
-(:mod:`topiclink.models.stream_checkpoint`, the engine's ``Passes``):
+(:mod:`topiclink.estimators.stream_checkpoint`, the engine's ``Passes``):
 
 - a child process (tests/stream_checkpoint_child.py) killed with SIGKILL at a minibatch
   drawn from a seeded generator, then run again, ends with the model of an uninterrupted
@@ -37,10 +37,10 @@ import topiclink
 from tests import stream_checkpoint_child as child
 from tests.test_contract import assert_same, fitted_arrays
 from topiclink.callbacks import LambdaCallback
+from topiclink.estimators.stream_checkpoint import pass_path
 from topiclink.families.bpbfm.online import BPBFMOnline
 from topiclink.families.lmv.stochastic import StochasticLMV
 from topiclink.inference.engine import state_key
-from topiclink.models.stream_checkpoint import pass_path
 
 ROOT = Path(__file__).resolve().parents[1]
 

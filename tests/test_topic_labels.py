@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import topiclink
-from topiclink.models.topic_display import top_word_indices
+from topiclink.estimators.topic_display import top_word_indices
 
 
 def _model():

@@ -3,7 +3,7 @@
 Estimators are imported lazily so that ``import topiclink`` stays fast (no Numba
 compilation until a model is used).  An estimator name (``topiclink.LDA``,
 ``from topiclink import DMR``) is resolved from the estimator registry
-(:func:`~topiclink.models.base.library_estimators`): a new family needs no entry here.
+(:func:`~topiclink.estimators.base.library_estimators`): a new family needs no entry here.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from topiclink._version import __version__ as __version__
 
 #: the names that are not estimators, and where they live
 _LAZY = {
-    "load": "topiclink.models.base",
-    "registered_estimators": "topiclink.models.base",
-    "make_paper_model": "topiclink.models.base",
+    "load": "topiclink.estimators.base",
+    "registered_estimators": "topiclink.estimators.base",
+    "make_paper_model": "topiclink.estimators.base",
     "Corpus": "topiclink.data.corpus",
     "Links": "topiclink.data.links",
     "RelationalTensor": "topiclink.data.tensor",
@@ -25,7 +25,7 @@ _LAZY = {
 
 
 def _estimators() -> dict[str, Any]:
-    from topiclink.models.base import library_estimators
+    from topiclink.estimators.base import library_estimators
 
     return library_estimators()
 

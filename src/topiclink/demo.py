@@ -32,8 +32,8 @@ def run_demo(topics: int = 15, iterations: int = 150, c: float = 4.0, seed: int 
     """Run the demo; returns the figures it printed (for tests)."""
     from topiclink.data.splits import train_test_split_documents
     from topiclink.datasets import load_bundled_cora
+    from topiclink.estimators.base import make_paper_model
     from topiclink.metrics import link_auc, link_rank
-    from topiclink.models.base import make_paper_model
 
     t_start = time.perf_counter()
     ds = load_bundled_cora()
@@ -125,7 +125,7 @@ def _visibility_section(seed: int, out: Path | None, verbose: bool,
                         iterations: int = 30) -> dict[str, float]:
     """LMV on the directed citations among the ``n_docs`` most connected Cora papers."""
     from topiclink.datasets import load_bundled_cora
-    from topiclink.models import VisibilityTopicModel
+    from topiclink.estimators import VisibilityTopicModel
 
     ds = load_bundled_cora(directed=True)  # j -> i: j cites i
     cites = ds.links

@@ -314,7 +314,7 @@ class Negatives:
     ``c_-``) while c of the positive pairs is tuned.  ``per_link`` None: ``ratio`` of all
     unobserved pairs (both orientations of an undirected pair); else document i draws
     ``max(1, round(per_link * p_i))`` negatives with p_i its positive pairs as a source
-    (one orientation each; :func:`topiclink.inference.negatives.draw_negatives` draws
+    (one orientation each; :func:`topiclink.relational.negatives.draw_negatives` draws
     them).
     """
 

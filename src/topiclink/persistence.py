@@ -8,7 +8,7 @@ JSON bytes::
      "arrays": {"components_": {"shape": [...], "dtype": "float64"}, ...}}
 
 The module is file I/O only: it knows nothing of estimators.  The class registry and
-:func:`topiclink.load` live in :mod:`topiclink.models.base`.
+:func:`topiclink.load` live in :mod:`topiclink.estimators.base`.
 
 Writes go to a temporary file in the target directory, are flushed to disk and then
 renamed over the target, so a crash never leaves a half-written model.  A write that

@@ -55,7 +55,7 @@ def text_model_file() -> Path:
 
     from topiclink.data import Links
     from topiclink.data.io import corpus_from_texts
-    from topiclink.models.base import registered_estimators
+    from topiclink.estimators.base import registered_estimators
 
     texts = word_texts(30)
     corpus = corpus_from_texts(texts, min_df=1)
@@ -84,7 +84,7 @@ def separator_file(label: str, n: int = 12) -> Path:
 
 
 def n_documents_in(path: str) -> int:
-    from topiclink.models.base import load
+    from topiclink.estimators.base import load
 
     return int(load(path).doc_topic_.shape[0])
 

@@ -313,7 +313,7 @@ def _faulty_checkpoint(fault: str) -> Any:
     from unittest import mock
 
     from tests.fuzz.cases_api import data, estimator
-    from topiclink.models.checkpoint import checkpoint_lock
+    from topiclink.estimators.checkpoint import checkpoint_lock
 
     path = folder() / f"ckpt-fault-{fault}.npz"
     path.unlink(missing_ok=True)

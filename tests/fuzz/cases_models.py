@@ -40,14 +40,14 @@ def data() -> dict[str, Any]:
 
 
 def names() -> list[str]:
-    from topiclink.models.base import registered_estimators
+    from topiclink.estimators.base import registered_estimators
 
     return [n for n, c in registered_estimators().items()
             if c.__module__.startswith("topiclink.")]
 
 
 def estimator(name: str, **kwargs: Any) -> Any:
-    from topiclink.models.base import registered_estimators
+    from topiclink.estimators.base import registered_estimators
 
     cls = registered_estimators()[name]
     params = cls._get_param_names()
@@ -457,8 +457,8 @@ def _frame_dmr() -> Any:
 def shard_count_cases() -> list[Case]:
     """Every estimator with a sharded scheme: more shards than documents, no shards,
     a shard count of the wrong type."""
+    from topiclink.estimators.base import registered_estimators
     from topiclink.execution import Shards
-    from topiclink.models.base import registered_estimators
 
     D = data()["X"].n_docs
     out = []
@@ -767,7 +767,7 @@ def dask_argument_cases() -> list[Case]:
     """Every estimator with an ``executor``: a scheduler address of the wrong form; the
     executor itself (:class:`~topiclink.execution.DaskExecutor`, ``resolve_executor``): a
     client that is none."""
-    from topiclink.models.base import registered_estimators
+    from topiclink.estimators.base import registered_estimators
 
     out = []
     for name in names():

@@ -23,7 +23,7 @@ paper's Fig. 6, whose one number is KTM ending about 12 % below DMR), the perple
 sampler itself reports (the collapsed joint ``p(w, z)`` per token: LDA/DMR's trace,
 tomotopy's ``perplexity``), seconds per iteration, and the held-out perplexity by
 document completion on the test addresses, computed by *our* estimator for every model
-(:func:`topiclink.inference.completion.completion_log_likelihood`, same split and seed for all: each
+(:func:`topiclink.topics.completion.completion_log_likelihood`, same split and seed for all: each
 test document's prior from its year and president, half its tokens observed).  For GDMR
 its topics are rebuilt from tomotopy's topic-word counts over our vocabulary
 (``(n_kw + eta) / (n_k + V eta)``) and each test document's prior is
@@ -56,7 +56,7 @@ from topiclink.experiments.registry import (
     register_protocol,
     shared,
 )
-from topiclink.inference.completion import completion_perplexity, training_perplexity
+from topiclink.topics.completion import completion_perplexity, training_perplexity
 from topiclink_reproductions.claims import check_claims, claim_lines
 from topiclink_reproductions.spec import load_paper
 from topiclink_reproductions.steps import finish_check, read_dataset
@@ -283,7 +283,7 @@ def _fit_ours(name: str, model: Any, data: SOTUData, fit_kwargs: dict[str, Any],
 
 
 def fit_lda(data: SOTUData, seed: int) -> ModelRun:
-    from topiclink.models import LDA
+    from topiclink.estimators import LDA
 
     s = data.settings
     model = LDA(s.n_topics, doc_topic_prior=s.alpha, topic_word_prior=s.beta,
@@ -292,7 +292,7 @@ def fit_lda(data: SOTUData, seed: int) -> ModelRun:
 
 
 def fit_dmr(data: SOTUData, seed: int) -> ModelRun:
-    from topiclink.models import DMR
+    from topiclink.estimators import DMR
 
     s = data.settings
     model = DMR(s.n_topics, doc_topic_prior=s.alpha, topic_word_prior=s.beta,
@@ -452,7 +452,7 @@ class KTMResult:
 def top_word_labels(topics: np.ndarray, vocabulary: Any, n_words: int = 4,
                     by: str = "term-score") -> list[str]:
     """``"k: w1 w2 w3 w4"`` per topic (its top words by term-score, or by probability)."""
-    from topiclink.models.topic_display import top_word_indices
+    from topiclink.estimators.topic_display import top_word_indices
 
     vocab = np.asarray(vocabulary, dtype=str)
     order = top_word_indices(np.asarray(topics), n_words, by, "top_word_labels")

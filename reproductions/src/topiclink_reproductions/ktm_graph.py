@@ -64,7 +64,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.experiments.registry import ProtocolSpec, Session, register_protocol
-from topiclink.inference.completion import training_perplexity
+from topiclink.topics.completion import training_perplexity
 from topiclink_reproductions.claims import check_claims, claim_lines
 from topiclink_reproductions.spec import load_paper
 
@@ -228,7 +228,7 @@ def _seconds(model: Any, wall: float) -> float:
 
 
 def _fit_lda(data: GraphData, seed: int) -> GraphModelRun:
-    from topiclink.models import LDA
+    from topiclink.estimators import LDA
 
     s = data.settings
     train, test = data.part(data.train), data.part(data.test)

@@ -152,7 +152,7 @@ class LDAThenSVM:
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "y")
 
     def __init__(self, n_topics: int = 10, **lda_params: Any) -> None:
-        from topiclink.models import LDA
+        from topiclink.estimators import LDA
 
         self.lda = LDA(n_topics, **lda_params)
 

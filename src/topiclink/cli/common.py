@@ -98,7 +98,7 @@ CheckpointDirOpt = Annotated[Path | None, typer.Option(
 def checkpoint_options(checkpoint: Path | None, every: str) -> dict[str, Any]:
     """``fit`` keywords of --checkpoint / --checkpoint-every (checked before any data is
     read; one-line error)."""
-    from topiclink.models.checkpoint import CheckpointRequest, parse_every
+    from topiclink.estimators.checkpoint import CheckpointRequest, parse_every
 
     try:
         parse_every(every)
@@ -308,7 +308,7 @@ def require_data(dataset: str | None, data: Path | None, input_file: Path | None
 
 def load_model_file(path: Path) -> Any:
     """A saved model, or one line ``<file>: not a readable topiclink model file (...)``."""
-    from topiclink.models.base import load
+    from topiclink.estimators.base import load
 
     if not path.exists():
         raise fail(f"model file not found: {path}")

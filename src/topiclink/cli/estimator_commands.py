@@ -221,7 +221,7 @@ def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
 def _variants(cls: type) -> dict[str, tuple[type, dict[str, Any]]]:
     """The paper names of the models that fit the data ``cls`` fits (its own variants
     first): the choices of ``--model``."""
-    from topiclink.models.base import paper_models
+    from topiclink.estimators.base import paper_models
 
     requires = tuple(getattr(cls, "fit_requires", ("X",)))
     table = {name: entry for name, entry in paper_models().items()

@@ -76,8 +76,8 @@ def checkpointable(command: Callable[..., None]) -> Callable[..., None]:
                 checkpoint_every: str = "5min", **kwargs: Any) -> None:
         if checkpoint_dir is None:
             return command(*args, **kwargs)
+        from topiclink.estimators.checkpoint import checkpoint_folder, parse_every
         from topiclink.experiments.grid_checkpoint import grid_checkpoint
-        from topiclink.models.checkpoint import checkpoint_folder, parse_every
 
         bound = inspect.signature(command).bind(*args, **kwargs)
         bound.apply_defaults()

@@ -55,7 +55,7 @@ def generated_commands() -> dict[str, type]:
     """``fit NAME`` -> estimator class for every registered estimator
     (:mod:`topiclink.cli.estimator_commands`; ``fit model`` is the scaffold's own)."""
     from topiclink.cli.estimator_commands import command_name
-    from topiclink.models.base import registered_estimators
+    from topiclink.estimators.base import registered_estimators
 
     commands: dict[str, type] = {}
     for cls in registered_estimators().values():
@@ -119,7 +119,7 @@ def _checked(model: Any, out: Path | None, force: bool, dataset: str | None,
 
 def resolve_model(name: str) -> tuple[type, dict[str, Any]]:
     """A registered estimator class name or a paper name -> (class, base keywords)."""
-    from topiclink.models.base import paper_models, registered_estimators
+    from topiclink.estimators.base import paper_models, registered_estimators
 
     classes = registered_estimators()
     if name in classes:

@@ -53,7 +53,7 @@ def model_summary(model: object, words: int) -> str:
 
 
 def _capabilities(cls: type) -> str:
-    from topiclink.models import capabilities as cap
+    from topiclink.estimators import capabilities as cap
 
     found = [name for name, mixin in (("topics", cap.TopicsMixin),
                                       ("links", cap.LinkPredictionMixin),
@@ -67,7 +67,7 @@ def models_table():  # noqa: ANN201 (pandas is imported lazily)
     """One row per registered estimator: class, paper names, fit inputs, capabilities."""
     import pandas as pd
 
-    from topiclink.models.base import registered_estimators
+    from topiclink.estimators.base import registered_estimators
 
     rows = [{"estimator": name, "paper names": ", ".join(cls.paper_names) or "-",
              "fit requires": ", ".join(cls.fit_requires),

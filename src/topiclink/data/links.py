@@ -267,7 +267,7 @@ class Links:
         (more than a quarter of the unobserved pairs) on a graph of at most 2e7 pairs,
         which enumerates every pair (an n_docs x n_docs boolean mask and int64 keys: at
         most ~0.6 GB).  Note that n itself is ``ratio`` x D^2 (1% of a 100k-document
-        network is 1e8 pairs); :func:`topiclink.inference.negatives.negatives_per_document` draws
+        network is 1e8 pairs); :func:`topiclink.relational.negatives.negatives_per_document` draws
         O(#links) negatives instead.
 
         Returns

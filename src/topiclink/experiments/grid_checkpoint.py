@@ -8,7 +8,7 @@ protocol call) makes :func:`topiclink.experiments.runner.run_grid` keep, in ``DI
 - ``cells.jsonl``: one JSON line per finished cell (its coordinates and row), appended
   and flushed to disk as each cell ends; a line cut short by a kill is ignored;
 - ``cell-<hash of the coordinates>/``: the checkpoints of that cell's fits
-  (:func:`topiclink.models.checkpoint.checkpoint_folder`), every ``every`` iterations or
+  (:func:`topiclink.estimators.checkpoint.checkpoint_folder`), every ``every`` iterations or
   seconds.
 
 Run again after a kill, the same command skips the finished cells (their rows come from
@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from topiclink.models.checkpoint import DEFAULT_EVERY, parse_every
+from topiclink.estimators.checkpoint import DEFAULT_EVERY, parse_every
 from topiclink.persistence import atomic_write, to_jsonable
 
 __all__ = ["GridCheckpoint", "grid_checkpoint", "current_grid_checkpoint"]

@@ -19,7 +19,7 @@ in a cell share their random numbers (a paired comparison).
 Models.  :func:`build_model` builds a model by name: a protocol-local factory registered
 with :func:`register_model` (baselines that are not topiclink estimators, e.g. LDA + SVM
 or tomotopy), else the estimator a paper calls that name
-(:func:`topiclink.models.base.make_paper_model`).  :func:`fit_model` calls ``fit`` with
+(:func:`topiclink.estimators.base.make_paper_model`).  :func:`fit_model` calls ``fit`` with
 what the model's ``fit_requires`` declares (documents, links, labels, tensor, features).
 """
 
@@ -70,7 +70,7 @@ def register_model(name: str, factory: ModelFactory, *, params: Iterable[str] | 
 
     ``factory(**params)`` builds it; ``params`` lists the keywords it accepts (None: any);
     ``fit_requires`` what its ``fit`` needs, as an estimator's declaration.  A local name
-    is found before the paper names of :func:`~topiclink.models.base.paper_models`.
+    is found before the paper names of :func:`~topiclink.estimators.base.paper_models`.
     """
     if name in _LOCAL_MODELS and not replace:
         known = _LOCAL_MODELS[name]
@@ -87,7 +87,7 @@ def unregister_model(name: str) -> None:
 
 
 def _paper_table() -> dict[str, tuple[type, dict[str, Any]]]:
-    from topiclink.models.base import paper_models
+    from topiclink.estimators.base import paper_models
 
     return paper_models()
 
@@ -141,7 +141,7 @@ def build_model(name: str, params: Mapping[str, Any] | None = None,
                              f"parameters: {', '.join(sorted(accepted))}")
     if name in _LOCAL_MODELS:
         return _LOCAL_MODELS[name].factory(**params)
-    from topiclink.models.base import make_paper_model
+    from topiclink.estimators.base import make_paper_model
 
     return make_paper_model(name, **params)
 
@@ -290,7 +290,7 @@ def _call(run_cell: RunCell, cell: Cell, context: Any,
           ) -> dict[str, Any] | None:
     """One cell (in this process or a worker); its fits checkpoint into
     ``checkpoints = (folder, every)`` when given."""
-    from topiclink.models.checkpoint import checkpoint_folder
+    from topiclink.estimators.checkpoint import checkpoint_folder
 
     with checkpoint_folder(*checkpoints) if checkpoints else contextlib.nullcontext():
         row = run_cell(cell, context)

@@ -13,7 +13,7 @@ A family folder holds everything of one model family, by role:
 The core below the families: :mod:`topiclink.inference` (engine, online driver, sharded
 runs, the collapsed-Gibbs and variational token machinery that every topic family builds
 on), :mod:`topiclink.execution`, :mod:`topiclink.kernels` (shared sampling, special
-functions, the LDA token sweeps), :mod:`topiclink.data`, :mod:`topiclink.models` (the
+functions, the LDA token sweeps), :mod:`topiclink.data`, :mod:`topiclink.estimators` (the
 estimator base, capabilities, persistence of states), :mod:`topiclink.experiments` (the
 protocol registry and runner) and the rest.  No family imports another; what two families
 share is core.  The core finds the families through :mod:`topiclink.registry`

@@ -45,7 +45,7 @@ def draw_blocked(p: np.ndarray, block_sums: np.ndarray, n_blocks: int, u: float)
     ``<= u * total`` (fixed-length loops of comparisons instead of loops that stop at a
     data-dependent point, so a draw costs no mispredicted branch; the same topic, bit for
     bit, as a search that stops at the first partial sum above the target).  The LDA
-    kernels write this draw out in place (:mod:`topiclink.kernels.lda` says why).
+    kernels write this draw out in place (:mod:`topiclink.topics.kernels.lda` says why).
     """
     total = 0.0
     for b in range(n_blocks):

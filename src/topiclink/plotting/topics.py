@@ -42,7 +42,7 @@ def plot_top_words(model: Any, n_words: int = 8, topics: list[int] | None = None
                    ax: Any = None, *, by: str = "term-score") -> Any:
     """A table-like picture of each topic's top words, ranked and sized by term-score
     (default) or probability (``by="probability"``)."""
-    from topiclink.models.topic_display import term_scores, top_word_indices
+    from topiclink.estimators.topic_display import term_scores, top_word_indices
 
     check_is_fitted(model)
     comps = np.asarray(model.components_)

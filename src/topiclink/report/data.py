@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from topiclink._version import __version__
 from topiclink.data.checks import check_memory
-from topiclink.models.capabilities import (
+from topiclink.estimators.capabilities import (
     ClassifierCapability,
     EntityFactorsMixin,
     LinkPredictionMixin,

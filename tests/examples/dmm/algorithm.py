@@ -24,9 +24,9 @@ from scipy.special import gammaln
 
 from topiclink.execution import balanced_chunks
 from topiclink.inference.engine import Algorithm, State
-from topiclink.inference.lda import TokenData
 from topiclink.inference.sharded import ShardedAlgorithm
 from topiclink.random import spawn
+from topiclink.topics.lda import TokenData
 
 
 @dataclass(kw_only=True)

@@ -14,12 +14,12 @@ from topiclink.data.checks import (
     POSITIVE,
 )
 from topiclink.data.corpus import Corpus
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import TopicsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
 from topiclink.execution import ExecutorCodec, SharedClientMixin
-from topiclink.inference.lda import TokenData
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import TopicsMixin
-from topiclink.models.checkpoint import DEFAULT_EVERY
 from topiclink.parameters import SchemeCodec, SchemeForm, shared
+from topiclink.topics.lda import TokenData
 
 
 class DirichletMultinomialMixture(SharedClientMixin, TopicsMixin, Estimator):
@@ -84,7 +84,7 @@ class DirichletMultinomialMixture(SharedClientMixin, TopicsMixin, Estimator):
         """Fit to a corpus; ``resume=True`` continues the chain for ``max_iter`` more
         sweeps.  ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
         ``checkpoint_every`` (sweeps, or a duration such as ``"10min"``) and when the fit
-        ends, and resumes from it (:mod:`topiclink.models.checkpoint`)."""
+        ends, and resumes from it (:mod:`topiclink.estimators.checkpoint`)."""
         self._validate_params()
         corpus = self._training_corpus(X)
         plan = self._execution_plan()

@@ -83,8 +83,8 @@ def test_a_file_of_the_older_format_resumes_with_its_samples(whole, tensor, tmp_
     """A full save written before the engine kept the samples with the run (its run
     header has no 'samples' member; the kept samples are the published samples_*)
     resumes as one fit, like a file of today."""
-    import topiclink.models.base as base
-    from topiclink.models.checkpoint import progress_to_saved
+    import topiclink.estimators.base as base
+    from topiclink.estimators.checkpoint import progress_to_saved
 
     def older(progress, previous_iter, *, samples_published=False):
         arrays, meta = progress_to_saved(progress, previous_iter)

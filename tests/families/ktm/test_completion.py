@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from topiclink import LDA
 from topiclink.families.dmr.estimator import DMR
-from topiclink.inference.completion import (
+from topiclink.topics.completion import (
     completion_log_likelihood,
     completion_perplexity,
     training_perplexity,

@@ -131,7 +131,7 @@ def test_save_load_round_trip(small, tmp_path):
         np.testing.assert_array_equal(model.link_scores(new, direction=direction),
                                       loaded.link_scores(new, direction=direction))
     assert loaded.intercept_ == model.intercept_
-    assert topiclink.models.paper_models()["LDA+Reg"][0] is LDARegression
+    assert topiclink.estimators.paper_models()["LDA+Reg"][0] is LDARegression
 
 
 def test_bad_input_is_a_one_line_error(small):

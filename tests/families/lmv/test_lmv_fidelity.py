@@ -234,7 +234,7 @@ def _start_of(model, corpus, links, S):
     from topiclink.data.links import as_links
     from topiclink.families.lmv.algorithm import LMVData as LD
     from topiclink.families.rtm.variational import VarRTMData
-    from topiclink.inference.var_lda import LDAData
+    from topiclink.topics.var_lda import LDAData
 
     alg = model._algorithm()
     alg.init_topics = S

@@ -14,8 +14,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from topiclink.datasets.synthetic import make_lmv_data  # noqa: E402
-from topiclink.models import LDA, VisibilityTopicModel  # noqa: E402
-from topiclink.models.topic_display import term_scores, top_words_by_term_score  # noqa: E402
+from topiclink.estimators import LDA, VisibilityTopicModel  # noqa: E402
+from topiclink.estimators.topic_display import term_scores, top_words_by_term_score  # noqa: E402
 from topiclink.plotting import (  # noqa: E402
     plot_blockmodel,
     plot_visibility_by_topic,

@@ -71,12 +71,12 @@ from topiclink.diagnostics.geweke import (
     redraw_words,
 )
 from topiclink.families.rtm.algorithm import RelationalData, RelationalGibbs, RelationalState
-from topiclink.inference.augment import augment
-from topiclink.inference.lda import TokenData
-from topiclink.inference.weights import pair_omega
-from topiclink.kernels import lda as lda_kernels
-from topiclink.kernels import rtm as rtm_kernels
 from topiclink.parameters import Negatives
+from topiclink.relational.augment import augment
+from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.weights import pair_omega
+from topiclink.topics.kernels import lda as lda_kernels
+from topiclink.topics.lda import TokenData
 
 K = 2
 V = 4
@@ -204,7 +204,7 @@ def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float
     ``b_scale`` != 1 or ``approx`` break the Z step on purpose (the sweep sees
     b = b_scale * lambda, or uses the paper's approximate link term).  ``augmentation``
     picks the production step's lambda sampler ("reference": the polyagamma package per
-    chunk; "numba": :func:`topiclink.kernels.augment.augment_pair_chunks`).
+    chunk; "numba": :func:`topiclink.relational.kernels.augment.augment_pair_chunks`).
     """
     algorithm = RelationalGibbs(K, ALPHA, BETA, loss="logistic", full=True, approx=approx,
                                 c=C, hinge_cost=1.0, weight_prior_var=NU2,

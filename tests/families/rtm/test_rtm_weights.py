@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from topiclink.inference.weights import draw_weights, pair_omega, weight_posterior
+from topiclink.relational.weights import draw_weights, pair_omega, weight_posterior
 
 
 def _data(seed, D=15, K=4, n=40, sparse=False):
@@ -37,7 +37,7 @@ def test_weight_posterior_matches_explicit_design(full, sparse, K):
     np.testing.assert_allclose(P, P_ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(s, s_ref, rtol=1e-10, atol=1e-12)
     # the precomputed CSR layout gives the same (unique pairs only)
-    from topiclink.inference.pairs import PairSet
+    from topiclink.relational.pairs import PairSet
 
     _, first = np.unique(src * 1000 + dst, return_index=True)
     us, ud, ua, ub = src[first], dst[first], a[first], b[first]

@@ -31,8 +31,8 @@ from topiclink.families.rtm.variational import (
     link_objective,
 )
 from topiclink.kernels import special
-from topiclink.kernels import variational as kernels
 from topiclink.metrics import link_auc, link_rank, word_rank
+from topiclink.topics.kernels import variational as kernels
 
 # ---------------------------------------------------------------------- tiny problem
 

@@ -23,8 +23,8 @@ from topiclink.families.slda.algorithm import (  # noqa: E402
 )
 from topiclink.families.slda.estimator import SupervisedTopicModel  # noqa: E402
 from topiclink.inference.engine import check_topic_counts, run  # noqa: E402
-from topiclink.inference.lda import TokenData  # noqa: E402
 from topiclink.random import generator_state  # noqa: E402
+from topiclink.topics.lda import TokenData  # noqa: E402
 
 BIN_KW = {"n_topics": 4, "c": 4.0, "max_iter": 12, "evaluate_every": 5,
           "scheme": Shards("shards", 3), "random_state": 5}

@@ -10,10 +10,10 @@ import topiclink
 from topiclink.data import DataError
 from topiclink.datasets import make_lda_data, make_slda_data
 from topiclink.families.slda.estimator import SupervisedTopicModel
-from topiclink.kernels import lda as kl
-from topiclink.kernels import rtm as kr
 from topiclink.kernels.rng import uniforms
 from topiclink.random import as_generator, kernel_state
+from topiclink.relational.kernels import rtm as kr
+from topiclink.topics.kernels import lda as kl
 
 
 def test_label_term_of_the_z_step_matches_brute_force():

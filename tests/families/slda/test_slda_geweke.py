@@ -65,10 +65,10 @@ from topiclink.diagnostics.geweke import (
     redraw_words,
 )
 from topiclink.families.slda.algorithm import SupervisedData, SupervisedGibbs, SupervisedState
-from topiclink.inference.augment import augment
-from topiclink.inference.lda import TokenData
-from topiclink.kernels import lda as lda_kernels
-from topiclink.kernels import rtm as rtm_kernels
+from topiclink.relational.augment import augment
+from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.topics.kernels import lda as lda_kernels
+from topiclink.topics.lda import TokenData
 
 K = 2
 V = 4

@@ -2,7 +2,7 @@
 RotatE, TuckER.
 
 :class:`KGEmbeddingPeer` wraps a PyKEEN model (Ali et al., "PyKEEN 1.0", JMLR 2021) as a
-tensor model with the verbs of :class:`~topiclink.models.capabilities.EntityFactorsMixin`
+tensor model with the verbs of :class:`~topiclink.estimators.capabilities.EntityFactorsMixin`
 (``predict_proba``, ``score_tails``, ``score_heads``), so that the BPBFM protocols
 (:mod:`topiclink_reproductions.bpbfm`) evaluate it exactly as BPBFM.  It lives beside the
 protocols, as the tomotopy peer lives in :mod:`topiclink_reproductions.slda`.
@@ -47,8 +47,8 @@ from sklearn.exceptions import NotFittedError
 
 from topiclink.data.checks import DataError
 from topiclink.data.tensor import RelationalTensor
+from topiclink.estimators.capabilities import EntityFactorsMixin
 from topiclink.execution import resolve_n_jobs
-from topiclink.models.capabilities import EntityFactorsMixin
 
 __all__ = ["KGEmbeddingPeer", "PEER_MODELS", "PEER_DEFAULTS", "pykeen_available",
            "register_pykeen_peers"]

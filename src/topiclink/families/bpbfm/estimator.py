@@ -20,15 +20,15 @@ import numpy as np
 
 from topiclink.data.checks import Boolean, DataError, InstanceOf, Integer, NoneValue, Options
 from topiclink.data.tensor import RelationalTensor
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.param_codecs import ParamCodec
+from topiclink.estimators.schema import ArraySpec
 from topiclink.execution import ExecutorCodec, SharedClientMixin
 from topiclink.families.bpbfm.algorithm import BPBFMData, BPBFMGibbs, BPBFMState
 from topiclink.families.bpbfm.estimator_base import Checkpoint, Every, PoissonFactorBase
 from topiclink.families.bpbfm.online import BPBFMChunk, BPBFMOnline, BPBFMOnlineState
 from topiclink.families.bpbfm.priors import BPBFMPriors, PriorsCodec
 from topiclink.inference.engine import State
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.param_codecs import ParamCodec
-from topiclink.models.schema import ArraySpec
 from topiclink.parameters import Averaging, RobbinsMonro, shared
 from topiclink.random import RandomState
 
@@ -317,7 +317,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, PoissonFactorBase):
         the other chains follow chain 0 and their samples are pooled.
         ``checkpoint=PATH`` writes the chain to ``PATH`` every ``checkpoint_every``
         (iterations, a duration such as ``"10min"`` or, online, ``"N minibatches"``) and
-        continues from it (:mod:`topiclink.models.checkpoint`; one chain only)."""
+        continues from it (:mod:`topiclink.estimators.checkpoint`; one chain only)."""
         self._fit(tensor, resume, checkpoint, checkpoint_every)
         return self
 
@@ -354,7 +354,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, PoissonFactorBase):
         ``|I|`` (the scale of the statistics) counts every entry seen so far. The estimates
         published after each call are those of the current state (no averaging over
         samples).  ``checkpoint=PATH`` keeps the stream on disk
-        (:mod:`topiclink.models.stream_checkpoint`; an int ``checkpoint_every`` counts
+        (:mod:`topiclink.estimators.stream_checkpoint`; an int ``checkpoint_every`` counts
         minibatches).
         """
         if not self._online:

@@ -28,19 +28,19 @@ import numpy as np
 
 from topiclink.data.checks import DataError
 from topiclink.data.tensor import RelationalTensor
+from topiclink.estimators.base import Estimator, check_fit_memory
+from topiclink.estimators.capabilities import EntityFactorsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.schema import ArraySpec
 from topiclink.families.bpbfm import kernels as kernels
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.inference.engine import Algorithm, State
-from topiclink.models.base import Estimator, check_fit_memory
-from topiclink.models.capabilities import EntityFactorsMixin
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.schema import ArraySpec
 
 __all__ = ["chain_seed"]
 
 logger = logging.getLogger(__name__)
 
-#: a ``fit``'s ``checkpoint`` and ``checkpoint_every`` (:mod:`topiclink.models.checkpoint`)
+#: a ``fit``'s ``checkpoint`` and ``checkpoint_every`` (:mod:`topiclink.estimators.checkpoint`)
 Checkpoint = str | os.PathLike[str] | None
 Every = int | str | float
 

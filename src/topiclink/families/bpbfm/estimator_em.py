@@ -22,6 +22,8 @@ import numpy as np
 from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import POSITIVE, Boolean, Integer, NoneValue
 from topiclink.data.tensor import RelationalTensor
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.schema import ArraySpec
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.families.bpbfm.em import BPBFMEM, BPBFMEMState
 from topiclink.families.bpbfm.em_degrees import DegreeCorrectedEM, DegreeEMState
@@ -32,8 +34,6 @@ from topiclink.families.bpbfm.estimator_base import (
     PoissonFactorBase,
 )
 from topiclink.inference.engine import Algorithm, State
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.schema import ArraySpec
 from topiclink.parameters import shared
 from topiclink.random import RandomState
 
@@ -173,7 +173,7 @@ class BilinearPoissonFactorModelEM(_PoissonFactorEM):
         the other restarts follow restart 0 and their estimates are pooled.
         ``checkpoint=PATH`` writes the fit to ``PATH`` every ``checkpoint_every``
         (iterations, or a duration such as ``"10min"``) and continues from it
-        (:mod:`topiclink.models.checkpoint`; one restart only)."""
+        (:mod:`topiclink.estimators.checkpoint`; one restart only)."""
         self._fit(tensor, resume, checkpoint, checkpoint_every)
         return self
 
@@ -289,7 +289,7 @@ class DegreeCorrectedPoissonFactorModel(_PoissonFactorEM):
         the other restarts follow restart 0 and their estimates are pooled.
         ``checkpoint=PATH`` writes the fit to ``PATH`` every ``checkpoint_every``
         (iterations, or a duration such as ``"10min"``) and continues from it
-        (:mod:`topiclink.models.checkpoint`; one restart only)."""
+        (:mod:`topiclink.estimators.checkpoint`; one restart only)."""
         self._fit(tensor, resume, checkpoint, checkpoint_every)
         return self
 

@@ -7,7 +7,7 @@ topic proportions have a Dirichlet prior whose parameters depend on its features
 
 (``sigma_0``, the intercept's prior scale, is separate and larger).  The topics z are
 sampled by the collapsed Gibbs LDA sweep with document d's prior alpha_d (the token kernel
-of :mod:`topiclink.kernels.lda`, which accepts a (D, K) prior); after the burn-in,
+of :mod:`topiclink.topics.kernels.lda`, which accepts a (D, K) prior); after the burn-in,
 every ``optimize_every`` sweeps lambda is set by L-BFGS to the maximum of the
 Dirichlet-multinomial likelihood of the document-topic counts n_dk plus the Gaussian
 prior (the paper's stochastic EM)::
@@ -25,8 +25,8 @@ Numerics: the linear predictor ``x_d^T lambda_k`` is clipped to [-ETA_MAX, ETA_M
 gradient is that of the clipped function (zero where clipped).
 
 ``scheme="partition"`` / ``"adlda"`` sweep z over ``n_shards`` shards as LDA
-does (:class:`topiclink.inference.lda.ShardedTokenSampler`; AD-LDA is the
-:class:`~topiclink.inference.adlda.ADLDAShards` iteration), each shard with its rows of
+does (:class:`topiclink.topics.lda.ShardedTokenSampler`; AD-LDA is the
+:class:`~topiclink.topics.adlda.ADLDAShards` iteration), each shard with its rows of
 alpha; on a Dask executor the shards' ndk is gathered to the driver when lambda is optimised (and
 when the objective is evaluated), and the new alpha rows go out with the next sweep.
 """
@@ -41,9 +41,9 @@ from scipy.special import digamma, gammaln
 
 from topiclink.execution import Executor
 from topiclink.inference.engine import State, check_topic_counts, fingerprint
-from topiclink.inference.lda import SHARDED, ShardedTokenSampler, TokenData, init_topics
-from topiclink.kernels import lda as kernels
 from topiclink.random import kernel_state, spawn
+from topiclink.topics.kernels import lda as kernels
+from topiclink.topics.lda import SHARDED, ShardedTokenSampler, TokenData, init_topics
 
 __all__ = ["DMRData", "DMRState", "DMRGibbs", "dmr_objective", "doc_priors", "ETA_MAX"]
 
@@ -118,7 +118,7 @@ def dmr_objective(lam: np.ndarray, design: np.ndarray, ndk: np.ndarray,
 
 class DMRGibbs(ShardedTokenSampler):
     """DMR by collapsed Gibbs for z and L-BFGS for lambda (stochastic EM); the sharded
-    sweeps of z are those of LDA (a :class:`~topiclink.inference.lda.ShardedTokenSampler`).
+    sweeps of z are those of LDA (a :class:`~topiclink.topics.lda.ShardedTokenSampler`).
 
     Parameters
     ----------
@@ -135,7 +135,7 @@ class DMRGibbs(ShardedTokenSampler):
         lambda; 15 gave the held-out perplexity of 100 on SOTU, 10 seeds, in a sixth of
         the optimiser time: benchmarks/dmr_vs_tomotopy.py)
     scheme, n_shards, executor, n_threads : as
-        :class:`~topiclink.inference.lda.CollapsedGibbsLDA` (``"exact"``: the sequential
+        :class:`~topiclink.topics.lda.CollapsedGibbsLDA` (``"exact"``: the sequential
         sampler)
     """
 

@@ -26,17 +26,17 @@ from topiclink.data.checks import (
     as_real,
     check_memory,
 )
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import TopicsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.feature_prior import FeaturePriorTopicsMixin
+from topiclink.estimators.param_codecs import ParamCodec
+from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.families.dmr.algorithm import DMRData, DMRGibbs, DMRState, doc_priors
-from topiclink.inference.lda import TokenData
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import TopicsMixin
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.feature_prior import FeaturePriorTopicsMixin
-from topiclink.models.param_codecs import ParamCodec
-from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parameters import SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState
+from topiclink.topics.lda import TokenData
 
 __all__ = ["DMR"]
 
@@ -208,8 +208,8 @@ default "exact"
         ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
         ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
         and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         if y is not None:
             raise TypeError("DMR.fit takes the features as a keyword: fit(X, features=...)")

@@ -27,14 +27,14 @@ from topiclink.data.checks import (
     check_memory,
 )
 from topiclink.data.corpus import Corpus
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import TopicsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.feature_prior import FeaturePriorTopicsMixin
+from topiclink.estimators.param_codecs import SklearnKernelCodec
+from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.families.ktm.algorithm import KTMData, KTMState, KTMVariational, bridge_to_dirichlet
 from topiclink.families.ktm.gp.regression import FITCGP, HeteroscedasticGP
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import TopicsMixin
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.feature_prior import FeaturePriorTopicsMixin
-from topiclink.models.param_codecs import SklearnKernelCodec
-from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parameters import shared
 from topiclink.random import RandomState
 
@@ -280,8 +280,8 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
         ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
         ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
         and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         if y is not None:
             raise TypeError("KernelTopicModel.fit takes the features as a keyword: "

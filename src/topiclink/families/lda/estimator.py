@@ -1,6 +1,6 @@
 """Latent Dirichlet allocation by collapsed Gibbs sampling (the estimator).
 
-The algorithm (state, step, objective) is :mod:`topiclink.inference.lda`; this module
+The algorithm (state, step, objective) is :mod:`topiclink.topics.lda`; this module
 validates, builds the data, runs the engine and publishes the estimates.
 """
 
@@ -20,21 +20,21 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import TopicsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.param_codecs import ParamCodec
+from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
-from topiclink.inference.fixed_topics import infer_doc_topics
-from topiclink.inference.lda import (
+from topiclink.parameters import SchemeCodec, SchemeForm, shared
+from topiclink.random import RandomState
+from topiclink.topics.fixed_topics import infer_doc_topics
+from topiclink.topics.lda import (
     CollapsedGibbsLDA,
     LDAState,
     ShardTokenData,
     TokenData,
 )
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import TopicsMixin
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.param_codecs import ParamCodec
-from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.parameters import SchemeCodec, SchemeForm, shared
-from topiclink.random import RandomState
 
 __all__ = ["LDA", "MH_MIN_TOPICS"]
 
@@ -72,7 +72,7 @@ default "exact"
         collapsed sampler.  ``"partition"`` (the multi-core choice): ``n_shards``
         document shards x ``n_shards`` vocabulary blocks, swept in ``n_shards`` phases in
         which the threads touch disjoint count rows; only the topic totals lag, by at
-        most one phase (:mod:`topiclink.inference.partition`; one shard is the exact
+        most one phase (:mod:`topiclink.topics.partition`; one shard is the exact
         sampler draw for draw).  ``"adlda"``: approximate distributed LDA (AD-LDA) over
         ``n_shards`` fixed document shards, each sweeping against a copy of the
         word-topic counts taken at the start of the sweep.  A name alone is 2 shards;
@@ -95,7 +95,7 @@ default "exact"
         The token kernel of the sequential chain: ``"gibbs"``, the exact collapsed
         conditional (O(K) per token, vectorised); ``"mh"``, exact Metropolis-Hastings
         steps with LightLDA's document and word proposals drawn in O(1) from the current
-        counts (:mod:`topiclink.kernels.lda_mh`; more sweeps to mix, each much cheaper at
+        counts (:mod:`topiclink.topics.kernels.lda_mh`; more sweeps to mix, each much cheaper at
         large K); ``"auto"``: ``"mh"`` from :data:`MH_MIN_TOPICS` topics on, else
         ``"gibbs"``.  The parallel schemes use ``"gibbs"``.
     random_state : int, Generator or None
@@ -218,8 +218,8 @@ default "exact"
         ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
         ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
         and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._validate_params()
         if isinstance(X, ShardSet):

@@ -2,7 +2,7 @@
 metric for scientific articles", section 5 (``docs/design/lmv.md``, "Baselines").
 
 LDA is fitted to the documents alone (batch variational Bayes,
-:class:`topiclink.inference.var_lda.BatchVarLDA`), then a logistic regression of every
+:class:`topiclink.topics.var_lda.BatchVarLDA`), then a logistic regression of every
 directed link indicator y_dd' (d cites d') on the K covariates gammabar_d ∘ gammabar_d'
 (the Hadamard product of the normalised variational Dirichlet parameters,
 gammabar_dk = gamma_dk / sum_l gamma_dl)::
@@ -36,21 +36,21 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
-from topiclink.execution import n_threads, resolve_n_jobs
-from topiclink.inference.var_lda import BatchVarLDA, LDAData, VarLDAState
-from topiclink.inference.variational import expected_log_dirichlet
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import (
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import (
     LinkPredictionMixin,
     ScoresAreProbabilitiesMixin,
     TopicsMixin,
     training_ids,
 )
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
-from topiclink.models.variational import VariationalTopicsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.variational import VariationalTopicsMixin
+from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.parameters import shared
 from topiclink.random import RandomState
+from topiclink.topics.var_lda import BatchVarLDA, LDAData, VarLDAState
+from topiclink.topics.variational import expected_log_dirichlet
 
 __all__ = ["LDARegression", "directed_pairs", "sample_nonlinks"]
 
@@ -218,8 +218,8 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
         ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
         ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
         and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._check_fit_links(y, links)
         self._validate_params()

@@ -7,7 +7,7 @@ One iteration (each block an ascent step on the bound L*):
    sufficient statistics are kept (:mod:`topiclink.families.lmv.pairs`): per-document
    kappa/nu sums, S1 (K x K, links), T (D x K x K, non-links per cited document) and the
    pairs' entropy;
-2-3. phi and gamma per document (:func:`topiclink.kernels.word_e_step.word_e_step`);
+2-3. phi and gamma per document (:func:`topiclink.topics.kernels.word_e_step.word_e_step`);
 4. lambda = eta + word statistics;
 5. the nested NCVMP loop of (a, b) and (g, h) with damped steps accepted only when L*
    increases (:mod:`topiclink.families.lmv.updates`).
@@ -34,10 +34,10 @@ from topiclink.families.lmv.updates import (
     visibility_target,
 )
 from topiclink.inference.engine import Algorithm, State, fingerprint
-from topiclink.inference.var_lda import lda_bound
-from topiclink.inference.variational import expected_log_dirichlet
-from topiclink.kernels.word_e_step import word_e_step
 from topiclink.random import spawn
+from topiclink.topics.kernels.word_e_step import word_e_step
+from topiclink.topics.var_lda import lda_bound
+from topiclink.topics.variational import expected_log_dirichlet
 
 __all__ = ["LMVData", "LMVState", "BatchLMV", "expected_log_dirichlet", "start_lda"]
 
@@ -118,7 +118,7 @@ def start_lda(counts: sp.csr_matrix, n_topics: int, alpha: float, eta: float,
     :class:`~topiclink.families.lda_regression.estimator.LDARegression` take.
     """
     from topiclink.data.corpus import Corpus
-    from topiclink.inference.lda import CollapsedGibbsLDA, TokenData
+    from topiclink.topics.lda import CollapsedGibbsLDA, TokenData
 
     K = int(n_topics)
     tokens = TokenData.from_corpus(Corpus(sp.csr_matrix(counts, dtype=np.int32)))

@@ -32,22 +32,22 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
-from topiclink.execution import ExecutorCodec, SharedClientMixin
-from topiclink.families.lmv.algorithm import BatchLMV, LMVData, LMVState, expected_log_dirichlet
-from topiclink.families.lmv.stochastic import LMVSChunk, LMVSState, StochasticLMV
-from topiclink.families.lmv.times import as_times
-from topiclink.inference.engine import State
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import (
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import (
     LinkPredictionMixin,
     ScoresAreProbabilitiesMixin,
     TopicsMixin,
     training_ids,
 )
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.param_codecs import ParamCodec
-from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
-from topiclink.models.variational import VariationalTopicsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.param_codecs import ParamCodec
+from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.variational import VariationalTopicsMixin
+from topiclink.execution import ExecutorCodec, SharedClientMixin
+from topiclink.families.lmv.algorithm import BatchLMV, LMVData, LMVState, expected_log_dirichlet
+from topiclink.families.lmv.stochastic import LMVSChunk, LMVSState, StochasticLMV
+from topiclink.families.lmv.times import as_times
+from topiclink.inference.engine import State
 from topiclink.parameters import RobbinsMonro, shared
 from topiclink.random import RandomState
 
@@ -361,8 +361,8 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
         ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
         and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         An online fit is also written inside a sweep, at minibatch boundaries (after a
         duration, or every N with ``checkpoint_every="N minibatches"``).
         """
@@ -436,7 +436,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         ``"5min"``), the model after the call to ``PATH``.  The same call run again after a
         kill resumes at the last boundary written and ends with the model an
         uninterrupted call returns, draw for draw; run again after it ended, it returns
-        that model (:mod:`topiclink.models.stream_checkpoint`).
+        that model (:mod:`topiclink.estimators.stream_checkpoint`).
         """
         if not self._stochastic:
             raise ValueError("partial_fit needs inference='stochastic' (LMVS)")

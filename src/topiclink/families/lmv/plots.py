@@ -3,7 +3,7 @@
 ``docs/design/lmv.md``, "Pictures people expect": the blockmodel as a heat map with
 top words per topic, visibility against citation count, visibility by topic, and the
 recommendation list for a query document.  Topics are labelled by term-score
-(:func:`~topiclink.models.topic_display.top_words_by_term_score`), as in the paper.
+(:func:`~topiclink.estimators.topic_display.top_words_by_term_score`), as in the paper.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
-from topiclink.models.topic_display import term_scores, top_words_by_term_score
+from topiclink.estimators.topic_display import term_scores, top_words_by_term_score
 from topiclink.plotting.topics import new_axes
 
 __all__ = ["plot_blockmodel", "plot_visibility_vs_citations", "plot_visibility_by_topic",

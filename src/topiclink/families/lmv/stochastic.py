@@ -56,8 +56,8 @@ from topiclink.families.lmv.kernels_sampled import (
 from topiclink.families.lmv.updates import blockmodel_target, visibility_target
 from topiclink.inference.engine import Passes, fingerprint
 from topiclink.inference.online import OnlineAlgorithm, OnlineState
-from topiclink.kernels.word_e_step import word_e_step
 from topiclink.parameters import RobbinsMonro
+from topiclink.topics.kernels.word_e_step import word_e_step
 
 __all__ = ["LMVSState", "LMVSChunk", "StochasticLMV", "sampled_statistics", "positive_step",
            "PairMerge", "stream_arrays", "pair_block", "pair_arguments", "graph_arrays",

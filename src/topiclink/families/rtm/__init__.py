@@ -11,5 +11,5 @@ PUBLIC = {
         "RTM_BACKGROUND", "RTM_DIAGONAL", "RTM_NEXT_TOPIC", "RTMTruth", "make_rtm_data",
         "planted_rtm_weights")},
     "topiclink.plotting": {"plot_weight_matrix": "plots"},
-    "topiclink.models": {"PAPER_VARIANTS": "estimator"},
+    "topiclink.estimators": {"PAPER_VARIANTS": "estimator"},
 }

@@ -4,16 +4,16 @@ as an engine algorithm (state + step).
 Chen, Zhu, Xia & Zhang, "Discriminative Relational Topic Models", TPAMI 2015.  Each
 iteration (``docs/design/grtm.md``):
 
-1. U from its Gaussian conditional (:mod:`topiclink.inference.weights`, eq. 13);
+1. U from its Gaussian conditional (:mod:`topiclink.relational.weights`, eq. 13);
 2. every token from the exact O(K) relational conditional
-   (:func:`topiclink.kernels.rtm.sweep_relational_range`, eq. 14; the "Approx" variant
+   (:func:`topiclink.relational.kernels.rtm.sweep_relational_range`, eq. 14; the "Approx" variant
    computes the link term once per document);
 3. every pair's augmentation variable, as soon as both its documents are swept
-   (:mod:`topiclink.inference.pipeline`): lambda_ij ~ PG(c_ij, omega_ij) for the logistic
+   (:mod:`topiclink.relational.pipeline`): lambda_ij ~ PG(c_ij, omega_ij) for the logistic
    loss (eq. 12), 1/lambda_ij ~ IG(1/(c|zeta_ij|), 1), zeta_ij = l - ytil_ij omega_ij, for
    the hinge loss -- by the ``polyagamma`` package / NumPy per chunk of pairs
    (``augmentation="reference"``) or all in Numba (``"numba"``,
-   :mod:`topiclink.kernels.augment`).
+   :mod:`topiclink.relational.kernels.augment`).
 
 The pairs' draws come from fixed chunks with their own streams, so the chain is the same
 for any number of threads.  Everything needed to continue (pairs, topics, counts, U, the
@@ -31,18 +31,18 @@ import numpy as np
 
 from topiclink.data.links import Links
 from topiclink.execution import Executor, helper_thread
-from topiclink.inference.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import Algorithm, State, check_topic_counts, fingerprint
-from topiclink.inference.lda import TokenData, init_topics
-from topiclink.inference.negatives import draw_negatives
-from topiclink.inference.pairs import PairSet
-from topiclink.inference.pipeline import BlockPipeline, PipelineLayout, pipeline_layout
-from topiclink.inference.weights import draw_weights, weight_posterior
-from topiclink.kernels import augment as augment_kernels
-from topiclink.kernels import lda as lda_kernels
-from topiclink.kernels import rtm as rtm_kernels
 from topiclink.parameters import Negatives
 from topiclink.random import kernel_state, spawn
+from topiclink.relational.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
+from topiclink.relational.kernels import augment as augment_kernels
+from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.negatives import draw_negatives
+from topiclink.relational.pairs import PairSet
+from topiclink.relational.pipeline import BlockPipeline, PipelineLayout, pipeline_layout
+from topiclink.relational.weights import draw_weights, weight_posterior
+from topiclink.topics.kernels import lda as lda_kernels
+from topiclink.topics.lda import TokenData, init_topics
 
 __all__ = ["RelationalData", "RelationalState", "RelationalGibbs", "GibbsWorkspace",
            "training_pairs", "AUGMENTATION_SAMPLERS"]
@@ -94,7 +94,7 @@ def training_pairs(links: Links, negatives: Negatives, c: float,
     """Positive pairs plus negatives, ordered by their later endpoint so that the pairs
     each block of the Z sweep completes are consecutive (:mod:`.pipeline`).
 
-    Negatives (:func:`topiclink.inference.negatives.draw_negatives`): with
+    Negatives (:func:`topiclink.relational.negatives.draw_negatives`): with
     ``negatives.per_link`` None, ``negatives.ratio`` of all unobserved pairs
     (:meth:`Links.sample_negatives`; both orientations for undirected links); else
     document i draws about ``per_link`` times its positive training pairs as a source
@@ -157,7 +157,7 @@ class RelationalGibbs(Algorithm):
         estimator's ``negative_ratio``, ``negatives_per_link``, ``c_neg``)
     augmentation : "reference" (the ``polyagamma`` package / NumPy's ``wald``, one Python
         call per chunk of pairs, each chunk with its NumPy stream) or "numba" (every pair's
-        discriminant, draw and (a, b) in Numba, :func:`topiclink.kernels.augment.
+        discriminant, draw and (a, b) in Numba, :func:`topiclink.relational.kernels.augment.
         augment_pair_chunks`: one call per pipeline block with threads, one per iteration
         without; chunk streams seeded from one 64-bit draw of the Z sweep's stream per
         iteration).  Both never depend on the number of threads; they give different

@@ -37,6 +37,11 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.param_codecs import ParamCodec
+from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.families.rtm.algorithm import (
     AUGMENTATION_SAMPLERS,
@@ -45,17 +50,12 @@ from topiclink.families.rtm.algorithm import (
     RelationalState,
 )
 from topiclink.families.rtm.shards import ShardedRelationalGibbs
-from topiclink.inference.augment import LOSSES, augment, initial_coefficients
-from topiclink.inference.fixed_topics import infer_doc_topics
-from topiclink.inference.lda import TokenData
-from topiclink.kernels import rtm as rtm_kernels
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.param_codecs import ParamCodec
-from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
 from topiclink.parameters import Negatives, SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState, kernel_state
+from topiclink.relational.augment import LOSSES, augment, initial_coefficients
+from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.topics.fixed_topics import infer_doc_topics
+from topiclink.topics.lda import TokenData
 
 __all__ = ["RelationalTopicModel", "PAPER_VARIANTS"]
 
@@ -114,13 +114,13 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         undirected: degree), the ``j`` distinct and uniform among the documents it is not
         linked to (at most all of them).  O(#negatives) time and memory (rejection against
         a hash set of its links), for networks where a fraction of all D^2 pairs is too
-        many; see :func:`topiclink.inference.negatives.negatives_per_document`.  Each
+        many; see :func:`topiclink.relational.negatives.negatives_per_document`.  Each
         negative is one ordered training pair (undirected: not mirrored), so there are
         about ``negatives_per_link`` negatives per positive training pair.
     augmentation : {"reference", "numba"}, default "reference"
         Sampler of the pairs' augmentation draws: "reference" (the ``polyagamma``
         package and NumPy's ``wald``, per chunk of pairs from Python) or "numba" (every
-        pair of an iteration in Numba, :mod:`topiclink.kernels.augment`: exact Devroye
+        pair of an iteration in Numba, :mod:`topiclink.relational.kernels.augment`: exact Devroye
         PG(1, z) draws, sums of them for integer c <= 16, a moment-matched gamma series
         otherwise; Michael-Schucany-Haas inverse-Gaussian draws).  The two give different
         (equally valid) chains; "numba" is the faster one at scale.
@@ -327,8 +327,8 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
         ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
         and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._check_fit_links(y, links)
         self._validate_params()

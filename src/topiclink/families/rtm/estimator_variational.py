@@ -37,15 +37,15 @@ from topiclink.data.checks import (
 )
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.variational import TRANSFORM_TOL, VariationalTopicsMixin
 from topiclink.families.rtm.variational import VariationalRTMEM, VarRTMData, VarRTMState
-from topiclink.inference.variational import TOPIC_INFERENCE, expected_proportions
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
-from topiclink.models.variational import TRANSFORM_TOL, VariationalTopicsMixin
 from topiclink.parameters import shared
 from topiclink.random import RandomState
+from topiclink.topics.variational import TOPIC_INFERENCE, expected_proportions
 
 __all__ = ["VariationalRTM"]
 
@@ -214,8 +214,8 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
             Checkpoint file: the model with its full state is written there every
             ``checkpoint_every`` and when the fit ends; a fit given an existing file
             resumes from it and returns what an uninterrupted fit returns, iteration for
-            iteration (:mod:`topiclink.models.checkpoint`).  None: the file of an enclosing
-            :func:`~topiclink.models.checkpoint.checkpoint_folder` block, if any.
+            iteration (:mod:`topiclink.estimators.checkpoint`).  None: the file of an enclosing
+            :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block, if any.
         checkpoint_every : int or str, default "5min"
             Iterations (an int) or a duration (``"30s"``, ``"10min"``, ``"2h"``) between
             checkpoints.

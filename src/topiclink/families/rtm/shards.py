@@ -11,11 +11,11 @@ calling thread or threads; a Dask cluster: the estimator's ``executor``, resolve
 chain.  One iteration, in the order of ``RelationalGibbs.step``:
 
 1. the driver draws U from its Gaussian conditional (eq. 13) with the single-machine code
-   (:func:`~topiclink.inference.weights.weight_posterior`,
-   :func:`~topiclink.inference.weights.draw_weights`): it holds ndk and every pair's a, b;
+   (:func:`~topiclink.relational.weights.weight_posterior`,
+   :func:`~topiclink.relational.weights.draw_weights`): it holds ndk and every pair's a, b;
 2. :func:`sweep_step` on every shard, given ``(U, ndk, nwk, nk)`` and the current (a, b)
    of its in-pairs owned by other shards: the shard sweeps its tokens (eq. 14,
-   :func:`~topiclink.kernels.rtm.sweep_relational_range`) against private copies of nwk
+   :func:`~topiclink.relational.kernels.rtm.sweep_relational_range`) against private copies of nwk
    and nk (AD-LDA, Newman et al. 2009: the driver adds the count changes afterwards) and
    of ndk, so that neighbours in other shards are seen as they were at the start of the
    iteration and those in its own shard fresh, as the single-machine kernel sees them.
@@ -39,7 +39,7 @@ Random streams: shard s sweeps with xoshiro row s of ``state.kernel_rng`` (n_sha
 draws its pairs' augmentation with ``state.aug_rngs[s]`` (``augmentation="reference"``:
 the ``polyagamma`` package / NumPy per chunk of at most 8192 pairs) or, for
 ``augmentation="numba"``, from chunk streams seeded by one 64-bit draw of its sweep
-stream per iteration (:func:`topiclink.kernels.augment.augment_pair_chunks`).  The chain
+stream per iteration (:func:`topiclink.relational.kernels.augment.augment_pair_chunks`).  The chain
 is therefore a function of the seed and ``n_shards`` only, never of the executor or the
 number of workers.  With one shard and at most 4096 training pairs (one chunk of pairs) it
 is the single-machine chain bit for bit.
@@ -76,12 +76,12 @@ from topiclink.families.rtm.algorithm import (
     RelationalGibbs,
     RelationalState,
 )
-from topiclink.inference.augment import augment, pseudo_loglik
-from topiclink.inference.pairs import PairIndex, PairSet
 from topiclink.inference.sharded import kept_shards_run
-from topiclink.kernels import augment as augment_kernels
-from topiclink.kernels import rtm as rtm_kernels
 from topiclink.random import kernel_state, spawn
+from topiclink.relational.augment import augment, pseudo_loglik
+from topiclink.relational.kernels import augment as augment_kernels
+from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.pairs import PairIndex, PairSet
 
 __all__ = ["ShardedRelationalGibbs", "ShardPlan", "shard_bounds", "sweep_step", "augment_step",
            "ndk_rows"]

@@ -14,7 +14,7 @@ links are observed; the absence of links is handled by the paper's regularisatio
 (``docs/design/lmv.md``).
 
 Variational EM, mean field ``q(theta_d) = Dir(gamma_d)``, ``q(z_dn) = Mult(phi_dn)``
-(kernels in :mod:`topiclink.kernels.variational`).  Because ``E_q[log psi_e] = eta^T
+(kernels in :mod:`topiclink.topics.kernels.variational`).  Because ``E_q[log psi_e] = eta^T
 (phibar_d o phibar_d') + nu`` exactly (z_d and z_d' are independent under q), the bound
 needs no approximation for the exponential link, and its gradient in ``phi_dn`` is
 ``(eta o phibar_d') / N_d`` per neighbour d'.
@@ -72,8 +72,8 @@ import scipy.sparse as sp
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links
 from topiclink.inference.engine import Algorithm, State, fingerprint
-from topiclink.inference.variational import TOPIC_INFERENCE, seeded_topic_stats, topic_m_step
-from topiclink.kernels import variational as kernels
+from topiclink.topics.kernels import variational as kernels
+from topiclink.topics.variational import TOPIC_INFERENCE, seeded_topic_stats, topic_m_step
 
 __all__ = ["VarRTMData", "VarRTMState", "VariationalRTMEM", "link_m_step", "link_objective",
            "E_STEP_TOL"]

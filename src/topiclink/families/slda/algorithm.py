@@ -4,9 +4,10 @@ algorithm, binary or one-vs-all.
 Zhu, Zheng & Zhang (ACL 2013) and Zhu, Chen, Perkins & Zhang (JMLR 2014).  The label of
 document d enters through omega_d = eta^T zbar_d with the regularised pseudo-likelihood
 psi(y_d) = exp(c y_d omega_d) / (1 + exp(omega_d))^c (logistic) or exp(-2c max(0, l -
-ytil_d omega_d)) (hinge).  After augmentation (:mod:`topiclink.inference.augment`) each
+ytil_d omega_d)) (hinge).  After augmentation (:mod:`topiclink.relational.augment`) each
 label is one "pair" of the relational Z kernel whose neighbour vector is eta, so the Z step
-is :func:`topiclink.kernels.rtm.sweep_relational` (exact, O(K) per token) and eta is drawn
+is :func:`topiclink.relational.kernels.rtm.sweep_relational` (exact, O(K) per token) and
+eta is drawn
 from its Gaussian conditional: precision I/nu^2 + sum_d b_d zbar_d zbar_d^T, mean
 P^{-1} sum_d a_d zbar_d.
 
@@ -21,7 +22,7 @@ One iteration of chain m, written once, wherever it runs (:class:`SupervisedGibb
    in shard order (:func:`shard_statistics`; reported by the shards at the end of the
    previous iteration, computed from the state for the first one of a run);
 2. local, per document shard s (:func:`shard_step`, pure): z | eta sweeps the shard's
-   tokens with the label term (:func:`~topiclink.kernels.rtm.sweep_relational`, one
+   tokens with the label term (:func:`~topiclink.relational.kernels.rtm.sweep_relational`, one
    virtual pair per document whose neighbour vector is eta) against private copies of nwk
    and nk taken at the start of the iteration (AD-LDA, Newman et al. 2009), then
    lambda | z, eta draws the augmentation of its documents with its own stream; it reports
@@ -47,14 +48,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from topiclink.execution import Executor, balanced_chunks, count_delta
-from topiclink.inference.augment import augment, initial_coefficients, pseudo_loglik
 from topiclink.inference.engine import State, check_topic_counts, fingerprint
-from topiclink.inference.lda import TokenData, init_topics
 from topiclink.inference.sharded import ShardedAlgorithm
-from topiclink.inference.weights import draw_weights
-from topiclink.kernels import lda as lda_kernels
-from topiclink.kernels import rtm as rtm_kernels
 from topiclink.random import kernel_state, spawn
+from topiclink.relational.augment import augment, initial_coefficients, pseudo_loglik
+from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.weights import draw_weights
+from topiclink.topics.kernels import lda as lda_kernels
+from topiclink.topics.lda import TokenData, init_topics
 
 __all__ = ["SupervisedData", "SupervisedState", "SupervisedGibbs", "shard_statistics",
            "shard_step", "shard_statics"]

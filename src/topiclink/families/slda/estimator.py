@@ -25,18 +25,18 @@ from topiclink.data.checks import (
     encode_labels,
 )
 from topiclink.data.corpus import Corpus
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.param_codecs import ParamCodec
+from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin, open_executor
 from topiclink.families.slda.algorithm import SupervisedData, SupervisedGibbs, SupervisedState
-from topiclink.inference.augment import LOSSES
-from topiclink.inference.fixed_topics import infer_doc_topics
-from topiclink.inference.lda import TokenData
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.param_codecs import ParamCodec
-from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.parameters import SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState, spawn
+from topiclink.relational.augment import LOSSES
+from topiclink.topics.fixed_topics import infer_doc_topics
+from topiclink.topics.lda import TokenData
 
 __all__ = ["SupervisedTopicModel"]
 
@@ -190,8 +190,8 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
         ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
         and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.models.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.models.checkpoint.checkpoint_folder` block: that folder's file.
+        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
+        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._validate_params()
         corpus = self._training_corpus(X)
@@ -289,7 +289,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
         return "\n".join(lines)
 
     def _top_words_of(self, m: int, n: int = 3) -> list[list[str]]:
-        from topiclink.models.topic_display import top_word_indices
+        from topiclink.estimators.topic_display import top_word_indices
 
         order = top_word_indices(np.asarray(self.all_components_[m]), n)
         return [[str(self.vocabulary_[j]) for j in row] for row in order]

@@ -37,15 +37,15 @@ from topiclink.data.checks import (
     encode_labels,
 )
 from topiclink.data.corpus import Corpus
+from topiclink.estimators.base import Estimator
+from topiclink.estimators.capabilities import ClassifierCapability, TopicsMixin
+from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.variational import VariationalTopicsMixin
 from topiclink.families.slda.variational import VariationalSLDAEM, VarSLDAData, VarSLDAState
-from topiclink.inference.variational import expected_proportions
-from topiclink.models.base import Estimator
-from topiclink.models.capabilities import ClassifierCapability, TopicsMixin
-from topiclink.models.checkpoint import DEFAULT_EVERY
-from topiclink.models.schema import TOPIC_ARRAYS, ArraySpec
-from topiclink.models.variational import VariationalTopicsMixin
 from topiclink.parameters import shared
 from topiclink.random import RandomState
+from topiclink.topics.variational import expected_proportions
 
 __all__ = ["VariationalSLDA"]
 
@@ -199,8 +199,8 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
             Checkpoint file: the model with its full state is written there every
             ``checkpoint_every`` and when the fit ends; a fit given an existing file
             resumes from it and returns what an uninterrupted fit returns, iteration for
-            iteration (:mod:`topiclink.models.checkpoint`).  None: the file of an enclosing
-            :func:`~topiclink.models.checkpoint.checkpoint_folder` block, if any.
+            iteration (:mod:`topiclink.estimators.checkpoint`).  None: the file of an enclosing
+            :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block, if any.
         checkpoint_every : int or str, default "5min"
             Iterations (an int) or a duration (``"30s"``, ``"10min"``, ``"2h"``) between
             checkpoints.

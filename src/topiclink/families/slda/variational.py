@@ -60,7 +60,7 @@ import scipy.sparse as sp
 from topiclink.data.corpus import Corpus
 from topiclink.families.slda import kernels_variational as kernels
 from topiclink.inference.engine import Algorithm, State, fingerprint
-from topiclink.inference.variational import seeded_topic_stats, topic_m_step
+from topiclink.topics.variational import seeded_topic_stats, topic_m_step
 
 __all__ = ["VarSLDAData", "VarSLDAState", "VariationalSLDAEM", "jj_lambda",
            "label_statistics", "label_m_step", "label_objective"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from topiclink.models.topic_display import top_word_indices
+from topiclink.estimators.topic_display import top_word_indices
 
 __all__ = ["topic_prevalence", "topic_labels", "relevance_candidates", "jensen_shannon",
            "classical_mds", "topics_view"]

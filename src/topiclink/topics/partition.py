@@ -29,7 +29,7 @@ The result depends only on the seed and P (worker i always uses stream i), never
 number of threads running the workers.  Costs beyond the token kernel: one stable sort of
 the tokens when the sweeper is built (kept for the whole fit), P small copies of n_k and
 of the hot rows per phase; nothing of size V x K is copied, unlike AD-LDA
-(:mod:`topiclink.inference.chunked`).
+(:mod:`topiclink.topics.chunked`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ import numpy as np
 
 from topiclink.execution import padded_rows
 from topiclink.execution.shards import balanced_chunks
-from topiclink.inference.threaded import ThreadedSweeper
-from topiclink.kernels import lda as kernels
+from topiclink.topics.kernels import lda as kernels
+from topiclink.topics.threaded import ThreadedSweeper
 
 __all__ = ["HOT_SHARE", "PartitionSweeper", "hot_words", "word_blocks"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from topiclink.data.corpus import Corpus
-from topiclink.inference.fixed_topics import infer_doc_topics_variational
-from topiclink.inference.variational import expected_proportions
+from topiclink.topics.fixed_topics import infer_doc_topics_variational
+from topiclink.topics.variational import expected_proportions
 
 __all__ = ["VariationalTopicsMixin", "TRANSFORM_TOL"]
 

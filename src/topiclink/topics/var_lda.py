@@ -4,7 +4,7 @@ Dirichlet topics q(beta_k) = Dir(lambda_k)).
 The word part of batch LMV (:mod:`topiclink.families.lmv.algorithm`, Tan, Chan & Zheng 2016,
 Algorithm 1 steps 2-4) without the pairs: one iteration is
 
-1. phi and gamma of every document (:func:`topiclink.kernels.word_e_step.word_e_step` with a
+1. phi and gamma of every document (:func:`topiclink.topics.kernels.word_e_step.word_e_step` with a
    zero citation offset), warm-started from the previous gamma;
 2. lambda = eta + word statistics.
 
@@ -27,8 +27,8 @@ from scipy.special import gammaln
 
 from topiclink.execution import run_blocks_in_order
 from topiclink.inference.engine import Algorithm, State, fingerprint
-from topiclink.inference.variational import expected_log_dirichlet, seeded_topic_stats
-from topiclink.kernels.word_e_step import word_e_step
+from topiclink.topics.kernels.word_e_step import word_e_step
+from topiclink.topics.variational import expected_log_dirichlet, seeded_topic_stats
 
 __all__ = ["LDAData", "VarLDAState", "BatchVarLDA", "lda_bound"]
 
@@ -43,7 +43,7 @@ def lda_bound(gamma: np.ndarray, lam: np.ndarray, word_stats: np.ndarray,
     """The LDA terms of the ELBO: words + q(theta) part + q(beta) part.
 
     ``words = sum_d word_terms_d + sum_kw S_kw E log beta_kw`` with ``S = word_stats.T``
-    (``word_terms`` from :func:`~topiclink.kernels.word_e_step.word_e_step`), and for theta
+    (``word_terms`` from :func:`~topiclink.topics.kernels.word_e_step.word_e_step`), and for theta
     (symmetric Dir(alpha), K components) and beta (symmetric Dir(eta), V components) the
     usual ``E log p - E log q`` of a Dirichlet.  ``elog_theta`` / ``elog_beta`` are
     :func:`~topiclink.families.lmv.algorithm.expected_log_dirichlet` of gamma / lambda (callers

@@ -11,7 +11,7 @@ engine runs (``ShardedAlgorithm.step`` / ``session`` / ``sync``):
   and cache per process, so the driver never sends the tokens);
 - shared: nwk and nk at the start of the sweep, beta, and whether the shards sweep in
   place; per-shard args: the shard's rows of a per-document alpha (DMR);
-- local, written once (:func:`topiclink.inference.chunked.sweep_shard`): the shard sweeps
+- local, written once (:func:`topiclink.topics.chunked.sweep_shard`): the shard sweeps
   its tokens against its own copy of the word-topic counts and reports its count changes;
 - merge: the changes added up in shard order (integer sums: exact);
 - write back: the shards' z, ndk and RNG rows into the state.
@@ -25,9 +25,9 @@ stays on its worker, only the count changes come back, and ``sync`` writes them 
 state (on leaving, and when something reads them).  A lost worker's shards are rebuilt by
 the executor from its recovery point by replaying the logged sweeps.
 
-:class:`CollapsedGibbsLDA <topiclink.inference.lda.CollapsedGibbsLDA>` and
+:class:`CollapsedGibbsLDA <topiclink.topics.lda.CollapsedGibbsLDA>` and
 :class:`DMRGibbs <topiclink.families.dmr.algorithm.DMRGibbs>` are :class:`ADLDAShards`
-(through :class:`~topiclink.inference.lda.ShardedTokenSampler`).
+(through :class:`~topiclink.topics.lda.ShardedTokenSampler`).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from topiclink.execution import balanced_chunks
-from topiclink.inference.chunked import padded_copy, sweep_shard
 from topiclink.inference.sharded import ShardedAlgorithm
+from topiclink.topics.chunked import padded_copy, sweep_shard
 
 __all__ = ["ADLDAShards", "check_shard_set"]
 

@@ -13,7 +13,7 @@ and its hinge analogue, expanded) is
 
 and ``p(z_n = k) ∝ (C_ik^-n + alpha_k)(C_kw^-n + beta)/(C_k^-n + V beta) exp(L_i(k))``
 (``alpha_ik`` with per-document priors: ``alpha`` (1, K) or (D, K), as
-:func:`topiclink.kernels.lda.sweep`).
+:func:`topiclink.topics.kernels.lda.sweep`).
 ``h_i = C_i^T Q_i`` is kept up to date in O(K) per token (``h -= Q[old]; h += Q[new]``);
 rows of Q_i are formed lazily, only for topics that tokens leave or enter.
 With ``approx=True`` (the paper's Approx-gRTM) ``h_i`` stays at its value at the start of

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from topiclink.data.corpus import Corpus
-from topiclink.inference.fixed_topics import infer_doc_topics
 from topiclink.random import RandomState
+from topiclink.topics.fixed_topics import infer_doc_topics
 
 __all__ = ["FeaturePriorTopicsMixin"]
 
@@ -63,7 +63,7 @@ class FeaturePriorTopicsMixin:
         prior alpha_d of its ``features`` (without features: ``alpha_``, the mean
         training prior).  A document without known words gets its prior mean."""
         from topiclink.data.checks import check_memory
-        from topiclink.models.capabilities import inference_memory
+        from topiclink.estimators.capabilities import inference_memory
 
         corpus, alpha = self._query_prior(X, features, "transform")
         K = int(np.shape(self.components_)[0])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from topiclink.data.links import Links
-from topiclink.kernels.negatives import sample_per_document
 from topiclink.parameters import Negatives
 from topiclink.random import RandomState, as_generator, kernel_state
+from topiclink.relational.kernels.negatives import sample_per_document
 
 __all__ = ["negatives_per_document", "draw_negatives"]
 
@@ -23,7 +23,7 @@ def negatives_per_document(links: Links, per_link: float,
     ``j`` are distinct, ``j != i``, uniform among the documents with no link ``(i, j)``
     (undirected: not linked to i), and at most all of them.  Cost O(#negatives +
     #links): rejection against a hash set of i's links
-    (:mod:`topiclink.kernels.negatives`), never the D^2 complement; seeded by
+    (:mod:`topiclink.relational.kernels.negatives`), never the D^2 complement; seeded by
     ``random_state``.
 
     Returns

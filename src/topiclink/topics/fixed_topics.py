@@ -11,8 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from topiclink.data.corpus import Corpus
-from topiclink.kernels import lda as lda_kernels
-from topiclink.kernels import variational as var_kernels
+from topiclink.topics.kernels import lda as lda_kernels
+from topiclink.topics.kernels import variational as var_kernels
 
 __all__ = ["infer_doc_topics", "infer_doc_topics_variational", "completion_split"]
 
@@ -30,7 +30,7 @@ def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
 
     Randomness: one 64-bit seed is drawn from ``rng``; each document's chain runs on its
     own stream, seeded from that seed and the document's own words
-    (:func:`topiclink.kernels.lda.document_keys`), so a document gets the same result
+    (:func:`topiclink.topics.kernels.lda.document_keys`), so a document gets the same result
     whichever other documents share its batch, and in any order.
 
     Returns

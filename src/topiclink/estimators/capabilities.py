@@ -34,8 +34,8 @@ from topiclink.data.analyzer import TextAnalyzer
 from topiclink.data.checks import DataError, check_memory
 from topiclink.data.corpus import Corpus, as_corpus
 from topiclink.data.shards import ShardSet
-from topiclink.inference.fixed_topics import completion_split
 from topiclink.random import RandomState, as_generator, spawn
+from topiclink.topics.fixed_topics import completion_split
 
 __all__ = ["TopicsMixin", "LinkPredictionMixin", "ScoresAreProbabilitiesMixin", "training_ids",
            "ClassifierCapability", "EntityFactorsMixin", "DIRECTIONS", "is_texts"]
@@ -185,7 +185,7 @@ class TopicsMixin:
         words frequent everywhere -- "paper", "states", "united" -- give way to the words
         that set the topic apart; Blei & Lafferty 2009, the LMV paper's labels) or by
         probability (``by="probability"``)."""
-        from topiclink.models.topic_display import top_word_indices
+        from topiclink.estimators.topic_display import top_word_indices
 
         self._check_fitted()
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
@@ -227,7 +227,7 @@ class TopicsMixin:
                            doc_topics: Any) -> tuple[float, int]:
         """:meth:`log_likelihood_completion` with ``doc_topics(corpus, rng)`` inferring
         the observed parts' proportions (row i of the corpus: document i of ``X``)."""
-        from topiclink.kernels.lda import token_log_likelihood
+        from topiclink.topics.kernels.lda import token_log_likelihood
 
         self._check_fitted()
         if isinstance(fraction, bool) or not isinstance(fraction, int | float | np.number) \

@@ -2,7 +2,7 @@
 
 Every estimator's ``fit`` declares ``checkpoint=PATH`` and ``checkpoint_every=`` (iterations
 as an int, or a duration such as ``"30s"``, ``"10min"``, ``"2h"``; default ``"5min"``) and
-hands them to :meth:`~topiclink.models.base.Estimator._run_engine`, which makes them a
+hands them to :meth:`~topiclink.estimators.base.Estimator._run_engine`, which makes them a
 :class:`CheckpointRequest` (:func:`checkpoint_request`).  The engine
 (:func:`topiclink.inference.engine.run`) writes the model with its full sampler state
 (the ``save(full=True)`` format) and the run's progress (:class:`RunProgress`: iterations
@@ -15,7 +15,7 @@ that ended, it returns that model without iterating.  An online fit
 boundaries: when a duration has passed, or every N minibatches with
 ``checkpoint_every="N minibatches"``; it resumes at the next minibatch of that sweep.  A
 ``partial_fit`` given ``checkpoint=`` keeps a stream on disk
-(:mod:`~topiclink.models.stream_checkpoint`).
+(:mod:`~topiclink.estimators.stream_checkpoint`).
 
 :func:`checkpoint_folder` makes every fit inside a ``with`` block checkpoint into one
 folder (file names from the estimator class and the order of the fits): the fallback of a

@@ -3,7 +3,7 @@
 The proposals of LightLDA (Yuan et al., "LightLDA: big topic models on modest computer
 clusters", WWW 2015, section 3) drawn from the *current* counts, so that the chain is
 exact.  The target of token n in document d with word w is the collapsed conditional of
-:func:`topiclink.kernels.lda.sweep` (all counts without token n, current topic s)::
+:func:`topiclink.topics.kernels.lda.sweep` (all counts without token n, current topic s)::
 
     pi(k) ∝ (C_dk + alpha_dk) (C_kw + beta) inv_k,      inv_k = 1 / (C_k + V beta).
 
@@ -113,7 +113,7 @@ def sweep_mh(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndar
              n_mh: int = 2) -> None:
     """One sweep with ``n_mh`` Metropolis-Hastings steps per token (document proposal
     first, then alternating); ``word_ptr`` / ``word_pos`` from :func:`word_index`; the
-    other arguments as :func:`topiclink.kernels.lda.sweep`."""
+    other arguments as :func:`topiclink.topics.kernels.lda.sweep`."""
     n_topics = nk.shape[0]
     vbeta = nwk.shape[0] * beta
     kbeta = n_topics * beta

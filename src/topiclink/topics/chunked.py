@@ -3,11 +3,11 @@ over fixed document shards: the local step :func:`sweep_shard`, written once, wh
 wherever an executor runs it, and a shard's tokens (:func:`shard_tokens`).
 
 One shard's sweep: the shard sweeps its tokens with
-:func:`topiclink.kernels.lda.sweep_range` against its own copy of the word-topic counts
+:func:`topiclink.topics.kernels.lda.sweep_range` against its own copy of the word-topic counts
 taken at the start of the sweep and with its own xoshiro row, and reports its count
 changes (:func:`~topiclink.execution.count_delta`).  The iteration around it (the split
 into shards, the counts every shard reads, the merge of the changes in shard order, the
-write back) is :class:`topiclink.inference.adlda.ADLDAShards`, a
+write back) is :class:`topiclink.topics.adlda.ADLDAShards`, a
 :class:`~topiclink.inference.sharded.ShardedAlgorithm`.  This module imports no more than
 the kernels and the executor layer: a Dask worker imports it to run :func:`sweep_shard`
 (with a :class:`~topiclink.data.shards.ShardSet` it reads its shards' tokens from the
@@ -27,7 +27,7 @@ import numpy as np
 
 from topiclink.execution import count_delta
 from topiclink.execution.dask import resolve_client
-from topiclink.kernels import lda as kernels
+from topiclink.topics.kernels import lda as kernels
 
 __all__ = ["sweep_shard", "shard_tokens", "padded_copy", "count_shard_words",
            "word_topic_counts"]

@@ -165,7 +165,7 @@ def sweep_block(words: np.ndarray, docs: np.ndarray, index: np.ndarray, lo: int,
     Token ``j`` of the list has word-topic counts ``nwk[words[j]]``, document ``docs[j]``
     and topic ``z[index[j]]`` (``z`` stays in corpus order).  The tokens of one document
     are consecutive.  ``nwk`` may be a worker's copy of some words' rows only (the hot
-    words of :mod:`topiclink.inference.partition`), so the vocabulary size V of the
+    words of :mod:`topiclink.topics.partition`), so the vocabulary size V of the
     conditional's V beta is ``n_words``.  The full conditional is :func:`sweep`'s; ``nk``
     may be a worker's private copy of the topic totals.  Releases the GIL.
     """

@@ -5,7 +5,7 @@ These score *any* topic model from its arrays alone (topics phi (K, V), document
 alpha, or training proportions theta), e.g. a peer library's fitted model whose own
 estimators differ from ours (tomotopy's ``infer`` log-likelihood is not a held-out
 perplexity).  :func:`completion_log_likelihood` is the estimator of
-:meth:`topiclink.models.capabilities.TopicsMixin.log_likelihood_completion`: with the same
+:meth:`topiclink.estimators.capabilities.TopicsMixin.log_likelihood_completion`: with the same
 ``random_state`` it draws the same split and the same inference chains, so it reproduces
 an estimator's own number given that estimator's topics and priors.
 """
@@ -62,9 +62,9 @@ def completion_log_likelihood(X: Any, topics: Any, alpha: Any, fraction: float =
     (log_likelihood, n_heldout_tokens)
     """
     from topiclink.data.corpus import as_corpus
-    from topiclink.inference.fixed_topics import completion_split, infer_doc_topics
-    from topiclink.kernels.lda import token_log_likelihood
     from topiclink.random import as_generator, spawn
+    from topiclink.topics.fixed_topics import completion_split, infer_doc_topics
+    from topiclink.topics.kernels.lda import token_log_likelihood
 
     if isinstance(fraction, bool) or not 0.0 < float(fraction) < 1.0:
         raise ValueError(f"fraction must be in (0, 1), got {fraction!r}")

@@ -9,7 +9,8 @@ Given the augmentation, pair (i, j) contributes ``a_ij omega - b_ij omega^2 / 2`
 Full U (x_ij = vec(zbar_i zbar_j^T), K^2 features) uses the Kronecker identity of
 ``docs/design/grtm.md``: ``sum_ij b_ij x_ij x_ij^T = sum_i (zbar_i zbar_i^T) ⊗ M_i`` with
 ``M_i = sum_j b_ij zbar_j zbar_j^T``, accumulated on the upper triangles over the nonzero
-topics of each zbar (:func:`topiclink.kernels.weights.weight_moments_range`) and gathered into
+topics of each zbar (:func:`topiclink.relational.kernels.weights.weight_moments_range`)
+and gathered into
 P by an index map; nothing of size |pairs| x K^2 is formed.  Diagonal U (x_ij = zbar_i ∘ zbar_j)
 uses ``P_data = sum_i (zbar_i zbar_i^T) ∘ M_i``.
 """
@@ -22,9 +23,9 @@ import numpy as np
 import scipy.linalg as la
 
 from topiclink.execution import Executor
-from topiclink.inference.pairs import PairIndex
-from topiclink.kernels.rtm import pair_dots
-from topiclink.kernels.weights import weight_moments_range, weight_moments_setup
+from topiclink.relational.kernels.rtm import pair_dots
+from topiclink.relational.kernels.weights import weight_moments_range, weight_moments_setup
+from topiclink.relational.pairs import PairIndex
 
 __all__ = ["weight_posterior", "draw_weights", "pair_omega"]
 

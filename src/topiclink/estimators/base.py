@@ -5,7 +5,7 @@ Every concrete subclass of :class:`Estimator` is registered under its class name
 its module is imported (no decorator, no hand-kept list); :func:`registered_estimators`
 also imports every family's estimator modules (:func:`topiclink.registry.discover`), so a
 new family module is found without being listed anywhere.  What a model *can do* comes
-from the capability mixins in :mod:`topiclink.models.capabilities`; what its ``fit``
+from the capability mixins in :mod:`topiclink.estimators.capabilities`; what its ``fit``
 needs is declared in ``fit_requires``; the paper names it answers to in ``paper_names``.
 """
 
@@ -27,6 +27,20 @@ from sklearn.exceptions import NotFittedError
 from topiclink.data.analyzer import TextAnalyzer
 from topiclink.data.checks import Constraint, DataError, available_memory, validate_params
 from topiclink.data.corpus import Corpus, as_corpus
+from topiclink.estimators import stream_checkpoint
+from topiclink.estimators.checkpoint import (
+    DEFAULT_EVERY,
+    CheckpointRequest,
+    check_progress_samples,
+    check_progress_sums,
+    checkpoint_lock,
+    checkpoint_request,
+    progress_from_saved,
+    progress_to_saved,
+    save_checkpoint,
+)
+from topiclink.estimators.param_codecs import ParamCodec
+from topiclink.estimators.schema import ArraySpec, check_arrays
 from topiclink.execution.dask import SchedulerLostError, WorkerLostError
 from topiclink.execution.plan import Plan, execution_plan
 from topiclink.inference.engine import (
@@ -43,20 +57,6 @@ from topiclink.inference.engine import (
     state_to_saved,
 )
 from topiclink.inference.online import OnlineAlgorithm
-from topiclink.models import stream_checkpoint
-from topiclink.models.checkpoint import (
-    DEFAULT_EVERY,
-    CheckpointRequest,
-    check_progress_samples,
-    check_progress_sums,
-    checkpoint_lock,
-    checkpoint_request,
-    progress_from_saved,
-    progress_to_saved,
-    save_checkpoint,
-)
-from topiclink.models.param_codecs import ParamCodec
-from topiclink.models.schema import ArraySpec, check_arrays
 from topiclink.parameters import Averaging
 from topiclink.persistence import read_header, read_model, save_model, to_jsonable
 from topiclink.random import as_generator, resolve_seed
@@ -264,9 +264,9 @@ class Estimator(BaseEstimator):
         reads the samples kept so far from ``self._progress_.samples``.
 
         ``checkpoint`` / ``checkpoint_every``: the fit's own (every ``fit`` declares them
-        and passes them here; :func:`~topiclink.models.checkpoint.checkpoint_request`).
+        and passes them here; :func:`~topiclink.estimators.checkpoint.checkpoint_request`).
         Given ``checkpoint=PATH`` (or inside a
-        :func:`~topiclink.models.checkpoint.checkpoint_folder` block) the run writes the
+        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block) the run writes the
         model, its state and the run's progress to ``PATH`` as it goes, continues from
         ``PATH`` when the file exists, and holds ``PATH``'s lock from its start to its end
         (never two writers).
@@ -358,7 +358,7 @@ class Estimator(BaseEstimator):
         new item.
 
         Given ``checkpoint=PATH`` (the ``partial_fit``'s own; see
-        :mod:`topiclink.models.stream_checkpoint`; an int ``checkpoint_every`` counts
+        :mod:`topiclink.estimators.stream_checkpoint`; an int ``checkpoint_every`` counts
         minibatches), the call holds ``PATH``'s lock and is planned against the files
         there (start, resume the pass file, or return the call that ended), the pass is
         written to the pass file at minibatch boundaries when due, the model after the
@@ -895,7 +895,7 @@ def registered_estimators() -> dict[str, type[Estimator]]:
 
 def library_estimators() -> dict[str, type[Estimator]]:
     """The library's own estimator classes by name (those defined in ``topiclink``'s
-    modules; what ``topiclink.NAME`` and ``topiclink.models.NAME`` resolve)."""
+    modules; what ``topiclink.NAME`` and ``topiclink.estimators.NAME`` resolve)."""
     return {name: cls for name, cls in registered_estimators().items()
             if cls.__module__.split(".")[0] == "topiclink"}
 

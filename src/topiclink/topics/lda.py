@@ -4,16 +4,16 @@ Blei, Ng & Jordan (2003) model; Griffiths & Steyvers (2004) collapsed sampler, e
 
     p(z_n = k | z^-n, w) ∝ (C_dk^-n + alpha_dk) (C_kw^-n + beta) / (C_k^-n + V beta)
 
-The token kernel (:mod:`topiclink.kernels.lda`) is the template the relational and
+The token kernel (:mod:`topiclink.topics.kernels.lda`) is the template the relational and
 supervised samplers extend.  ``scheme="adlda"`` runs approximate distributed LDA
 (Newman et al. 2009) over ``n_shards`` fixed document shards, each with its own stream:
 a different chain from the exact sampler, fixed by the seed and the shard count; where
 the shards run (threads of this process, or the Dask workers of the ``executor`` the
 algorithm is handed) never changes it.  It is the iteration of
-:class:`topiclink.inference.adlda.ADLDAShards` (a
+:class:`topiclink.topics.adlda.ADLDAShards` (a
 :class:`~topiclink.inference.sharded.ShardedAlgorithm`: split, shared, local, merge,
 write back), which the engine runs through ``step`` / ``session`` / ``sync``;
-``scheme="partition"`` runs a :class:`~topiclink.inference.partition.PartitionSweeper`
+``scheme="partition"`` runs a :class:`~topiclink.topics.partition.PartitionSweeper`
 on threads.  :class:`ShardedTokenSampler` is the dispatch that
 :class:`CollapsedGibbsLDA` and DMR (:mod:`topiclink.families.dmr.algorithm`) share.
 """
@@ -30,19 +30,19 @@ import numpy as np
 from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
 from topiclink.execution import Executor
-from topiclink.inference.adlda import ADLDAShards
-from topiclink.inference.chunked import word_topic_counts
 from topiclink.inference.engine import State, check_topic_counts, fingerprint
-from topiclink.inference.partition import PartitionSweeper
-from topiclink.kernels import lda as kernels
-from topiclink.kernels import lda_mh
 from topiclink.random import kernel_state, spawn
+from topiclink.topics.adlda import ADLDAShards
+from topiclink.topics.chunked import word_topic_counts
+from topiclink.topics.kernels import lda as kernels
+from topiclink.topics.kernels import lda_mh
+from topiclink.topics.partition import PartitionSweeper
 
 __all__ = ["TokenData", "ShardTokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED",
            "ShardedTokenSampler", "doc_topic_counts"]
 
 #: the token samplers' schemes that sweep fixed document shards (AD-LDA and the
-#: partitioned scheme of :mod:`topiclink.inference.partition`)
+#: partitioned scheme of :mod:`topiclink.topics.partition`)
 SHARDED = ("adlda", "partition")
 
 
@@ -152,10 +152,10 @@ def init_topics(data: TokenData | ShardTokenData, n_topics: int, rng: np.random.
 
 class ShardedTokenSampler(ADLDAShards):
     """The sharded sweeps of a token sampler (LDA, DMR), by ``scheme``: ``"adlda"`` the
-    :class:`~topiclink.inference.adlda.ADLDAShards` iteration (on the algorithm's
+    :class:`~topiclink.topics.adlda.ADLDAShards` iteration (on the algorithm's
     ``executor``: a :class:`~topiclink.execution.DaskExecutor`, or None: ``n_threads``
     threads of this process); ``"partition"`` a
-    :class:`~topiclink.inference.partition.PartitionSweeper` on ``n_threads`` threads;
+    :class:`~topiclink.topics.partition.PartitionSweeper` on ``n_threads`` threads;
     ``"exact"``: the subclass sweeps by itself (:meth:`session` and :meth:`sync` do
     nothing).
 
@@ -239,7 +239,7 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
     beta : symmetric Dirichlet prior of the topics
     scheme : ``"exact"`` (the sequential sampler), ``"adlda"`` (AD-LDA over ``n_shards``
         document shards) or ``"partition"`` (document shards x vocabulary blocks on
-        threads, :mod:`topiclink.inference.partition`)
+        threads, :mod:`topiclink.topics.partition`)
     n_shards : document shards of AD-LDA (each its own stream); with a
         :class:`ShardTokenData` (a ShardSet on disk) it must equal the ShardSet's number
         of shards and the executor must be a Dask one: the workers read the shard files,
@@ -251,7 +251,7 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
     n_threads : threads of this process running the shards (never changes the chain)
     sampler : ``"gibbs"`` (the exact collapsed conditional, O(K) per token) or ``"mh"``
         (exact Metropolis-Hastings steps with O(1) proposals per token,
-        :mod:`topiclink.kernels.lda_mh`; sequential only)
+        :mod:`topiclink.topics.kernels.lda_mh`; sequential only)
     n_mh : Metropolis-Hastings steps per token (``sampler="mh"``)
     """
 
