@@ -1,21 +1,18 @@
-"""Whole-process workloads for issue 25's "no slowdown" check, old tree against new.
+"""Whole-process workloads for the "no slowdown" check of an architecture change, old tree
+against new: the same script runs both (``PYTHONPATH``) and prints a hash of the fitted
+values, which must agree between the trees (the chains are unchanged).  The estimators are
+spelled in the API both trees accept (``scheme=`` / ``executor=``; BPBFM by paper name).
+Run pairs with farm-bench, for example::
 
-The estimators are spelled so that the code before the executor work (86ef0bb) and today's
-run them alike; each run prints a hash of the fitted values, which must agree between the
-trees (the chains are unchanged).  Run pairs with farm-bench, for example::
-
-    git archive 86ef0bb src | tar -x -C /tmp/old_src
-    NUMBA_NUM_THREADS=1 farm-bench -n 6 --timeout 500 \\
-        --vs "env PYTHONPATH=/tmp/old_src/src python benchmarks/architecture_no_slowdown.py lda1" \\
+    git archive c0c1ab5 src | tar -x -C /tmp/old
+    NUMBA_NUM_THREADS=1 TOPICLINK_DATA=... farm-bench -n 3 --timeout 900 \\
+        --vs "env PYTHONPATH=/tmp/old/src python benchmarks/architecture_no_slowdown.py lda1" \\
         -- env PYTHONPATH=src python benchmarks/architecture_no_slowdown.py lda1
 
-Workloads: ``lda1`` (LDA, 1 thread), ``lda2`` (2-thread partition), ``lda_adlda`` (AD-LDA,
-2 shards on 2 threads), ``lda_dask`` (2 shards on a 2-process LocalCluster), ``grtm``
-(bundled Cora), ``lmvs``, ``bpbfm_online``, ``bpbfm_batch`` (Gibbs with 50 kept samples);
-an optional second argument sets the iterations of ``lda*``, ``grtm`` and
-``bpbfm_batch``.
+Workloads: lda1, lda2 (partition, 2 threads), lda_dask (AD-LDA, 2 shards on a 2-process
+LocalCluster), grtm (bundled Cora), lmvs, bpbfm_em_fb15k237 (BPBFM-1-EM on FB15k-237's
+training triples, through the paper-name table).
 """
-
 from __future__ import annotations
 
 import hashlib
@@ -32,8 +29,8 @@ def digest(*arrays: np.ndarray) -> str:
     return h.hexdigest()[:12]
 
 
-def main(workload: str, iterations: int | None = None) -> str:
-    warnings.simplefilter("ignore")   # the old parameter names warn on the new tree
+def main(workload: str) -> str:
+    warnings.simplefilter("ignore")
     if workload.startswith("lda"):
         from topiclink import LDA
         from topiclink.datasets import make_lda_data
@@ -45,52 +42,42 @@ def main(workload: str, iterations: int | None = None) -> str:
 
             with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                               dashboard_address=None) as cluster, Client(cluster) as client:
-                model = LDA(20, max_iter=iterations or 40, random_state=0, scheme="adlda",
+                model = LDA(20, max_iter=40, random_state=0, scheme="adlda",
                             executor=client).fit(X)
-        elif workload == "lda_adlda":
-            from topiclink.execution.shards import Shards
-
-            model = LDA(20, max_iter=iterations or 60, random_state=0,
-                        scheme=Shards("adlda", 2), executor=2).fit(X)
+        elif workload == "lda2":
+            model = LDA(20, max_iter=60, random_state=0, scheme="partition",
+                        executor=2).fit(X)
         else:
-            extra = {"parallel": "partition", "n_jobs": 2} if workload == "lda2" else {}
-            model = LDA(20, max_iter=iterations or 60, random_state=0, **extra).fit(X)
+            model = LDA(20, max_iter=60, random_state=0).fit(X)
         return digest(model.components_)
     if workload == "grtm":
         from topiclink import RelationalTopicModel
         from topiclink.datasets import load_bundled_cora
 
         ds = load_bundled_cora()
-        model = RelationalTopicModel(10, max_iter=iterations or 40, negative_ratio=0.01,
+        model = RelationalTopicModel(10, max_iter=40, negative_ratio=0.01,
                                      random_state=0).fit(ds.corpus, links=ds.links)
         return digest(model.components_, model.weights_)
     if workload == "lmvs":
         from topiclink import VisibilityTopicModel
         from topiclink.datasets import make_lmv_data
 
-        data, _ = make_lmv_data(n_docs=1500, random_state=2)   # (corpus, links, ...)
+        data, _ = make_lmv_data(n_docs=1500, random_state=2)
         model = VisibilityTopicModel(8, inference="stochastic", max_iter=6, batch_size=300,
                                      random_state=0).fit(data[0], links=data[1])
         return digest(model.components_)
-    if workload == "bpbfm_online":
-        from topiclink import BilinearPoissonFactorModel
-        from topiclink.datasets import make_bpbfm_data
+    if workload == "bpbfm_em_fb15k237":
+        from topiclink.datasets import load_dataset
+        from topiclink.experiments.runner import build_model
 
-        tensor, _ = make_bpbfm_data(n_entities=400, n_relations=20, random_state=3)
-        model = BilinearPoissonFactorModel(10, inference="online", max_iter=30, burn_in=15,
-                                           random_state=0).fit(tensor)
+        ds = load_dataset("fb15k-237")
+        train = ds.tensor["train"]
+        model = build_model("BPBFM-1-EM", {"n_topics": 50, "max_iter": 15,
+                                           "random_state": 0})
+        model.fit(train)
         return digest(model.embedding_)
-    if workload == "bpbfm_batch":       # kept samples (engine-owned since d24e52a)
-        from topiclink import BilinearPoissonFactorModel
-        from topiclink.datasets import make_bpbfm_data
-
-        tensor, _ = make_bpbfm_data(n_entities=300, n_relations=15, random_state=3)
-        model = BilinearPoissonFactorModel(10, max_iter=iterations or 200, burn_in=100,
-                                           thinning=2, random_state=0).fit(tensor)
-        return digest(model.samples_embedding_, model.samples_relation_matrices_)
     raise SystemExit(f"unknown workload {workload!r}")
 
 
 if __name__ == "__main__":
-    name = sys.argv[1]
-    print(name, main(name, int(sys.argv[2]) if len(sys.argv) > 2 else None))
+    print(sys.argv[1], main(sys.argv[1]))

@@ -537,7 +537,8 @@ def run_converged_dataset(ds_name: str, splits: dict, task, entry: dict, folds: 
                              ("protocol", "fold", "K"))
             if name in OURS and name not in warmed:   # numba compilation
                 warm = _build(name, args, 0)
-                warm.set_params(max_iter=2, burn_in=0)
+                no_burn_in = {"burn_in": 0} if "burn_in" in warm.get_params() else {}
+                warm.set_params(max_iter=2, **no_burn_in)
                 warm.fit(train)
                 warmed.add(name)
             tuning = res.get("tuning")
@@ -848,7 +849,8 @@ def main(argv: list[str] | None = None) -> dict:
                         continue
                     if name in OURS and name not in warmed:   # numba compilation
                         warm = _build(name, args, 0)
-                        warm.set_params(max_iter=2, burn_in=0)
+                        no_burn_in = {"burn_in": 0} if "burn_in" in warm.get_params() else {}
+                        warm.set_params(max_iter=2, **no_burn_in)
                         warm.fit(fdata.train)
                         warmed.add(name)
                     model = _build(name, args, seed, protocol)

@@ -335,10 +335,16 @@ def test_slda_determinism_and_errors() -> None:
 
 
 def test_package_layout_and_reexports():
-    """synthetic is a package of one module per family; the old import paths still work."""
+    """synthetic serves the word model and every family's generator; a family's generator
+    lives in its folder (no module of the old layout, ``datasets.synthetic.rtm``, is left)."""
     import topiclink.datasets as datasets
     import topiclink.datasets.synthetic as synthetic
-    from topiclink.datasets.synthetic import lda, rtm, slda
+    import topiclink.families.rtm.synthetic as rtm
+    import topiclink.families.slda.synthetic as slda
+    from topiclink.datasets.synthetic import lda
+
+    with pytest.raises(ImportError):
+        from topiclink.datasets.synthetic import rtm as _old  # noqa: F401
 
     assert synthetic.make_lda_data is lda.make_lda_data is datasets.make_lda_data
     assert synthetic.make_rtm_data is rtm.make_rtm_data is datasets.make_rtm_data

@@ -16,6 +16,10 @@ from tests.benchmark_module import benchmark_module
 
 from topiclink.data.tensor import RelationalTensor
 from topiclink.families.bpbfm.estimator import BilinearPoissonFactorModel
+from topiclink.families.bpbfm.estimator_em import (
+    BilinearPoissonFactorModelEM,
+    DegreeCorrectedPoissonFactorModel,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,8 +125,9 @@ def test_estimate_scorer_is_the_models_score(bench, degree_corrected):
     h, r, t = rng.integers(0, N, 60), rng.integers(0, R, 60), rng.integers(0, N, 60)
     keep = np.unique((r * N + h) * N + t, return_index=True)[1]
     tensor = RelationalTensor(h[keep], r[keep], t[keep], np.ones(keep.size), N, R)
-    fits = [BilinearPoissonFactorModel(3, inference="em", degree_corrected=degree_corrected,
-                                       max_iter=8, tol=0.0, random_state=s).fit(tensor)
+    em_class = DegreeCorrectedPoissonFactorModel if degree_corrected else \
+        BilinearPoissonFactorModelEM
+    fits = [em_class(3, max_iter=8, tol=0.0, random_state=s).fit(tensor)
             for s in (0, 1)]
     heads, rels = np.array([0, 4, 7]), np.array([1, 0, 1])
     alone = bench.EstimateScorer([], fits[0].state_)
