@@ -12,11 +12,21 @@ cased per file; the renderer follows the structure of the data.
 
 MkDocs runs this as a hook (``hooks:`` in ``mkdocs.yml``): ``on_config`` adds the pages
 to the "Results" section of the nav, ``on_files`` adds them (and the figures) to the
-site, ``on_page_markdown`` expands the placeholders of the written pages (below).
-``python docs/gen_results.py OUT_DIR`` writes the same markdown to a folder.
+site, ``on_pre_build`` warns (an error under ``mkdocs build --strict``) when a rendered
+page (below) is not current, and ``on_page_markdown`` expands any placeholder left in a
+page.  ``python docs/gen_results.py OUT_DIR`` writes the generated pages to a folder.
 
-Placeholders: the narrative pages (``docs/results.md``) copy no figure by hand; each
-number is a placeholder that reads it from a results file at build time::
+Rendered pages: the written pages that quote numbers (``docs/index.md``,
+``docs/results.md``, ...) copy no figure by hand.  Each is written as a template,
+``docs/templates/<page>.md.tmpl``, in which every number is a placeholder (below), and
+``python docs/gen_results.py --render`` expands the placeholders from
+``benchmarks/results`` into the committed page ``docs/<page>.md`` (first line: an HTML
+comment naming its template), so the Markdown reads the same on a code host as on the
+site.  ``python docs/gen_results.py --check`` lists the pages that are not current
+(exit 1); ``tests/test_docs_rendered.py`` runs the same check.  Edit the template, then
+render; a rerun benchmark needs a render too.
+
+A placeholder of a template::
 
     {{ value("lda_throughput.json", "results[n_topics=10,threads=1].ratio", ".2f") }}
     {{ value("experiments/sotu_ktm_summary.csv", "[model=KTM].heldout_perplexity", ".1f") }}
@@ -49,7 +59,7 @@ lists, dicts, + - * /, calls) over these functions only (nothing else is evaluat
   in the order of the file); ``row_labels``: the rows' labels as text.
 
 A file, key or function that does not exist, or a key that matches no record or several,
-stops the build with an error that names the page and the placeholder.
+stops the render with an error that names the template and the placeholder.
 """
 
 from __future__ import annotations
@@ -57,8 +67,10 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import logging
 import math
 import operator
+import os
 import re
 import statistics
 import sys
@@ -67,6 +79,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+TEMPLATES = DOCS / "templates"  # <page>.md.tmpl -> docs/<page>.md (--render)
+TEMPLATE_SUFFIX = ".tmpl"
+RENDER_COMMAND = "python docs/gen_results.py --render"
 RESULTS = ROOT / "benchmarks" / "results"
 EXPERIMENTS = RESULTS / "experiments"
 PREFIX = "results"  # where the generated pages live in the site
@@ -653,6 +669,68 @@ def on_page_markdown(markdown, page, config, files):
     return expand(markdown, page.file.src_uri)
 
 
+# ---------------------------------------------------------------------------- rendered pages
+def templates() -> list[Path]:
+    """Every ``docs/templates/**/*.md.tmpl``, sorted."""
+    return sorted(TEMPLATES.rglob(f"*.md{TEMPLATE_SUFFIX}"))
+
+
+def rendered_path(template: Path) -> Path:
+    """Where a template's page is committed: ``docs/templates/a/b.md.tmpl`` ->
+    ``docs/a/b.md``."""
+    relative = template.relative_to(TEMPLATES)
+    return DOCS / relative.with_name(relative.name[: -len(TEMPLATE_SUFFIX)])
+
+
+def header(template: Path) -> str:
+    """The first line of a rendered page."""
+    return (f"<!-- generated from {template.relative_to(ROOT).as_posix()} by "
+            f"{RENDER_COMMAND}; edit the template -->")
+
+
+def render(template: Path) -> str:
+    """The page a template renders to today (PlaceholderError naming the template and
+    the placeholder when one cannot be expanded)."""
+    text = template.read_text(encoding="utf-8")
+    body = expand(text, template.relative_to(ROOT).as_posix())
+    return header(template) + "\n" + body.rstrip("\n") + "\n"
+
+
+def stale_pages() -> list[Path]:
+    """The rendered pages that differ from what their templates render today (or are
+    missing)."""
+    _FILES.clear()  # read the results files as they are now
+    stale = []
+    for template in templates():
+        target = rendered_path(template)
+        if not target.is_file() or target.read_text(encoding="utf-8") != render(template):
+            stale.append(target)
+    return stale
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a temporary file in the same folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def render_all() -> list[Path]:
+    """Write every template's page; the pages that changed."""
+    _FILES.clear()
+    changed = []
+    for template in templates():
+        target, text = rendered_path(template), render(template)
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            write_atomic(target, text)
+            changed.append(target)
+    return changed
+
+
 # ---------------------------------------------------------------------------- MkDocs hook
 def _nav_entries() -> list:
     bench = json_pages()
@@ -672,6 +750,15 @@ def on_config(config):
     return config
 
 
+def on_pre_build(config):
+    stale = stale_pages()
+    if stale:
+        names = ", ".join(p.relative_to(ROOT).as_posix() for p in stale)
+        logging.getLogger("mkdocs.hooks.gen_results").warning(
+            "%s not current with its template and benchmarks/results: run %s",
+            names, RENDER_COMMAND)
+
+
 def on_files(files, config):
     from mkdocs.structure.files import File
 
@@ -687,16 +774,37 @@ def on_files(files, config):
     return files
 
 
+USAGE = ("usage: python docs/gen_results.py --render | --check | OUT_DIR\n"
+         "  --render  write docs/<page>.md from every docs/templates/<page>.md.tmpl\n"
+         "  --check   list the rendered pages that are not current (exit 1 if any)\n"
+         "  OUT_DIR   write the generated benchmark and protocol pages to a folder")
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python docs/gen_results.py OUT_DIR", file=sys.stderr)
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr if len(argv) != 1 else sys.stdout)
+        return 2 if len(argv) != 1 else 0
+    try:
+        if argv[0] == "--render":
+            for path in render_all():
+                print(f"wrote {path.relative_to(ROOT).as_posix()}")
+            return 0
+        if argv[0] == "--check":
+            stale = stale_pages()
+            for path in stale:
+                print(f"{path.relative_to(ROOT).as_posix()}: not current; run "
+                      f"{RENDER_COMMAND}", file=sys.stderr)
+            return 1 if stale else 0
+    except PlaceholderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if argv[0].startswith("-"):
+        print(f"error: unknown option {argv[0]}\n{USAGE}", file=sys.stderr)
         return 2
     out = Path(argv[0])
     experiments, _ = experiment_pages()
     for uri, _, text in json_pages() + experiments:
-        target = out / uri
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text + "\n", encoding="utf-8")
+        write_atomic(out / uri, text + "\n")
     return 0
 
 

@@ -19,16 +19,15 @@ def tiny_counts():
 
 @pytest.fixture(scope="session")
 def shared_datasets() -> Path:
-    """The shared dataset folder (CI has ../shared beside the clone); skip when absent."""
-    from topiclink.datasets import data_home
-
-    try:
-        home = data_home()
-    except FileNotFoundError:
-        pytest.skip("no data home: set TOPICLINK_DATA to the shared datasets folder")
-    if not Path(home).exists():
-        pytest.skip(f"data home {home} does not exist")
-    return Path(home)
+    """The lab's copies of the data sets, named explicitly by ``TOPICLINK_DATA`` (CI sets it
+    to the ``shared/datasets`` beside the clone); skip when it is not set or absent (a
+    user's own data home is never used by the tests)."""
+    env = os.environ.get("TOPICLINK_DATA", "").strip()
+    if not env:
+        pytest.skip("set TOPICLINK_DATA to the shared datasets folder")
+    if not Path(env).is_dir():
+        pytest.skip(f"TOPICLINK_DATA={env} does not exist")
+    return Path(env)
 
 
 @pytest.fixture(autouse=True)

@@ -221,8 +221,17 @@ def test_fit_rtm_lda_and_model_read_documents(tmp_path):
      "--stemmer must be"),
     (["fit", "lmv", "--documents", "{docs}", "--edges", "{edges}", "--min-df", "0"],
      "--min-df must be >= 1"),
-    (["fit", "lmv", "--documents", "{docs}", "--edges", "{edges}", "--max-unknown", "2"],
-     "--max-unknown must be a fraction"),
+    (["fit", "lmv", "--documents", "{docs}", "--edges", "{edges}", "--max-lost", "2"],
+     "--max-lost must be a fraction"),
+    (["fit", "lmv", "--documents", "{docs}", "--edges", "{edges}", "--max-lost", "-1"],
+     "--max-lost must be a fraction"),
+    (["fit", "lmv", "--documents", "{docs}", "--edges", "{edges}", "--id-rule",
+      "after-slash:pad"],
+     "--id-rule: unknown rule 'after-slash:pad'"),
+    (["fit", "lda", "--documents", "{docs}", "--no-edges-header"],
+     "--no-edges-header describes --edges FILE, which was not given"),
+    (["fit", "lda", "--dataset", "cora", "--max-lost", "0.5"],
+     "--max-lost describes --documents FILE"),
     (["fit", "model", "SupervisedTopicModel", "--documents", "{docs}"],
      "this model learns from labels: name the column of each document's class with "
      "--label-column"),
@@ -255,7 +264,7 @@ def test_bad_input_is_one_line_naming_what_and_where(tmp_path):
     result = runner.invoke(app, [*base, "--text-column", "abstract"])
     assert result.exit_code == 1
     line = _error_line(result)
-    assert "edges (100.0%, more than --max-unknown 1.0%)" in line
+    assert "edges (100.0%, more than --max-lost 1.0%)" in line
     assert "e.g. '" in line and "--id-rule 'zero-pad:4'" in line
     # an unparsable date: its value and row
     text = docs.read_bytes().replace(b"2000-03-15", b"March 2000")
@@ -273,9 +282,9 @@ def test_unknown_ids_below_the_threshold_are_dropped_and_counted(tmp_path):
     with edges.open("a") as f:
         f.write("1\t9999\n")
     args = _fit_args(docs, edges)
-    result = runner.invoke(app, ["fit", "lmv", *args, "--max-unknown", "0"])
+    result = runner.invoke(app, ["fit", "lmv", *args, "--max-lost", "0"])
     assert result.exit_code == 1 and f"1 of {n_edges + 1} edges" in _error_line(result)
-    result = runner.invoke(app, ["fit", "lmv", *args, "--max-unknown", "0.05"])
+    result = runner.invoke(app, ["fit", "lmv", *args, "--max-lost", "0.05"])
     assert result.exit_code == 0, result.output
     assert f"read 36 documents and {n_edges + 1} edges; dropped 1 edges naming unknown " \
         f"ids; kept 36 documents, {n_edges} links" in result.output

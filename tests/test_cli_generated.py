@@ -190,7 +190,7 @@ def test_scheme_with_a_shard_count(monkeypatch):
     assert seen["scheme"] == Shards("adlda", n_shards=3)
     bad = runner.invoke(app, ["fit", "dmr", "--dataset", "cora", "--scheme", "adlda:x"])
     assert bad.exit_code == 1 and "shard count after ':'" in bad.output
-    assert "adlda:4" in runner.invoke(app, ["fit", "dmr", "--help"],
+    assert "adlda:4" in runner.invoke(app, ["fit", "dmr", "--help-all"],   # a run setting
                                       env={"COLUMNS": "150"}).output
 
 
@@ -250,7 +250,7 @@ def test_jobs_scheduler_and_derived_defaults(monkeypatch):
     assert runner.invoke(app, ["fit", "bpbfm", "--dataset", "umls", "-n", "40"]).exit_code == 0
     assert seen["params"] == {"max_iter": 40, "burn_in": 20}
     result = runner.invoke(app, ["fit", "bpbfm", "--dataset", "umls", "-n", "40",
-                                 "--burn-in", "5", "--topics", "3", "-m", "4"])
+                                 "--burn-in", "5", "--topics", "3", "--dictionary", "4"])
     assert result.exit_code == 0, result.output
     assert seen["params"] == {"max_iter": 40, "burn_in": 5, "n_topics": 3, "n_dictionary": 4}
     helps = " ".join(runner.invoke(app, ["fit", "bpbfm", "--help"],
@@ -258,3 +258,4 @@ def test_jobs_scheduler_and_derived_defaults(monkeypatch):
     assert "--documents" not in helps and "--holdout" not in helps
     assert "--source" not in helps and "--input" not in helps
     assert "half of --iterations" in helps and "--components" not in helps
+    assert "-m, --model" in helps      # -m is --model on every command, not --dictionary

@@ -144,7 +144,7 @@ def test_bad_options_are_refused_before_loading(tmp_path, no_work, args, message
     (["suggest", "{model}", "--text", "graph", "--top", "0"], "--top"),
     (["suggest", "{model}", "--text", "graph", "--direction", "up"], "--direction"),
     (["evaluate", "{model}", "--dataset", "cora", "--fraction", "1"], "--fraction"),
-    (["evaluate", "{model}", "--dataset", "cora", "--documents", "some"], "--documents"),
+    (["evaluate", "{model}", "--dataset", "cora", "--subset", "some"], "--subset"),
     (["info", "{model}", "--words", "-1"], "--words"),
     (["demo", "-k", "1"], "--topics"),
     (["demo", "-n", "0"], "--iterations"),
@@ -332,7 +332,7 @@ def test_help_renders_without_bool_metavar(command):
                                   ["experiment", "slda", "--data", "{missing}"],
                                   ["evaluate", "{model}", "--input", "{missing}"],
                                   ["evaluate", "{model}", "--data", "{missing}"],
-                                  ["datasets", "--data", "{missing}"],
+                                  ["datasets", "--data-home", "{missing}"],
                                   ["suggest", "{model}", "--file", "{missing}"],
                                   ["info", "{missing}"]])
 def test_missing_input_paths_are_one_line(tmp_path, lda_file, no_work, args):

@@ -282,7 +282,7 @@ def test_missing_data_home_error(tmp_path, monkeypatch):
     monkeypatch.setenv(DATA_HOME_ENV, str(tmp_path))
     assert data_home() == tmp_path
     with pytest.raises(FileNotFoundError, match=DATA_HOME_ENV) as err:
-        load_dataset("cora-linqs")
+        load_dataset("cora-linqs", download_if_missing=False)
     assert "cora.content" in str(err.value) and "\n" not in str(err.value)
     df = list_datasets()
     assert df.set_index("name")["found"].to_dict() == {n: n == "cora" for n in LOADERS}

@@ -84,7 +84,7 @@ CSV = (BOM + 'id,text,date,venue\n'
 
 def test_read_csv_crlf_bom_quoted_newlines(tmp_path, caplog):
     p = _write(tmp_path / "docs.csv", CSV)
-    with caplog.at_level(logging.WARNING, logger="topiclink"):
+    with caplog.at_level(logging.INFO, logger="topiclink"):
         t = read_documents(p, time_column="date", time_format="yymm",
                            metadata_columns=["venue"])
     assert t.ids.tolist() == ["0001", "0002", "0003"]  # strings with their zeros
@@ -312,17 +312,18 @@ def test_linked_corpus_accounts_for_everything(tmp_path, caplog):
     docs = read_documents(d, time_column="year", time_format="year")
     edges = read_edges(e)
     with caplog.at_level(logging.INFO, logger="topiclink"):
-        lc = linked_corpus(docs, edges, normalize_ids="zero-pad:7")
+        lc = linked_corpus(docs, edges, normalize_ids="zero-pad:7", max_lost=0.15)
     assert lc.report == {"documents_read": 5, "edges_read": 7, "unknown_id_edges": 0,
                          "self_citations": 1, "duplicate_edges": 1, "empty_documents": 1,
-                         "links_of_empty_documents": 1, "documents": 4, "links": 4}
+                         "empty_texts": 0, "links_of_empty_documents": 1, "links_lost": 1,
+                         "documents": 4, "links": 4}
     assert lc.corpus.doc_ids.tolist() == ["0000001", "0000002", "0000003", "0000005"]
     np.testing.assert_allclose(lc.times, [1999, 2000, 2001, 2002])
     assert lc.metadata["time"].tolist() == ["1999", "2000", "2001", "2002"]
     assert sorted(map(tuple, lc.links.pairs.tolist())) == [(1, 0), (2, 0), (2, 1), (3, 2)]
     assert lc.links.directed
     assert "dropped 1 self-citations" in caplog.text
-    assert "dropped 1 of 5 documents without any vocabulary word" in caplog.text
+    assert "dropped 1 of 5 documents (20.0%) without any vocabulary word" in caplog.text
 
 
 def test_linked_corpus_unknown_ids_over_threshold_is_an_error(tmp_path):
@@ -330,15 +331,16 @@ def test_linked_corpus_unknown_ids_over_threshold_is_an_error(tmp_path):
     docs, edges = read_documents(d), read_edges(e)
     # without the zero-padding rule every edge misses: a hard error suggesting the rule
     with pytest.raises(DataError, match=r"7 of 7 edges \(100.0%, more than "
-                                        r"max_unknown=1.0%\) name 5 ids that are not "
+                                        r"max_lost=1.0%\) name 5 ids that are not "
                                         r"documents, e.g. '2', '3', '5' \(first at line 2\).*"
                                         r"normalize_ids='zero-pad:7'"):
         linked_corpus(docs, edges)
     extra = _write(tmp_path / "more.txt", EDGES + "9 1\n")
-    lc = linked_corpus(docs, read_edges(extra), normalize_ids="zero-pad:7", max_unknown=0.2)
-    assert lc.report["unknown_id_edges"] == 1
+    # 1 unknown + 1 link of the empty document '0000004': 2 of 8 lost
+    lc = linked_corpus(docs, read_edges(extra), normalize_ids="zero-pad:7", max_lost=0.25)
+    assert lc.report["unknown_id_edges"] == 1 and lc.report["links_lost"] == 2
     with pytest.raises(DataError, match="1 of 8 edges"):
-        linked_corpus(docs, read_edges(extra), normalize_ids="zero-pad:7", max_unknown=0.1)
+        linked_corpus(docs, read_edges(extra), normalize_ids="zero-pad:7", max_lost=0.1)
 
 
 def test_linked_corpus_error_policies_name_the_line(tmp_path):
@@ -356,7 +358,7 @@ def test_linked_corpus_with_fitted_analyzer_keeps_its_vocabulary(tmp_path):
     d, e = _files(tmp_path)
     a = TextAnalyzer().fit(["black holes", "gauge"])
     lc = linked_corpus(read_documents(d), read_edges(e, normalize_ids="zero-pad:7"),
-                       analyzer=a)
+                       analyzer=a, max_lost=0.5)
     assert lc.corpus.vocabulary.tolist() == ["black", "gauge", "holes"]
     assert lc.corpus.doc_ids.tolist() == ["0000002", "0000003", "0000005"]
     assert lc.analyzer is a

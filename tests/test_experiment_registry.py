@@ -102,7 +102,7 @@ OLD_SETTINGS = [
       "title_column": None, "label_column": None, "time_column": None,
       "time_format": None, "id_rule": None, "edge_direction": "source-cites-target",
       "stemmer": "none", "stop_words": "english", "min_df": 1, "max_features": None,
-      "max_unknown": 0.01, "newer_citations": "error"}),
+      "max_lost": 0.01, "newer_citations": "error"}),
     (["lmv-simulation"],
      {"command": "experiment_lmv_simulation", "replicates": 20,
       "models": "LMV,LMVS,PLLDA,RTM,LDA+Reg", "n_docs": 3000, "n_train": 2000,

@@ -28,18 +28,12 @@ def test_term_score_labels_drop_the_words_every_topic_shares():
     assert "states united" in lda.summary(2, by="probability")
 
 
-def test_label_ranking_is_checked_and_the_helpers_agree():
+def test_label_ranking_is_checked():
     lda = _model()
     with pytest.raises(ValueError, match="by must be one of term-score, probability"):
         lda.top_words(2, by="frequency")
     with pytest.raises(ValueError, match="n_words must be an integer"):
         top_word_indices(lda.components_, 0)
-    from topiclink_reproductions.ktm import top_word_labels
-
-    assert top_word_labels(lda.components_, lda.vocabulary_, 2) == ["0: war army",
-                                                                   "1: tax trade"]
-    assert top_word_labels(lda.components_, lda.vocabulary_, 1, by="probability") == [
-        "0: states", "1: states"]
 
 
 def test_plot_top_words_ranks_by_term_score():

@@ -249,7 +249,7 @@ def test_loading_the_benchmark_keeps_its_folder_off_sys_path(bench):
 
 
 def test_the_guides_equal_time_claims_hold_in_the_recorded_run():
-    """docs/guide/knowledge-graphs.md, "The degree-corrected model at equal wall time",
+    """docs/results-knowledge-graphs.md, "The degree-corrected model at equal wall time",
     in each of the three recorded runs: at every checkpoint up to 120 s its valid MRR is
     at least RotatE's less 0.002 (and far ahead up to 60 s); at 240 s it is behind on the
     valid subsample by less than 0.01 and level on the test MRR (within 0.005), ahead on

@@ -5,12 +5,15 @@ module per group (:mod:`~topiclink.cli.fit`, :mod:`~topiclink.cli.experiment`,
 :mod:`~topiclink.cli.evaluate`, :mod:`~topiclink.cli.suggest`, :mod:`~topiclink.cli.info`,
 :mod:`~topiclink.cli.report`, :mod:`~topiclink.cli.datasets`, :mod:`~topiclink.cli.demo`)
 over the shared options and
-the fit-and-report scaffold of :mod:`~topiclink.cli.common` and the one-line errors of
-:mod:`~topiclink.cli.errors`.
+the fit-and-report scaffold of :mod:`~topiclink.cli.common`, the one-line errors of
+:mod:`~topiclink.cli.errors`, the short plain-text help pages of :mod:`~topiclink.cli.help`
+(every command is a :class:`~topiclink.cli.help.HelpCommand`) and the listing read without
+importing the models, :mod:`~topiclink.cli.catalog`.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Annotated
 
 import typer
@@ -28,6 +31,7 @@ from topiclink.cli import (
     suggest,
 )
 from topiclink.cli.errors import CheckedGroup
+from topiclink.cli.help import HelpCommand
 
 # rich_markup_mode=None: the plain help layout (typer's rich one shows every flag as
 # taking a "<bool>" value).  CheckedGroup turns whatever a command raises into one
@@ -45,22 +49,25 @@ app = typer.Typer(
 )
 app.add_typer(fit.app, name="fit")
 app.add_typer(experiment.app, name="experiment")
-app.command("evaluate")(evaluate.evaluate_cmd)
-app.command("suggest")(suggest.suggest_cmd)
-app.command("info")(info.info_cmd)
-app.command("report")(report.report_cmd)
-app.command("models")(info.models_cmd)
-app.command("datasets")(datasets.datasets_cmd)
-app.command("demo")(demo.demo_cmd)
+for _name, _command in (("evaluate", evaluate.evaluate_cmd), ("suggest", suggest.suggest_cmd),
+                       ("info", info.info_cmd), ("report", report.report_cmd),
+                       ("models", info.models_cmd), ("datasets", datasets.datasets_cmd),
+                       ("demo", demo.demo_cmd)):
+    app.command(_name, cls=HelpCommand)(_command)
 
 
 @app.callback(invoke_without_command=True)
-def _main(version: Annotated[bool, typer.Option("--version", help="Print the version.")]
+def _main(ctx: typer.Context,
+          version: Annotated[bool, typer.Option("--version", help="Print the version.")]
           = False,
           debug: Annotated[bool, typer.Option(
               "--debug", help="Show the traceback of an error instead of one line.")]
           = False) -> None:
     errors.DEBUG = debug
+    if not debug:   # warnings as one line in the command line's words, for this command
+        shown = warnings.showwarning
+        warnings.showwarning = errors.show_warning
+        ctx.call_on_close(lambda: setattr(warnings, "showwarning", shown))
     if version:
         typer.echo(f"topiclink {__version__}")
         raise typer.Exit()

@@ -23,6 +23,7 @@ import typer
 
 from topiclink.cli import errors
 from topiclink.cli.errors import check, exception_message, fail, path_value, reported_errors
+from topiclink.cli.help import RUN_PANEL
 
 if TYPE_CHECKING:
     from topiclink.cli.documents import DocumentSource
@@ -55,44 +56,41 @@ def seed_option(help: str = "Random seed.", *flags: str) -> Any:  # noqa: A002 -
 
 
 DatasetOpt = Annotated[str | None, typer.Option(
-    "--dataset", "-d", help="Dataset name (see `topiclink datasets`); with --data and no "
-    "--dataset, the folder's format is detected (LINQS, R .rda, UCI bag-of-words, "
-    "triples).", show_default=False)]
+    "--dataset", "-d", help="A data set by name (see `topiclink datasets`).",
+    show_default=False)]
 DataDirOpt = Annotated[Path | None, typer.Option(
     "--data", parser=path_value,
-    help="Folder holding your own copy of a dataset in its original format.")]
+    help="A folder of one data set, in its own format.")]
 InputOpt = Annotated[Path | None, typer.Option(
-    "--input", "-i", parser=path_value, help="Your own documents instead of --dataset: a UCI "
-    "bag-of-words docword file (with --vocab), or a UTF-8 text file with one document per "
-    "line (only a newline ends a document; a file that is not UTF-8 is refused).")]
-VocabOpt = Annotated[Path | None, typer.Option(parser=path_value,
-                                               help="UCI vocabulary file for --input.")]
+    "--input", "-i", parser=path_value,
+    help="Texts, one per line (or a UCI docword file).")]
+VocabOpt = Annotated[Path | None, typer.Option(
+    parser=path_value, help="The UCI vocabulary of an --input docword.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose/--quiet", "-v/-q",
-                                          help="Progress bar and info logging.")]
+                                          help="Progress bar and log.")]
 WorkersOpt = Annotated[int, typer.Option(
     help="Configurations run at once in separate processes (the results do not depend "
          "on it).")]
 SeedOpt = seed_option("Random seed (an integer >= 0).")
-ForceOpt = Annotated[bool, typer.Option("--force/--no-force", "-f",
-                                        help="Overwrite an existing output file.")]
+ForceOpt = Annotated[bool, typer.Option("--force/--no-force", "-f", show_default=False,
+                                        help="Overwrite an existing output.")]
 OnlyFoldsOpt = Annotated[str | None, typer.Option(
     "--only-folds", help="Run only these fold indices, e.g. 0,1 (the rows of a fold do not "
     "depend on which other folds run).")]
 CheckpointOpt = Annotated[Path | None, typer.Option(
     "--checkpoint", parser=path_value,
     help="Checkpoint file: the model with its full sampler state is "
-    "written there (atomically) every --checkpoint-every and at the end; when the file "
-    "exists the fit continues from it, so a killed fit run again with the same command "
-    "finishes with the result an uninterrupted run gives.", show_default=False)]
-CheckpointEveryOpt = Annotated[str, typer.Option(
-    "--checkpoint-every", help="Between checkpoints: iterations (e.g. 10) or a duration "
-    "(30s, 10min, 2h).")]
+    "written there every --checkpoint-every; a fit run again with the same command "
+    "continues from it, as if never killed.", show_default=False, rich_help_panel=RUN_PANEL)]
+_EVERY = "Between checkpoints: iterations (e.g. 10) or a duration (30s, 10min, 2h)."
+CheckpointEveryOpt = Annotated[str, typer.Option("--checkpoint-every", help=_EVERY,
+                                                 rich_help_panel=RUN_PANEL)]
+#: the same option on an experiment, shown by its --help next to --checkpoint-dir
+GridCheckpointEveryOpt = Annotated[str, typer.Option("--checkpoint-every", help=_EVERY)]
 CheckpointDirOpt = Annotated[Path | None, typer.Option(
     "--checkpoint-dir", parser=path_value,
-    help="Checkpoint folder of the grid: each finished cell's row is "
-    "recorded there and each fit checkpoints there (every --checkpoint-every); the same "
-    "command run again after a kill skips the finished cells and resumes the unfinished "
-    "fit.", show_default=False)]
+    help="Checkpoint folder of the grid: the same command run again after a kill skips "
+    "the finished cells and resumes the unfinished fit.", show_default=False)]
 
 
 def checkpoint_options(checkpoint: Path | None, every: str) -> dict[str, Any]:
@@ -112,12 +110,12 @@ def checkpoint_options(checkpoint: Path | None, every: str) -> dict[str, Any]:
 
 
 SchedulerOpt = Annotated[str | None, typer.Option(
-    "--scheduler", help="Train on a Dask cluster: the scheduler's address (e.g. "
-    "tcp://10.0.0.5:8786; needs pip install 'topiclink[dask]'). The documents are cut into "
-    "--shards shards on its workers; the result depends on the seed and --shards, not on "
-    "the number of workers.", show_default=False)]
+    "--scheduler", help="Train on a Dask cluster at this scheduler address (e.g. "
+    "tcp://10.0.0.5:8786; pip install 'topiclink[dask]'); the result depends on --shards, "
+    "not on the workers.", show_default=False, rich_help_panel=RUN_PANEL)]
 ShardsOpt = Annotated[int, typer.Option(
-    "--shards", help="Document shards on the Dask workers (with --scheduler).")]
+    "--shards", help="Document shards on the Dask workers (with --scheduler).",
+    rich_help_panel=RUN_PANEL)]
 
 
 def dask_params(scheduler: str | None, shards: int, scheme: str) -> dict[str, Any]:
@@ -306,6 +304,24 @@ def require_data(dataset: str | None, data: Path | None, input_file: Path | None
                    f"FILE] (datasets: {dataset_choices()}; `topiclink datasets` lists them)")
 
 
+def _import_model_class(path: Path) -> None:
+    """Import the module of the class a model file names (from the source catalog,
+    :mod:`topiclink.cli.catalog`), so that loading it imports that family only, not every
+    family; nothing when the header cannot be read (``load`` then says why)."""
+    import importlib
+
+    from topiclink.cli.catalog import estimator_catalog
+    from topiclink.persistence import read_header
+
+    try:
+        name = read_header(path).get("class")
+        entry = estimator_catalog().get(name) if isinstance(name, str) else None
+        if entry is not None and entry.module not in sys.modules:
+            importlib.import_module(entry.module)
+    except Exception:  # noqa: BLE001 - load() reports a bad file in one line
+        return
+
+
 def load_model_file(path: Path) -> Any:
     """A saved model, or one line ``<file>: not a readable topiclink model file (...)``."""
     from topiclink.estimators.base import load
@@ -315,6 +331,7 @@ def load_model_file(path: Path) -> Any:
     if path.is_dir():
         raise fail(f"{path}: not a readable topiclink model file (a directory)")
     try:
+        _import_model_class(path)
         return load(path)
     except FileNotFoundError as exc:
         raise fail(exception_message(exc)) from None

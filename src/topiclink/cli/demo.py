@@ -20,8 +20,9 @@ __all__ = ["demo_cmd"]
 
 
 def demo_cmd(
-    topics: Annotated[int, typer.Option("--topics", "-k")] = 15,
-    iterations: Annotated[int, typer.Option("--iterations", "-n")] = 150,
+    topics: Annotated[int, typer.Option("--topics", "-k", help="Number of topics K.")] = 15,
+    iterations: Annotated[int, typer.Option("--iterations", "-n",
+                                            help="Gibbs iterations.")] = 150,
     seed: SeedOpt = 0,
     out: Annotated[Path, typer.Option("--out", parser=path_value,
                                       help="Folder for the figure.")] = Path("."),

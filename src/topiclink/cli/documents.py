@@ -1,9 +1,9 @@
 """``--documents FILE [--edges FILE]``: the user's own documents and citations as a data
 source of the fit commands.
 
-:func:`document_options` adds the options (columns, time format, id rule, edge direction,
-text analysis, unknown-id threshold) to a command that takes a ``source`` parameter, and
-gives it a :class:`DocumentSource` (``None`` without ``--documents``).
+:func:`document_options` adds the options (columns, time format, id rule, edge direction
+and header, text analysis, the limit on lost links) to a command that takes a ``source``
+parameter, and gives it a :class:`DocumentSource` (``None`` without ``--documents``).
 :meth:`DocumentSource.check` checks every option before any data is read;
 :meth:`DocumentSource.load` reads the files with
 :func:`~topiclink.data.io.documents.read_documents` /
@@ -27,6 +27,7 @@ import typer
 
 from topiclink.cli import errors
 from topiclink.cli.errors import check, exception_message, fail, one_line, path_value
+from topiclink.cli.help import DOCUMENT_PANEL
 
 if TYPE_CHECKING:
     from topiclink.data.analyzer import TextAnalyzer
@@ -42,7 +43,8 @@ EDGE_DIRECTIONS = ("source-cites-target", "target-cites-source", "undirected")
 # the Python names in the data layer's messages -> the options of this command line
 _OPTION_NAMES = (("normalize_ids=", "--id-rule "), (" or a callable", ""),
                  ("check normalize_ids", "check --id-rule"),
-                 ("max_unknown=", "--max-unknown "),
+                 ("max_lost=", "--max-lost "),
+                 ("header=False", "--no-edges-header"), ("header=True", "--edges-header"),
                  ("pass encoding=", "convert the file to UTF-8"))
 
 
@@ -60,11 +62,13 @@ class DocumentSource:
     time_format: str | None = None
     id_rule: str | None = None
     edge_direction: str = "source-cites-target"
+    #: None: detected (read_edges' ``header=None``)
+    edges_header: bool | None = None
     stemmer: str = "none"
     stop_words: str = "english"
     min_df: int = 1
     max_features: int | None = None
-    max_unknown: float = 0.01
+    max_lost: float = 0.01
     newer_citations: str = "error"
     #: more columns kept as the documents' metadata (not an option: e.g. the column
     #: ``topiclink report --group-column`` names)
@@ -96,6 +100,9 @@ class DocumentSource:
                     "features": "document features"}.get(other[0], other[0])
             raise fail(f"this model needs {what}, which --documents does not provide; use "
                        "--dataset or --data")
+        if self.edges_header is not None and self.edges is None:
+            flag = "--edges-header" if self.edges_header else "--no-edges-header"
+            raise fail(f"{flag} describes --edges FILE, which was not given")
         if "links" in requires and self.edges is None:
             raise fail("this model learns from citations: give the edge list with --edges "
                        "FILE (one 'citing cited' pair per line)")
@@ -128,8 +135,8 @@ class DocumentSource:
         check(self.min_df >= 1, f"--min-df must be >= 1, got {self.min_df}")
         check(self.max_features is None or self.max_features >= 1,
               f"--max-features must be >= 1, got {self.max_features}")
-        check(0 <= self.max_unknown <= 1,
-              f"--max-unknown must be a fraction in [0, 1], got {self.max_unknown:g}")
+        check(0 <= self.max_lost <= 1,
+              f"--max-lost must be a fraction in [0, 1], got {self.max_lost:g}")
         check(self.newer_citations in ("error", "drop"),
               f"--newer-citations must be error or drop, got {self.newer_citations!r}")
         self.analyzer()
@@ -153,8 +160,8 @@ class DocumentSource:
     def load(self, *, fit_before: float | None = None) -> Dataset:
         """Read, join and count (prints the account of what was read and dropped); a
         one-line error for bad input (a missing column with the columns there are,
-        unknown ids over ``--max-unknown`` with counts and examples, an unparsable date
-        with its value and row).
+        more links lost to unknown ids and dropped documents than ``--max-lost`` with
+        counts and examples, an unparsable date with its value and row).
 
         ``fit_before`` (a time split's cutoff, fractional years): the documents are
         ordered by time, then id (so the row order of the file does not matter) and the
@@ -185,15 +192,17 @@ class DocumentSource:
                     raise ValueError(f"no document of {self.documents} is older than the "
                                      f"cutoff ({_earliest(docs.times)} is the earliest)")
             if self.edges is not None:
-                edges = read_edges(self.edges, direction=self.edge_direction)  # type: ignore
+                edges = read_edges(self.edges, direction=self.edge_direction,  # type: ignore
+                                   header=self.edges_header, known_ids=docs.ids,
+                                   normalize_ids=self.id_rule)
             else:  # documents only (LDA): no citations to join
                 none = np.zeros(0, dtype=str)
                 edges = EdgeList(none, none, np.zeros(0, dtype=np.int64),
                                  source_file="(no --edges)")
             linked = linked_corpus(docs, edges, analyzer=self.analyzer(),
-                                   normalize_ids=self.id_rule, max_unknown=self.max_unknown,
+                                   normalize_ids=self.id_rule, max_lost=self.max_lost,
                                    fit_on=fit_on, name=self.documents.stem)
-        typer.echo(self.account(linked.report, linked.corpus.n_words))
+        typer.echo(self.account(linked.report, linked.corpus.n_words, edges.header))
         corpus = linked.corpus
         if linked.times is not None:
             meta = linked.metadata.copy()
@@ -211,12 +220,16 @@ class DocumentSource:
                        path=self.documents, analyzer=linked.analyzer,
                        time_column=TIME_COLUMN if linked.times is not None else None)
 
-    def account(self, report: dict[str, int], n_terms: int) -> str:
-        """One line: what was read, what was dropped and why, what is left."""
+    def account(self, report: dict[str, int], n_terms: int,
+                header: list[str] | None = None) -> str:
+        """One line: what was read (and the edge list's header line, if any), what was
+        dropped and why, what is left."""
         r = report
         read = f"read {r['documents_read']} documents"
         if self.edges is not None:
             read += f" and {r['edges_read']} edges"
+            if header is not None:
+                read += f" (header line: {', '.join(header)})"
         dropped = [f"{r[key]} {what}" for key, what in (
             ("unknown_id_edges", "edges naming unknown ids"),
             ("self_citations", "self-citations"), ("duplicate_edges", "repeated edges"),
@@ -256,6 +269,9 @@ def _labels(metadata: Any, column: str, doc_ids: Any, path: Path) -> tuple[Any, 
     return names[codes], names
 
 
+errors.WORDING.extend(_OPTION_NAMES)    # one translation: errors.cli_wording
+
+
 @contextlib.contextmanager
 def _data_errors() -> Iterator[None]:
     """Bad input -> one line (exit 1) naming this command line's options where the data
@@ -265,19 +281,14 @@ def _data_errors() -> Iterator[None]:
     except (ValueError, TypeError, OSError, ImportError) as exc:
         if errors.DEBUG:
             raise
-        message = exception_message(exc)
-        for python, option in _OPTION_NAMES:
-            message = message.replace(python, option)
-        raise fail(message) from None
+        raise fail(exception_message(exc)) from None   # fail speaks the CLI's words
 
 
 # ---------------------------------------------------------------------- the options
 _OPTIONS: dict[str, Any] = {
     "documents": Annotated[Path | None, typer.Option(
         "--documents", parser=path_value,
-        help="Your own documents: a table (.csv, .tsv, .jsonl, .parquet; "
-        ".gz too) with an id and a text column, or a folder / .tar.gz of one text file per "
-        "document (the file name is the id).", show_default=False)],
+        help="Your own table (.csv, .jsonl...) or text folder.", show_default=False)],
     "edges": Annotated[Path | None, typer.Option(
         "--edges", parser=path_value,
         help="Citations between --documents: one 'citing cited' pair of ids per "
@@ -299,11 +310,16 @@ _OPTIONS: dict[str, Any] = {
         "yyyymm, number, or a strptime pattern such as %d/%m/%Y.", show_default=False)],
     "id_rule": Annotated[str | None, typer.Option(
         help="Match ids written differently in the two files: zero-pad:N (1001 -> "
-        "0001001 for N=7), strip-zeros or lower (default: exactly as written).",
-        show_default=False)],
+        "0001001 for N=7), strip-zeros, lower, after-slash:RULE (RULE on the part after "
+        "the last /: after-slash:strip-zeros matches hep-th/440 and hep-th/0440), or "
+        "rules joined by + (default: exactly as written).", show_default=False)],
     "edge_direction": Annotated[str, typer.Option(
         help="How to read an edge line 'a b': source-cites-target (a cites b), "
         "target-cites-source (LINQS .cites) or undirected.")],
+    "edges_header": Annotated[bool | None, typer.Option(
+        "--edges-header/--no-edges-header",
+        help="The first line of --edges names the columns / is an edge (default: "
+        "detected, e.g. citing,cited, and said so).", show_default=False)],
     "stemmer": Annotated[str, typer.Option(
         help="none, english (Snowball Porter2) or porter; needs pip install "
         "'topiclink[text]'.")],
@@ -312,13 +328,20 @@ _OPTIONS: dict[str, Any] = {
         help="Keep terms found in at least this many documents.")],
     "max_features": Annotated[int | None, typer.Option(
         help="Keep only the most frequent terms.", show_default=False)],
-    "max_unknown": Annotated[float, typer.Option(
-        help="Largest fraction of edges naming ids that are not documents: up to it they "
-        "are dropped and counted, above it the command stops with counts and examples.")],
+    "max_lost": Annotated[float, typer.Option(
+        help="Largest fraction of the edges that may be lost, to ids that are not "
+        "documents or with documents dropped for having no word (empty texts): up to it "
+        "dropped and counted, above it the command stops with the counts.")],
     "newer_citations": Annotated[str, typer.Option(
         help="With --time-column, for models using times: a citation of a newer document "
         "is an error, or (drop) dropped and counted.")],
 }
+
+
+# every option but the two files is shown by --help-all, under its own heading
+for _name, _annotation in _OPTIONS.items():
+    if _name not in ("documents", "edges"):
+        _annotation.__metadata__[0].rich_help_panel = DOCUMENT_PANEL
 
 
 def document_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -341,7 +364,8 @@ def document_options(command: Callable[..., Any]) -> Callable[..., Any]:
         else:
             changed = [name for name in _OPTIONS if given[name] != defaults[name]]
             if changed:
-                option = "--" + changed[0].replace("_", "-")
+                option = {"edges_header": "--edges-header"}.get(
+                    changed[0], "--" + changed[0].replace("_", "-"))
                 raise fail(f"{option} describes --documents FILE, which was not given")
         return command(**kwargs, source=source)
 

@@ -17,8 +17,9 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-__all__ = ["DEBUG", "KNOWN_ERRORS", "CheckedGroup", "check", "exception_message", "fail",
-           "one_line", "path_value", "report_unexpected", "reported_errors"]
+__all__ = ["DEBUG", "KNOWN_ERRORS", "WORDING", "CheckedGroup", "check", "cli_wording",
+           "exception_message", "fail", "one_line", "path_value", "report_unexpected",
+           "reported_errors", "show_warning"]
 
 
 def path_value(value: str | Path) -> Path:
@@ -45,9 +46,44 @@ def exception_message(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+#: the library's Python wording in its messages -> this command line's (in order; the
+#: modules of the commands add theirs, e.g. ``normalize_ids=`` -> ``--id-rule``)
+WORDING: list[tuple[str, str]] = [
+    ("pass data_dir= (CLI: --data DIR)", "give --data DIR"),
+    ("pass data_dir=", "give --data DIR"),
+    ("(CLI: --data DIR)", ""),
+    ("pass newer_citations='drop' to drop such citations or 'keep' to keep them as links",
+     "give --newer-citations drop to drop such citations"),
+    ("pass format= (one of", "give the file the extension of its format (one of"),
+    ("use scheme='exact'", "use --scheme exact"),
+    ("raise max_iter, continue it with fit(..., resume=True), or set a looser tol",
+     "raise --iterations, or set a looser --tol"),
+    ("of max_iter=", "of --iterations "),
+    ("max_iter reached before the tolerance", "the iterations ran out before the tolerance"),
+]
+
+
+def cli_wording(message: str) -> str:
+    """``message`` in this command line's words: every Python spelling of
+    :data:`WORDING` replaced by its option (``pass data_dir=`` -> ``give --data DIR``)."""
+    for python, option in WORDING:
+        message = message.replace(python, option)
+    return message
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str,
+                 lineno: int, file: Any = None, line: str | None = None) -> None:
+    """:func:`warnings.showwarning` of the command line: ``warning: message`` on one line
+    of stderr, in the command line's words, without the Python file and line a script's
+    user would see (``--debug`` keeps Python's display)."""
+    typer.secho(f"warning: {one_line(cli_wording(str(message)))}", err=True,
+                fg=typer.colors.YELLOW)
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
-    """Print ``error: message`` (one line, red, stderr) and return the Exit to raise."""
-    typer.secho(f"error: {one_line(message)}", err=True, fg=typer.colors.RED)
+    """Print ``error: message`` (one line, red, stderr; in the command line's words,
+    :func:`cli_wording`) and return the Exit to raise."""
+    typer.secho(f"error: {one_line(cli_wording(message))}", err=True, fg=typer.colors.RED)
     return typer.Exit(code=code)
 
 

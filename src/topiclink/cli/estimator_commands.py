@@ -25,6 +25,15 @@ shards in this process (T > 1: that scheme with T shards on T threads); ``--sche
 and ``--shards`` when it has one that runs on Dask.  A new estimator therefore reaches the
 command line by registering itself, touching nothing here.
 
+An option's help is the first sentence of its description, in plain text
+(:func:`~topiclink.cli.help.option_help`); a str option of fixed words shows them as its
+metavar (``--loss logistic|hinge``).  ``--help`` leaves out the run settings
+(:data:`RUN_PARAMETERS`: sweeps of ``transform``, logging, threads, schemes, online step
+sizes), checkpoints, clusters and the columns of ``--documents``; ``--help-all`` shows them.
+A short flag and a glossary symbol mean one thing on every command: ``-m`` is ``--model``
+(:data:`RESERVED`), and a config field named like a glossary symbol is ``--CONFIG-FIELD``
+(BPBFM's ``beta``: ``--priors-beta``; ``--beta`` is the topic-word prior).
+
 What does not become an option: ``random_state`` (``--seed``), ``verbose``
 (``--verbose``), ``callbacks`` and ``executor`` (Python objects: a Dask client; the
 threads are ``--n-jobs``), and every parameter
@@ -38,7 +47,6 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -49,15 +57,38 @@ __all__ = ["command_name", "cli_defaults", "estimator_options", "estimator_comma
 #: parameters that are never options of a generated command
 SKIPPED = frozenset({"random_state", "verbose", "callbacks", "executor", "init_topics"})
 
+#: parameters shown by ``--help-all`` (under "Run settings"), not by ``--help``: how a
+#: sampler runs and reports, not what it models
+RUN_PARAMETERS = frozenset({"evaluate_every", "transform_iter", "e_step_iter",
+                            "n_jobs", "scheme", "batch_size", "step_a1", "step_a2", "step_v",
+                            "optimize_every"})
+
 #: flags every generated command gives these parameters besides ``--name``
 COMMON_FLAGS: dict[str, tuple[str, ...]] = {"n_topics": ("--topics", "-k"),
                                             "max_iter": ("--iterations", "-n")}
 
-#: flags taken by the scaffold's own options (data, output, ``--documents``)
+#: flags taken by the scaffold's own options (data, output, ``--documents``) and by the
+#: generic ones (``-m``: ``--model``, ``-j``: ``--jobs``): one meaning on every command
 RESERVED = frozenset({
     "--dataset", "-d", "--data", "--input", "-i", "--vocab", "--seed", "--param", "-p",
     "--holdout", "--out", "-o", "--force", "-f", "--checkpoint", "--checkpoint-every",
-    "--verbose", "-v", "--quiet", "-q", "--help"})
+    "--verbose", "-v", "--quiet", "-q", "--help", "--help-all", "--model", "-m",
+    "--jobs", "-j", "--scheduler", "--shards"})
+
+
+def glossary_symbol_flags() -> dict[str, str]:
+    """``--alpha`` -> ``doc_topic_prior``...: the flags spelled as a glossary parameter's
+    paper symbol or other spelling (:data:`topiclink.parameters.ALIASES`), which mean that
+    parameter on every command; a config field of that name (BPBFM's ``beta``) is given as
+    ``--CONFIG-FIELD`` instead (``--priors-beta``)."""
+    from topiclink.parameters import ALIASES, GLOSSARY
+
+    flags = {f"--{alias.replace('_', '-')}": name for alias, name in ALIASES.items()}
+    for name, entry in GLOSSARY.items():
+        symbol = entry.symbol.split(" ", 1)[0] if entry.symbol else ""
+        if symbol.isidentifier() and len(symbol) > 1:
+            flags.setdefault(f"--{symbol.replace('_', '-')}", name)
+    return flags
 
 
 def command_name(cls: type) -> str:
@@ -71,8 +102,11 @@ def command_name(cls: type) -> str:
 
 
 def parameter_help(cls: type) -> dict[str, str]:
-    """First sentence of each parameter's description in the numpydoc ``Parameters``
-    section of ``cls``'s docstring (``a, b : type`` lines give both names)."""
+    """Each parameter's help: the first sentence of its description in the numpydoc
+    ``Parameters`` section of ``cls``'s docstring, in plain text
+    (:func:`~topiclink.cli.help.option_help`; ``a, b : type`` lines give both names)."""
+    from topiclink.cli.help import option_help
+
     doc = inspect.cleandoc(cls.__doc__ or "")
     match = re.search(r"^Parameters\n-+\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", doc,
                       flags=re.M | re.S)
@@ -83,7 +117,7 @@ def parameter_help(cls: type) -> dict[str, str]:
     text: list[str] = []
 
     def flush() -> None:
-        sentence = re.split(r"(?<=[a-z0-9)`'][.])\s", " ".join(text).strip(), maxsplit=1)[0]
+        sentence = option_help(" ".join(text))
         for name in names:
             helps[name] = sentence
     for line in match.group(1).splitlines():
@@ -104,9 +138,11 @@ class EstimatorOption:
 
     def __init__(self, name: str, flags: tuple[str, ...], kind: Any, default: Any,
                  help: str, config: type | None = None,  # noqa: A002 - typer's word
-                 field: str = "") -> None:
+                 field: str = "", choices: tuple[str, ...] = ()) -> None:
         self.name, self.flags, self.kind = name, flags, kind
         self.default, self.help = default, help
+        #: the words a ``str`` option takes (shown as its metavar, e.g. ``exact|adlda``)
+        self.choices = choices
         #: a field of a config parameter (``cli_configs``): the config class and field
         self.config, self.field = config, field
 
@@ -116,7 +152,14 @@ class EstimatorOption:
         return f"param_{self.name}"
 
     def annotation(self) -> Any:
-        return Annotated[self.kind, typer.Option(*self.flags, help=self.help)]
+        from topiclink.cli.help import RUN_SETTINGS
+
+        extra: dict[str, Any] = {}
+        if self.choices:
+            extra["metavar"] = "|".join(self.choices)
+        if self.name in RUN_PARAMETERS:
+            extra["rich_help_panel"] = RUN_SETTINGS
+        return Annotated[self.kind, typer.Option(*self.flags, help=self.help, **extra)]
 
 
 #: joins a config parameter and its field in an option's name (``priors__gamma0``)
@@ -130,9 +173,12 @@ def _config_options(name: str, config: type, taken: set[str]) -> list[EstimatorO
     import dataclasses
 
     helps = parameter_help(config)
+    symbols = glossary_symbol_flags()
     options = []
     for f in dataclasses.fields(config):
         flag = "--" + f.name.replace("_", "-")
+        if flag in symbols:     # a glossary symbol means the glossary's parameter
+            flag = f"--{name.replace('_', '-')}-{f.name.replace('_', '-')}"
         if flag in taken:
             continue
         taken.add(flag)
@@ -140,7 +186,7 @@ def _config_options(name: str, config: type, taken: set[str]) -> list[EstimatorO
             else float
         options.append(EstimatorOption(
             f"{name}{CONFIG_SEP}{f.name}", (flag,), kind | None, None,
-            f"{helps.get(f.name, f.name)} Default: {f.default!r} (a field of {name}).",
+            f"{helps.get(f.name, f.name).rstrip('.')} (a field of {name}; default {f.default!r}).",
             config=config, field=f.name))
     return options
 
@@ -170,6 +216,17 @@ def _kind(constraints: list[Any], default: Any) -> Any:
     return kind | None if optional else kind
 
 
+def _choices(constraints: list[Any]) -> tuple[str, ...]:
+    """The words a parameter of fixed words takes (its ``Options`` forms), in order."""
+    from topiclink.data.checks import Boolean, Options
+
+    words = [v for c in constraints if isinstance(c, Options) and not isinstance(c, Boolean)
+             for v in c.values]
+    if not words or not all(isinstance(v, str) for v in words):
+        return ()
+    return tuple(dict.fromkeys(words))
+
+
 def cli_defaults(cls: type) -> dict[str, Any]:
     """The command's defaults of ``cls`` that differ from its constructor's
     (``cli_defaults``; a callable default is derived from the other parameters)."""
@@ -178,12 +235,17 @@ def cli_defaults(cls: type) -> dict[str, Any]:
 
 def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
     """(the options of ``cls``'s command, the parameters left to ``--param``)."""
+    from topiclink.cli.help import option_help
     from topiclink.parameters import GLOSSARY
 
     constraints: Mapping[str, list[Any]] = getattr(cls, "_parameter_constraints", {})
     declared: Mapping[str, tuple[str, ...]] = getattr(cls, "cli_flags", {}) or {}
     defaults = cli_defaults(cls)
     helps = parameter_help(cls)
+    clashes = sorted({f for flags in declared.values() for f in flags if f in RESERVED})
+    if clashes:
+        raise ValueError(f"{cls.__name__}.cli_flags: {', '.join(clashes)} mean(s) the same "
+                         f"on every command (RESERVED in {__name__}); choose other flags")
     taken = set(RESERVED)
     options: list[EstimatorOption] = []
     left: list[str] = []
@@ -206,7 +268,7 @@ def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
             continue
         taken.update(f.split("/")[0] for f in flags)
         entry = GLOSSARY.get(p.name)
-        text = helps.get(p.name) or (entry.doc if entry is not None else "")
+        text = helps.get(p.name) or (option_help(entry.doc) if entry is not None else "")
         if p.name == "scheme":
             text += " A sharded scheme takes its shard count as NAME:S (e.g. adlda:4)."
         default = defaults.get(p.name, p.default)
@@ -214,7 +276,9 @@ def estimator_options(cls: type) -> tuple[list[EstimatorOption], list[str]]:
             text += f" Default: {inspect.getdoc(default) or 'derived'}."
             default = None
             kind = kind | None
-        options.append(EstimatorOption(p.name, flags, kind, default, text))
+        choices = _choices(list(constraints.get(p.name, []))) if kind in (str, str | None) \
+            else ()
+        options.append(EstimatorOption(p.name, flags, kind, default, text, choices=choices))
     return options, left
 
 
@@ -243,23 +307,28 @@ def _generic_options(cls: type, options: list[EstimatorOption]
                      ) -> list[tuple[str, Any, Any]]:
     """``--model``, ``--jobs`` and ``--scheduler`` / ``--shards`` of ``cls`` (what its
     declarations give it; see the module docstring)."""
+    from topiclink.cli.catalog import estimator_catalog
     from topiclink.cli.common import SchedulerOpt, ShardsOpt
+    from topiclink.cli.help import RUN_SETTINGS
 
-    taken = {f.split("/")[0] for o in options for f in o.flags}
     extra: list[tuple[str, Any, Any]] = []
-    variants = _variants(cls)
-    if len(variants) > 1:
-        flags = ("--model",) if "-m" in taken else ("--model", "-m")
+    # the paper names of the models of this data, from the catalog: the command is built
+    # without importing the other families (``_model_params`` resolves a --model given)
+    requires = tuple(getattr(cls, "fit_requires", ("X",)))
+    own = list(getattr(cls, "paper_names", {}) or {})
+    elsewhere = [name for e in estimator_catalog().values()
+                 if e.fit_requires == requires and e.name != cls.__name__
+                 for name in e.paper_names]
+    if len(own) + len(elsewhere) > 1:
+        others = "; or another model of this data" if elsewhere else ""
         extra.append(("model", Annotated[str | None, typer.Option(
-            *flags, help="A paper's model (its settings before the options given): "
-            + ", ".join(variants) + ".", show_default=False)], None))
+            "--model", "-m", help="A paper's model: "
+            + ", ".join(own) + others + ".", show_default=False)], None))
     in_process, on_dask = _schemes(cls)
     if in_process is not None:
-        flags = ("--jobs",) if "-j" in taken else ("--jobs", "-j")
         extra.append(("jobs", Annotated[int, typer.Option(
-            *flags, help=f"Threads (-1: all cores). Above 1 the sweep is the {in_process!r} "
-            "scheme with --jobs shards on --jobs threads; the chain depends on the shard "
-            "count, not on the threads.")], 1))
+            "--jobs", "-j", help=f"Threads (-1: all cores); above 1 the {in_process} scheme "
+            "with that many shards.", rich_help_panel=RUN_SETTINGS)], 1))
     if on_dask is not None:
         extra += [("scheduler", SchedulerOpt, None), ("shards", ShardsOpt, 2)]
     return extra
@@ -283,21 +352,16 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
         VocabOpt,
     )
     from topiclink.cli.documents import document_options
-    from topiclink.cli.errors import path_value
+    from topiclink.cli.help import plain_text
 
     options, left = estimator_options(cls)
     generic = _generic_options(cls, options)
-    holdout = Annotated[float, typer.Option(
-        help="Fraction of the documents (with their links and labels) kept out of "
-             "training; their held-out metrics are printed (0: train on everything).")]
-    out = Annotated[Path | None, typer.Option(
-        "--out", "-o", parser=path_value,
-        help="Model file to write (.npz is added when missing); without "
-        "--out the model is fitted and reported but not saved. An existing file is "
-        "refused unless --force.", show_default=False)]
+    from topiclink.cli.fit import HoldoutOpt as holdout
+    from topiclink.cli.fit import OutOpt as out
+
     param = Annotated[list[str] | None, typer.Option(
-        "--param", "-p", help="Another constructor parameter as key=value (repeatable; "
-        "JSON values)" + (f": {', '.join(left)}" if left else "") + ".")]
+        "--param", "-p", help="Another parameter, key=value (JSON)"
+        + (f": {', '.join(left)}" if left else "") + ".")]
     scaffold: list[tuple[str, Any, Any]] = [
         ("dataset", DatasetOpt, None), ("data", DataDirOpt, None),
         ("input_file", InputOpt, None), ("vocab", VocabOpt, None),
@@ -328,11 +392,10 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
     body.__annotations__ = {p.name: p.annotation for p in params
                             if p.annotation is not inspect.Parameter.empty}
     body.__name__ = body.__qualname__ = "fit_" + command_name(cls).replace("-", "_")
-    summary = (inspect.getdoc(cls) or cls.__name__).split("\n\n")[0].replace("\n", " ")
-    data = ("a knowledge graph's train triples from --dataset or --data" if triples else
-            "from --dataset, --data, --input or your own --documents")
-    body.__doc__ = (f"Fit {cls.__name__}: {summary} Data: {data}; the model is written "
-                    "to --out.")
+    summary = plain_text((inspect.getdoc(cls) or cls.__name__).split("\n\n")[0])
+    data = ("a knowledge graph's train triples (--dataset or --data)" if triples else
+            "--dataset, --data, --input or --documents")
+    body.__doc__ = f"Fit {cls.__name__}: {summary} Data: {data}."
     return body if triples else document_options(body)
 
 

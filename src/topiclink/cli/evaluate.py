@@ -37,7 +37,8 @@ def evaluate_cmd(
     data: DataDirOpt = None,
     input_file: InputOpt = None,
     vocab: VocabOpt = None,
-    documents: Annotated[str, typer.Option(
+    subset: Annotated[str, typer.Option(
+        "--subset", metavar="auto|test|held-out|all",
         help="Which documents: auto (a test split, else those not in the model's "
              "training data, else all), test, held-out or all.")] = "auto",
     fraction: Annotated[float, typer.Option(
@@ -58,8 +59,8 @@ def evaluate_cmd(
     from topiclink.experiments.evaluation import evaluate_model
     from topiclink.experiments.runner import write_csv
     setup_logging(verbose)
-    check(documents in ("auto", "test", "held-out", "all"),
-          f"--documents must be auto, test, held-out or all, got {documents!r}")
+    check(subset in ("auto", "test", "held-out", "all"),
+          f"--subset must be auto, test, held-out or all, got {subset!r}")
     check(0 < fraction < 1, f"--fraction must be in (0, 1), got {fraction:g}")
     if dataset is None and data is None and input_file is None:
         raise fail("give the data to evaluate on: --dataset NAME, --data DIR or --input "
@@ -68,10 +69,10 @@ def evaluate_cmd(
     out = check_out_file(out, force=force, model=False)
     model = load_model_file(model_path)
     ds = load_data(dataset, data, input_file, vocab)
-    if input_file is not None and documents == "auto":
-        documents = "all"      # the user's own documents: no ids to match
+    if input_file is not None and subset == "auto":
+        subset = "all"      # the user's own documents: no ids to match
     with reported_errors():
-        table = evaluate_model(model, ds, documents=documents, fraction=fraction,
+        table = evaluate_model(model, ds, documents=subset, fraction=fraction,
                                random_state=seed)
     if table.empty:
         raise fail(f"nothing to evaluate: a {type(model).__name__} on {ds.name!r} has no "

@@ -28,10 +28,10 @@ from typer.core import TyperGroup
 
 from topiclink.cli.common import (
     CheckpointDirOpt,
-    CheckpointEveryOpt,
     DataDirOpt,
     DatasetOpt,
     ForceOpt,
+    GridCheckpointEveryOpt,
     OnlyFoldsOpt,
     VerboseOpt,
     WorkersOpt,
@@ -47,6 +47,7 @@ from topiclink.cli.common import (
 )
 from topiclink.cli.documents import document_options
 from topiclink.cli.errors import check, fail, path_value, reported_errors
+from topiclink.cli.help import HelpCommand, plain_text
 
 if TYPE_CHECKING:
     from topiclink.experiments.registry import OptionInfo, ProtocolSpec
@@ -106,14 +107,14 @@ def checkpointable(command: Callable[..., None]) -> Callable[..., None]:
     extra = [inspect.Parameter("checkpoint_dir", inspect.Parameter.KEYWORD_ONLY,
                                default=None, annotation=CheckpointDirOpt),
              inspect.Parameter("checkpoint_every", inspect.Parameter.KEYWORD_ONLY,
-                               default="5min", annotation=CheckpointEveryOpt)]
+                               default="5min", annotation=GridCheckpointEveryOpt)]
     position = next((i for i, p in enumerate(params) if p.name == "verbose"), len(params))
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
     wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[*params[:position], *extra, *params[position:]])
     wrapper.__annotations__ = {**{p.name: p.annotation for p in params},
                                "checkpoint_dir": CheckpointDirOpt,
-                               "checkpoint_every": CheckpointEveryOpt}
+                               "checkpoint_every": GridCheckpointEveryOpt}
     return wrapper
 
 
@@ -186,7 +187,7 @@ def _annotation(info: OptionInfo, kind: Any, name: str = "") -> Any:
         return SHARED[info.shared]
     settings: dict[str, Any] = {}
     if info.help is not None:
-        settings["help"] = info.help
+        settings["help"] = plain_text(info.help)
     if not info.show_default:
         settings["show_default"] = False
     if Path in (kind, *typing.get_args(kind)):
@@ -225,7 +226,7 @@ def protocol_command(spec: ProtocolSpec) -> Callable[..., None]:
     body.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     body.__annotations__ = annotations
     body.__name__ = body.__qualname__ = str(spec.checkpoint_name)
-    body.__doc__ = spec.help
+    body.__doc__ = plain_text(spec.help or "")
     command: Callable[..., None] = body
     if any(info.documents for _, info, _ in fields):
         command = document_options(command)   # the options of DocumentSource -> source=
@@ -269,7 +270,7 @@ class ProtocolGroup(TyperGroup):
             return None
         single = typer.Typer(rich_markup_mode=None, add_completion=False,
                              pretty_exceptions_enable=False)
-        single.command(spec.name)(protocol_command(spec))
+        single.command(spec.name, cls=HelpCommand)(protocol_command(spec))
         return typer.main.get_command(single)
 
 

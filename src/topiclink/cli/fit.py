@@ -48,6 +48,7 @@ from topiclink.cli.common import (
 )
 from topiclink.cli.documents import DocumentSource, document_options
 from topiclink.cli.errors import check, exception_message, fail, path_value, reported_errors
+from topiclink.cli.help import HelpCommand
 
 __all__ = ["app", "resolve_model", "fit_registered", "fit_triples", "generated_commands"]
 
@@ -64,25 +65,65 @@ def generated_commands() -> dict[str, type]:
     return commands
 
 
+def _command_class(command: str) -> type | None:
+    """The estimator class of ``fit COMMAND``, importing its module only (the catalog,
+    :mod:`topiclink.cli.catalog`, says which)."""
+    import importlib
+
+    from topiclink.cli.catalog import estimator_catalog
+
+    if command == "model":
+        return None
+    entry = next((e for e in estimator_catalog().values() if e.command == command), None)
+    if entry is None:
+        return None
+    from topiclink.estimators.base import registered_estimators
+
+    module = importlib.import_module(entry.module)
+    cls = getattr(module, entry.name, None)
+    return cls if isinstance(cls, type) else registered_estimators().get(entry.name)
+
+
 class FitGroup(TyperGroup):
     """``topiclink fit``: ``fit model NAME`` and one generated command per registered
     estimator (built when listed or called)."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return [*super().list_commands(ctx), *sorted(generated_commands())]
+        from topiclink.cli.catalog import estimator_catalog
+
+        names = {e.command for e in estimator_catalog().values()} - {"model"}
+        return [*super().list_commands(ctx), *sorted(names)]
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The commands with their summaries, read without importing the models
+        (:mod:`topiclink.cli.catalog`)."""
+        from typer._click.utils import make_default_short_help
+
+        from topiclink.cli.catalog import estimator_catalog
+        from topiclink.cli.help import plain_text
+
+        own = TyperGroup.list_commands(self, ctx)
+        rows = [(name, TyperGroup.get_command(self, ctx, name).get_short_help_str(1000))
+                for name in own]
+        rows += sorted((e.command, f"Fit {e.name}: {plain_text(e.summary)}")
+                       for e in estimator_catalog().values() if e.command != "model")
+        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, make_default_short_help(text, limit))
+                                for name, text in rows])
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         known = super().get_command(ctx, cmd_name)
         if known is not None:
             return known
-        cls = generated_commands().get(cmd_name)
+        cls = _command_class(cmd_name)
         if cls is None:
             return None
         from topiclink.cli.estimator_commands import estimator_command
 
         single = typer.Typer(rich_markup_mode=None, add_completion=False,
                              pretty_exceptions_enable=False)
-        single.command(cmd_name)(estimator_command(cls, fit_registered))
+        single.command(cmd_name, cls=HelpCommand)(estimator_command(cls, fit_registered))
         return typer.main.get_command(single)
 
 
@@ -91,12 +132,9 @@ app = typer.Typer(help="Fit a model and write it to a model file.", no_args_is_h
 
 OutOpt = Annotated[Path | None, typer.Option(
     "--out", "-o", parser=path_value,
-    help="Model file to write (.npz is added when missing); without --out "
-    "the model is fitted and reported but not saved. An existing file is refused unless "
-    "--force.", show_default=False)]
+    help="The model file to write (.npz).", show_default=False)]
 HoldoutOpt = Annotated[float, typer.Option(
-    help="Fraction of the documents (with their links and labels) kept out of training; "
-         "their held-out metrics are printed (0: train on everything).")]
+    help="Share of the documents held out and scored.")]
 
 
 def _checked(model: Any, out: Path | None, force: bool, dataset: str | None,
@@ -131,7 +169,7 @@ def resolve_model(name: str) -> tuple[type, dict[str, Any]]:
                f"names: {', '.join(papers)} (see `topiclink models`)")
 
 
-@app.command("model")
+@app.command("model", cls=HelpCommand)
 @document_options
 def fit_model_cmd(
     name: Annotated[str, typer.Argument(
@@ -148,8 +186,7 @@ def fit_model_cmd(
         help="Iterations (default: the estimator's).")] = None,
     seed: SeedOpt = 0,
     param: Annotated[list[str] | None, typer.Option(
-        "--param", "-p", help="Another constructor parameter as key=value (repeatable; "
-        "values parsed as JSON when possible: 4, 0.5, true, null, [1,2], \"text\").")]
+        "--param", "-p", help="Another parameter, key=value (JSON).")]
     = None,
     holdout: HoldoutOpt = 0.0,
     out: OutOpt = None,

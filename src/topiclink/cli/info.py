@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from topiclink.cli.common import echo_table, load_model_file
+from topiclink.cli.common import load_model_file
 from topiclink.cli.errors import check, path_value, reported_errors
 
 __all__ = ["info_cmd", "model_summary", "models_cmd", "models_table"]
@@ -52,32 +52,23 @@ def model_summary(model: object, words: int) -> str:
     return str(summary())
 
 
-def _capabilities(cls: type) -> str:
-    from topiclink.estimators import capabilities as cap
+def models_table() -> list[dict[str, str]]:
+    """One row per registered estimator: class, paper names, fit inputs, capabilities,
+    module (read without importing the models: :mod:`topiclink.cli.catalog`)."""
+    from topiclink.cli.catalog import estimator_catalog
 
-    found = [name for name, mixin in (("topics", cap.TopicsMixin),
-                                      ("links", cap.LinkPredictionMixin),
-                                      ("classifier", cap.ClassifierCapability),
-                                      ("entities", cap.EntityFactorsMixin))
-             if issubclass(cls, mixin)]
-    return ",".join(found)
-
-
-def models_table():  # noqa: ANN201 (pandas is imported lazily)
-    """One row per registered estimator: class, paper names, fit inputs, capabilities."""
-    import pandas as pd
-
-    from topiclink.estimators.base import registered_estimators
-
-    rows = [{"estimator": name, "paper names": ", ".join(cls.paper_names) or "-",
-             "fit requires": ", ".join(cls.fit_requires),
-             "capabilities": _capabilities(cls), "module": cls.__module__}
-            for name, cls in registered_estimators().items()]
-    return pd.DataFrame(rows, columns=["estimator", "paper names", "fit requires",
-                                       "capabilities", "module"])
+    return [{"estimator": e.name, "paper names": ", ".join(e.paper_names) or "-",
+             "fit requires": ", ".join(e.fit_requires),
+             "capabilities": ",".join(e.capabilities), "module": e.module}
+            for e in estimator_catalog().values()]
 
 
 def models_cmd() -> None:
     """List the registered estimators, the paper names they answer to and what their fit
     needs (`topiclink fit model NAME` takes either name)."""
-    echo_table(models_table())
+    rows = models_table()
+    columns = ["estimator", "paper names", "fit requires", "capabilities", "module"]
+    widths = {c: max([len(c), *(len(r[c]) for r in rows)]) for c in columns}
+    typer.echo(" ".join(c.rjust(widths[c]) for c in columns))
+    for row in rows:
+        typer.echo(" ".join(row[c].rjust(widths[c]) for c in columns))

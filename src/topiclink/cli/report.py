@@ -48,16 +48,12 @@ def report_cmd(
     verbose: VerboseOpt = False,
     source: DocumentSource | None = None,
 ) -> None:
-    """Write one self-contained HTML report of a saved model, for every model family
-    (it opens offline: its JavaScript is inlined): topics with term-score labels, the
-    relevance slider and the topic map; documents with search, topic mix and nearest
-    documents; for link models the link matrix, suggested links and the network; LMV
-    visibility; classifier weights; BPBFM relations and predicted tails; topics over time
-    (KTM, DMR), banded by a grouping of the documents (--group-column; the sitting
-    president of the State of the Union) with each group's mean topic mix.  A model file
-    holds no documents or links: give the data the model was fitted on (--dataset, --data,
-    --input or --documents [--edges]) to search by words, mark the true links, draw the
-    network and, with documents that were not in training, state held-out precision@k."""
+    """Write one self-contained HTML report of a saved model (it opens offline): its
+    topics, documents, links, visibility, classifier or relations, as the model has them.
+
+    A model file holds no documents: give the data it was fitted on (--dataset, --data,
+    --input or --documents) to search by words, mark the true links and, for documents
+    not in training, state held-out precision@k."""
     from topiclink.report import build_report, inputs_from_dataset
 
     setup_logging(verbose)

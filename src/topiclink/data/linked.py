@@ -4,15 +4,19 @@
 :class:`~topiclink.data.io.documents.EdgeList` by id, counts the words of the texts
 (:class:`~topiclink.data.analyzer.TextAnalyzer`) and drops, **with a logged count for
 each**, what must go: edges naming unknown ids, self-citations, repeated edges, and
-documents left without any vocabulary word (together with their links).  Too many unknown
-ids is not a silent loss but an error naming the counts and examples: the usual cause is
-ids written differently in the two files (``1001`` vs ``0001001``), which an explicit
-``normalize_ids=`` rule fixes.
+documents left without any vocabulary word (empty texts, or stop words only) together
+with their links.  The edges lost to unknown ids and the links lost with the dropped
+documents count against one limit, ``max_lost`` (1% of the edges read): above it the
+loss is not silent but an error naming the counts by cause, example ids and the value of
+``max_lost`` that would accept it.  The usual causes are ids written differently in the
+two files (``1001`` vs ``0001001``, ``hep-th/440`` vs ``hep-th/0440``), which an explicit
+``normalize_ids=`` rule fixes, and missing texts.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -57,8 +61,9 @@ class LinkedCorpus:
     report : dict of str -> int
         What was read and dropped: ``documents_read``, ``edges_read``,
         ``unknown_id_edges``, ``self_citations``, ``duplicate_edges``,
-        ``empty_documents`` (no vocabulary word), ``links_of_empty_documents``,
-        ``documents``, ``links``.
+        ``empty_documents`` (no vocabulary word), ``empty_texts`` (those of them whose
+        text is empty), ``links_of_empty_documents``, ``links_lost``
+        (``unknown_id_edges + links_of_empty_documents``), ``documents``, ``links``.
     """
 
     corpus: Corpus
@@ -77,30 +82,60 @@ def _examples(values: np.ndarray, k: int = 3) -> str:
     return ", ".join(repr(str(v)) for v in pd.unique(values)[:k])
 
 
+def _needed(lost: int, n: int) -> str:
+    """The smallest two-decimal fraction that accepts ``lost`` of ``n`` (for messages)."""
+    return f"{math.ceil(100 * lost / n) / 100:g}"
+
+
 def _unknown_error(edges: EdgeList, doc_ids: np.ndarray, unknown: np.ndarray,
-                   n_unknown_ids: int, max_unknown: float, rule: IdRule) -> DataError:
+                   n_unknown_ids: int, max_lost: float, rule: IdRule) -> DataError:
     n, n_bad = len(edges), int(unknown.sum())
     bad_ids = np.concatenate([edges.source[unknown], edges.target[unknown]])
     bad_ids = bad_ids[~np.isin(bad_ids, doc_ids)]
     line = int(edges.lines[np.flatnonzero(unknown)[0]])
-    hint = "; check normalize_ids" if rule is not None else _id_hint(doc_ids, bad_ids)
+    hint = _id_hint(doc_ids, bad_ids, rule)
     return DataError(
         f"{edges.source_file}: {n_bad} of {n} edges ({n_bad / n:.1%}, more than "
-        f"max_unknown={max_unknown:.1%}) name {n_unknown_ids} ids that are not documents, "
+        f"max_lost={max_lost:.1%}) name {n_unknown_ids} ids that are not documents, "
         f"e.g. {_examples(bad_ids)} (first at line {line}); document ids look like "
         f"{_examples(doc_ids)}{hint}")
 
 
-def _id_hint(doc_ids: np.ndarray, bad_ids: np.ndarray) -> str:
-    """Suggest an id rule: zero-padding when the document ids are digits of one width."""
-    widths = np.unique(np.char.str_len(doc_ids)) if doc_ids.size else np.zeros(0)
-    digits = doc_ids.size and all(v.isdigit() for v in doc_ids[:1000].tolist())
-    if digits and widths.size == 1 and all(v.isdigit() for v in bad_ids[:1000].tolist()):
-        rule = f"'zero-pad:{int(widths[0])}'"
-    else:
-        rule = "'zero-pad:N', 'strip-zeros' or 'lower'"
+def _id_hint(doc_ids: np.ndarray, bad_ids: np.ndarray, rule: IdRule) -> str:
+    """Name the id rule that matches the most unknown ids
+    (:func:`~topiclink.data.ids.suggest_id_rule`), else list the rules."""
+    if rule is not None:
+        return "; check normalize_ids"
+    found = id_rules.suggest_id_rule(doc_ids, bad_ids)
+    if found is not None:
+        best, matched, tried = found
+        return (f"; the files write ids differently: pass normalize_ids='{best}' (it "
+                f"matches {matched} of {tried} of these ids) or a callable")
     return (f"; if the files write ids differently (e.g. '1001' for '0001001'), pass "
-            f"normalize_ids={rule} or a callable")
+            f"normalize_ids={'|'.join(repr(r) for r in id_rules.ID_RULES)} or a callable")
+
+
+def _loss(n_docs: int, dropped_ids: np.ndarray, n_empty_text: int,
+          links_dropped: int, n_unknown: int, unknown_ids: np.ndarray) -> str:
+    """The causes of the loss, for the log line and the error: documents dropped without
+    any vocabulary word and their links; edges naming ids that are not documents."""
+    parts = []
+    if dropped_ids.size:
+        d = int(dropped_ids.size)
+        parts.append(f"dropped {d} of {n_docs} documents ({d / n_docs:.1%}) without any "
+                     f"vocabulary word ({n_empty_text} with an empty text; e.g. "
+                     f"{_examples(dropped_ids)}) and their {links_dropped} links")
+    if n_unknown:
+        n_ids = int(pd.unique(unknown_ids).size)
+        parts.append(f"{n_unknown} edges naming {n_ids} ids that are not documents (e.g. "
+                     f"{_examples(unknown_ids)})")
+    return ", and ".join(parts)
+
+
+def _same_rule(applied: IdRule, rule: IdRule) -> bool:
+    """Whether edges normalised by ``applied`` already are under ``rule``."""
+    return applied is not None and (applied is rule or (isinstance(applied, str)
+                                                        and applied == rule))
 
 
 def _count(analyzer: TextAnalyzer, texts: list[str], fit_on: object) -> sp.csr_matrix:
@@ -126,7 +161,7 @@ def _first_line(edges: EdgeList, mask: np.ndarray, keep: np.ndarray) -> int:
 
 def linked_corpus(documents: DocumentTable, edges: EdgeList, *,
                   analyzer: TextAnalyzer | None = None, normalize_ids: IdRule = None,
-                  max_unknown: float = 0.01, self_citations: Policy = "drop",
+                  max_lost: float = 0.01, self_citations: Policy = "drop",
                   duplicates: Policy = "drop", drop_empty: bool = True,
                   fit_on: object = None, name: str = "") -> LinkedCorpus:
     """Join documents and citations into an aligned corpus, links, times and metadata.
@@ -143,11 +178,17 @@ def linked_corpus(documents: DocumentTable, edges: EdgeList, *,
         letters, no stemming, every term kept).
     normalize_ids : str or callable, optional
         An id rule of :mod:`topiclink.data.ids` applied to the document ids and to both
-        ends of every edge (e.g. ``"zero-pad:7"``); ``None``: exact string match.
-    max_unknown : float
-        Largest tolerated fraction of edges with an end that is not a document.  Up to it
-        they are dropped with a logged warning; above it a :class:`DataError` names the
-        counts and example ids (default 1%).
+        ends of every edge (e.g. ``"zero-pad:7"``, ``"after-slash:strip-zeros"`` for
+        ``hep-th/440`` vs ``hep-th/0440``); ``None``: exact string match.  Edges read
+        with the same rule (``read_edges(normalize_ids=)``) are not normalised again.
+    max_lost : float
+        Largest tolerated fraction of the edges read that is lost: edges with an end
+        that is not a document, plus the links of the documents dropped without any
+        vocabulary word (``drop_empty``).  Up to it they are dropped with one logged
+        warning naming the counts of each cause; above it a :class:`DataError` names
+        the counts, example ids and the ``max_lost`` that would accept the loss
+        (default 1%).  Unknown ids alone over the limit stop before the texts are
+        counted.
     self_citations, duplicates : {"drop", "error"}
         A document citing itself / an edge listed again (for undirected edges ``a b`` and
         ``b a`` are the same).  ``"drop"``: removed, count logged; ``"error"``: DataError
@@ -169,21 +210,22 @@ def linked_corpus(documents: DocumentTable, edges: EdgeList, *,
     Raises
     ------
     DataError
-        Too many unknown ids, ids repeated after ``normalize_ids``, or a self-citation /
-        duplicate under the ``"error"`` policy.
+        More edges lost than ``max_lost``, ids repeated after ``normalize_ids``, or a
+        self-citation / duplicate under the ``"error"`` policy.
     """
     for pol, what in ((self_citations, "self_citations"), (duplicates, "duplicates")):
         if pol not in ("drop", "error"):
             raise ValueError(f"{what} must be 'drop' or 'error', got {pol!r} (Links hold no "
                              f"self-citations or repeated pairs)")
-    if not 0 <= max_unknown <= 1:
-        raise ValueError(f"max_unknown must be a fraction in [0, 1], got {max_unknown!r}")
+    if not 0 <= max_lost <= 1:
+        raise ValueError(f"max_lost must be a fraction in [0, 1], got {max_lost!r}")
     doc_ids = documents.ids
     src, tgt = edges.source, edges.target
     if normalize_ids is not None:
         doc_ids = id_rules.normalize_ids(doc_ids, normalize_ids)
-        src = id_rules.normalize_ids(src, normalize_ids)
-        tgt = id_rules.normalize_ids(tgt, normalize_ids)
+        if not _same_rule(edges.normalized_by, normalize_ids):
+            src = id_rules.normalize_ids(src, normalize_ids)
+            tgt = id_rules.normalize_ids(tgt, normalize_ids)
         dup = pd.Series(doc_ids).duplicated()
         if dup.any():
             first = str(doc_ids[int(np.flatnonzero(dup)[0])])
@@ -202,16 +244,11 @@ def linked_corpus(documents: DocumentTable, edges: EdgeList, *,
     unknown = (s < 0) | (t < 0)
     n_unknown = int(unknown.sum())
     report["unknown_id_edges"] = n_unknown
-    if n_unknown:
-        bad_ids = np.concatenate([src[s < 0], tgt[t < 0]])
-        n_ids = int(pd.unique(bad_ids).size)
-        if n_unknown > max_unknown * len(edges):
-            raise _unknown_error(EdgeList(src, tgt, edges.lines, edges.directed,
-                                          edges.source_file), doc_ids, unknown, n_ids,
-                                 max_unknown, normalize_ids)
-        logger.warning("%s: dropped %d of %d edges (%.2f%%) naming %d ids that are not "
-                       "documents (e.g. %s)", edges.source_file, n_unknown, len(edges),
-                       100 * n_unknown / len(edges), n_ids, _examples(bad_ids))
+    bad_ids = np.concatenate([src[s < 0], tgt[t < 0]])
+    if n_unknown > max_lost * len(edges):
+        raise _unknown_error(EdgeList(src, tgt, edges.lines, edges.directed,
+                                      edges.source_file), doc_ids, unknown,
+                             int(pd.unique(bad_ids).size), max_lost, normalize_ids)
     keep = ~unknown
     pairs = np.column_stack([s[keep], t[keep]]).astype(np.int64)
 
@@ -250,21 +287,40 @@ def linked_corpus(documents: DocumentTable, edges: EdgeList, *,
                     titles=documents.titles, metadata=metadata, name=name)
     times = documents.times
     n_links = links.n_links
-    report["empty_documents"] = 0
-    report["links_of_empty_documents"] = 0
+    dropped_ids = np.zeros(0, dtype=str)
+    n_empty_text = 0
+    links_dropped = 0
     if drop_empty:
         corpus, new_links, _, kept = drop_empty_documents(corpus, links)
         assert new_links is not None
-        report["empty_documents"] = n_docs - kept.size
-        report["links_of_empty_documents"] = n_links - new_links.n_links
-        if kept.size < n_docs:
-            empty_ids = np.delete(doc_ids, kept)
-            logger.warning("dropped %d of %d documents without any vocabulary word (e.g. %s) "
-                           "and their %d links", n_docs - kept.size, n_docs,
-                           _examples(empty_ids), n_links - new_links.n_links)
+        dropped = np.setdiff1d(np.arange(n_docs), kept)
+        dropped_ids = doc_ids[dropped]
+        n_empty_text = int(np.isin(documents.empty_texts, dropped).sum())
+        links_dropped = n_links - new_links.n_links
         links = new_links
         times = None if times is None else times[kept]
         metadata = metadata.iloc[kept].reset_index(drop=True)
+    report["empty_documents"] = int(dropped_ids.size)
+    report["empty_texts"] = n_empty_text
+    report["links_of_empty_documents"] = links_dropped
+    lost = n_unknown + links_dropped
+    report["links_lost"] = lost
+    if lost or dropped_ids.size:
+        causes = _loss(n_docs, dropped_ids, n_empty_text, links_dropped, n_unknown,
+                       bad_ids)
+        n_edges = len(edges)
+        where = (documents.source or "documents") if dropped_ids.size else edges.source_file
+        if lost > max_lost * n_edges:
+            raise DataError(
+                f"{where}: {lost} of {n_edges} edges ({lost / n_edges:.1%}) "
+                f"would be lost, more than max_lost={max_lost:.1%}: {causes}; give those "
+                f"documents their text, or pass max_lost={_needed(lost, n_edges)} to drop "
+                f"them")
+        if n_edges:
+            logger.warning("%s: %s: lost %d of %d edges (%.1f%%, max_lost=%.1f%%)", where,
+                           causes, lost, n_edges, 100 * lost / n_edges, 100 * max_lost)
+        else:
+            logger.warning("%s: %s", where, causes)
     report["documents"] = corpus.n_docs
     report["links"] = links.n_links
     logger.info("linked corpus: %s", ", ".join(f"{k} {v}" for k, v in report.items()))

@@ -244,7 +244,7 @@ def hepth_kdd_split(data_dir: PathLike | None = None, *,
     assert docs.times is not None
     analyzer = analyzer if analyzer is not None else hepth_analyzer()
     fit_on = docs.times < cutoff if analyzer.vocabulary_ is None else None
-    linked = linked_corpus(docs, edges, analyzer=analyzer, max_unknown=0.0,
+    linked = linked_corpus(docs, edges, analyzer=analyzer, max_lost=0.0,
                            self_citations="drop", duplicates="drop", drop_empty=False,
                            fit_on=fit_on, name="hepth")
     assert linked.times is not None
@@ -307,7 +307,7 @@ def load_hepth(data_dir: PathLike | None = None,
     folder, docs, edges = _read(data_dir)
     linked: LinkedCorpus = linked_corpus(
         docs, edges, analyzer=analyzer if analyzer is not None else hepth_analyzer(),
-        max_unknown=0.0, drop_empty=False, name="hepth")
+        max_lost=0.0, drop_empty=False, name="hepth")
     assert linked.times is not None
     return Dataset("hepth", corpus=_with_time(linked.corpus, linked.times),
                    links=linked.links, source=HEPTH_SOURCE, path=folder)

@@ -2,7 +2,10 @@
 
 Every loader takes ``data_dir`` (the data set's own folder, in the layout of the shared
 data sets; default ``data_home() / <name>``, see :mod:`topiclink.datasets.home`) and
-returns a :class:`~topiclink.datasets.base.Dataset`.  Nothing is ever downloaded.
+returns a :class:`~topiclink.datasets.base.Dataset`.  :func:`load_dataset` downloads what is
+missing from the data home first (``download_if_missing=True``, as scikit-learn's
+``fetch_*``; :func:`~topiclink.datasets.fetch.fetch_dataset`, sources in
+:mod:`~topiclink.datasets.sources`); the ``load_*`` functions themselves never download.
 
 Each data set is described once, by the :class:`~topiclink.datasets.registry.DatasetSpec`
 registered after its loader; :data:`LOADERS`, :data:`REQUIRED_FILES`, :data:`SOURCES`,
@@ -33,6 +36,7 @@ from topiclink.data.tensor import RelationalTensor
 from topiclink.datasets.base import SUMMARY_KEYS, Dataset
 from topiclink.datasets.bundled_cora import cora_rlda_dataset
 from topiclink.datasets.detect import load_folder
+from topiclink.datasets.fetch import fetch_dataset, missing_files
 from topiclink.datasets.hepth import HEPTH_FILES, HEPTH_SOURCE, count_hepth, load_hepth
 from topiclink.datasets.home import data_home, dataset_dir
 from topiclink.datasets.registry import (
@@ -41,10 +45,12 @@ from topiclink.datasets.registry import (
     dataset_specs,
     register_dataset,
 )
+from topiclink.datasets.sources import dataset_sources
 
-__all__ = ["LOADERS", "REQUIRED_FILES", "SOURCES", "USER_FORMAT_LOADERS", "list_datasets",
-           "load_20newsgroups", "load_cora_rlda", "load_dataset", "load_fb15k237", "load_hepth",
-           "load_nations", "load_poliblog", "load_sampson", "load_sotu", "load_umls"]
+__all__ = ["LOADERS", "REQUIRED_FILES", "SOURCES", "USER_FORMAT_LOADERS", "fetch_dataset",
+           "list_datasets", "load_20newsgroups", "load_cora_rlda", "load_dataset",
+           "load_fb15k237", "load_hepth", "load_nations", "load_poliblog", "load_sampson",
+           "load_sotu", "load_umls", "load_wn18rr"]
 
 logger = logging.getLogger(__name__)
 
@@ -303,6 +309,12 @@ def load_umls(data_dir: PathLike | None = None, duplicates: Policy = "error") ->
     return _load_triples("umls", data_dir, duplicates)
 
 
+def load_wn18rr(data_dir: PathLike | None = None, duplicates: Policy = "error") -> Dataset:
+    """WN18RR: 40,943 WordNet synsets x 11 relations; ``tensor`` splits train/valid/test
+    (86,835/3,034/3,134).  Entities are 8-digit synset offsets, kept as strings."""
+    return _load_triples("wn18rr", data_dir, duplicates)
+
+
 _FB15K237_ARCHIVE = "FB15k-237.tar.gz"
 
 
@@ -328,6 +340,12 @@ register_dataset(DatasetSpec(
     "umls", load_umls, required_files=_SPLIT_FILES,
     source=f"UMLS semantic network (McCray 2003; Kemp et al. 2006), {_CONVE}",
     description="135 concepts x 46 relations, 5216/652/661 train/valid/test triples",
+    kind="triples"))
+register_dataset(DatasetSpec(
+    "wn18rr", load_wn18rr, required_files=_SPLIT_FILES,
+    source="WN18RR (Dettmers et al., ConvE, AAAI 2018): WN18 (Bordes et al. 2013; Princeton "
+           "WordNet) without inverse relations, WN18RR.tar.gz of TimDettmers/ConvE",
+    description="40,943 synsets x 11 relations, 86,835/3,034/3,134 train/valid/test triples",
     kind="triples"))
 register_dataset(DatasetSpec(
     "fb15k-237", load_fb15k237, required_files=(_FB15K237_ARCHIVE,),
@@ -420,7 +438,7 @@ register_dataset(DatasetSpec(
 
 # ---------------------------------------------------------------------- registry
 def load_dataset(name: str | None = None, data_dir: PathLike | None = None,
-                 **kwargs: Any) -> Dataset:
+                 download_if_missing: bool = True, **kwargs: Any) -> Dataset:
     """Load a data set by name, or detect the format of ``data_dir``.
 
     Parameters
@@ -433,6 +451,12 @@ def load_dataset(name: str | None = None, data_dir: PathLike | None = None,
         (:func:`~topiclink.datasets.detect.load_folder`).
     data_dir : str or path-like, optional
         The data set's folder; default ``data_home() / name``.
+    download_if_missing : bool
+        With ``data_dir=None`` and a file of the data set missing: download the data
+        set's missing files into the data home first
+        (:func:`~topiclink.datasets.fetch.fetch_dataset`, with its defaults:
+        ``$TOPICLINK_DATA_MIRROR``, a progress bar).  ``False``: a missing file is a
+        ``FileNotFoundError`` naming the fetch command.
     **kwargs
         Options of the data set's loader.
 
@@ -441,8 +465,11 @@ def load_dataset(name: str | None = None, data_dir: PathLike | None = None,
     ValueError
         Unknown name (the message lists the known names).
     FileNotFoundError
-        The data set's files are missing, or (``name=None``) no known format was found
-        in ``data_dir``.
+        The data set's files are missing (and could not be downloaded:
+        :class:`~topiclink.datasets.fetch.DatasetUnavailableError`), or (``name=None``)
+        no known format was found in ``data_dir``.
+    topiclink.datasets.fetch.FetchError
+        A download failed otherwise (checksum, unwritable data home).
     """
     if name is None or name == "auto":
         if data_dir is None:
@@ -454,7 +481,19 @@ def load_dataset(name: str | None = None, data_dir: PathLike | None = None,
         known = ", ".join(specs)
         raise ValueError(f"unknown data set {name!r}; known: {known} (or none, with "
                          f"data_dir, to detect the format)")
-    return specs[name].loader(data_dir=data_dir, **kwargs)
+    spec = specs[name]
+    if (download_if_missing and data_dir is None and spec.location == "home"
+            and name in dataset_sources()):
+        source = dataset_sources()[name]
+        needed = list(spec.required_files)
+        if kwargs.get("form") == "raw":  # 20newsgroups' messages: the optional archive
+            needed += [f.name for f in source.files if f.optional]
+        needed = [n for n in needed if any(f.name == n for f in source.files)]
+        if missing_files(source, data_home() / name, needed):
+            # the whole data set (as listed by `topiclink datasets`), plus what is needed
+            fetch_dataset(name, files=[f.name for f in source.files
+                                       if not f.optional or f.name in needed])
+    return spec.loader(data_dir=data_dir, **kwargs)
 
 
 def _located(spec: DatasetSpec, home: Path) -> tuple[Path, bool]:

@@ -69,7 +69,7 @@ def test_the_prior_flags_set_the_priors_fields(nations_dir, tmp_path):
     assert result.exit_code == 0, result.output
     assert load(plain).priors is None
     bad = runner.invoke(app, ["fit", "bpbfm", "--dataset", "nations", "-k", "2", "-n", "2",
-                              "--beta", "-1", "--quiet"])
+                              "--priors-beta", "-1", "--quiet"])
     assert bad.exit_code == 1 and "beta must be a finite number > 0" in bad.output
     helps = " ".join(runner.invoke(app, ["fit", "bpbfm", "--help"],
                                    terminal_width=200).output.split())

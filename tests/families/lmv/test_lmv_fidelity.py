@@ -196,6 +196,55 @@ def test_max_iter_before_the_tolerance_warns_and_says_so(small):
         f"tolerance at iteration {ok.n_iter_}: relative change of L*")
 
 
+def test_batch_starts_gamma_from_the_e_step_at_the_start_topics(small):
+    """The batch estimator starts gamma where LDA's word E-step puts the documents at the
+    fitted LDA's topics (as ``init_topics`` does), not at the chain's counts; LMVS keeps
+    the counts start."""
+    from topiclink.families.lmv.algorithm import BatchLMV, start_lda
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
+
+    (corpus, links), _ = small
+    assert VisibilityTopicModel(6)._algorithm().start == "e-step"
+    assert VisibilityTopicModel(6, inference="stochastic")._algorithm().batch.start == "counts"
+    data = LMVData.build(corpus.counts, np.asarray(links.pairs, np.int64))
+    kw = dict(alpha=1 / 6, eta=0.1, blockmodel_prior=(1, 1), visibility_prior=(1, 1))
+    ndk, nwk = start_lda(data.counts, 6, 1 / 6, 0.1, np.random.default_rng(3))
+    e_step = BatchLMV(6, start="e-step", **kw)
+    gamma, lam = e_step.initial_topics(data, np.random.default_rng(3))
+    expected = e_step.given_topics(data, nwk)
+    np.testing.assert_allclose(gamma, expected[0])
+    np.testing.assert_allclose(lam, expected[1])
+    assert not np.allclose(gamma, 1 / 6 + ndk)
+    counts = BatchLMV(6, **kw).initial_topics(data, np.random.default_rng(3))
+    np.testing.assert_allclose(counts[0], 1 / 6 + ndk)
+    with pytest.raises(ValueError, match="start must be"):
+        BatchLMV(6, start="flat", **kw)
+
+
+def test_the_convergence_warning_names_the_callers_line_and_what_to_do(small, tmp_path):
+    """The warning points at the line that called ``fit`` (this file), not at a library
+    frame, also through ``fit_transform`` (a library frame between) and with a checkpoint,
+    and says what to do."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from topiclink.families.lmv.estimator import VisibilityTopicModel
+
+    (corpus, links), _ = small
+    for verb, kw in (("fit", {}), ("fit_transform", {}),
+                     ("fit", {"checkpoint": tmp_path / "ck.npz", "checkpoint_every": 1})):
+        model = VisibilityTopicModel(6, max_iter=2, random_state=0, n_jobs=1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(model, verb)(corpus, links=links, **kw)
+        found = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+        assert len(found) == 1, [str(w.message) for w in caught]
+        assert found[0].filename == __file__, (found[0].filename, found[0].lineno)
+        message = str(found[0].message)
+        assert "raise max_iter" in message and "tol" in message and "resume=True" in message
+
+
 def test_window_rule_resumes_from_a_checkpoint_where_it_would_stop(small, tmp_path):
     """A fit killed in sweep 4 and resumed from its checkpoint stops at the same
     sweep as one uninterrupted fit (the rule's memory, its changes, is checkpointed)."""

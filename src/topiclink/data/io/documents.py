@@ -3,7 +3,9 @@
 * :func:`read_documents`: CSV, TSV, JSON lines, Parquet, or one file per document (a
   folder, or a ``.tar`` / ``.tar.gz`` read without extracting it) -> :class:`DocumentTable`.
 * :func:`read_edges`: two-column edge lists (whitespace, CSV or TSV; gzip read
-  transparently) -> :class:`EdgeList`.
+  transparently) -> :class:`EdgeList`; a header line is detected (column names such as
+  ``citing,cited``, or two fields that are not document ids above lines of ids) and
+  said so in one log line, or declared with ``header=``.
 
 Ids are **strings, exactly as written** (only surrounding whitespace is removed): ``1001``
 and ``0001001`` are different ids unless an explicit rule says otherwise
@@ -137,6 +139,12 @@ class EdgeList:
         The file line of each edge (1-based), for messages.
     directed : bool
     source_file : str
+    header : list of str or None
+        The fields of the header line, when one was read (declared or detected).
+    normalized_by : str or callable or None
+        The id rule already applied to ``source`` and ``target`` (``read_edges``'s
+        ``normalize_ids``); :func:`~topiclink.data.linked.linked_corpus` does not apply
+        the same rule twice.
     """
 
     source: np.ndarray
@@ -144,6 +152,8 @@ class EdgeList:
     lines: np.ndarray
     directed: bool = True
     source_file: str = ""
+    header: list[str] | None = None
+    normalized_by: IdRule = None
 
     def __len__(self) -> int:
         return int(self.source.size)
@@ -460,8 +470,9 @@ def read_documents(path: PathLike, *, id_column: Column = "id", text_column: Col
         One line naming the file and the row / line / column: a missing column, an
         empty or missing id, duplicate ids (the first repeated id, its two rows and how
         many repeat), a malformed line, an unparsable time (first bad value, its row,
-        how many).  Empty texts are kept, counted and logged as a warning (they become
-        empty documents, dropped by :func:`~topiclink.data.linked.linked_corpus`).
+        how many).  Empty texts are kept, counted and logged (they become empty
+        documents: :func:`~topiclink.data.linked.linked_corpus` drops them and counts
+        their links against its ``max_lost`` limit).
     FileNotFoundError
         ``path`` does not exist.
     ImportError
@@ -520,16 +531,16 @@ def read_documents(path: PathLike, *, id_column: Column = "id", text_column: Col
     empty = table.empty_texts
     if empty.size:
         shown = ", ".join(repr(str(ids[i])) for i in empty[:3])
-        logger.warning("%s: %d of %d documents have an empty text (e.g. %s)", p, empty.size,
-                       len(table), shown)
+        logger.info("%s: %d of %d documents have an empty text (e.g. %s)", p, empty.size,
+                    len(table), shown)
     return table
-
 
 
 def read_edges(path: PathLike, *, source_column: Column = 0, target_column: Column = 1,
                direction: Direction = "source-cites-target", comment: str | None = "#",
                delimiter: str | None = None, header: bool | None = None,
-               normalize_ids: IdRule = None, encoding: str = "utf-8") -> EdgeList:
+               normalize_ids: IdRule = None, encoding: str = "utf-8",
+               known_ids: object = None) -> EdgeList:
     """Read a citation edge list, keeping the ids as strings exactly as written.
 
     Parameters
@@ -548,10 +559,22 @@ def read_edges(path: PathLike, *, source_column: Column = 0, target_column: Colu
         Field separator; default from the name: ``,`` for ``.csv``, tab for ``.tsv`` /
         ``.tab``, else any whitespace.  CSV/TSV fields may be quoted.
     header : bool, optional
-        Whether the first non-comment line names the columns; default: only when a column
-        is given by name.
+        Whether the first non-comment line names the columns.  Default: ``True`` when a
+        column is given by name, else detected, with one log line when it is a header:
+        the first line is a header when neither of its two ids is in ``known_ids`` (if
+        given) and either both are column names (``citing,cited``, ``source,target``,
+        ``src,dst``, ``from,to``, ``node1,node2``, ``paper_id,cited_id``, ...), or most of
+        the next 1000 lines name ``known_ids``, or its fields hold no digit while every
+        id of the next lines does.  A header whose names are document ids (``0,1``
+        above ids ``0``, ``1``, ...) is read as an edge: declare ``header=True``.
     normalize_ids : str or callable, optional
-        An id rule of :mod:`topiclink.data.ids`.
+        An id rule of :mod:`topiclink.data.ids`, applied to both ends of every edge (and
+        recorded in :attr:`EdgeList.normalized_by`).
+    encoding : str
+        Text encoding (UTF-8 by default; a byte order mark is removed).
+    known_ids : array_like of str, optional
+        The document ids as written in the documents file (``normalize_ids`` is applied
+        to them too), to tell a header line from an edge.
 
     Returns
     -------
@@ -563,23 +586,24 @@ def read_edges(path: PathLike, *, source_column: Column = 0, target_column: Colu
     ------
     DataError
         ``file:line`` of a line with too few fields or an empty id; an unknown header
-        name; a file without edges.
+        name; a file without edges (naming a lone line read as a header).
     """
     p = check_file(path)
     if direction not in ("source-cites-target", "target-cites-source", "undirected"):
         raise ValueError(f"direction must be 'source-cites-target', 'target-cites-source' or "
                          f"'undirected', got {direction!r}")
     named = [c for c in (source_column, target_column) if isinstance(c, str)]
-    if header is None:
-        header = bool(named)
-    elif named and not header:
+    if named and header is False:
         raise ValueError("columns given by name need header=True")
+    detect = header is None and not named
+    header = bool(named) if header is None else header
     if delimiter is None:
         ext = Path(_strip_gz(p.name)[0]).suffix.lower()
         delimiter = {".csv": ",", ".tsv": "\t", ".tab": "\t"}.get(ext)
     src: list[str] = []
     tgt: list[str] = []
     lines: list[int] = []
+    names: list[str] | None = None
     cols: tuple[int, int] | None = None if header else (int(source_column), int(target_column))
     need = None if cols is None else max(cols) + 1
     try:
@@ -590,6 +614,7 @@ def read_edges(path: PathLike, *, source_column: Column = 0, target_column: Colu
                                  for c in (source_column, target_column))
                     assert cols is not None
                     need = max(cols) + 1
+                    names = [v.strip() for v in fields]
                     continue
                 assert need is not None
                 if len(fields) < need:
@@ -605,6 +630,17 @@ def read_edges(path: PathLike, *, source_column: Column = 0, target_column: Colu
         raise DataError(f"{p}: not {encoding} text at byte {exc.start}; pass encoding=") from None
     except (OSError, EOFError, zlib.error) as exc:
         raise DataError(f"{p}: cannot read: {exc}") from None
+    if detect and src:
+        reason = _header_reason(src, tgt, known_ids, normalize_ids)
+        if reason is not None:
+            names = [src[0], tgt[0]]
+            if len(src) == 1:
+                raise DataError(f"{p}: no edges found: its only line, line {lines[0]} "
+                                f"({_shown(names)}), reads as a header ({reason}); pass "
+                                f"header=False to read it as an edge")
+            logger.info("%s:%d: read %s as a header line (%s); declare that the file has no "
+                        "header to read it as an edge", p, lines[0], _shown(names), reason)
+            del src[0], tgt[0], lines[0]
     if not src:
         raise DataError(f"{p}: no edges found")
     s = np.asarray(src, dtype=str)
@@ -614,7 +650,54 @@ def read_edges(path: PathLike, *, source_column: Column = 0, target_column: Colu
     if normalize_ids is not None:
         s, t = id_rules.normalize_ids(s, normalize_ids), id_rules.normalize_ids(t, normalize_ids)
     return EdgeList(s, t, np.asarray(lines, dtype=np.int64),
-                    directed=direction != "undirected", source_file=str(p))
+                    directed=direction != "undirected", source_file=str(p), header=names,
+                    normalized_by=normalize_ids)
+
+
+#: Column names of an edge list's header (lower-cased, separators as ``_``): a role
+#: (``citing``, ``source``, ``from``, ...), an optional kind (``paper``, ``node``, ...),
+#: an optional ``id`` / ``key``, an optional ``1`` / ``2``.
+_HEADER_NAME = re.compile(
+    r"(citing|cited|citer|citee|cites|cite|cited_by|source|target|src|dst|dest|"
+    r"destination|from|to|head|tail|node|vertex|paper|doc|document|article|id|"
+    r"reference|referenced|referencing|ref|parent|child)"
+    r"(_?(paper|doc|document|article|node|vertex|publication))?"
+    r"(_?(id|ids|key|no|number))?(_?[12])?")
+
+#: Lines after the first that header detection looks at.
+_HEADER_SAMPLE = 1000
+
+
+def _header_name(field: str) -> bool:
+    name = re.sub(r"[\s.\-]+", "_", field.strip().strip("\"'").lower())
+    return _HEADER_NAME.fullmatch(name) is not None
+
+
+def _header_reason(src: list[str], tgt: list[str], known_ids: object,
+                   rule: IdRule) -> str | None:
+    """Why the first edge read is a header line (see ``read_edges``), or None."""
+    first = (src[0], tgt[0])
+    rest = list(zip(src[1:1 + _HEADER_SAMPLE], tgt[1:1 + _HEADER_SAMPLE], strict=True))
+    if known_ids is not None:
+        fn = id_rules.id_normalizer(rule) or (lambda v: v)
+        known = set(id_rules.normalize_ids(np.asarray(known_ids, dtype=str), rule).tolist())
+        if fn(first[0]) in known or fn(first[1]) in known:
+            return None                     # a document id: an edge
+        if rest:
+            n_known = sum(fn(a) in known and fn(b) in known for a, b in rest)
+            if n_known * 2 > len(rest):
+                return (f"neither is a document id, while {n_known} of the next "
+                        f"{len(rest)} lines name two documents")
+    if all(_header_name(v) for v in first):
+        return "column names"
+    if rest and not any(map(_has_digit, first)) and all(
+            _has_digit(a) and _has_digit(b) for a, b in rest):
+        return "no digits, while every id of the next lines has some"
+    return None
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
 
 
 def _shown(fields: list[str]) -> str:

@@ -122,9 +122,9 @@ class BilinearPoissonFactorModel(SharedClientMixin, PoissonFactorBase):
         K = 20 and 200 iterations (3 folds), "scaled" raised the paper protocol's held-out
         AUC-PR from 0.81 to 0.84 on UMLS and from 0.79 to 0.83 on Nations, and the kg
         protocol's filtered MRR from 0.75 to 0.83 and from 0.68 to 0.76, on every fold
-        (``benchmarks/bpbfm_diagnosis.py``; ``docs/user-guide.md``, "What limits BPBFM's
-        accuracy").  Not the default: it is not the paper's model, the N R self-pairs
-        cost more than the ones on large sparse graphs, and online inference lacks it.
+        (``benchmarks/bpbfm_diagnosis.py``; ``docs/results-knowledge-graphs.md``).  Not
+        the default: it is not the paper's model, the N R self-pairs cost more than the
+        ones on large sparse graphs, and online inference lacks it.
     evaluate_every : int, default 10
         Record the training log-likelihood per observed cell every this many iterations.
     batch_size : int, default 4096
@@ -173,7 +173,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, PoissonFactorBase):
     #: ``topiclink fit bpbfm`` (:mod:`topiclink.cli.estimator_commands`)
     cli_name: ClassVar[str] = "bpbfm"
     cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {
-        "n_dictionary": ("--dictionary", "-m"), "n_chains": ("--chains",)}
+        "n_dictionary": ("--dictionary",), "n_chains": ("--chains",)}
     cli_defaults: ClassVar[dict[str, Any]] = {"burn_in": _half_of_max_iter}
     #: config parameters whose fields are options of ``fit bpbfm`` (``--gamma0 2``)
     cli_configs: ClassVar[dict[str, type]] = {"priors": BPBFMPriors}

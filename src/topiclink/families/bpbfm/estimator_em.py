@@ -194,7 +194,7 @@ class DegreeCorrectedPoissonFactorModel(_PoissonFactorEM):
     of a relation's links (:mod:`topiclink.families.bpbfm.em_degrees`).  Fitted by block
     ECM (the log posterior never decreases).  Twice the entity factors and 2 R N degrees;
     pays on large knowledge graphs: FB15k-237, K = 200, valid filtered MRR 0.225 -> 0.268
-    (``docs/guide/knowledge-graphs.md``).
+    (``docs/results-knowledge-graphs.md``).
 
     Parameters
     ----------

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,6 +41,7 @@ from topiclink.estimators.capabilities import (
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
 from topiclink.estimators.param_codecs import ParamCodec
 from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.user_warnings import warn_user
 from topiclink.estimators.variational import VariationalTopicsMixin
 from topiclink.execution import ExecutorCodec, SharedClientMixin
 from topiclink.families.lmv.algorithm import BatchLMV, LMVData, LMVState, expected_log_dirichlet
@@ -139,7 +139,9 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
         ``nwk`` of :func:`topiclink.families.lmv.algorithm.start_lda`, a fitted LDA shared with
         other models as in the paper, Sec. 6): lambda = eta + S and gamma from LDA's word
         E-step at those topics.  None: the model fits its own start (the best of 5
-        collapsed Gibbs LDA chains of 100 sweeps, the same function).
+        collapsed Gibbs LDA chains of 100 sweeps, the same function; batch: gamma from
+        the E-step at its topics, which converges in far fewer iterations than gamma
+        from its counts, see :meth:`~topiclink.families.lmv.algorithm.BatchLMV.initial_topics`).
     random_state, verbose, callbacks
         As for :class:`~topiclink.families.lda.estimator.LDA` (only the topic initialisation is
         random).
@@ -289,7 +291,8 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                       visibility=bool(self.visibility),
                       n_threads=plan.n_threads)
         if not self._stochastic:
-            return BatchLMV(K, **common)
+            # gamma from LDA's E-step at the start's topics: see BatchLMV.initial_topics
+            return BatchLMV(K, start="e-step", **common)
         schedule = RobbinsMonro.from_params(self.get_params(deep=False))
         return StochasticLMV(K, batch_size=int(self.batch_size), n0=int(self.n0),
                              schedule=schedule, executor=plan.executor, **common)
@@ -324,9 +327,9 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
             return
         self.stop_reason_ = (f"max_iter reached before the tolerance ({done - n_before} "
                              f"{unit} of max_iter={self.max_iter}; tol = {tol:g})")
-        warnings.warn(f"{self._label()}: {self.stop_reason_}: the fit has not converged; "
-                      f"raise max_iter (or fit(..., resume=True) to continue)",
-                      ConvergenceWarning, stacklevel=3)
+        warn_user(f"{self._label()}: {self.stop_reason_}: the fit has not converged; "
+                  f"raise max_iter, continue it with fit(..., resume=True), or set a looser "
+                  f"tol", ConvergenceWarning)
 
     def _label(self) -> str:
         name = "LMV" if self.visibility else "PLLDA"
