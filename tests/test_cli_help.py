@@ -200,3 +200,22 @@ def test_a_flag_means_one_option_on_every_command(commands):
                 problems.append(f"{flag}: " + "; ".join(
                     f"{k[:50]!r} in {', '.join(v[:3])}" for k, v in meanings.items()))
     assert not problems, "\n".join(problems)
+
+
+def test_a_warning_is_one_line_in_the_command_lines_words(tmp_path):
+    """A library warning during a command (here LMV's ConvergenceWarning) is printed as
+    ``warning: ...`` in option names, without the Python file and line, and Python's
+    display is restored after the command."""
+    import warnings
+
+    before = warnings.showwarning
+    result = runner.invoke(app, ["fit", "lmv", "--dataset", "cora", "-k", "2", "-n", "1",
+                                 "--out", str(tmp_path / "m.npz"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    lines = [ln for ln in result.stderr.splitlines() if "warning" in ln.lower()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("warning: LMV: the iterations ran out before the tolerance "
+                               "(1 iterations of --iterations 1"), lines[0]
+    assert lines[0].endswith("raise --iterations, or set a looser --tol"), lines[0]
+    assert ".py:" not in result.stderr and "max_iter" not in lines[0]
+    assert warnings.showwarning is before
