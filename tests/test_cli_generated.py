@@ -259,3 +259,28 @@ def test_jobs_scheduler_and_derived_defaults(monkeypatch):
     assert "--source" not in helps and "--input" not in helps
     assert "half of --iterations" in helps and "--components" not in helps
     assert "-m, --model" in helps      # -m is --model on every command, not --dictionary
+
+
+def test_features_option_picks_metadata_columns(tmp_path, shared_datasets):
+    """``--features`` exists on the commands of models fitted on document features only;
+    the default kernel of KTM cannot read SOTU's string columns, and the one-line error
+    names the --features that would pass; the chosen columns are the model's features."""
+    from topiclink import load
+
+    base = ["fit", "ktm", "--dataset", "sotu", "-k", "3", "-n", "1", "--quiet"]
+    result = runner.invoke(app, [*base, "--out", str(tmp_path / "a.npz")])
+    assert result.exit_code == 1
+    line = result.stderr.strip()
+    assert "\n" not in line and "features must be numbers" in line, line
+    assert line.endswith("choose numeric columns with --features year"), line
+    result = runner.invoke(app, [*base, "--features", "yeer"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("error: --features: dataset 'sotu' has no metadata "
+                                     "column 'yeer'; its columns: president, year, "
+                                     "years_active, party, sotu_type"), result.stderr
+    out = tmp_path / "b.npz"
+    result = runner.invoke(app, [*base, "--features", "year", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert load(out).features_.shape == (240, 1)
+    lda = runner.invoke(app, ["fit", "lda", "--dataset", "cora", "--features", "year"])
+    assert lda.exit_code == 2 and "--features" in lda.output

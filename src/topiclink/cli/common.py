@@ -549,9 +549,10 @@ class FitData:
 
 
 def prepare_fit_data(ds: Dataset, requires: tuple[str, ...], *, holdout: float = 0.0,
-                     seed: int = 0) -> FitData:
+                     seed: int = 0, features: str | None = None) -> FitData:
     """The inputs ``requires`` names from a dataset; ``holdout`` > 0 keeps that fraction
-    of the documents (with their links and labels) out of training."""
+    of the documents (with their links and labels) out of training; ``features`` (the
+    ``--features`` option) names the metadata columns a model's document features are."""
     import numpy as np
 
     from topiclink.data.clean import drop_empty_documents
@@ -575,7 +576,7 @@ def prepare_fit_data(ds: Dataset, requires: tuple[str, ...], *, holdout: float =
     if "features" in requires:
         if corpus.metadata is None:
             raise fail(f"dataset {ds.name!r} has no document features (metadata)")
-        out.features = corpus.metadata
+        out.features = feature_columns(corpus.metadata, features, ds.name)
     if holdout:
         from topiclink.data.splits import train_test_split_documents
 
@@ -640,9 +641,39 @@ def takes_publication_time(model: Any) -> bool:
         return False
 
 
+def feature_columns(metadata: Any, names: str | None, dataset: str) -> Any:
+    """The columns ``names`` (comma-separated; None: all) of a dataset's metadata table,
+    as the document features of a model; a one-line error names an unknown column and
+    the known ones."""
+    if names is None:
+        return metadata
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    if not wanted:
+        raise fail("--features names no column")
+    known = [str(c) for c in metadata.columns]
+    for name in wanted:
+        if name not in known:
+            raise fail(f"--features: dataset {dataset!r} has no metadata column {name!r}; "
+                       f"its columns: {', '.join(known)}")
+    return metadata[wanted]
+
+
+def _features_hint(exc: BaseException, features: Any) -> str:
+    """A bad-features error with the ``--features`` that would pass: the numeric
+    columns of the features table."""
+    message = str(exc)
+    columns = getattr(features, "columns", None)
+    if "features must be numbers" not in message or columns is None:
+        return message
+    numeric = [str(c) for c in columns if features[c].dtype.kind in "biuf"]
+    if not numeric:
+        return message
+    return f"{message}; choose numeric columns with --features {','.join(numeric)}"
+
+
 def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float = 0.0,
                    seed: int = 0, checkpoint: dict[str, Any] | None = None,
-                   newer_citations: str = "error") -> Any:
+                   newer_citations: str = "error", features: str | None = None) -> Any:
     """The one scaffold of the fit commands: data -> fit -> report -> save.
 
     Passes the dataset's publication times (``ds.time_column``) to a model whose ``fit``
@@ -657,7 +688,7 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
     from topiclink.experiments.runner import fit_model
 
     requires = tuple(getattr(model, "fit_requires", ("X",)))
-    data = prepare_fit_data(ds, requires, holdout=holdout, seed=seed)
+    data = prepare_fit_data(ds, requires, holdout=holdout, seed=seed, features=features)
     if data.corpus is not None:
         check_model_size(getattr(model, "n_topics", None), data.corpus.n_docs,
                          data.corpus.n_words, what=f" on {data.corpus.n_docs} documents x "
@@ -675,6 +706,9 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
             fit_model(model, data.corpus, links=data.links, y=data.labels,
                       tensor=data.tensor, features=data.features, **options)
         except ValueError as exc:  # name the option, not the Python argument
+            hinted = _features_hint(exc, data.features)
+            if hinted != str(exc):
+                raise fail(hinted) from None
             if "newer_citations=" not in str(exc):
                 raise
             raise ValueError(str(exc).replace("pass newer_citations='drop'", "give "

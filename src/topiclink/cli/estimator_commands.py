@@ -73,7 +73,7 @@ RESERVED = frozenset({
     "--dataset", "-d", "--data", "--input", "-i", "--vocab", "--seed", "--param", "-p",
     "--holdout", "--out", "-o", "--force", "-f", "--checkpoint", "--checkpoint-every",
     "--verbose", "-v", "--quiet", "-q", "--help", "--help-all", "--model", "-m",
-    "--jobs", "-j", "--scheduler", "--shards"})
+    "--jobs", "-j", "--scheduler", "--shards", "--features"})
 
 
 def glossary_symbol_flags() -> dict[str, str]:
@@ -356,6 +356,7 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
 
     options, left = estimator_options(cls)
     generic = _generic_options(cls, options)
+    from topiclink.cli.fit import FeaturesOpt
     from topiclink.cli.fit import HoldoutOpt as holdout
     from topiclink.cli.fit import OutOpt as out
 
@@ -369,6 +370,8 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
         ("out", out, None), ("force", ForceOpt, False), ("checkpoint", CheckpointOpt, None),
         ("checkpoint_every", CheckpointEveryOpt, "5min"), ("verbose", VerboseOpt, True)]
     triples = "tensor" in tuple(getattr(cls, "fit_requires", ()))
+    if "features" in tuple(getattr(cls, "fit_requires", ())):
+        scaffold.insert(4, ("features", FeaturesOpt, None))
     if triples:     # a knowledge graph's train triples: no documents, texts or holdout
         scaffold = [entry for entry in scaffold
                     if entry[0] not in ("input_file", "vocab", "holdout")]

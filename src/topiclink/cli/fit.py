@@ -135,6 +135,9 @@ OutOpt = Annotated[Path | None, typer.Option(
     help="The model file to write (.npz).", show_default=False)]
 HoldoutOpt = Annotated[float, typer.Option(
     help="Share of the documents held out and scored.")]
+FeaturesOpt = Annotated[str | None, typer.Option(
+    "--features", help="The metadata columns used as document features, comma-separated "
+    "(default: every column).", show_default=False)]
 
 
 def _checked(model: Any, out: Path | None, force: bool, dataset: str | None,
@@ -217,7 +220,8 @@ def fit_registered(cls: type, params: dict[str, Any], *, dataset: str | None,
                    data: Path | None, input_file: Path | None, vocab: Path | None,
                    seed: int, param: list[str] | None, holdout: float, out: Path | None,
                    force: bool, checkpoint: Path | None, checkpoint_every: str,
-                   verbose: bool, source: DocumentSource | None) -> None:
+                   verbose: bool, source: DocumentSource | None,
+                   features: str | None = None) -> None:
     """The body of ``fit model NAME`` and of the generated ``fit NAME`` commands
     (:mod:`topiclink.cli.estimator_commands`): ``params`` and ``--param`` to the
     constructor (with ``--seed`` and ``--verbose`` where it takes them), the data
@@ -254,7 +258,8 @@ def fit_registered(cls: type, params: dict[str, Any], *, dataset: str | None,
                    directed=bool(getattr(cls, "directed_links", False)), source=source,
                    needs_links="links" in tuple(getattr(model, "fit_requires", ())))
     fit_and_report(model, ds, out, holdout=holdout, seed=seed, checkpoint=ckpt,
-                   newer_citations=source.newer_citations if source else "error")
+                   newer_citations=source.newer_citations if source else "error",
+                   features=features)
 
 
 def fit_triples(model: Any, ds: Any, out: Path | None, ckpt: dict[str, Any]) -> None:
