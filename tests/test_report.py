@@ -231,6 +231,20 @@ def test_entities_view_tails_intervals_and_truth(reports, data):
         -model.factor_weights_, kind="stable").tolist()
 
 
+def test_entities_table_lists_active_factors_with_shares():
+    from topiclink.report.sections import _entities
+
+    factors = [{"factor": 1, "weight": 0.7, "entities": ["a", "b"], "loadings": [0.0042, 1e-5]},
+               {"factor": 0, "weight": 0.295, "entities": ["c"], "loadings": [0.5]},
+               {"factor": 2, "weight": 0.005, "entities": ["d"], "loadings": [0.9]}]
+    view = {"n_factors": 3, "matrices": [np.eye(3).tolist()], "relations": ["r"],
+            "factors": factors, "queries": {"note": None}, "interval_note": None}
+    body = _entities({"views": {"entities": view}}).html
+    assert "a (0.42%), b (0.001%)" in body and "c (50%)" in body
+    assert "d (" not in body                       # 0.5 % of the weight: not listed
+    assert "1 of the 3 factors carry under 1% of the weight" in body
+
+
 def test_covariate_views(reports, data):
     ktm = reports["KTM"][1].data["views"]["covariate"]
     assert ktm["empirical"] is not None and ktm["model"] is None

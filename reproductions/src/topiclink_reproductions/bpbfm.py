@@ -15,8 +15,9 @@ models of one cell share their seed):
     ``predict_proba`` over the held-out entries (label: the entry is a true triple).
 
 ``kg``
-    What knowledge-graph users expect: fit on the train triples (the valid and test
-    triples are *held out*, not observed zeros), then for every test triple (h, r, t) rank
+    What knowledge-graph users expect: fit on the train triples alone (every other cell,
+    the valid and test triples included, is a zero to the model, as it is to a user who
+    trains on ``train.txt``: :func:`kg_task`), then for every test triple (h, r, t) rank
     t among all entities by ``score_tails(h, r)`` (tail prediction) and h by
     ``score_heads(r, t)`` (head prediction) in the *filtered* setting (every other entity
     forming a true triple of train, valid or test is removed from the ranking); ties at
@@ -242,9 +243,9 @@ def paper_folds(full: RelationalTensor, folds: Iterable[int], fraction: float = 
 
 @dataclass
 class KGTask:
-    """The kg protocol's data: the training tensor (valid and test triples held out), the
-    test triples and every known true triple (for the filter) as sparse indicator
-    matrices ``tails_of[r * N + h, t]`` and ``heads_of[r * N + t, h]``."""
+    """The kg protocol's data: the training tensor (the train triples; every other cell a
+    zero), the test triples and every known true triple (for the filter) as sparse
+    indicator matrices ``tails_of[r * N + h, t]`` and ``heads_of[r * N + t, h]``."""
 
     train: RelationalTensor
     test: np.ndarray           # (n, 3) head, relation, tail

@@ -616,6 +616,46 @@ def check_usable_links(ds: Dataset, links: Any, n_docs: int) -> None:
                    "documents; a relational model needs the links")
 
 
+@dataclass
+class FitClock:
+    """Wall seconds of a fit, with the part spent compiling Numba kernels apart: a first
+    fit on a machine compiles them (tens of seconds; cached on disk after), which is not
+    the model's training time."""
+
+    total: float = 0.0
+    compiling: float = 0.0
+
+    @property
+    def training(self) -> float:
+        return max(self.total - self.compiling, 0.0)
+
+    def describe(self) -> str:
+        """``trained in 17.6 s`` (``+ 22.4 s compiling ...`` when kernels were compiled)."""
+        text = f"trained in {self.training:.1f} s"
+        if self.compiling >= 0.05:
+            text += (f" (+ {self.compiling:.1f} s compiling Numba kernels on first use; "
+                     "cached for the next runs)")
+        return text
+
+
+@contextlib.contextmanager
+def fit_clock() -> Iterator[FitClock]:
+    """Time the block; Numba's ``numba:compile`` events give the compilation time."""
+    from numba.core import event
+
+    clock = FitClock()
+
+    def compiled(seconds: float) -> None:
+        clock.compiling = seconds
+
+    t0 = time.perf_counter()
+    try:
+        with event.install_timer("numba:compile", compiled):
+            yield clock
+    finally:
+        clock.total = time.perf_counter() - t0
+
+
 def _fit_details(model: Any, data: FitData, seconds: float) -> list[str]:
     details = []
     n_iter = getattr(model, "n_iter_", None)
@@ -701,10 +741,10 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
             typer.secho(f"note: {type(model).__name__} does not use publication times; "
                         "--time-column was read but not used", err=True)
     with reported_errors():
-        t0 = time.perf_counter()
         try:
-            fit_model(model, data.corpus, links=data.links, y=data.labels,
-                      tensor=data.tensor, features=data.features, **options)
+            with fit_clock() as clock:
+                fit_model(model, data.corpus, links=data.links, y=data.labels,
+                          tensor=data.tensor, features=data.features, **options)
         except ValueError as exc:  # name the option, not the Python argument
             hinted = _features_hint(exc, data.features)
             if hinted != str(exc):
@@ -713,7 +753,6 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
                 raise
             raise ValueError(str(exc).replace("pass newer_citations='drop'", "give "
                                               "--newer-citations drop")) from None
-        seconds = time.perf_counter() - t0
         if ds.analyzer is not None and hasattr(model, "set_analyzer"):
             model.set_analyzer(ds.analyzer)
     path = None
@@ -724,8 +763,8 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
             raise fail(f"could not write the model to {out}: {exception_message(exc)}") from None
     if hasattr(model, "summary"):
         typer.echo(model.summary())
-    details = _fit_details(model, data, seconds)
-    typer.echo(f"trained in {seconds:.1f} s" + (f" ({', '.join(details)})" if details else ""))
+    details = _fit_details(model, data, clock.training)
+    typer.echo(clock.describe() + (f" ({', '.join(details)})" if details else ""))
     test = ds.test
     if (test is not None and test.corpus is not None and test.labels is not None
             and hasattr(model, "predict") and hasattr(model, "classes_")):

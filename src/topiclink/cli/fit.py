@@ -20,7 +20,6 @@ family declares its command's name, short flags and defaults in its own folder).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,6 +40,7 @@ from topiclink.cli.common import (
     check_out_file,
     checkpoint_options,
     fit_and_report,
+    fit_clock,
     load_data,
     parse_params,
     require_data,
@@ -276,9 +276,8 @@ def fit_triples(model: Any, ds: Any, out: Path | None, ckpt: dict[str, Any]) -> 
                    f"{', '.join(ds.tensor)})")
     train = ds.tensor["train"]
     with reported_errors():
-        t0 = time.perf_counter()
-        model.fit(train, **ckpt)
-        seconds = time.perf_counter() - t0
+        with fit_clock() as clock:
+            model.fit(train, **ckpt)
     path = None
     if out is not None:
         try:
@@ -289,7 +288,7 @@ def fit_triples(model: Any, ds: Any, out: Path | None, ckpt: dict[str, Any]) -> 
     typer.echo(model.summary())
     others = ", ".join(f"{t.n_entries} {name}" for name, t in ds.tensor.items()
                        if name != "train" and t.n_entries)
-    typer.echo(f"trained in {seconds:.1f} s on {ds.name!r}: {train.n_entries} train triples"
+    typer.echo(f"{clock.describe()} on {ds.name!r}: {train.n_entries} train triples"
                + (f" (not used: {others} triples)" if others else ""))
     if path is not None:
         typer.echo(f"model written to {path}")

@@ -18,6 +18,10 @@ from topiclink.report import figures
 
 __all__ = ["Section", "build_sections", "SECTION_TITLES"]
 
+#: the weight share above which a BPBFM factor counts as active (as the model's
+#: ``n_active_factors_``)
+ACTIVE_FACTOR_WEIGHT = 0.01
+
 SECTION_TITLES = {"summary": "Model", "topics": "Topics", "documents": "Documents",
                   "relational": "Links", "visibility": "Visibility",
                   "supervised": "Labels", "entities": "Entities and relations",
@@ -195,15 +199,22 @@ def _entities(data: dict[str, Any]) -> Section:
                           name="relation-matrix",
                           title=f"relation matrix of {e['relations'][0]}",
                           x_title="factor of the tail", y_title="factor of the head")
+    # a factor's loadings sum to 1 over the entities: shown as shares of the factor;
+    # factors with under 1 % of the weight (the model's inactive ones) are counted only
+    active = [f for f in e["factors"] if f["weight"] > ACTIVE_FACTOR_WEIGHT]
     rows = "".join(
         f"<tr><td>{f['factor']}</td><td>{100 * f['weight']:.1f}%</td><td>"
-        + escape(", ".join(f"{n} ({w:.3f})" for n, w in zip(f["entities"], f["loadings"],
-                                                           strict=True)))
-        + "</td></tr>" for f in e["factors"])
+        + escape(", ".join(f"{n} ({100 * w:.2g}%)" for n, w in zip(
+            f["entities"], f["loadings"], strict=True)))
+        + "</td></tr>" for f in active)
+    inactive = len(e["factors"]) - len(active)
+    inactive_note = _note(f"{inactive} of the {len(e['factors'])} factors carry under "
+                          f"{100 * ACTIVE_FACTOR_WEIGHT:.0f}% of the weight each and are "
+                          "not listed" if inactive else None)
     body = ('<label>relation <select id="relation-select"></select></label>'
             "{{figure:relation-matrix}}<h3>Entities of each factor</h3>"
-            '<table class="docs"><tr><th>factor</th><th>weight</th><th>top entities '
-            f"(loading)</th></tr>{rows}</table><h3>Predicted tails</h3>"
+            f'{inactive_note}<table class="docs"><tr><th>factor</th><th>weight</th><th>top '
+            f"entities (share of the factor)</th></tr>{rows}</table><h3>Predicted tails</h3>"
             f'{_note(e["queries"]["note"])}{_note(e["interval_note"])}'
             '<label>head <input id="head-input" list="head-list" size="30"></label>'
             '<datalist id="head-list"></datalist> <label>relation <select '
