@@ -76,6 +76,9 @@ def test_messages_speak_the_command_line():
         "cites a newer one; pass newer_citations='drop' to drop such citations or 'keep' "
         "to keep them as links")
     assert "--id-rule 'zero-pad:7'" in cli_wording("pass normalize_ids='zero-pad:7'")
+    assert cli_wording("x.rda: the file holds 2 objects (a, b); pass name=") == (
+        "x.rda: the file holds 2 objects (a, b); the command line reads a folder or file "
+        "with one of them (in Python: name=)")
     result = runner.invoke(app, ["fit", "lda", "--dataset", "linqs", "-k", "2", "-n", "1",
                                  "--quiet"])
     assert result.exit_code == 1

@@ -175,6 +175,7 @@ def test_times_are_passed_to_lmv_and_a_newer_citation_is_named(tmp_path):
     result = runner.invoke(app, ["fit", "lmv", *args])
     assert result.exit_code == 1
     assert "newer" in _error_line(result) and "--newer-citations drop" in _error_line(result)
+    assert "keep" not in _error_line(result)      # no such choice on the command line
     result = runner.invoke(app, ["fit", "lmv", *args, "--newer-citations", "drop"])
     assert result.exit_code == 0, result.output
     # the times follow the documents through a held-out split

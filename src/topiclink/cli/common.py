@@ -745,14 +745,11 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
             with fit_clock() as clock:
                 fit_model(model, data.corpus, links=data.links, y=data.labels,
                           tensor=data.tensor, features=data.features, **options)
-        except ValueError as exc:  # name the option, not the Python argument
+        except ValueError as exc:  # the Python wording is translated by errors.WORDING
             hinted = _features_hint(exc, data.features)
             if hinted != str(exc):
                 raise fail(hinted) from None
-            if "newer_citations=" not in str(exc):
-                raise
-            raise ValueError(str(exc).replace("pass newer_citations='drop'", "give "
-                                              "--newer-citations drop")) from None
+            raise
         if ds.analyzer is not None and hasattr(model, "set_analyzer"):
             model.set_analyzer(ds.analyzer)
     path = None

@@ -60,6 +60,9 @@ WORDING: list[tuple[str, str]] = [
      "raise --iterations, or set a looser --tol"),
     ("of max_iter=", "of --iterations "),
     ("max_iter reached before the tolerance", "the iterations ran out before the tolerance"),
+    # a folder of several UCI docword files, an R save file of several objects
+    ("); pass name=", "); the command line reads a folder or file with one of them (in "
+     "Python: name=)"),
 ]
 
 
