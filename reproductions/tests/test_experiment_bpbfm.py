@@ -439,3 +439,27 @@ def test_cli_burn_in_defaults_to_half_the_iterations(tmp_path):
     assert len(pd.read_csv(tmp_path / "a" / "bpbfm_results.csv")) == 2
     res = CliRunner().invoke(app, [*args, "--burn-in", "6", "--out", str(tmp_path / "b")])
     assert res.exit_code != 0 and "--burn-in must be in [0, --iterations), got 6" in res.output
+
+
+def test_each_protocol_has_its_own_default_folds_and_models(shared_datasets):
+    """The paper protocol: its 10 folds of BPBFM-1 and BPBFM-2; kg: one fit of the EM
+    models on the data set's split (a fold there only repeats the fit)."""
+    runner = CliRunner()
+    result = runner.invoke(app, ["experiment", "bpbfm", "--dataset", "umls", "--topics", "3",
+                                 "--plan"])
+    assert result.exit_code == 0, result.output
+    cells = [line for line in result.output.splitlines() if line.startswith("cell ")]
+    paper = [c for c in cells if "protocol=paper" in c]
+    kg = [c for c in cells if "protocol=kg" in c]
+    assert len(paper) == 10 * 2 and {c.split("model=")[1].split()[0] for c in paper} == {
+        "BPBFM-1", "BPBFM-2"}
+    assert [c.split("model=")[1].split()[0] for c in kg] == ["BPBFM-1-EM", "BPBFM-DC-EM"]
+    assert all("fold=0" in c for c in kg)
+    given = runner.invoke(app, ["experiment", "bpbfm", "--dataset", "umls", "--topics", "3",
+                                "--folds", "2", "--models", "BPBFM-1-scaled", "--plan"])
+    assert given.exit_code == 0, given.output
+    cells = [line for line in given.output.splitlines() if line.startswith("cell ")]
+    assert len(cells) == 2 * 2 and all("model=BPBFM-1-scaled" in c for c in cells)
+    refused = runner.invoke(app, ["experiment", "bpbfm", "--dataset", "umls", "--topics",
+                                  "3", "--only-folds", "3", "--plan"])
+    assert refused.exit_code != 0 and "not in [0, 1) of the kg protocol" in refused.output

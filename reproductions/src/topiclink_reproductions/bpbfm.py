@@ -77,7 +77,8 @@ from topiclink.metrics.ranking import filtered_ranks, metrics_by_side
 from topiclink_reproductions.claims import check_claims, claim_lines
 from topiclink_reproductions.spec import PaperSpec, load_paper
 
-__all__ = ["PAPER", "MODEL_NAMES", "PROTOCOLS", "BPBFMSettings", "PaperFold", "KGTask",
+__all__ = ["PAPER", "MODEL_NAMES", "KG_MODEL_NAMES", "KG_FOLDS", "PROTOCOLS",
+           "BPBFMSettings", "PaperFold", "KGTask",
            "tensor_model_names", "check_models", "union_tensor", "paper_folds", "kg_task",
            "current_proba", "HeldoutTrajectory", "evaluate_paper", "evaluate_kg", "kg_chunk",
            "kg_ranks", "peak_rss_mb", "check_paper_protocol",
@@ -90,6 +91,11 @@ logger = logging.getLogger(__name__)
 PAPER: PaperSpec = load_paper("bpbfm")
 #: the paper's models (the protocols also run any other tensor model of the runner)
 MODEL_NAMES: tuple[str, ...] = PAPER.model_names
+#: the kg protocol's default models: MAP-EM, faster and better than the Gibbs chains on
+#: every graph measured (docs/results-knowledge-graphs.md), and its default folds: one, as
+#: the data set's split is fixed (more folds repeat the fit with other seeds)
+KG_MODEL_NAMES: tuple[str, ...] = ("BPBFM-1-EM", "BPBFM-DC-EM")
+KG_FOLDS = 1
 PROTOCOLS: tuple[str, ...] = tuple(PAPER.split.get("protocols"))
 #: keyword of the number of latent factors, first one a model accepts (the glossary's
 #: n_topics; the others for models from outside topiclink, e.g. scikit-learn's n_components)
@@ -569,6 +575,8 @@ def run_bpbfm_experiment(dataset: Any, *, models: Sequence[str] = MODEL_NAMES,
                          folds: int = PAPER.split.get("folds"),
                          only_folds: Sequence[int] | None = None, workers: int = 1,
                          seed: int = 0, settings: BPBFMSettings | None = None,
+                         kg_models: Sequence[str] | None = None,
+                         kg_folds: int | None = None,
                          out: str | Path | None = None,
                          on_row: Callable[[dict[str, Any]], None] | None = None
                          ) -> pd.DataFrame:
@@ -584,6 +592,9 @@ def run_bpbfm_experiment(dataset: Any, *, models: Sequence[str] = MODEL_NAMES,
     folds : folds of the paper protocol (independent 10 % draws); in the kg protocol the
         fold index is a repetition (another seed) on the data set's split.
     only_folds : run only these fold indices.
+    kg_models, kg_folds : the kg protocol's own models and folds (default: ``models`` and
+        ``folds``; the command line's defaults are :data:`KG_MODEL_NAMES` and
+        :data:`KG_FOLDS`).
     workers : fits run at once in separate processes (rows do not depend on it).
     seed : the run's seed (held-out draws; each cell's seed from protocol, fold and K).
     settings : :class:`BPBFMSettings`.
@@ -613,14 +624,23 @@ def run_bpbfm_experiment(dataset: Any, *, models: Sequence[str] = MODEL_NAMES,
         raise ValueError("no protocol given")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 1:
-        raise ValueError(f"folds must be >= 1, got {folds}")
+    kg_folds = folds if kg_folds is None else kg_folds
+    kg_names = names if kg_models is None else check_models(kg_models)
+    for n in (folds, kg_folds):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"folds must be >= 1, got {n}")
     settings = settings or BPBFMSettings()
     ds_name, splits = _as_splits(dataset)
-    chosen = list(range(folds)) if only_folds is None else [int(f) for f in only_folds]
-    for f in chosen:
-        if not 0 <= f < folds:
-            raise ValueError(f"fold {f} is not in [0, {folds})")
+    chosen_of = {}
+    for protocol, n in (("paper", folds), ("kg", kg_folds)):
+        chosen_of[protocol] = (list(range(n)) if only_folds is None
+                               else [int(f) for f in only_folds])
+        for f in chosen_of[protocol] if protocol in protocols else []:
+            if not 0 <= f < n:
+                raise ValueError(f"fold {f} is not in [0, {n}) of the {protocol} protocol"
+                                 + ("; give --folds, or --protocol paper" if protocol == "kg"
+                                    else ""))
+    chosen = chosen_of["paper"]
     paper: dict[int, PaperFold] = {}
     if "paper" in protocols:
         full = union_tensor(splits)
@@ -628,8 +648,9 @@ def run_bpbfm_experiment(dataset: Any, *, models: Sequence[str] = MODEL_NAMES,
         paper = paper_folds(full, chosen, settings.holdout_fraction, seed)
     task = kg_task(splits) if "kg" in protocols else None
     first = min(chosen) if chosen else None
-    cells = grid({"protocol": protocols, "fold": chosen, "K": [int(k) for k in topics],
-                  "model": names})
+    cells = [cell for protocol in protocols for cell in grid(
+        {"protocol": [protocol], "fold": chosen_of[protocol], "K": [int(k) for k in topics],
+         "model": names if protocol == "paper" else kg_names})]
     out_dir = None if out is None else Path(out)
     sink = CSVRows(None if out_dir is None else out_dir / "bpbfm_results.csv")
     trajectory: list[dict[str, Any]] = []
@@ -791,17 +812,24 @@ class BPBFMOptions:
         "AUC-PR; refused where those entries do not fit in memory, e.g. FB15k-237), kg "
         "(the data set's test triples, filtered MRR and Hits@1/3/10 for head and tail "
         "prediction, ties at the mean rank; sparse, in bounded memory) or both.")
-    folds: int = option(PAPER.split.get("folds"), help="Folds of the paper protocol "
-                        "(independent random 10 % draws); in the kg protocol each fold is "
-                        "a repetition with another seed.")
+    folds: int | None = option(None, help="Folds of the paper protocol (independent "
+                               f"random 10 % draws; default {PAPER.split.get('folds')}, the "
+                               "paper's); in the kg protocol each fold is a repetition "
+                               f"with another seed (default {KG_FOLDS}: the data set's "
+                               "split is fixed).")
     only_folds: str | None = shared("only_folds")
     topics: str = option(PAPER.joined(PAPER.axis("K")),
                          help="Values of K (latent factors), comma-separated.")
-    models: str = option(",".join(MODEL_NAMES), help="Comma-separated: BPBFM-1, BPBFM-2 (or any "
-                         "tensor model's name, e.g. BPBFM-1-online; RESCAL, DistMult, "
-                         "ComplEx with topiclink[bench]).")
+    models: str | None = option(None, help="Comma-separated tensor model names: BPBFM-1, "
+                                "BPBFM-2, BPBFM-1-scaled, BPBFM-1-online, BPBFM-1-EM, "
+                                "BPBFM-DC-EM, ... (RESCAL, DistMult, ComplEx with "
+                                f"topiclink[bench]); default {','.join(MODEL_NAMES)} "
+                                f"(the paper's) for the paper protocol, "
+                                f"{','.join(KG_MODEL_NAMES)} for kg.")
     iterations: int = option(PAPER.settings["max_iter"], "--iterations", "-n",
-                             help="Gibbs iterations.")
+                             help="Gibbs sweeps of the Gibbs models; at most this many "
+                             "iterations of the EM models (they stop earlier at their "
+                             "tolerance).")
     burn_in: int | None = option(None, "--burn-in", help="Iterations before samples are "
                                  "kept for prediction (default: half of --iterations).")
     thinning: int = option(PAPER.settings["thinning"],
@@ -829,13 +857,19 @@ def _check(o: BPBFMOptions, ui: Session) -> dict[str, Any]:
     from topiclink_reproductions.peers.pykeen import register_pykeen_peers
 
     register_pykeen_peers()     # RESCAL, DistMult, ComplEx where PyKEEN is installed
-    names = ui.names(o.models, tensor_model_names())
+    known = tensor_model_names()
+    names = ui.names(o.models or ",".join(MODEL_NAMES), known)
+    kg_names = names if o.models else ui.names(",".join(KG_MODEL_NAMES), known)
+    folds = PAPER.split.get("folds") if o.folds is None else o.folds
+    kg_folds = KG_FOLDS if o.folds is None else o.folds
     ui.check(o.protocol in (*PROTOCOLS, "both"),
              f"--protocol must be paper, kg or both, got {o.protocol!r}")
     k_values = ui.int_list(o.topics, "--topics", minimum=2)
     ui.check_model_size(max(k_values))
-    ui.check(o.folds >= 1, f"--folds must be >= 1, got {o.folds}")
-    chosen = (ui.int_list(o.only_folds, "--only-folds", 0, o.folds - 1)
+    ui.check(folds >= 1, f"--folds must be >= 1, got {folds}")
+    protocols = list(PROTOCOLS) if o.protocol == "both" else [o.protocol]
+    most = max(folds if p == "paper" else kg_folds for p in protocols)
+    chosen = (ui.int_list(o.only_folds, "--only-folds", 0, most - 1)
               if o.only_folds is not None else None)
     ui.check(o.iterations >= 1, f"--iterations must be >= 1, got {o.iterations}")
     burn_in = o.iterations // 2 if o.burn_in is None else o.burn_in
@@ -852,8 +886,8 @@ def _check(o: BPBFMOptions, ui: Session) -> dict[str, Any]:
     settings = BPBFMSettings(max_iter=o.iterations, burn_in=burn_in, thinning=o.thinning,
                              n_jobs=o.n_jobs, holdout_fraction=o.fraction,
                              trajectory_every=o.trajectory_every)
-    return {"models": names, "topics": k_values, "folds": o.folds, "only_folds": chosen,
-            "protocols": list(PROTOCOLS) if o.protocol == "both" else [o.protocol],
+    return {"models": names, "topics": k_values, "folds": folds, "only_folds": chosen,
+            "kg_models": kg_names, "kg_folds": kg_folds, "protocols": protocols,
             "workers": o.workers, "seed": o.seed, "settings": settings, "out": o.out}
 
 

@@ -708,6 +708,14 @@ def _run(plan: _Plan, prepared: SOTUData, ui: Session) -> KTMResult:
                               out=plan.options.out, on_model=show)
 
 
+def _cells(plan: _Plan, prepared: SOTUData) -> list[dict[str, Any]]:
+    """The fits of the run, for ``--plan`` (the run fits outside ``run_grid``): one per
+    model that can run here."""
+    s = prepared.settings
+    return [{"model": name, "K": s.n_topics, "iterations": s.max_iter}
+            for name in plan.names if _why_unavailable(name) is None]
+
+
 def _report(plan: _Plan, prepared: SOTUData, result: KTMResult, ui: Session) -> None:
     """The summary printed (the files are written by the run)."""
     out = plan.options.out
@@ -718,7 +726,7 @@ def _report(plan: _Plan, prepared: SOTUData, result: KTMResult, ui: Session) -> 
 
 SPEC = register_protocol(ProtocolSpec(
     name="ktm", options=KTMOptions, choose=_choose, check=_check, load=_load, run=_run,
-    report=_report,
+    report=_report, cells=_cells,
     help="The kernel topic model paper's experiments.  --kernel sotu (default data: "
          "sotu): training perplexity against iteration, held-out perplexity by document "
          "completion, time per iteration, topics over time (LDA, DMR, tomotopy GDMR, "

@@ -474,6 +474,13 @@ def _run(plan: _Plan, prepared: GraphData, ui: Session) -> GraphKTMResult:
                                     out=plan.options.out, on_model=show)
 
 
+def _cells(plan: _Plan, prepared: GraphData) -> list[dict[str, Any]]:
+    """The fits of the run, for ``--plan`` (the run fits outside ``run_grid``)."""
+    s = prepared.settings
+    return [{"model": name, "K": s.n_topics, "iterations": s.max_iter}
+            for name in plan.names]
+
+
 def _report(plan: _Plan, prepared: GraphData, result: GraphKTMResult, ui: Session) -> None:
     """The summary printed (the files are written by the run)."""
     out = plan.options.out
@@ -486,5 +493,6 @@ def _report(plan: _Plan, prepared: GraphData, result: GraphKTMResult, ui: Sessio
 #: it with the options of :class:`topiclink_reproductions.ktm.KTMOptions`
 SPEC = register_protocol(ProtocolSpec(
     name="ktm-graph", options=None, check=_check, load=_load, run=_run, report=_report,
+    cells=_cells,
     help="Topics on a graph: KTM with the shortest-path kernel vs LDA vs KTM with a "
          "constant kernel on a connected subgraph."))

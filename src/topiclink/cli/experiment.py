@@ -4,7 +4,8 @@ One command per registered protocol (:mod:`topiclink.experiments.registry`), gen
 when it is asked for: its options come from the fields of the protocol's options
 dataclass (type, default, flags, help; the shared ones from
 :mod:`topiclink.cli.common`), ``--checkpoint-dir`` / ``--checkpoint-every`` are added
-(:func:`checkpointable`), and the body is the one runner,
+(:func:`checkpointable`), so is ``--plan`` (the cells listed, the data read and checked,
+nothing fitted), and the body is the one runner,
 :func:`~topiclink.experiments.registry.run_protocol`, with :class:`CLISession` (this
 command line's checks, one-line errors and data loading).  Nothing here is specific to a
 protocol; the protocols come from installed distributions (entry points, e.g. the
@@ -61,7 +62,13 @@ SHARED: dict[str, Any] = {"dataset": DatasetOpt, "data": DataDirOpt, "workers": 
                           "verbose": VerboseOpt}
 
 #: options that change neither a cell's row nor which cells there are
-_NOT_SETTINGS = frozenset({"verbose", "workers", "force", "out", "n_jobs"})
+_NOT_SETTINGS = frozenset({"verbose", "workers", "force", "out", "n_jobs", "plan"})
+
+PlanOpt = Annotated[bool, typer.Option(
+    "--plan", show_default=False,
+    help="Do everything a run does before fitting (read and check the data, work out the "
+    "grid), print one line per cell and which are finished in --checkpoint-dir or --out, "
+    "and exit without fitting or writing results.")]
 
 
 def checkpointable(command: Callable[..., None]) -> Callable[..., None]:
@@ -77,6 +84,7 @@ def checkpointable(command: Callable[..., None]) -> Callable[..., None]:
                 checkpoint_every: str = "5min", **kwargs: Any) -> None:
         if checkpoint_dir is None:
             return command(*args, **kwargs)
+        planning = bool(kwargs.get("plan"))
         from topiclink.estimators.checkpoint import checkpoint_folder, parse_every
         from topiclink.experiments.grid_checkpoint import grid_checkpoint
 
@@ -95,11 +103,13 @@ def checkpointable(command: Callable[..., None]) -> Callable[..., None]:
         with contextlib.ExitStack() as stack:
             with reported_errors():
                 stack.enter_context(grid_checkpoint(checkpoint_dir, settings,
-                                                    checkpoint_every))
-                stack.enter_context(checkpoint_folder(checkpoint_dir / "fits",
-                                                      checkpoint_every))
+                                                    checkpoint_every, readonly=planning))
+                if not planning:
+                    stack.enter_context(checkpoint_folder(checkpoint_dir / "fits",
+                                                          checkpoint_every))
             if resuming:
-                typer.echo(f"resuming from {checkpoint_dir}")
+                typer.echo(f"{'a run resumes' if planning else 'resuming'} from "
+                           f"{checkpoint_dir}")
             return command(*bound.args, **bound.kwargs)
 
     signature = inspect.signature(command, eval_str=True)
@@ -202,7 +212,8 @@ def protocol_command(spec: ProtocolSpec) -> Callable[..., None]:
     """The typer command function of a protocol: the fields of ``spec.options`` as its
     options (the ``--documents`` options where the dataclass has a
     :func:`~topiclink.experiments.registry.documents` field, and the checkpoint
-    options), and :func:`~topiclink.experiments.registry.run_protocol` as its body."""
+    options, and ``--plan``), and :func:`~topiclink.experiments.registry.run_protocol` as
+    its body."""
     from topiclink.experiments.registry import option_fields, run_protocol
 
     if spec.options is None:
@@ -210,8 +221,8 @@ def protocol_command(spec: ProtocolSpec) -> Callable[..., None]:
     options_class = spec.options
     fields = option_fields(options_class)
 
-    def body(**values: Any) -> None:
-        run_protocol(spec, options_class(**values), CLISession())
+    def body(plan: bool = False, **values: Any) -> None:
+        run_protocol(spec, options_class(**values), CLISession(), plan=plan)
 
     params, annotations = [], {}
     for field, info, kind in fields:
@@ -223,6 +234,10 @@ def protocol_command(spec: ProtocolSpec) -> Callable[..., None]:
         params.append(inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY,
                                         default=field.default, annotation=annotation))
         annotations[field.name] = annotation
+    position = next((i for i, p in enumerate(params) if p.name == "verbose"), len(params))
+    params.insert(position, inspect.Parameter("plan", inspect.Parameter.KEYWORD_ONLY,
+                                              default=False, annotation=PlanOpt))
+    annotations["plan"] = PlanOpt
     body.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     body.__annotations__ = annotations
     body.__name__ = body.__qualname__ = str(spec.checkpoint_name)

@@ -290,6 +290,18 @@ def fit_triples(model: Any, ds: Any, out: Path | None, ckpt: dict[str, Any]) -> 
                        if name != "train" and t.n_entries)
     typer.echo(f"{clock.describe()} on {ds.name!r}: {train.n_entries} train triples"
                + (f" (not used: {others} triples)" if others else ""))
+    valid = ds.tensor.get("valid")
+    if valid is not None and valid.n_entries:
+        from topiclink.experiments.evaluation import evaluate_triples
+
+        with reported_errors():
+            table = evaluate_triples(model, ds, "valid")
+        value = {(m, q): v for m, q, v in zip(table["metric"], table["queries"],
+                                              table["value"], strict=True)}
+        typer.echo(f"valid triples ({valid.n_entries}): filtered MRR "
+                   f"{value['mrr', 'both']:.3f} (tails {value['mrr', 'tail']:.3f}, heads "
+                   f"{value['mrr', 'head']:.3f}), Hits@10 {value['hits_at_10', 'both']:.3f}"
+                   "; the test triples: topiclink evaluate")
     if path is not None:
         typer.echo(f"model written to {path}")
     else:

@@ -139,6 +139,15 @@ class Estimator(BaseEstimator):
                                 f"known: {FIT_INPUTS}")
 
     # ------------------------------------------------------------------ parameters
+    def _store_params(self, arguments: dict[str, Any]) -> None:
+        """Store every argument of ``__init__`` under its own name, unchanged (what
+        scikit-learn's ``get_params`` and ``clone`` read; ``__init__`` does nothing else,
+        the checks run in ``fit``).  The first statement of ``__init__``:
+        ``self._store_params(locals())``."""
+        for name, value in arguments.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
+
     @classmethod
     def parameter_constraints(cls) -> dict[str, list[Constraint]]:
         """The declared constraints of every parameter, merged over the hierarchy."""

@@ -183,14 +183,17 @@ class TopicsMixin:
         """The ``n`` top words of every topic, best first: by term-score (default: a
         topic's probability of the word against its geometric mean over the topics, so
         words frequent everywhere -- "paper", "states", "united" -- give way to the words
-        that set the topic apart; Blei & Lafferty 2009, the LMV paper's labels) or by
-        probability (``by="probability"``)."""
+        that set the topic apart; Blei & Lafferty 2009, the LMV paper's labels), by
+        probability (``by="probability"``), or as R's ``stm`` labels them: FREX
+        (``by="frex"``, frequent *and* exclusive) or lift (``by="lift"``, against the
+        word's corpus frequency; :mod:`topiclink.estimators.topic_display`)."""
         from topiclink.estimators.topic_display import top_word_indices
 
         self._check_fitted()
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise ValueError(f"top_words: n must be an integer >= 1, got {n!r}")
-        order = top_word_indices(np.asarray(self.components_), n, by)
+        order = top_word_indices(np.asarray(self.components_), n, by,
+                                 weights=getattr(self, "topic_weights_", None))
         return [[str(self.vocabulary_[j]) for j in row] for row in order]
 
     def summary(self, n_words: int = 8, *, by: str = "term-score") -> str:
@@ -640,10 +643,17 @@ class EntityFactorsMixin:
     ``predict_proba(heads, relations, tails)`` -> (n,) probabilities of the triples;
     ``score_tails(head, relation)`` / ``score_heads(relation, tail)`` -> a score per
     entity; ``score_tails_batch(heads, relations)`` / ``score_heads_batch(relations,
-    tails)`` -> a row of scores per query.  Hooks: ``_triple_proba(h, r, t)``,
+    tails)`` -> a row of scores per query; ``suggest_tails`` / ``suggest_heads`` -> the
+    top entities of one query as a table; ``model_indices(tensor)`` -> a tensor's triples
+    as the model's indices (matched by name).  Hooks: ``_triple_proba(h, r, t)``,
     ``_scores(h, r, t, axis)`` and, optionally, ``_score_rows(a, r, axis)`` (a batch of
     queries at once; the default calls ``_scores`` once per query).
     """
+
+    #: whether ``score_tails`` / ``score_heads`` give the triples' probabilities (those of
+    #: ``predict_proba``; BPBFM: the mean over the kept samples of 1 - exp(-rate)), so the
+    #: suggestions have a probability column
+    _scores_are_probabilities: bool = True
 
     @staticmethod
     def _lookup(values: Any, names: np.ndarray) -> tuple[np.ndarray, list, bool]:
@@ -665,9 +675,13 @@ class EntityFactorsMixin:
         replaces ``what`` after "unknown" (e.g. "name")."""
         if integer:
             return f"{what} index {value!r} is not in [0, {names.size})"
+        import difflib
+
         plural = "relations" if what.startswith("relation") else "entities"
+        close = difflib.get_close_matches(str(value), [str(n) for n in names.tolist()], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         return (f"unknown {label or what} {value!r} (not one of the model's {names.size} "
-                f"{plural}; names are matched as str)")
+                f"{plural}; names are matched as str){hint}")
 
     def _entity_index(self, values: Any, names: np.ndarray, what: str) -> np.ndarray:
         idx, given, integer = self._lookup(values, names)
@@ -735,6 +749,119 @@ class EntityFactorsMixin:
         r = self._one_index(relation, np.asarray(self.relation_names_), "relation")
         t = self._one_index(tail, np.asarray(self.entity_names_), "tail")
         return self._scores(None, r, t, "head")
+
+    def suggest_tails(self, head: Any, relation: Any, top: int = 10, *,
+                      exclude: Any = None) -> pd.DataFrame:
+        """The ``top`` entities most likely the tail of (head, relation, ?), best first.
+
+        Returns a tidy DataFrame: rank (1 = best), entity (the model's index), name,
+        score (that of :meth:`score_tails`) and, where the scores are the triples'
+        probabilities (every BPBFM model: the :meth:`predict_proba` of the triple),
+        probability.  Ranked by score, ties by entity index (a stable sort).
+
+        ``head`` and ``relation`` are a name or an index each (an unknown name is a
+        one-line DataError).  ``exclude``: known triples left out of the suggestions
+        (the filtered setting), a :class:`~topiclink.data.tensor.RelationalTensor`
+        (matched by name where it names its entities and relations) or ``(heads,
+        relations, tails)`` arrays of names or indices; a triple naming an entity or
+        relation the model does not have cannot be suggested and is ignored.  Default
+        None: every entity is a candidate.
+        """
+        self._check_top(top, "suggest_tails")
+        h = self._one_index(head, np.asarray(self.entity_names_), "head")
+        r = self._one_index(relation, np.asarray(self.relation_names_), "relation")
+        scores = self._scores(h, r, None, "tail")
+        return self._suggestions(scores, int(h[0]), int(r[0]), "tail", top, exclude)
+
+    def suggest_heads(self, relation: Any, tail: Any, top: int = 10, *,
+                      exclude: Any = None) -> pd.DataFrame:
+        """The ``top`` entities most likely the head of (?, relation, tail), best first:
+        the table of :meth:`suggest_tails`, scored by :meth:`score_heads` (``exclude``
+        leaves out the heads of its triples with this relation and tail)."""
+        self._check_top(top, "suggest_heads")
+        r = self._one_index(relation, np.asarray(self.relation_names_), "relation")
+        t = self._one_index(tail, np.asarray(self.entity_names_), "tail")
+        scores = self._scores(None, r, t, "head")
+        return self._suggestions(scores, int(t[0]), int(r[0]), "head", top, exclude)
+
+    def _check_top(self, top: Any, call: str) -> None:
+        self._check_fitted()
+        if isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1:
+            raise ValueError(f"{call}: top must be an integer >= 1, got {top!r}")
+
+    def _suggestions(self, scores: np.ndarray, given: int, r: int, axis: str, top: int,
+                     exclude: Any) -> pd.DataFrame:
+        """The table of :meth:`suggest_tails` (``axis="tail"``, ``given`` the head) or
+        :meth:`suggest_heads` (``"head"``, ``given`` the tail) from the query's scores."""
+        names = np.asarray(self.entity_names_)
+        candidate = np.ones(names.size, dtype=bool)
+        if exclude is not None:
+            h, rel, t = self._known_triples(exclude, f"suggest_{axis}s")
+            own, other = (h, t) if axis == "tail" else (t, h)
+            candidate[other[(own == given) & (rel == r)]] = False
+        pool = np.flatnonzero(candidate)
+        chosen = pool[np.argsort(-scores[pool], kind="stable")[:int(top)]]
+        table = {"rank": np.arange(1, chosen.size + 1, dtype=np.int64), "entity": chosen,
+                 "name": names[chosen].astype(str).astype(object),
+                 "score": scores[chosen]}
+        if self._scores_are_probabilities:
+            table["probability"] = scores[chosen]
+        return pd.DataFrame(table)
+
+    def _known_triples(self, exclude: Any, call: str
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``exclude`` of :meth:`suggest_tails` as the model's indices (triples the model
+        cannot name dropped; an index out of range is a one-line DataError)."""
+        from topiclink.data.tensor import RelationalTensor
+
+        if isinstance(exclude, RelationalTensor):
+            h, r, t = self.model_indices(exclude)
+            keep = (h >= 0) & (r >= 0) & (t >= 0)
+            return h[keep], r[keep], t[keep]
+        if not isinstance(exclude, tuple | list) or len(exclude) != 3:
+            raise TypeError(f"{call}: exclude must be a RelationalTensor or (heads, "
+                            f"relations, tails) arrays, got {type(exclude).__name__}"
+                            + ("" if not isinstance(exclude, np.ndarray) else
+                               " (an (n, 3) array of triples: pass tuple(array.T))"))
+        entities = np.asarray(self.entity_names_)
+        parts = zip(("head", "relation", "tail"), exclude,
+                    (entities, np.asarray(self.relation_names_), entities), strict=True)
+        found = []
+        for what, values, names in parts:
+            idx, given, integer = self._lookup(values, names)
+            if integer and (idx < 0).any():
+                bad = given[int(np.flatnonzero(idx < 0)[0])]
+                raise DataError(f"{call}: exclude: {self._unknown(what, bad, True, names)}")
+            found.append(idx)
+        if len({f.size for f in found}) > 1:
+            raise ValueError(f"{call}: the heads, relations and tails of exclude must have "
+                             f"the same length, got {', '.join(str(f.size) for f in found)}")
+        keep = (found[0] >= 0) & (found[1] >= 0) & (found[2] >= 0)
+        return found[0][keep], found[1][keep], found[2][keep]
+
+    def model_indices(self, tensor: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The triples of ``tensor`` (its entries of value > 0) as the model's indices
+        ``(heads, relations, tails)``, int64: entities and relations are matched by name
+        where the tensor names them (else the tensor's indices are the model's); -1
+        where the model has no such entity or relation."""
+        self._check_fitted()
+        keep = np.asarray(tensor.values) > 0
+        out = []
+        for idx, names, size, model_names in (
+                (tensor.heads, tensor.entity_names, tensor.n_entities, self.entity_names_),
+                (tensor.relations, tensor.relation_names, tensor.n_relations,
+                 self.relation_names_),
+                (tensor.tails, tensor.entity_names, tensor.n_entities, self.entity_names_)):
+            model_names = np.asarray(model_names).astype(str)
+            if names is None:
+                mapping = np.arange(int(size), dtype=np.int64)
+                mapping[mapping >= model_names.size] = -1
+            else:
+                lookup = {n: i for i, n in enumerate(model_names.tolist())}
+                mapping = np.array([lookup.get(n, -1) for n in
+                                    np.asarray(names).astype(str).tolist()], dtype=np.int64)
+            out.append(mapping[np.asarray(idx, dtype=np.int64)[keep]])
+        return out[0], out[1], out[2]
 
     def _queries(self, entities: Any, relations: Any, what: str
                  ) -> tuple[np.ndarray, np.ndarray]:

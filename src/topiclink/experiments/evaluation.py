@@ -14,6 +14,11 @@ Which documents: ``documents="auto"`` takes a dataset's test split where it has 
 the documents whose ids are not among the model's training documents
 (``train_doc_ids_``), else every document; ``"all"``, ``"test"``, ``"held-out"`` or an
 array of positions choose explicitly.
+
+- knowledge-graph models (:class:`~topiclink.estimators.capabilities.EntityFactorsMixin`,
+  no documents): the triples of a split of the data's tensor (``"test"``, the default,
+  or ``"valid"``) are ranked in the filtered setting (:func:`evaluate_triples`): filtered
+  MRR and Hits@1/3/10 for tail queries, head queries and both.
 """
 
 from __future__ import annotations
@@ -23,14 +28,23 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from topiclink.data.corpus import Corpus
 from topiclink.datasets.base import Dataset
+from topiclink.estimators.capabilities import EntityFactorsMixin
 from topiclink.metrics import link_auc, link_rank
+from topiclink.metrics.ranking import filtered_ranks, metrics_by_side
 
-__all__ = ["evaluate_model", "held_out_positions"]
+__all__ = ["evaluate_model", "evaluate_triples", "held_out_positions", "KG_SPLITS"]
 
 logger = logging.getLogger(__name__)
+
+#: the splits of a tensor of triples a knowledge-graph model is evaluated on
+KG_SPLITS = ("test", "valid")
+#: bytes of one (queries, entities) block of scores of :func:`evaluate_triples`
+_SCORE_BLOCK_BYTES = 16 * 2 ** 20
+_HITS_AT = (1, 3, 10)
 
 
 def held_out_positions(model: Any, corpus: Corpus) -> np.ndarray | None:
@@ -104,6 +118,11 @@ def evaluate_model(model: Any, ds: Dataset, *, documents: Any = "auto",
         Columns ``metric``, ``value``, ``split`` (which documents), ``documents`` (how
         many entered the metric), ``targets`` (training documents scored, link metrics).
     """
+    if isinstance(model, EntityFactorsMixin):
+        if not isinstance(documents, str) or documents not in ("auto", *KG_SPLITS):
+            raise ValueError(f"a {type(model).__name__} is evaluated on a split of triples: "
+                             f"'test' (or 'auto') or 'valid', got {documents!r}")
+        return evaluate_triples(model, ds, "test" if documents == "auto" else documents)
     if ds.corpus is None:
         raise ValueError(f"dataset {ds.name!r} has no documents to evaluate on")
     corpus, labels, names, split = ds.corpus, ds.labels, ds.label_names, "all"
@@ -163,3 +182,84 @@ def evaluate_model(model: Any, ds: Dataset, *, documents: Any = "auto",
             rows.extend(_rows_links(model, ds, positions[known], split))
     table = pd.DataFrame(rows, columns=["metric", "value", "split", "documents", "targets"])
     return table.astype({"value": float, "documents": "Int64", "targets": "Int64"})
+
+
+# ---------------------------------------------------------------------- knowledge graphs
+def evaluate_triples(model: Any, ds: Dataset, split: str = "test") -> pd.DataFrame:
+    """Filtered ranking metrics of a knowledge-graph model on the ``split`` triples of
+    ``ds.tensor``: MRR and Hits@1/3/10 of tail queries (h, r, ?), head queries (?, r, t)
+    and both pooled.
+
+    Every entity of the model is a candidate; the other known true triples (of every
+    split of ``ds.tensor``) are left out of each ranking and ties take the mean rank
+    (:func:`~topiclink.metrics.ranking.filtered_ranks`).  The data's entities and
+    relations are matched to the model's by name
+    (:meth:`~topiclink.estimators.capabilities.EntityFactorsMixin.model_indices`); a
+    triple with an entity or relation the model does not know is counted in one warning
+    and ranked last (rank = the model's number of entities, head and tail: the
+    pessimistic convention).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``metric`` (mrr, hits_at_1, hits_at_3, hits_at_10), ``queries`` (tail,
+        head or both), ``value``, ``split`` and ``triples`` (the split's triples ranked).
+    """
+    tensors = ds.tensor or {}
+    if not tensors:
+        raise ValueError(f"dataset {ds.name!r} has no triples to evaluate a "
+                         f"{type(model).__name__} on")
+    if split not in tensors or tensors[split].n_entries == 0:
+        raise ValueError(f"dataset {ds.name!r} has no {split} triples (its splits: "
+                         f"{', '.join(tensors)})")
+    N = int(np.shape(model.embedding_)[0])
+    R = int(np.asarray(model.relation_names_).size)
+    triples = np.column_stack(model.model_indices(tensors[split]))
+    unknown = (triples < 0).any(axis=1)
+    n = int(triples.shape[0])
+    if unknown.all():
+        raise ValueError(f"no {split} triple of {ds.name!r} has entities and a relation the "
+                         f"model knows (matched by name)")
+    if unknown.any():
+        logger.warning("%d of the %d %s triples name an entity or relation the model does "
+                       "not know: ranked last (rank %d, head and tail)", int(unknown.sum()),
+                       n, split, N)
+    known = np.vstack([np.column_stack(model.model_indices(t)) for t in tensors.values()])
+    known = known[(known >= 0).all(axis=1)]
+    ranks = {}
+    for side in ("tail", "head"):
+        ranks[side] = np.full(n, float(N))
+        ranks[side][~unknown] = _side_ranks(model, triples[~unknown], known, side, N, R)
+    values = metrics_by_side(ranks, _HITS_AT)
+    rows = [{"metric": metric, "queries": queries, "value": values[metric + suffix],
+             "split": split, "triples": n}
+            for queries, suffix in (("tail", "_tail"), ("head", "_head"), ("both", ""))
+            for metric in ("mrr", *(f"hits_at_{k}" for k in _HITS_AT))]
+    table = pd.DataFrame(rows, columns=["metric", "queries", "value", "split", "triples"])
+    return table.astype({"value": float, "triples": "Int64"})
+
+
+def _side_ranks(model: Any, triples: np.ndarray, known: np.ndarray, side: str, N: int,
+                R: int) -> np.ndarray:
+    """Filtered ranks of the triples' tails (``side="tail"``) or heads (``"head"``), in
+    the triples' order, the ``known`` (n, 3) triples filtered.  The triples are taken by
+    query (entity, relation), a block of at most ~16 MiB of scores at a time, each
+    distinct query scored once (``score_tails_batch`` / ``score_heads_batch``)."""
+    h, r, t = (np.ascontiguousarray(c, dtype=np.int64) for c in triples.T)
+    given, answer = (h, t) if side == "tail" else (t, h)
+    kg, ka = (known[:, 0], known[:, 2]) if side == "tail" else (known[:, 2], known[:, 0])
+    answers = sp.csr_array((np.ones(ka.size, dtype=bool), (known[:, 1] * N + kg, ka)),
+                           shape=(R * N, N))
+    rows = r * N + given
+    order = np.argsort(rows, kind="stable")
+    size = int(max(1, min(4096, _SCORE_BLOCK_BYTES // (8 * N))))
+    ranks = np.empty(rows.size)
+    for lo in range(0, rows.size, size):
+        idx = order[lo:lo + size]
+        queries, inverse = np.unique(rows[idx], return_inverse=True)
+        a, rel = queries % N, queries // N
+        scores = (model.score_tails_batch(a, rel) if side == "tail"
+                  else model.score_heads_batch(rel, a))
+        ranks[idx] = filtered_ranks(scores[np.ravel(inverse)], answer[idx],
+                                    answers[rows[idx]])
+    return ranks

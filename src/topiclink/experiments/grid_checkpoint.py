@@ -14,6 +14,9 @@ protocol call) makes :func:`topiclink.experiments.runner.run_grid` keep, in ``DI
 Run again after a kill, the same command skips the finished cells (their rows come from
 ``cells.jsonl``), resumes the interrupted cell's fits from their checkpoints and runs the
 rest: the table equals an uninterrupted run's (the timings aside).
+
+A plan (``--plan``) opens the folder read-only (``readonly=True``): it is checked against
+the settings and its finished cells are read, but nothing is created or written.
 """
 
 from __future__ import annotations
@@ -42,18 +45,20 @@ class GridCheckpoint:
     """The checkpoint folder of one grid run (see the module docstring)."""
 
     def __init__(self, folder: str | os.PathLike[str], settings: Mapping[str, Any],
-                 every: int | str | float = DEFAULT_EVERY) -> None:
+                 every: int | str | float = DEFAULT_EVERY, readonly: bool = False) -> None:
         parse_every(every)
         self.folder = Path(folder)
         if self.folder.exists() and not self.folder.is_dir():
             raise ValueError(f"checkpoint folder {self.folder} is a file")
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.readonly = readonly
+        if not readonly:
+            self.folder.mkdir(parents=True, exist_ok=True)
         self.every = every
         self.settings = json.loads(json.dumps(to_jsonable(dict(settings)), default=str))
         manifest = self.folder / "grid.json"
         if manifest.exists():
             self._check_manifest(manifest)
-        else:
+        elif not readonly:
             atomic_write(manifest, json.dumps({"format": _FORMAT, "version": 1,
                                                "settings": self.settings},
                                               indent=1).encode())
@@ -111,6 +116,8 @@ class GridCheckpoint:
 
     def record(self, coords: Mapping[str, Any], row: Mapping[str, Any] | None) -> None:
         """Append the finished cell (flushed to disk before returning)."""
+        if self.readonly:
+            raise RuntimeError(f"checkpoint folder {self.folder} was opened read-only")
         row = None if row is None else json.loads(json.dumps(to_jsonable(dict(row)),
                                                              default=str))
         line = json.dumps({"coords": self._coords(coords), "row": row})
@@ -131,13 +138,14 @@ _CURRENT: contextvars.ContextVar[GridCheckpoint | None] = contextvars.ContextVar
 
 @contextlib.contextmanager
 def grid_checkpoint(folder: str | os.PathLike[str] | None, settings: Mapping[str, Any],
-                    every: int | str | float = DEFAULT_EVERY) -> Iterator[
-                        GridCheckpoint | None]:
-    """Inside the block, :func:`run_grid` checkpoints into ``folder`` (None: no-op)."""
+                    every: int | str | float = DEFAULT_EVERY, readonly: bool = False
+                    ) -> Iterator[GridCheckpoint | None]:
+    """Inside the block, :func:`run_grid` checkpoints into ``folder`` (None: no-op;
+    ``readonly``: only reads which cells are finished, for a plan)."""
     if folder is None:
         yield None
         return
-    token = _CURRENT.set(GridCheckpoint(folder, settings, every))
+    token = _CURRENT.set(GridCheckpoint(folder, settings, every, readonly))
     try:
         yield _CURRENT.get()
     finally:

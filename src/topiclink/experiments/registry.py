@@ -14,6 +14,12 @@ A protocol module declares, next to its ``run_*`` function:
   session)`` (the CSV, summary, findings and figures written and printed);
 - one call, ``register_protocol(ProtocolSpec(...))``, at import.
 
+``--plan`` (:func:`run_protocol` with ``plan=True``) runs ``choose``, ``check`` and
+``load``, then ``run`` inside :func:`~topiclink.experiments.runner.planning`, where
+:func:`~topiclink.experiments.runner.run_grid` stops with the grid's cells before any
+fit; the cells are printed and ``report`` is not run.  A protocol whose ``run`` fits
+outside ``run_grid`` gives its spec a ``cells`` step instead, ``(plan, data) -> cells``.
+
 The command line (:mod:`topiclink.cli.experiment`) finds the spec by name, builds the
 command's options from the dataclass's fields and runs :func:`run_protocol` with a
 :class:`Session`: the command line's checks, messages and data loading, so that the
@@ -36,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,6 +207,11 @@ class ProtocolSpec:
     checkpoint_name : str, optional
         The name a checkpoint folder records (default ``experiment_<name>``, ``-`` as
         ``_``): a folder is refused by a run of another command.
+    cells : callable, optional
+        ``(plan, data) -> list of dict``: the coordinates of each fit ``run`` would make,
+        for ``--plan``, where ``run`` does not go through
+        :func:`~topiclink.experiments.runner.run_grid` (None: ``run`` is planned by
+        ``run_grid``).
     """
 
     name: str
@@ -213,6 +224,7 @@ class ProtocolSpec:
     choose: Callable[[Any, Session], Choice | None] | None = None
     checkpoint: bool = True
     checkpoint_name: str | None = None
+    cells: Callable[[Any, Any], Sequence[Mapping[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip() or " " in self.name:
@@ -292,19 +304,55 @@ def commands() -> Iterator[ProtocolSpec]:
     return (spec for spec in protocols().values() if spec.options is not None)
 
 
-def run_protocol(spec: ProtocolSpec | str, options: Any, session: Session) -> Any:
+def run_protocol(spec: ProtocolSpec | str, options: Any, session: Session,
+                 plan: bool = False) -> Any:
     """Run a protocol: ``choose`` (which spec), logging, ``check``, ``load``, ``run``,
     ``report``; returns ``run``'s result.  Bad input in the last three fails through
-    ``session.errors()`` with its message."""
+    ``session.errors()`` with its message.
+
+    ``plan``: everything before the first fit (``choose``, ``check``, ``load``, the grid
+    worked out), then one line per cell and a count line printed; nothing is fitted or
+    written (an output folder that ``load`` created empty is removed); returns the
+    :class:`~topiclink.experiments.runner.PlannedCell` list.
+    """
     spec = get_protocol(spec) if isinstance(spec, str) else spec
     choice = spec.choose(options, session) if spec.choose is not None else None
     target = spec if choice is None or choice.protocol == spec.name else get_protocol(
         choice.protocol)
     if hasattr(options, "verbose"):
         session.setup_logging(bool(options.verbose))
-    plan = target.check(options, session)
+    steps = target.check(options, session)
+    out = getattr(options, "out", None)
+    fresh_out = isinstance(out, Path) and not out.exists()
     with session.errors():
-        data = target.load(plan, session, None if choice is None else choice.data)
-        result = target.run(plan, data, session)
-        target.report(plan, data, result, session)
+        try:
+            data = target.load(steps, session, None if choice is None else choice.data)
+            if plan:
+                return _plan_protocol(target, steps, data, session)
+        finally:
+            if plan and fresh_out and out.is_dir() and not any(out.iterdir()):
+                out.rmdir()
+        result = target.run(steps, data, session)
+        target.report(steps, data, result, session)
     return result
+
+
+def _plan_protocol(spec: ProtocolSpec, steps: Any, data: Any, session: Session) -> list[Any]:
+    """The cells of ``spec``'s run (its ``cells`` step, or its grid stopped by
+    :func:`~topiclink.experiments.runner.planning`), printed."""
+    from topiclink.experiments.runner import GridPlanned, PlannedCell, plan_lines, planning
+
+    if spec.cells is not None:
+        cells = [PlannedCell(dict(c)) for c in spec.cells(steps, data)]
+    else:
+        with planning():
+            try:
+                spec.run(steps, data, session)
+            except GridPlanned as planned:
+                cells = planned.cells
+            else:
+                raise RuntimeError(f"protocol {spec.name!r} ran without a grid to plan; "
+                                   "its spec needs a cells step for --plan")
+    for line in plan_lines(cells):
+        session.echo(line)
+    return cells

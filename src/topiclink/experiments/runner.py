@@ -21,11 +21,18 @@ with :func:`register_model` (baselines that are not topiclink estimators, e.g. L
 or tomotopy), else the estimator a paper calls that name
 (:func:`topiclink.estimators.base.make_paper_model`).  :func:`fit_model` calls ``fit`` with
 what the model's ``fit_requires`` declares (documents, links, labels, tensor, features).
+
+Plans.  Inside a :func:`planning` block (``topiclink experiment NAME --plan``),
+:func:`run_grid` fits nothing: it works out the cells, their seeds and which of them a
+checkpoint (or a results CSV) already holds, and raises :class:`GridPlanned` with them
+instead of running any; :func:`fit_model` refuses to fit (a protocol that fits outside
+its grid has no plan).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import itertools
 import logging
@@ -42,10 +49,10 @@ import pandas as pd
 
 from topiclink.experiments.grid_checkpoint import GridCheckpoint, current_grid_checkpoint
 
-__all__ = ["Cell", "CSVRows", "build_model", "cell_seed", "fit_model", "grid",
-           "model_class", "model_fit_requires", "model_names", "model_params",
-           "register_model", "run_grid",
-           "unregister_model", "write_csv"]
+__all__ = ["Cell", "CSVRows", "GridPlanned", "PlannedCell", "build_model", "cell_seed",
+           "fit_model", "grid", "is_planning", "model_class", "model_fit_requires",
+           "model_names", "model_params", "plan_lines", "planning", "register_model",
+           "run_grid", "unregister_model", "write_csv"]
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +162,10 @@ def fit_model(model: Any, X: Any = None, *, links: Any = None, y: Any = None,
     ``fit(X, features=...)``).  A declared input that is None raises a one-line
     ValueError.  ``fit_options`` (``checkpoint``, ``checkpoint_every``) go to ``fit``.
     """
+    if is_planning():
+        raise RuntimeError(f"{type(model).__name__} would be fitted outside the grid of "
+                           "a plan; a protocol that fits outside run_grid needs a cells "
+                           "step for --plan")
     requires = tuple(getattr(model, "fit_requires", ("X",)))
     given = {"X": X, "links": links, "y": y, "tensor": tensor, "features": features}
     missing = [k for k in requires if given[k] is None]
@@ -271,6 +282,9 @@ class CSVRows:
     def __init__(self, path: str | os.PathLike[str] | None) -> None:
         self.path = None if path is None else Path(path)
         self.rows: list[dict[str, Any]] = []
+        plan = _PLAN.get()
+        if plan is not None and self.path is not None:
+            plan.append(self.path)      # a plan reports the rows this file already holds
 
     def add(self, row: Mapping[str, Any]) -> None:
         self.rows.append(dict(row))
@@ -279,6 +293,122 @@ class CSVRows:
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)
+
+
+# ---------------------------------------------------------------------- plans
+#: inside :func:`planning`: the results CSVs the plan's protocol opened (CSVRows)
+_PLAN: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar(
+    "topiclink_plan", default=None)
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    """A cell of a plan: its coordinates, its seed (None where the protocol does not
+    seed by cell) and where it is already finished (None: to fit)."""
+
+    coords: dict[str, Any]
+    seed: int | None = None
+    finished: str | None = None
+
+
+class GridPlanned(Exception):
+    """Raised by :func:`run_grid` inside :func:`planning`, instead of running the grid:
+    its cells (nothing was fitted)."""
+
+    def __init__(self, cells: Sequence[PlannedCell]) -> None:
+        super().__init__(f"{len(cells)} cells planned")
+        self.cells = list(cells)
+
+
+@contextlib.contextmanager
+def planning() -> Iterator[None]:
+    """Inside the block, :func:`run_grid` raises :class:`GridPlanned` with its cells
+    instead of running them and :func:`fit_model` refuses to fit."""
+    token = _PLAN.set([])
+    try:
+        yield
+    finally:
+        _PLAN.reset(token)
+
+
+def is_planning() -> bool:
+    """Whether this is a :func:`planning` block."""
+    return _PLAN.get() is not None
+
+
+def _cell_key(coords: Mapping[str, Any], axes: Sequence[str]) -> tuple[str, ...]:
+    """Coordinates as text that a CSV row read back gives too (4, 4.0 and "4" agree)."""
+    def text(value: Any) -> str:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return str(value)
+        return "nan" if np.isnan(number) else repr(number)
+
+    return tuple(text(coords.get(a)) for a in axes)
+
+
+def _rows_in(paths: Iterable[Path], axes: Sequence[str]) -> dict[tuple[str, ...], Path]:
+    """The cells (by :func:`_cell_key`) that the existing results CSVs hold a row of."""
+    found: dict[tuple[str, ...], Path] = {}
+    for path in dict.fromkeys(paths):
+        if not path.is_file():
+            continue
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError):
+            continue
+        if not set(axes) <= set(table.columns):
+            continue
+        for row in table[list(axes)].to_dict("records"):
+            found.setdefault(_cell_key(row, axes), path)
+    return found
+
+
+def _plan(todo: Sequence[Cell], done: Mapping[int, Any], checkpoint: GridCheckpoint | None,
+          csv_path: str | os.PathLike[str] | None) -> list[PlannedCell]:
+    """The planned cells of :func:`run_grid`: finished in the checkpoint, or holding a row
+    in a results CSV (which a run without the checkpoint computes again)."""
+    axes = list(dict.fromkeys(a for c in todo for a in c.coords))
+    paths = [*([] if csv_path is None else [Path(csv_path)]), *(_PLAN.get() or [])]
+    in_csv = _rows_in(paths, axes) if axes else {}
+    cells = []
+    for c in todo:
+        where = None
+        if c.index in done and checkpoint is not None:
+            where = f"checkpoint {checkpoint.folder}"
+        elif _cell_key(c.coords, axes) in in_csv:
+            where = str(in_csv[_cell_key(c.coords, axes)])
+        cells.append(PlannedCell(dict(c.coords), c.seed, where))
+    return cells
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float | np.floating):
+        return f"{float(value):g}"
+    return str(value)
+
+
+def plan_lines(cells: Sequence[PlannedCell]) -> list[str]:
+    """One line per cell (its coordinates, seed, where it is finished) and a count line."""
+    width = len(str(len(cells)))
+    lines = []
+    for i, cell in enumerate(cells, start=1):
+        coords = "  ".join(f"{k}={_value(v)}" for k, v in cell.coords.items())
+        seed = "" if cell.seed is None else f"  seed={cell.seed}"
+        where = "" if cell.finished is None else f"  [finished: {cell.finished}]"
+        lines.append(f"cell {i:>{width}}/{len(cells)}: {coords}{seed}{where}")
+    skipped = sum(1 for c in cells if c.finished and c.finished.startswith("checkpoint "))
+    in_csv = sum(1 for c in cells if c.finished) - skipped
+    parts = [f"{len(cells)} cell{'' if len(cells) == 1 else 's'}",
+             f"{len(cells) - skipped} to fit"]
+    if skipped:
+        parts.append(f"{skipped} finished in the checkpoint (skipped)")
+    if in_csv:
+        parts.append(f"{in_csv} already in the results (fitted again without "
+                     "--checkpoint-dir)")
+    lines.append(", ".join(parts) + "; nothing fitted (--plan)")
+    return lines
 
 
 # ---------------------------------------------------------------------- running
@@ -333,6 +463,12 @@ def run_grid(cells: Iterable[Mapping[str, Any]], run_cell: RunCell, context: Any
         cell as it finishes, and checkpoint each cell's fits in its folder
         (:mod:`topiclink.experiments.grid_checkpoint`; default: the one a
         :func:`~topiclink.experiments.grid_checkpoint.grid_checkpoint` block set).
+
+    Raises
+    ------
+    GridPlanned
+        Inside :func:`planning`, with the cells (those finished in ``checkpoint`` or
+        holding a row in ``csv_path`` marked), instead of running any.
     """
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
@@ -352,6 +488,8 @@ def run_grid(cells: Iterable[Mapping[str, Any]], run_cell: RunCell, context: Any
                 done[c.index] = row
         logger.info("checkpoint %s: %d of %d cells finished earlier, %d to run",
                     checkpoint.folder, len(done), len(todo), len(todo) - len(done))
+    if is_planning():
+        raise GridPlanned(_plan(todo, done, checkpoint, csv_path))
     run_now = [c for c in todo if c.index not in done]
 
     def saves(cell: Cell) -> tuple[Path, int | str | float] | None:

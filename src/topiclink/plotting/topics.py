@@ -41,16 +41,15 @@ def plot_trace(model: Any, key: str = "log_likelihood", ax: Any = None) -> Any:
 def plot_top_words(model: Any, n_words: int = 8, topics: list[int] | None = None,
                    ax: Any = None, *, by: str = "term-score") -> Any:
     """A table-like picture of each topic's top words, ranked and sized by term-score
-    (default) or probability (``by="probability"``)."""
-    from topiclink.estimators.topic_display import term_scores, top_word_indices
+    (default), probability, FREX or lift (``by``, as :meth:`top_words`)."""
+    from topiclink.estimators.topic_display import ranking_scores, top_word_indices
 
     check_is_fitted(model)
-    comps = np.asarray(model.components_)
+    beta, weights = np.asarray(model.components_), getattr(model, "topic_weights_", None)
+    order = top_word_indices(beta, n_words, by, "plot_top_words", weights)
+    comps = np.maximum(ranking_scores(beta, by, "plot_top_words", weights), 0.0)
     topics = list(range(comps.shape[0])) if topics is None else topics
     ax = new_axes(ax, figsize=(1.6 * n_words, 0.45 * len(topics) + 0.8))
-    order = top_word_indices(comps, n_words, by, "plot_top_words")
-    if by == "term-score":
-        comps = np.maximum(term_scores(comps), 0.0)
     pmax = max(float(comps[topics].max()), 1e-300) if len(topics) else 1.0
     for row, k in enumerate(topics):
         for col, j in enumerate(order[k]):

@@ -179,6 +179,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, PoissonFactorBase):
     cli_configs: ClassVar[dict[str, type]] = {"priors": BPBFMPriors}
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {
         "BPBFM-1": {"n_dictionary": None}, "BPBFM-2": {"n_dictionary": 10},
+        "BPBFM-1-scaled": {"n_dictionary": None, "self_pairs": "scaled"},
         "BPBFM-1-online": {"n_dictionary": None, "inference": "online"},
         "BPBFM-2-online": {"n_dictionary": 10, "inference": "online"}}
     _parameter_constraints: ClassVar[dict[str, list]] = {
@@ -241,26 +242,7 @@ class BilinearPoissonFactorModel(SharedClientMixin, PoissonFactorBase):
                  step_v: float = 0.51, n_chains: int = 1, n_jobs: int | None = 1,
                  executor: Any = None, random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.n_dictionary = n_dictionary
-        self.inference = inference
-        self.max_iter = max_iter
-        self.burn_in = burn_in
-        self.thinning = thinning
-        self.max_samples = max_samples
-        self.binary = binary
-        self.priors = priors
-        self.self_pairs = self_pairs
-        self.evaluate_every = evaluate_every
-        self.batch_size = batch_size
-        self.step_a2 = step_a2
-        self.step_v = step_v
-        self.n_chains = n_chains
-        self.n_jobs = n_jobs
-        self.executor = executor
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     # ------------------------------------------------------------------ fitting
     @property

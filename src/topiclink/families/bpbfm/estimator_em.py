@@ -148,15 +148,7 @@ class BilinearPoissonFactorModelEM(_PoissonFactorEM):
                  binary: bool | None = None, prior_rate: float = 5.0, n_chains: int = 1,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.max_iter = max_iter
-        self.tol = tol
-        self.binary = binary
-        self.prior_rate = prior_rate
-        self.n_chains = n_chains
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     def _algorithm(self) -> BPBFMEM:
         return BPBFMEM(int(self.n_topics), float(self.prior_rate))
@@ -257,16 +249,7 @@ class DegreeCorrectedPoissonFactorModel(_PoissonFactorEM):
                  degree_prior: float = 0.5, n_chains: int = 1,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.max_iter = max_iter
-        self.tol = tol
-        self.binary = binary
-        self.prior_rate = prior_rate
-        self.degree_prior = degree_prior
-        self.n_chains = n_chains
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     def _algorithm(self) -> DegreeCorrectedEM:
         return DegreeCorrectedEM(int(self.n_topics), float(self.prior_rate),

@@ -29,7 +29,9 @@ from topiclink.data.checks import (
 from topiclink.estimators.base import Estimator
 from topiclink.estimators.capabilities import TopicsMixin
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.collapsed import doc_topic_estimate, topic_shares, topic_word_estimate
 from topiclink.estimators.feature_prior import FeaturePriorTopicsMixin
+from topiclink.estimators.fit_docs import documents_checkpoint
 from topiclink.estimators.param_codecs import ParamCodec
 from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
@@ -170,22 +172,7 @@ default "exact"
                  executor: Any = None, n_jobs: int | None = 1,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.sigma = sigma
-        self.intercept_sigma = intercept_sigma
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.optimize_every = optimize_every
-        self.burn_in = burn_in
-        self.max_iter = max_iter
-        self.evaluate_every = evaluate_every
-        self.transform_iter = transform_iter
-        self.scheme = scheme
-        self.executor = executor
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     # ------------------------------------------------------------------ fitting
     def _algorithm(self) -> DMRGibbs:
@@ -196,6 +183,7 @@ default "exact"
                         scheme=plan.scheme, n_shards=plan.n_shards,
                         executor=plan.executor, n_threads=plan.n_threads)
 
+    @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, features: Any = None, resume: bool = False,
             checkpoint: str | os.PathLike[str] | None = None,
             checkpoint_every: int | str | float = DEFAULT_EVERY) -> DMR:
@@ -203,13 +191,6 @@ default "exact"
         (D, F): array, sparse matrix or DataFrame (see the class docstring).
 
         ``resume=True`` continues the chain for ``max_iter`` more sweeps on the same data.
-
-        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
-        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
-        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
-        and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         if y is not None:
             raise TypeError("DMR.fit takes the features as a keyword: fit(X, features=...)")
@@ -240,14 +221,10 @@ default "exact"
 
     def _publish(self, state: DMRState, algorithm: DMRGibbs, data: DMRData,
                  vocabulary: np.ndarray) -> None:
-        beta = algorithm.beta
-        nwk, nk, ndk = state.nwk, state.nk, state.ndk
-        V = nwk.shape[0]
         alpha = algorithm.alpha(state, data)
-        self.components_ = ((nwk.T + beta) / (nk[:, None] + V * beta)).astype(np.float64)
-        theta = ndk + alpha
-        self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
-        self.topic_weights_ = nk / max(int(nk.sum()), 1)
+        self.components_ = topic_word_estimate(state.nwk, state.nk, algorithm.beta)
+        self.doc_topic_ = doc_topic_estimate(state.ndk, alpha)
+        self.topic_weights_ = topic_shares(state.nk)
         self.vocabulary_ = np.asarray(vocabulary, dtype=str)
         self.lambda_ = np.ascontiguousarray(state.lam.T)
         self.alpha_ = alpha.mean(axis=0)

@@ -31,6 +31,7 @@ from topiclink.estimators.base import Estimator
 from topiclink.estimators.capabilities import TopicsMixin
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
 from topiclink.estimators.feature_prior import FeaturePriorTopicsMixin
+from topiclink.estimators.fit_docs import documents_checkpoint
 from topiclink.estimators.param_codecs import SklearnKernelCodec
 from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.families.ktm.algorithm import KTMData, KTMState, KTMVariational, bridge_to_dirichlet
@@ -138,21 +139,7 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
                  transform_iter: int = 50,
                  evaluate_every: int = 1, random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.kernel = kernel
-        self.topic_word_prior = topic_word_prior
-        self.tau = tau
-        self.fit_tau = fit_tau
-        self.max_iter = max_iter
-        self.n_inner = n_inner
-        self.optimize_every = optimize_every
-        self.min_precision = min_precision
-        self.n_inducing = n_inducing
-        self.transform_iter = transform_iter
-        self.evaluate_every = evaluate_every
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     def _kernel(self) -> Kernel:
         return default_kernel() if self.kernel is None else self.kernel
@@ -269,19 +256,13 @@ class KernelTopicModel(FeaturePriorTopicsMixin, TopicsMixin, Estimator):
                                 "carries no information for the kernel (drop it)")
         return np.ascontiguousarray(values)
 
+    @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, features: Any = None, resume: bool = False,
             checkpoint: str | os.PathLike[str] | None = None,
             checkpoint_every: int | str | float = DEFAULT_EVERY) -> KernelTopicModel:
         """Fit to documents ``X`` with their ``features`` (D, F) (numbers the kernel reads).
 
         ``resume=True`` continues for ``max_iter`` more iterations on the same data.
-
-        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
-        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
-        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
-        and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         if y is not None:
             raise TypeError("KernelTopicModel.fit takes the features as a keyword: "

@@ -18,17 +18,22 @@ from topiclink.data.checks import (
     check_memory,
     doc_topic_prior_vector,
 )
-from topiclink.data.corpus import Corpus
 from topiclink.data.shards import ShardSet
 from topiclink.estimators.base import Estimator
 from topiclink.estimators.capabilities import TopicsMixin
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.collapsed import (
+    CollapsedTopicsMixin,
+    doc_topic_estimate,
+    topic_shares,
+    topic_word_estimate,
+)
+from topiclink.estimators.fit_docs import documents_checkpoint
 from topiclink.estimators.param_codecs import ParamCodec
 from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.parameters import SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState
-from topiclink.topics.fixed_topics import infer_doc_topics
 from topiclink.topics.lda import (
     CollapsedGibbsLDA,
     LDAState,
@@ -48,7 +53,7 @@ MH_MIN_TOPICS = 3000
 logger = logging.getLogger(__name__)
 
 
-class LDA(SharedClientMixin, TopicsMixin, Estimator):
+class LDA(SharedClientMixin, CollapsedTopicsMixin, TopicsMixin, Estimator):
     """Latent Dirichlet allocation fitted by collapsed Gibbs sampling.
 
     Parameters
@@ -158,19 +163,7 @@ default "exact"
                  n_jobs: int | None = 1, sampler: str = "auto",
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.max_iter = max_iter
-        self.evaluate_every = evaluate_every
-        self.transform_iter = transform_iter
-        self.scheme = scheme
-        self.executor = executor
-        self.n_jobs = n_jobs
-        self.sampler = sampler
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     # ------------------------------------------------------------------ fitting
     def _algorithm(self) -> CollapsedGibbsLDA:
@@ -193,6 +186,7 @@ default "exact"
         exact = self._execution_plan().scheme == "exact"
         return "mh" if exact and int(self.n_topics) >= MH_MIN_TOPICS else "gibbs"
 
+    @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, resume: bool = False,
             checkpoint: str | os.PathLike[str] | None = None,
             checkpoint_every: int | str | float = DEFAULT_EVERY) -> LDA:
@@ -213,13 +207,6 @@ default "exact"
         ShardSet only (its fingerprint comes from the manifest's checksums).  Predictions
         (``transform``, ``perplexity``, ``score``) take a ShardSet too and read it shard
         by shard (the same results as for the corpus in memory).
-
-        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
-        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
-        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
-        and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._validate_params()
         if isinstance(X, ShardSet):
@@ -270,19 +257,9 @@ default "exact"
 
     def _publish(self, state: LDAState, algorithm: CollapsedGibbsLDA,
                  vocabulary: np.ndarray) -> None:
-        beta, alpha = algorithm.beta, algorithm.alpha
-        nwk, nk, ndk = state.nwk, state.nk, state.ndk
-        V = nwk.shape[0]
-        self.components_ = ((nwk.T + beta) / (nk[:, None] + V * beta)).astype(np.float64)
-        theta = ndk + alpha
-        self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
-        self.topic_weights_ = nk / max(int(nk.sum()), 1)
+        self.components_ = topic_word_estimate(state.nwk, state.nk, algorithm.beta)
+        self.doc_topic_ = doc_topic_estimate(state.ndk, algorithm.alpha)
+        self.topic_weights_ = topic_shares(state.nk)
         self.vocabulary_ = np.asarray(vocabulary, dtype=str)
-        self.alpha_ = alpha
+        self.alpha_ = algorithm.alpha
         self.n_iter_ = state.iteration
-
-    # ------------------------------------------------------------------ prediction
-    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
-                                np.asarray(self.alpha_, dtype=np.float64), rng,
-                                n_iter=int(self.transform_iter))

@@ -41,16 +41,16 @@ from topiclink.estimators.capabilities import (
     LinkPredictionMixin,
     ScoresAreProbabilitiesMixin,
     TopicsMixin,
-    training_ids,
 )
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.fit_docs import documents_checkpoint
 from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.training_documents import publish_training_documents
 from topiclink.estimators.variational import VariationalTopicsMixin
 from topiclink.execution import n_threads, resolve_n_jobs
 from topiclink.parameters import shared
 from topiclink.random import RandomState
 from topiclink.topics.var_lda import BatchVarLDA, LDAData, VarLDAState
-from topiclink.topics.variational import expected_log_dirichlet
 
 __all__ = ["LDARegression", "directed_pairs", "sample_nonlinks"]
 
@@ -187,19 +187,7 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
                  n_jobs: int | None = None, init_topics: Any = None,
                  random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.n_negatives = n_negatives
-        self.C = C
-        self.max_iter = max_iter
-        self.tol = tol
-        self.transform_iter = transform_iter
-        self.n_jobs = n_jobs
-        self.init_topics = init_topics
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     def _algorithm(self) -> BatchVarLDA:
         K = int(self.n_topics)
@@ -208,18 +196,12 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
                            n_threads=n_threads(resolve_n_jobs(self.n_jobs)))
 
     # ------------------------------------------------------------------ fitting
+    @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, links: Any = None, resume: bool = False,
             checkpoint: str | os.PathLike[str] | None = None,
             checkpoint_every: int | str | float = DEFAULT_EVERY) -> LDARegression:
         """Fit the LDA to documents ``X``, then the regression to ``links`` (d cites d';
         undirected links count in both directions).
-
-        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
-        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
-        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
-        and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -265,20 +247,9 @@ class LDARegression(ScoresAreProbabilitiesMixin, LinkPredictionMixin,
 
     def _publish(self, state: VarLDAState, algorithm: BatchVarLDA, corpus: Corpus,
                  pairs: np.ndarray, negatives: np.ndarray) -> None:
-        lam = state.lam
-        self.components_ = lam / lam.sum(axis=1, keepdims=True)
-        self.log_topics_ = expected_log_dirichlet(lam)
-        self.doc_topic_ = state.gamma / state.gamma.sum(axis=1, keepdims=True)
-        self.train_zbar_ = self.doc_topic_
-        self.alpha_ = np.full(algorithm.n_topics, algorithm.alpha)
-        self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
-        self.train_doc_ids_ = training_ids(corpus)
-        self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
-                              else np.zeros(0, dtype=str))
-        topic_mass = state.word_stats.sum(axis=0)
-        total = topic_mass.sum()
-        self.topic_weights_ = topic_mass / total if total > 0 else np.full(
-            algorithm.n_topics, 1.0 / algorithm.n_topics)
+        self._publish_batch_topics(state.lam, state.gamma, algorithm.alpha,
+                                   state.word_stats.sum(axis=0))
+        publish_training_documents(self, corpus)
         self._regress(self.doc_topic_, pairs, negatives)
         self.n_iter_ = state.iteration
 

@@ -36,15 +36,15 @@ from topiclink.estimators.capabilities import (
     LinkPredictionMixin,
     ScoresAreProbabilitiesMixin,
     TopicsMixin,
-    training_ids,
 )
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
 from topiclink.estimators.param_codecs import ParamCodec
 from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.training_documents import publish_training_documents
 from topiclink.estimators.user_warnings import warn_user
 from topiclink.estimators.variational import VariationalTopicsMixin
 from topiclink.execution import ExecutorCodec, SharedClientMixin
-from topiclink.families.lmv.algorithm import BatchLMV, LMVData, LMVState, expected_log_dirichlet
+from topiclink.families.lmv.algorithm import BatchLMV, LMVData, LMVState
 from topiclink.families.lmv.stochastic import LMVSChunk, LMVSState, StochasticLMV
 from topiclink.families.lmv.times import as_times
 from topiclink.inference.engine import State
@@ -226,30 +226,7 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
                  executor: Any = None,
                  init_topics: Any = None, random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.visibility = visibility
-        self.inference = inference
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.blockmodel_prior = blockmodel_prior
-        self.visibility_prior = visibility_prior
-        self.max_iter = max_iter
-        self.tol = tol
-        self.stopping = stopping
-        self.min_sweeps = min_sweeps
-        self.tol_window = tol_window
-        self.batch_size = batch_size
-        self.n0 = n0
-        self.step_a1 = step_a1
-        self.step_a2 = step_a2
-        self.step_v = step_v
-        self.transform_iter = transform_iter
-        self.n_jobs = n_jobs
-        self.executor = executor
-        self.init_topics = init_topics
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     @staticmethod
     def _pair(value: Any, name: str) -> tuple[float, float]:
@@ -544,23 +521,12 @@ class VisibilityTopicModel(SharedClientMixin, ScoresAreProbabilitiesMixin, LinkP
     def _publish(self, state: LMVState | LMVSState,
                  algorithm: BatchLMV | StochasticLMV, corpus: Corpus,
                  data: LMVData) -> None:
-        lam = state.lam
-        self.components_ = lam / lam.sum(axis=1, keepdims=True)
-        self.log_topics_ = expected_log_dirichlet(lam)
-        self.doc_topic_ = state.gamma / state.gamma.sum(axis=1, keepdims=True)
-        self.train_zbar_ = self.doc_topic_
+        self._publish_batch_topics(state.lam, state.gamma, algorithm.alpha,
+                                   (state.lam - float(self.topic_word_prior)).sum(axis=1))
         self.blockmodel_ = state.a / (state.a + state.b)
         self.visibility_ = algorithm._tau(state)[0]
         self.citation_topics_ = state.citation_topics
-        self.alpha_ = np.full(algorithm.n_topics, algorithm.alpha)
-        self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
-        self.train_doc_ids_ = training_ids(corpus)
-        self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
-                              else np.zeros(0, dtype=str))
-        topic_mass = (lam - float(self.topic_word_prior)).sum(axis=1)
-        total = topic_mass.sum()
-        self.topic_weights_ = topic_mass / total if total > 0 else np.full(
-            algorithm.n_topics, 1.0 / algorithm.n_topics)
+        publish_training_documents(self, corpus)
         self.n_links_ = int(data.cites.nnz)
         self.n_iter_ = state.iteration
 

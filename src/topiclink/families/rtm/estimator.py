@@ -38,10 +38,18 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import Links, as_links
 from topiclink.estimators.base import Estimator
-from topiclink.estimators.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
+from topiclink.estimators.capabilities import LinkPredictionMixin, TopicsMixin
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.collapsed import (
+    CollapsedTopicsMixin,
+    doc_topic_estimate,
+    topic_shares,
+    topic_word_estimate,
+)
+from topiclink.estimators.fit_docs import documents_checkpoint
 from topiclink.estimators.param_codecs import ParamCodec
 from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.training_documents import publish_training_documents
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.families.rtm.algorithm import (
     AUGMENTATION_SAMPLERS,
@@ -78,7 +86,8 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, Estimator):
+class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopicsMixin,
+                           TopicsMixin, Estimator):
     """Relational topic model with a bilinear link discriminant, fitted by Gibbs sampling.
 
     Parameters
@@ -229,30 +238,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
                  scheme: str | Shards = "exact", executor: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.loss = loss
-        self.weights = weights
-        self.approx = approx
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.c = c
-        self.c_neg = c_neg
-        self.hinge_cost = hinge_cost
-        self.weight_prior_var = weight_prior_var
-        self.negative_ratio = negative_ratio
-        self.negatives_per_link = negatives_per_link
-        self.augmentation = augmentation
-        self.directed = directed
-        self.max_iter = max_iter
-        self.n_average = n_average
-        self.evaluate_every = evaluate_every
-        self.transform_iter = transform_iter
-        self.n_jobs = n_jobs
-        self.scheme = scheme
-        self.executor = executor
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     @classmethod
     def from_paper(cls, name: str, **kwargs: Any) -> RelationalTopicModel:
@@ -314,6 +300,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
             **extra)
 
     # ------------------------------------------------------------------ fitting
+    @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, links: Any = None, resume: bool = False,
             checkpoint: str | os.PathLike[str] | None = None,
             checkpoint_every: int | str | float = DEFAULT_EVERY) -> RelationalTopicModel:
@@ -322,13 +309,6 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
 
         ``resume=True`` continues the chain (same documents and links) for ``max_iter``
         more iterations.
-
-        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
-        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
-        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
-        and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -358,24 +338,19 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
 
     def _publish(self, state: RelationalState, averaged: dict[str, np.ndarray] | None,
                  algorithm: RelationalGibbs, data: RelationalData, corpus: Corpus) -> None:
-        beta, alpha = algorithm.beta, algorithm.alpha
+        alpha = algorithm.alpha
         lengths = data.tokens.lengths
-        V = state.nwk.shape[0]
         if averaged is not None:
             U_hat, nwk_hat = averaged["U"], averaged["nwk"]
         else:
             U_hat, nwk_hat = state.U, state.nwk.astype(np.float64)
         self.weights_ = U_hat
-        self.components_ = ((nwk_hat.T + beta) / (nwk_hat.sum(axis=0)[:, None] + V * beta))
-        theta = state.ndk + alpha
-        self.doc_topic_ = theta / theta.sum(axis=1, keepdims=True)
+        self.components_ = topic_word_estimate(nwk_hat, nwk_hat.sum(axis=0), algorithm.beta)
+        self.doc_topic_ = doc_topic_estimate(state.ndk, alpha)
         self.train_zbar_ = state.ndk / lengths[:, None]
-        self.topic_weights_ = state.nk / max(int(state.nk.sum()), 1)
-        self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
+        self.topic_weights_ = topic_shares(state.nk)
         self.alpha_ = alpha
-        self.train_doc_ids_ = training_ids(corpus)
-        self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
-                              else np.zeros(0, dtype=str))
+        publish_training_documents(self, corpus)
         self.n_pairs_ = int(state.pair_source.size)
         self.n_negatives_ = int(state.n_negatives)
         self.directed_ = bool(data.links.directed)
@@ -383,10 +358,6 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, TopicsMixin, 
         self.n_iter_ = state.iteration
 
     # ------------------------------------------------------------------ prediction
-    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
-                                np.asarray(self.alpha_), rng, n_iter=int(self.transform_iter))
-
     def _query_topics(self, corpus: Corpus) -> np.ndarray:
         return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
                                 np.asarray(self.alpha_), self._prediction_generator(),

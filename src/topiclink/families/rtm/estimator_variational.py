@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
 
-from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
     DataError,
     Options,
@@ -38,9 +36,11 @@ from topiclink.data.checks import (
 from topiclink.data.corpus import Corpus
 from topiclink.data.links import as_links
 from topiclink.estimators.base import Estimator
-from topiclink.estimators.capabilities import LinkPredictionMixin, TopicsMixin, training_ids
+from topiclink.estimators.capabilities import LinkPredictionMixin, TopicsMixin
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.fit_docs import documents_checkpoint_parameters
 from topiclink.estimators.schema import LINK_ARRAYS, TOPIC_ARRAYS, ArraySpec
+from topiclink.estimators.training_documents import publish_training_documents
 from topiclink.estimators.variational import TRANSFORM_TOL, VariationalTopicsMixin
 from topiclink.families.rtm.variational import VariationalRTMEM, VarRTMData, VarRTMState
 from topiclink.parameters import shared
@@ -173,19 +173,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
                  tol: float = 1e-4, transform_iter: int = 100, init_topics: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.n_pseudo_negatives = n_pseudo_negatives
-        self.topic_inference = topic_inference
-        self.max_iter = max_iter
-        self.e_step_iter = e_step_iter
-        self.tol = tol
-        self.transform_iter = transform_iter
-        self.init_topics = init_topics
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     # ------------------------------------------------------------------ fitting
     def _algorithm(self) -> VariationalRTMEM:
@@ -196,6 +184,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
                                 else float(self.n_pseudo_negatives)),
             topic_inference=self.topic_inference, e_step_iter=int(self.e_step_iter))
 
+    @documents_checkpoint_parameters
     def fit(self, X: Any, y: None = None, *, links: Any = None, resume: bool = False,
             checkpoint: str | os.PathLike[str] | None = None,
             checkpoint_every: int | str | float = DEFAULT_EVERY) -> VariationalRTM:
@@ -210,15 +199,6 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         resume : bool, default False
             Continue EM from ``state_`` (same documents and links) for ``max_iter`` more
             iterations: 10 + 10 iterations equal 20.
-        checkpoint : str or path-like, optional
-            Checkpoint file: the model with its full state is written there every
-            ``checkpoint_every`` and when the fit ends; a fit given an existing file
-            resumes from it and returns what an uninterrupted fit returns, iteration for
-            iteration (:mod:`topiclink.estimators.checkpoint`).  None: the file of an enclosing
-            :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block, if any.
-        checkpoint_every : int or str, default "5min"
-            Iterations (an int) or a duration (``"30s"``, ``"10min"``, ``"2h"``) between
-            checkpoints.
         """
         self._check_fit_links(y, links)
         self._validate_params()
@@ -235,21 +215,14 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         def publish(state: VarRTMState, averaged: dict[str, np.ndarray] | None) -> None:
             self._publish(state, algorithm, data, corpus)
 
-        tolerance = RelativeTolerance(float(self.tol), "VariationalRTM")
-        previous = getattr(self, "state_", None)
-        if resume and isinstance(previous, VarRTMState) and np.isfinite(previous.J):
-            # the stopping rule continues as in one run: compare with the last objective
-            tolerance.last = algorithm.objective(previous, data)
         if not resume:
             logger.info("VariationalRTM: %d documents, %d words, %d tokens, %d links, K=%d, "
                         "rho=%g", data.n_docs, data.n_words, data.n_tokens, data.n_links,
                         algorithm.n_topics, algorithm.rho(data))
-        t0 = time.perf_counter()
-        result = self._run_engine(algorithm, data, resume=resume, publish=publish,
-                                  checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                                  extra_callbacks=[tolerance])
-        logger.info("VariationalRTM: %d iterations in %.2f s", result.n_iter,
-                    time.perf_counter() - t0)
+        result, seconds = self._run_em(algorithm, data, "VariationalRTM", resume=resume,
+                                       publish=publish, checkpoint=checkpoint,
+                                       checkpoint_every=checkpoint_every)
+        logger.info("VariationalRTM: %d iterations in %.2f s", result.n_iter, seconds)
         return self
 
     def _publish(self, state: VarRTMState, algorithm: VariationalRTMEM, data: VarRTMData,
@@ -263,10 +236,7 @@ class VariationalRTM(LinkPredictionMixin, VariationalTopicsMixin, TopicsMixin, E
         self.alpha_ = algorithm.alpha
         token_topics = state.stats.T.copy().sum(axis=1)
         self.topic_weights_ = token_topics / token_topics.sum()
-        self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
-        self.train_doc_ids_ = training_ids(corpus)
-        self.train_titles_ = (np.asarray(corpus.titles, dtype=str) if corpus.titles is not None
-                              else np.zeros(0, dtype=str))
+        publish_training_documents(self, corpus)
         self.n_links_ = data.n_links
         self.n_pseudo_negatives_ = algorithm.rho(data)
         self.mean_doc_length_ = float(data.doc_len.mean())

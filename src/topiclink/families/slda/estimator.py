@@ -28,6 +28,12 @@ from topiclink.data.corpus import Corpus
 from topiclink.estimators.base import Estimator
 from topiclink.estimators.capabilities import ClassifierCapability, TopicsMixin
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.collapsed import (
+    CollapsedTopicsMixin,
+    doc_topic_estimate,
+    topic_word_estimate,
+)
+from topiclink.estimators.fit_docs import documents_checkpoint
 from topiclink.estimators.param_codecs import ParamCodec
 from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin, open_executor
@@ -43,7 +49,8 @@ __all__ = ["SupervisedTopicModel"]
 logger = logging.getLogger(__name__)
 
 
-class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin, Estimator):
+class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTopicsMixin,
+                           TopicsMixin, Estimator):
     """Supervised LDA with a logistic (gSLDA) or hinge (Gibbs MedLDA) label term.
 
     Binary labels train one chain; more classes train one binary chain per class
@@ -139,23 +146,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
                  scheme: str | Shards = "exact", executor: Any = None,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.loss = loss
-        self.c = c
-        self.hinge_cost = hinge_cost
-        self.weight_prior_var = weight_prior_var
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.max_iter = max_iter
-        self.n_average = n_average
-        self.transform_iter = transform_iter
-        self.n_jobs = n_jobs
-        self.evaluate_every = evaluate_every
-        self.scheme = scheme
-        self.executor = executor
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     @property
     def model_name_(self) -> str:
@@ -178,6 +169,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
             executor=plan.executor,
             name=self.model_name_)
 
+    @documents_checkpoint
     def fit(self, X: Any, y: Any, *, resume: bool = False,
             checkpoint: str | os.PathLike[str] | None = None,
             checkpoint_every: int | str | float = DEFAULT_EVERY) -> SupervisedTopicModel:
@@ -185,13 +177,6 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
 
         ``resume=True`` continues the chains (same documents and labels) for ``max_iter``
         more iterations.
-
-        ``checkpoint=PATH`` writes the model with its full state to ``PATH`` every
-        ``checkpoint_every`` (iterations, or a duration such as ``"10min"``; default
-        ``"5min"``) and when the fit ends; a fit given an existing ``PATH`` resumes from it
-        and returns what an uninterrupted fit returns, draw for draw
-        (:mod:`topiclink.estimators.checkpoint`).  ``checkpoint=None`` inside a
-        :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block: that folder's file.
         """
         self._validate_params()
         corpus = self._training_corpus(X)
@@ -218,29 +203,22 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, TopicsMixin,
 
     def _publish(self, state: SupervisedState, averaged: dict[str, np.ndarray] | None,
                  algorithm: SupervisedGibbs, classes: np.ndarray, corpus: Corpus) -> None:
-        beta, alpha = algorithm.beta, algorithm.alpha
         if averaged is not None:
             eta_hat, nwk_hat = averaged["eta"], averaged["nwk"]
         else:
             eta_hat, nwk_hat = state.eta.copy(), state.nwk.astype(np.float64)
-        V = nwk_hat.shape[1]
         self.classes_ = classes
         self.coef_ = eta_hat
-        self.all_components_ = np.stack([(nw.T + beta) / (nw.sum(axis=0)[:, None] + V * beta)
+        self.all_components_ = np.stack([topic_word_estimate(nw, nw.sum(axis=0),
+                                                             algorithm.beta)
                                          for nw in nwk_hat])
         self.components_ = self.all_components_[0]
-        ndk = state.ndk[0]
-        self.doc_topic_ = (ndk + alpha) / (ndk + alpha).sum(axis=1, keepdims=True)
+        self.doc_topic_ = doc_topic_estimate(state.ndk[0], algorithm.alpha)
         self.vocabulary_ = np.asarray(corpus.vocabulary, dtype=str)
-        self.alpha_ = alpha
+        self.alpha_ = algorithm.alpha
         self.n_iter_ = state.iteration
 
     # ------------------------------------------------------------------ prediction
-    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
-        """Topic proportions under the first chain's topics."""
-        return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
-                                np.asarray(self.alpha_), rng, n_iter=int(self.transform_iter))
-
     def _zbar(self, corpus: Any, m: int, rng: np.random.Generator) -> np.ndarray:
         return infer_doc_topics(corpus, np.ascontiguousarray(self.all_components_[m].T),
                                 np.asarray(self.alpha_), rng, n_iter=int(self.transform_iter),

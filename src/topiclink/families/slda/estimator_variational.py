@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from typing import Any, ClassVar
 
 import numpy as np
 
-from topiclink.callbacks import RelativeTolerance
 from topiclink.data.checks import (
     NON_NEGATIVE,
     DataError,
@@ -40,6 +38,7 @@ from topiclink.data.corpus import Corpus
 from topiclink.estimators.base import Estimator
 from topiclink.estimators.capabilities import ClassifierCapability, TopicsMixin
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
+from topiclink.estimators.fit_docs import documents_checkpoint_parameters
 from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.estimators.variational import VariationalTopicsMixin
 from topiclink.families.slda.variational import VariationalSLDAEM, VarSLDAData, VarSLDAState
@@ -155,19 +154,7 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
                  tol: float = 1e-4, transform_iter: int = 100,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
-        self.n_topics = n_topics
-        self.c = c
-        self.doc_topic_prior = doc_topic_prior
-        self.topic_word_prior = topic_word_prior
-        self.weight_prior_var = weight_prior_var
-        self.max_iter = max_iter
-        self.e_step_iter = e_step_iter
-        self.e_step_tol = e_step_tol
-        self.tol = tol
-        self.transform_iter = transform_iter
-        self.random_state = random_state
-        self.verbose = verbose
-        self.callbacks = callbacks
+        self._store_params(locals())
 
     # ------------------------------------------------------------------ fitting
     def _fit_memory(self, corpus: Corpus) -> int:
@@ -181,6 +168,7 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
             c=float(self.c), weight_prior_var=float(self.weight_prior_var),
             e_step_iter=int(self.e_step_iter), e_step_tol=float(self.e_step_tol))
 
+    @documents_checkpoint_parameters
     def fit(self, X: Any, y: Any, *, resume: bool = False,
             checkpoint: str | os.PathLike[str] | None = None,
             checkpoint_every: int | str | float = DEFAULT_EVERY) -> VariationalSLDA:
@@ -195,15 +183,6 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
         resume : bool, default False
             Continue EM from ``state_`` (same documents and labels) for ``max_iter`` more
             iterations: 10 + 10 iterations equal 20.
-        checkpoint : str or path-like, optional
-            Checkpoint file: the model with its full state is written there every
-            ``checkpoint_every`` and when the fit ends; a fit given an existing file
-            resumes from it and returns what an uninterrupted fit returns, iteration for
-            iteration (:mod:`topiclink.estimators.checkpoint`).  None: the file of an enclosing
-            :func:`~topiclink.estimators.checkpoint.checkpoint_folder` block, if any.
-        checkpoint_every : int or str, default "5min"
-            Iterations (an int) or a duration (``"30s"``, ``"10min"``, ``"2h"``) between
-            checkpoints.
         """
         self._validate_params()
         corpus = self._training_corpus(X)
@@ -218,22 +197,15 @@ class VariationalSLDA(ClassifierCapability, VariationalTopicsMixin, TopicsMixin,
         def publish(state: VarSLDAState, averaged: dict[str, np.ndarray] | None) -> None:
             self._publish(state, algorithm, data, classes, corpus)
 
-        tolerance = RelativeTolerance(float(self.tol), "VariationalSLDA")
-        previous = getattr(self, "state_", None)
-        if resume and isinstance(previous, VarSLDAState) and np.isfinite(previous.J):
-            # the stopping rule continues as in one run: compare with the last objective
-            tolerance.last = algorithm.objective(previous, data)
         if not resume:
             logger.info("VariationalSLDA: %d documents, %d words, %d tokens, K=%d, c=%g",
                         data.n_docs, data.n_words, data.n_tokens, algorithm.n_topics,
                         algorithm.c)
-        t0 = time.perf_counter()
-        result = self._run_engine(algorithm, data, resume=resume, publish=publish,
-                                  checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                                  extra_callbacks=[tolerance])
-        logger.info("VariationalSLDA: %d EM iterations in %.2f s%s", result.n_iter,
-                    time.perf_counter() - t0, "" if result.stopped_early else
-                    " (max_iter reached before tol)")
+        result, seconds = self._run_em(algorithm, data, "VariationalSLDA", resume=resume,
+                                       publish=publish, checkpoint=checkpoint,
+                                       checkpoint_every=checkpoint_every)
+        logger.info("VariationalSLDA: %d EM iterations in %.2f s%s", result.n_iter, seconds,
+                    "" if result.stopped_early else " (max_iter reached before tol)")
         self.converged_ = bool(result.stopped_early)
         return self
 

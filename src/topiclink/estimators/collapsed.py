@@ -1,0 +1,45 @@
+"""What the collapsed Gibbs topic estimators share (LDA, DMR, gRTM, gSLDA): the
+posterior-mean estimates read off the sampler's counts, and the topic proportions of new
+documents by Gibbs sweeps with the topics fixed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topiclink.data.corpus import Corpus
+from topiclink.topics.fixed_topics import infer_doc_topics
+
+__all__ = ["CollapsedTopicsMixin", "doc_topic_estimate", "topic_shares",
+           "topic_word_estimate"]
+
+
+def topic_word_estimate(nwk: np.ndarray, nk: np.ndarray, beta: float) -> np.ndarray:
+    """phi-hat (K, V), ``(C_kw + beta) / (C_k + V beta)``, from the word-topic counts
+    ``nwk`` (V, K) and the topic totals ``nk`` (K,); rows sum to 1."""
+    V = nwk.shape[0]
+    return ((nwk.T + beta) / (nk[:, None] + V * beta)).astype(np.float64)
+
+
+def doc_topic_estimate(ndk: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """theta-hat (D, K), ``(C_dk + alpha_k) / (N_d + sum_k alpha_k)``, from the
+    document-topic counts ``ndk`` (D, K) and the prior ``alpha`` ((K,) or one row per
+    document)."""
+    theta = ndk + alpha
+    return theta / theta.sum(axis=1, keepdims=True)
+
+
+def topic_shares(nk: np.ndarray) -> np.ndarray:
+    """The share of the training tokens in each topic (K,), from the topic totals."""
+    return nk / max(int(nk.sum()), 1)
+
+
+class CollapsedTopicsMixin:
+    """Topic proportions of new documents: ``transform_iter`` Gibbs sweeps over their
+    tokens (the second half averaged) with the fitted topics ``components_`` and the
+    prior ``alpha_`` fixed."""
+
+    def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
+        return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
+                                np.asarray(self.alpha_, dtype=np.float64), rng,
+                                n_iter=int(self.transform_iter))
