@@ -400,6 +400,8 @@ FAMILY_PARAMETERS = {
     "BilinearPoissonFactorModelEM": {"binary", "prior_rate", "n_chains"},
     "DegreeCorrectedPoissonFactorModel": {"binary", "prior_rate", "degree_prior",
                                           "n_chains"},
+    "PatternPoissonFactorModel": {"binary", "prior_rate", "patterns", "pattern_prior",
+                                  "min_support", "max_patterns", "n_chains"},
     "DMR": {"sigma", "intercept_sigma"},
     "DirichletMultinomialMixture": set(),
     "KernelTopicModel": {"kernel", "tau", "fit_tau", "n_inner", "min_precision",
