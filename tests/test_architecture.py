@@ -30,6 +30,9 @@ FORBIDDEN = {
                    "datasets"},
     # the estimator base knows no display: a report or a figure takes the model
     "estimators": {"experiments", "cli", "report", "plotting"},
+    # what a user does with a fitted model (labels, topic correlations): over the models
+    "analysis": {"experiments", "cli", "report", "plotting", "kernels", "inference",
+                 "execution"},
     # reports of fitted models: over models and data, never the experiments or the CLI
     "report": {"experiments", "cli", "kernels", "inference", "execution"},
     # top-level modules

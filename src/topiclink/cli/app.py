@@ -28,6 +28,7 @@ from topiclink.cli import (
     fit,
     info,
     report,
+    search_k,
     suggest,
 )
 from topiclink.cli.errors import CheckedGroup
@@ -52,7 +53,7 @@ app.add_typer(experiment.app, name="experiment")
 for _name, _command in (("evaluate", evaluate.evaluate_cmd), ("suggest", suggest.suggest_cmd),
                        ("info", info.info_cmd), ("report", report.report_cmd),
                        ("models", info.models_cmd), ("datasets", datasets.datasets_cmd),
-                       ("demo", demo.demo_cmd)):
+                       ("demo", demo.demo_cmd), ("search-k", search_k.search_k_cmd)):
     app.command(_name, cls=HelpCommand)(_command)
 
 

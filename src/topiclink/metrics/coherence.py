@@ -12,6 +12,13 @@ from topiclink.metrics._validate import refuse_complex
 
 __all__ = ["npmi_coherence"]
 
+#: gensim's ``EPSILON`` (``gensim.topic_coherence.direct_confirmation_measure``), added to
+#: the joint probability in the log ratio and in its normalisation
+GENSIM_EPSILON = 1e-12
+
+#: the conventions of :func:`npmi_coherence` (the first is the default)
+CONVENTIONS = ("exact", "gensim")
+
 # Topics are processed in chunks whose union of top words has at most this many entries,
 # bounding the dense co-document-frequency block at 2048^2 floats (32 MiB).
 _MAX_UNION = 2048
@@ -31,8 +38,21 @@ def _npmi_from_counts(co: NDArray[np.float64], n_docs: int) -> NDArray[np.float6
     return npmi
 
 
+def _npmi_gensim(co: NDArray[np.float64], n_docs: int) -> NDArray[np.float64]:
+    """NPMI as gensim's ``log_ratio_measure(normalize=True)`` computes it, operation for
+    operation: ``log((p_ij + eps) / (p_i p_j)) / -log(p_ij + eps)``, ``eps`` =
+    :data:`GENSIM_EPSILON` (a word absent from the reference corpus divides by zero: inf
+    or NaN, as in gensim)."""
+    num_docs = float(n_docs)
+    p_joint = co / num_docs
+    p_word = np.diag(co) / num_docs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        numerator = np.log((p_joint + GENSIM_EPSILON) / np.outer(p_word, p_word))
+        return numerator / -np.log(p_joint + GENSIM_EPSILON)
+
+
 def npmi_coherence(topic_word: ArrayLike, counts: ArrayLike | sp.sparray | sp.spmatrix,
-                   top_n: int = 10) -> NDArray[np.float64]:
+                   top_n: int = 10, *, convention: str = "exact") -> NDArray[np.float64]:
     """NPMI coherence of each topic's ``top_n`` words under document co-occurrence.
 
     With :math:`D` reference documents, :math:`p(w) = D(w)/D` and
@@ -52,6 +72,28 @@ def npmi_coherence(topic_word: ArrayLike, counts: ArrayLike | sp.sparray | sp.sp
     words that always co-occur. The co-document frequencies come from one sparse product
     :math:`B_U^\\top B_U` of the binarised counts restricted to the top words.
 
+    ``convention="gensim"`` gives instead the numbers of gensim's
+    ``CoherenceModel(coherence="c_npmi", texts=..., window_size=W)`` when ``W`` is at least
+    the longest reference document (gensim 4.4, read in
+    ``gensim/topic_coherence/{segmentation,probability_estimation,
+    direct_confirmation_measure}.py``): a document shorter than its sliding window is one
+    window (``utils.iter_windows(..., ignore_below_size=False)``), so every document,
+    empty ones included, is one "virtual document" and :math:`p` are the same document
+    frequencies; ``s_one_one`` segments each topic into its ordered pairs
+    :math:`(w_i, w_j), i \\ne j` (the mean over them is the mean over unordered pairs,
+    NPMI being symmetric), and ``log_ratio_measure(normalize=True)`` scores each
+
+    .. math::
+
+        \\frac{\\log \\frac{p(w_i, w_j) + \\epsilon}{p(w_i)\\,p(w_j)}}
+        {-\\log (p(w_i, w_j) + \\epsilon)}, \\qquad \\epsilon = 10^{-12}
+
+    (:data:`GENSIM_EPSILON`): a pair that never co-occurs scores about
+    :math:`-1 + \\log(1/(p_i p_j)) / \\log 10^{12}` rather than -1, and a pair present in
+    every document scores -1 (:math:`\\log(1+\\epsilon) / -\\log(1+\\epsilon)`), not 1.
+    A bag of words has no token order, so gensim's shorter windows (its default
+    ``window_size=10``) cannot be reproduced from ``counts``.
+
     Parameters
     ----------
     topic_word : array_like of float, shape (n_topics, V)
@@ -60,6 +102,9 @@ def npmi_coherence(topic_word: ArrayLike, counts: ArrayLike | sp.sparray | sp.sp
         Reference document-term counts (CSR preferred), binarised as ``counts > 0``.
     top_n : int, default 10
         Number of top words per topic, ``2 <= top_n <= V``.
+    convention : "exact" or "gensim", default "exact"
+        ``"exact"``: the formula above (-1 for pairs that never co-occur, 1 for pairs in
+        every document); ``"gensim"``: gensim's ``c_npmi`` with whole-document windows.
 
     Returns
     -------
@@ -97,6 +142,10 @@ def npmi_coherence(topic_word: ArrayLike, counts: ArrayLike | sp.sparray | sp.sp
         raise ValueError(f"{func}: top_n must be an integer, got {top_n!r}")
     if not 2 <= top_n <= vocab:
         raise ValueError(f"{func}: top_n must be between 2 and V = {vocab}, got {top_n}")
+    if convention not in CONVENTIONS:
+        raise ValueError(f"{func}: convention must be one of {', '.join(CONVENTIONS)}, "
+                         f"got {convention!r}")
+    score = _npmi_gensim if convention == "gensim" else _npmi_from_counts
     n = int(top_n)
     binary = csc.astype(bool).astype(np.float64)
     top = np.argsort(-phi, axis=1, kind="stable")[:, :n]
@@ -109,7 +158,7 @@ def npmi_coherence(topic_word: ArrayLike, counts: ArrayLike | sp.sparray | sp.sp
         pos = np.searchsorted(union, top_c)  # (chunk, n) positions within union
         block = binary[:, union]
         co = (block.T @ block).toarray()  # co-document frequencies, df on the diagonal
-        npmi = _npmi_from_counts(co, n_docs)
+        npmi = score(co, n_docs)
         pairs = npmi[pos[:, iu], pos[:, ju]]  # (chunk, n(n-1)/2)
         out[start:start + chunk] = pairs.mean(axis=1)
     return out

@@ -9,7 +9,7 @@ import numpy as np
 
 from topiclink.plotting.topics import new_axes
 
-__all__ = ["plot_graph_topics"]
+__all__ = ["plot_graph_topics", "plot_topic_correlation"]
 
 
 def _graph(graph_or_links: Any, n_docs: int) -> Any:
@@ -105,4 +105,36 @@ def plot_graph_topics(graph_or_links: Any, doc_topic: Any, topic_labels: Any = N
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0),
                   fontsize=8, frameon=False, title="dominant topic (documents)")
     ax.set_axis_off()
+    return ax
+
+
+def plot_topic_correlation(model_or_correlation: Any, ax: Any = None, *,
+                           cutoff: float = 0.01, seed: int = 0) -> Any:
+    """The topics' correlation graph (R's ``stm::plot.topicCorr``): a node per topic,
+    labelled by its top words and sized by its share of the tokens where the model has
+    ``topic_weights_``; an edge per pair whose proportions correlate above ``cutoff``
+    (:func:`topiclink.analysis.topic_correlation`), wider for a stronger correlation.
+    The layout is a spring layout seeded by ``seed``."""
+    import networkx as nx
+
+    from topiclink.analysis import TopicCorrelation, topic_correlation
+
+    result = (model_or_correlation if isinstance(model_or_correlation, TopicCorrelation)
+              else topic_correlation(model_or_correlation, cutoff=cutoff))
+    graph = result.to_networkx()
+    K = graph.number_of_nodes()
+    ax = new_axes(ax, figsize=(7, 6))
+    pos = nx.spring_layout(graph, seed=seed, weight="weight")
+    weights = getattr(model_or_correlation, "topic_weights_", None)
+    sizes = (300 + 3000 * np.asarray(weights) / max(float(np.max(weights)), 1e-300)
+             if weights is not None and len(weights) == K else np.full(K, 600.0))
+    widths = [1.0 + 6.0 * d["weight"] for _, _, d in graph.edges(data=True)]
+    nx.draw_networkx_edges(graph, pos, ax=ax, width=widths, edge_color="0.6")
+    nx.draw_networkx_nodes(graph, pos, ax=ax, node_size=sizes, node_color="#9ecae1",
+                           edgecolors="#3182bd")
+    nx.draw_networkx_labels(graph, pos, ax=ax, font_size=7,
+                            labels={k: f"{k}: {graph.nodes[k]['label']}" for k in graph})
+    ax.set_axis_off()
+    ax.set_title(f"topics whose proportions correlate above {result.cutoff:g} "
+                 f"({graph.number_of_edges()} pairs)")
     return ax
