@@ -165,6 +165,11 @@ class PoissonFactorBase(EntityFactorsMixin, Estimator):
         if n_chains > 1:
             self._pool_chains(tensor, n_chains)
 
+    #: the sample arrays that restarts (``n_chains``) pool
+    _pooled_samples: ClassVar[tuple[str, ...]] = (
+        "samples_embedding_", "samples_relation_matrices_", "samples_self_scale_",
+        "samples_tail_embedding_", "samples_head_degrees_", "samples_tail_degrees_")
+
     def _pool_chains(self, tensor: RelationalTensor, n_chains: int) -> None:
         """Fit chains 1 .. n_chains - 1 (each as chain 0 was fitted, seeded by
         :func:`chain_seed`) and pool their kept samples after chain 0's."""
@@ -178,9 +183,7 @@ class PoissonFactorBase(EntityFactorsMixin, Estimator):
             other._validate_params()
             other._fit_chain(tensor, False)
             chains.append(other)
-        for name in ("samples_embedding_", "samples_relation_matrices_",
-                     "samples_self_scale_", "samples_tail_embedding_",
-                     "samples_head_degrees_", "samples_tail_degrees_"):
+        for name in self._pooled_samples:
             if getattr(self, name, None) is not None:
                 setattr(self, name, np.concatenate([getattr(m, name) for m in chains]))
         self._samples_published_ = False   # no longer chain 0's run's samples alone

@@ -21,7 +21,6 @@ from topiclink.families.bpbfm.estimator_base import (
     Checkpoint,
     Every,
     PoissonFactorBase,
-    chain_seed,
 )
 from topiclink.families.bpbfm.estimator_em import BilinearPoissonFactorModelEM
 from topiclink.families.bpbfm.patterns import PATTERN_KINDS, DirectedGraph, rule_text
@@ -173,21 +172,8 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
         self.__dict__.pop("_graph", None)
         super()._publish(state, algorithm, averaged, names_e, names_r, binary, kept)
 
-    def _pool_chains(self, tensor: RelationalTensor, n_chains: int) -> None:
-        """:meth:`PoissonFactorBase._pool_chains`, the pattern weights pooled too."""
-        from sklearn.base import clone
-
-        chains = [self]
-        for c in range(1, n_chains):
-            other = clone(self).set_params(n_chains=1,
-                                           random_state=chain_seed(self.random_state_, c))
-            other._validate_params()
-            other._fit_chain(tensor, False)
-            chains.append(other)
-        for name in ("samples_embedding_", "samples_relation_matrices_",
-                     "samples_pattern_weights_"):
-            setattr(self, name, np.concatenate([getattr(m, name) for m in chains]))
-        self._samples_published_ = False
+    _pooled_samples: ClassVar[tuple[str, ...]] = (
+        *BilinearPoissonFactorModelEM._pooled_samples, "samples_pattern_weights_")
 
     def _count_parameters(self, N: int, K: int, R: int) -> int:
         return R * K * K + N * K + int(np.size(self.pattern_weights_))
