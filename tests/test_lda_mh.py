@@ -133,7 +133,7 @@ def test_stationary_distribution_equals_exact_posterior(n_mh):
 
 
 def test_lda_estimator_sampler_choice():
-    """sampler="mh" fits (planted topics recovered), "auto" picks it only from
+    """sampler="mh" fits (planted topics recovered), "auto" picks an MH kernel only from
     MH_MIN_TOPICS topics on and never for a parallel scheme; a bad combination fails."""
     from scipy.optimize import linear_sum_assignment
 
@@ -151,7 +151,8 @@ def test_lda_estimator_sampler_choice():
     assert cos[rows, cols].min() > 0.9
     again = LDA(n_topics=6, max_iter=150, sampler="mh", random_state=0).fit(corpus)
     np.testing.assert_array_equal(model.state_.z, again.state_.z)
-    assert LDA(n_topics=MH_MIN_TOPICS)._token_sampler() == "mh"
+    # "auto" takes the "warp" kernel (same proposals, faster) since it exists
+    assert LDA(n_topics=MH_MIN_TOPICS)._token_sampler() == "warp"
     assert LDA(n_topics=MH_MIN_TOPICS - 1)._token_sampler() == "gibbs"
     assert LDA(n_topics=MH_MIN_TOPICS, scheme="partition")._token_sampler() == "gibbs"
     with pytest.raises(ValueError, match="sampler='mh' runs the sequential chain"):

@@ -8,26 +8,9 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.stats import rankdata
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from topiclink.metrics._validate import refuse_complex
+from topiclink.metrics._validate import real_matrix, refuse_complex
 
 __all__ = ["link_rank", "link_rank_per_query", "predictive_rank", "link_auc"]
-
-
-def _check_scores(func: str, scores: ArrayLike) -> NDArray[np.float64]:
-    """Return ``scores`` as a non-empty 2-D float array without NaN (infinities allowed)."""
-    refuse_complex(func, "scores", scores)
-    try:
-        arr = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{func}: scores must be a 2-D array of real numbers") from None
-    if arr.ndim != 2:
-        raise ValueError(f"{func}: scores must be 2-D (n_query, n_candidates), got {arr.ndim}-D")
-    if arr.size == 0:
-        raise ValueError(f"{func}: scores is empty (shape {arr.shape})")
-    if np.isnan(arr).any():
-        row, col = (int(i) for i in np.argwhere(np.isnan(arr))[0])
-        raise ValueError(f"{func}: scores contains NaN at [{row}, {col}]")
-    return arr
 
 
 def _positive_pairs(func: str, true_links: ArrayLike | sp.sparray | sp.spmatrix,
@@ -62,7 +45,8 @@ def _positive_pairs(func: str, true_links: ArrayLike | sp.sparray | sp.spmatrix,
 
 def _rank_per_query(func: str, scores: ArrayLike,
                     true_links: ArrayLike | sp.sparray | sp.spmatrix) -> NDArray[np.float64]:
-    s = _check_scores(func, scores)
+    refuse_complex(func, "scores", scores)
+    s = real_matrix(func, "scores", scores, "n_query, n_candidates")
     rows, cols = _positive_pairs(func, true_links, s.shape)
     # rank 1 = highest score; tied candidates share the average of their ranks
     ranks = rankdata(-s, method="average", axis=1)
@@ -175,7 +159,8 @@ def link_auc(scores: ArrayLike, true_links: ArrayLike | sp.sparray | sp.spmatrix
         contain no positive or no negative.
     """
     func = "link_auc"
-    s = _check_scores(func, scores)
+    refuse_complex(func, "scores", scores)
+    s = real_matrix(func, "scores", scores, "n_query, n_candidates")
     rows, cols = _positive_pairs(func, true_links, s.shape)
     labels = np.zeros(s.shape, dtype=bool)
     labels[rows, cols] = True

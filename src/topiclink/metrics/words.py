@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import rankdata
 
-from topiclink.metrics._validate import refuse_complex
+from topiclink.metrics._validate import real_matrix, refuse_complex
 
 __all__ = ["word_rank", "word_rank_per_doc"]
 
@@ -20,17 +20,7 @@ def _word_rank_per_doc(func: str, word_probs: ArrayLike, counts: ArrayLike | sp.
         raise ValueError(f"{func}: weighting must be 'token' or 'type', got {weighting!r}")
     refuse_complex(func, "word_probs", word_probs)
     refuse_complex(func, "counts", counts)
-    try:
-        probs = np.asarray(word_probs, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{func}: word_probs must be a 2-D array of real numbers") from None
-    if probs.ndim != 2:
-        raise ValueError(f"{func}: word_probs must be 2-D (n_docs, V), got {probs.ndim}-D")
-    if probs.size == 0:
-        raise ValueError(f"{func}: word_probs is empty (shape {probs.shape})")
-    if np.isnan(probs).any():
-        row, col = (int(i) for i in np.argwhere(np.isnan(probs))[0])
-        raise ValueError(f"{func}: word_probs contains NaN at [{row}, {col}]")
+    probs = real_matrix(func, "word_probs", word_probs, "n_docs, V")
     if sp.issparse(counts):
         csr = sp.csr_array(counts, dtype=np.float64)
     else:

@@ -35,15 +35,38 @@ from topiclink.random import kernel_state, spawn
 from topiclink.topics.adlda import ADLDAShards
 from topiclink.topics.chunked import word_topic_counts
 from topiclink.topics.kernels import lda as kernels
-from topiclink.topics.kernels import lda_mh
+from topiclink.topics.kernels import lda_mh, lda_warp
 from topiclink.topics.partition import PartitionSweeper
 
 __all__ = ["TokenData", "ShardTokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED",
-           "ShardedTokenSampler", "doc_topic_counts"]
+           "SAMPLERS", "ShardedTokenSampler", "doc_topic_counts"]
 
 #: the token samplers' schemes that sweep fixed document shards (AD-LDA and the
 #: partitioned scheme of :mod:`topiclink.topics.partition`)
 SHARDED = ("adlda", "partition")
+#: the token kernels of :class:`CollapsedGibbsLDA`: exact Gibbs (O(K) a token) and the two
+#: O(1)-a-token Metropolis-Hastings kernels (:mod:`~topiclink.topics.kernels.lda_mh`,
+#: :mod:`~topiclink.topics.kernels.lda_warp`), the latter two sequential only
+SAMPLERS = ("gibbs", "mh", "warp")
+
+
+@dataclass
+class TokenIndex:
+    """The workspace of the Metropolis-Hastings kernels on an :class:`LDAState`
+    (:attr:`~topiclink.inference.engine.State.workspace`): the word order of ``data``'s
+    tokens (``ptr``, ``pos``; for ``"warp"`` also ``slot``, ``docs_w`` and ``zw``, the
+    assignments in word order, which the kernel keeps equal to ``state.z[pos]``)."""
+
+    data: Any
+    z: np.ndarray                    # the state's z this index was built for
+    ptr: np.ndarray
+    pos: np.ndarray
+    slot: np.ndarray | None = None
+    docs_w: np.ndarray | None = None
+    zw: np.ndarray | None = None
+
+    def fits(self, state: Any, data: Any) -> bool:
+        return self.data is data and self.z is state.z
 
 
 @dataclass
@@ -249,10 +272,12 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
         (borrowed), or None: this process on ``n_threads`` threads (never changes the
         chain)
     n_threads : threads of this process running the shards (never changes the chain)
-    sampler : ``"gibbs"`` (the exact collapsed conditional, O(K) per token) or ``"mh"``
+    sampler : ``"gibbs"`` (the exact collapsed conditional, O(K) per token), ``"mh"``
         (exact Metropolis-Hastings steps with O(1) proposals per token,
-        :mod:`topiclink.topics.kernels.lda_mh`; sequential only)
-    n_mh : Metropolis-Hastings steps per token (``sampler="mh"``)
+        :mod:`topiclink.topics.kernels.lda_mh`) or ``"warp"`` (the same proposals in
+        WarpLDA's word-then-document order, :mod:`topiclink.topics.kernels.lda_warp`;
+        a prior alpha shared by all documents); both sequential only
+    n_mh : Metropolis-Hastings steps per token (``"mh"``), per token and phase (``"warp"``)
     """
 
     name = "LDA"
@@ -264,10 +289,17 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
                  sampler: str = "gibbs", n_mh: int = 2) -> None:
         if scheme not in ("exact", *SHARDED):
             raise ValueError(f"scheme must be 'exact', 'adlda' or 'partition', got {scheme!r}")
-        if sampler not in ("gibbs", "mh"):
-            raise ValueError(f"sampler must be 'gibbs' or 'mh', got {sampler!r}")
-        if sampler == "mh" and scheme != "exact":
-            raise ValueError("sampler='mh' runs the sequential chain: use scheme='exact'")
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {', '.join(map(repr, SAMPLERS))}, got "
+                             f"{sampler!r}")
+        if sampler != "gibbs" and scheme != "exact":
+            raise ValueError(f"sampler={sampler!r} runs the sequential chain: use "
+                             "scheme='exact'")
+        if sampler == "warp" and np.ndim(alpha) == 2 and np.shape(alpha)[0] > 1:
+            raise ValueError("sampler='warp' needs one prior alpha for all documents: use "
+                             "sampler='mh' or 'gibbs' with a per-document prior")
+        if int(n_mh) < 1:
+            raise ValueError(f"n_mh must be >= 1, got {n_mh}")
         self.sampler = sampler
         self.n_mh = int(n_mh)
         self.n_topics = n_topics
@@ -275,7 +307,6 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
         self.beta = float(beta)
         self.scheme = scheme
         super().__init__(n_shards if scheme in SHARDED else 1, executor, n_threads)
-        self._word_index: tuple[np.ndarray, np.ndarray] | None = None
 
     def fingerprint(self, data: TokenData | ShardTokenData) -> str:
         return data.fingerprint()
@@ -325,34 +356,53 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
     def adlda_alpha(self, state: LDAState, data: TokenData | ShardTokenData) -> np.ndarray:
         return self.alpha
 
+    def attach(self, state: LDAState, data: TokenData | ShardTokenData) -> None:
+        """The Metropolis-Hastings kernels' :class:`TokenIndex` (built once per run)."""
+        if self.sampler != "gibbs":
+            self.token_index(state, data)
+
+    def token_index(self, state: LDAState, data: TokenData) -> TokenIndex:
+        """The state's :class:`TokenIndex` for ``data``, built where it has none (or one
+        of other data or of a replaced z)."""
+        ws = state.workspace
+        if isinstance(ws, TokenIndex) and ws.fits(state, data):
+            return ws
+        if self.sampler == "warp":
+            ptr, pos, slot, docs_w = lda_warp.word_order(data.words, data.docs, data.n_words)
+            ws = TokenIndex(data, state.z, ptr, pos, slot, docs_w, state.z[pos])
+        else:
+            ptr, pos = lda_mh.word_index(data.words, data.n_words)
+            ws = TokenIndex(data, state.z, ptr, pos)
+        state.workspace = ws
+        return ws
+
     @contextlib.contextmanager
     def session(self, state: LDAState, data: TokenData | ShardTokenData) -> Iterator[None]:
-        """The shards' run (:class:`ShardedTokenSampler`); for ``sampler="mh"`` the word
-        index of the run's tokens, built once per run and gone with it."""
+        """The shards' run (:class:`ShardedTokenSampler`)."""
         if self.scheme in SHARDED:
             self.check_data(data)
-        if self.sampler == "mh":
-            self._word_index = lda_mh.word_index(data.words, data.n_words)
-        try:
-            with super().session(state, data):
-                yield
-        finally:
-            self._word_index = None
+        with super().session(state, data):
+            yield
 
     def step(self, state: LDAState, data: TokenData) -> dict[str, float]:
         if self.scheme in SHARDED:
             return self.sharded_step(state, data)
-        if self.sampler == "mh":
-            if self._word_index is None:        # outside a session: one sweep
-                with self.session(state, data):
-                    return self.step(state, data)
-            ptr, pos = self._word_index
-            lda_mh.sweep_mh(data.words, data.offsets, state.z, state.ndk, state.nwk,
-                            state.nk, self.alpha, self.beta, state.kernel_rng[0], ptr, pos,
-                            self.n_mh)
-        else:
+        if self.sampler == "gibbs":
             kernels.sweep(data.words, data.offsets, state.z, state.ndk, state.nwk, state.nk,
                           self.alpha, self.beta, state.kernel_rng[0])
+            return {}
+        ix = self.token_index(state, data)
+        if self.sampler == "mh":
+            lda_mh.sweep_mh(data.words, data.offsets, state.z, state.ndk, state.nwk,
+                            state.nk, self.alpha, self.beta, state.kernel_rng[0], ix.ptr,
+                            ix.pos, self.n_mh)
+        else:
+            lda_warp.sweep_warp(data.words, data.offsets, state.z, ix.zw, state.nk,
+                                np.ascontiguousarray(np.reshape(self.alpha, -1)[
+                                    :self.n_topics], dtype=np.float64),
+                                self.beta, state.kernel_rng[0], ix.ptr, ix.pos, ix.slot,
+                                ix.docs_w, self.n_mh)
+            lda_warp.recount(data.offsets, state.z, ix.zw, ix.ptr, state.ndk, state.nwk)
         return {}
 
     def objective(self, state: LDAState, data: TokenData) -> float:

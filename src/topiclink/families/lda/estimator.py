@@ -43,11 +43,14 @@ from topiclink.topics.lda import (
 
 __all__ = ["LDA", "MH_MIN_TOPICS"]
 
-#: ``sampler="auto"`` uses the O(1)-per-token Metropolis-Hastings kernel from this many
+#: ``sampler="auto"`` uses an O(1)-per-token Metropolis-Hastings kernel from this many
 #: topics on.  On a 1.5M-token corpus (benchmarks/lda_samplers.py, 90 CPU s per kernel)
-#: the Gibbs kernel reached the MH kernel's final log joint in half the time at K = 1000;
-#: at K = 3000 and 5000 the MH kernel reached the Gibbs kernel's final log joint 2.3x and
-#: 4.3x sooner.
+#: the Gibbs kernel reached the "mh" kernel's final log joint in half the time at K = 1000;
+#: at K = 3000 and 5000 the "mh" kernel reached the Gibbs kernel's final log joint 2.3x and
+#: 4.3x sooner.  "auto" now takes "warp" there: the same proposals, hence the same mixing
+#: per sweep, at more tokens per second (benchmarks/lda_record.py; on the 1M-token
+#: synthetic corpus at K = 1000, 20 CPU s each: log joint -10.22 for "warp", -10.54 for
+#: "mh", -10.32 for Gibbs, which "warp" reached in 16.4 s).
 MH_MIN_TOPICS = 3000
 
 logger = logging.getLogger(__name__)
@@ -96,13 +99,16 @@ default "exact"
     n_jobs : int or None, default 1
         Threads running the shards (``-1``: all cores) when ``executor`` is None.  Never
         changes the result.
-    sampler : "auto", "gibbs" or "mh", default "auto"
+    sampler : "auto", "gibbs", "mh" or "warp", default "auto"
         The token kernel of the sequential chain: ``"gibbs"``, the exact collapsed
         conditional (O(K) per token, vectorised); ``"mh"``, exact Metropolis-Hastings
         steps with LightLDA's document and word proposals drawn in O(1) from the current
         counts (:mod:`topiclink.topics.kernels.lda_mh`; more sweeps to mix, each much cheaper at
-        large K); ``"auto"``: ``"mh"`` from :data:`MH_MIN_TOPICS` topics on, else
-        ``"gibbs"``.  The parallel schemes use ``"gibbs"``.
+        large K); ``"warp"``, the same two proposals in WarpLDA's order, a word phase
+        then a document phase, so that each step reads one row of counts
+        (:mod:`topiclink.topics.kernels.lda_warp`; exact, about twice the tokens per
+        second of ``"mh"``); ``"auto"``: ``"warp"`` from :data:`MH_MIN_TOPICS` topics on,
+        else ``"gibbs"``.  The parallel schemes use ``"gibbs"``.
     random_state : int, Generator or None
     verbose : bool
         Show a tqdm progress bar.
@@ -143,7 +149,7 @@ default "exact"
         "scheme": [SchemeForm("exact", "partition", "adlda",
                               sharded=("partition", "adlda"))],
         **shared("executor", "n_jobs"),
-        "sampler": [Options("auto", "gibbs", "mh")],
+        "sampler": [Options("auto", "gibbs", "mh", "warp")],
         **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
@@ -179,12 +185,12 @@ default "exact"
         """The token kernel: ``sampler``, or for ``"auto"`` the Metropolis-Hastings kernel
         from :data:`MH_MIN_TOPICS` topics on (sequential chains only), else exact Gibbs."""
         if self.sampler != "auto":
-            if self.sampler == "mh" and self._execution_plan().scheme != "exact":
-                raise ValueError("sampler='mh' runs the sequential chain: use "
+            if self.sampler != "gibbs" and self._execution_plan().scheme != "exact":
+                raise ValueError(f"sampler={self.sampler!r} runs the sequential chain: use "
                                  "scheme='exact' (or sampler='gibbs')")
             return str(self.sampler)
         exact = self._execution_plan().scheme == "exact"
-        return "mh" if exact and int(self.n_topics) >= MH_MIN_TOPICS else "gibbs"
+        return "warp" if exact and int(self.n_topics) >= MH_MIN_TOPICS else "gibbs"
 
     @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, resume: bool = False,

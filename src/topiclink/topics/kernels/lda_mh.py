@@ -35,7 +35,7 @@ from numba import njit
 from topiclink.kernels.rng import uniform
 from topiclink.kernels.sampling import check_prior, n_prior_rows, prior_row
 
-__all__ = ["build_alias", "sweep_mh", "word_index"]
+__all__ = ["alias_draw", "build_alias", "sweep_mh", "word_index"]
 
 
 @njit(cache=True)
@@ -81,7 +81,9 @@ def build_alias(weights: np.ndarray, prob: np.ndarray, alias: np.ndarray,
 
 
 @njit(inline="always")
-def _alias_draw(prob: np.ndarray, alias: np.ndarray, lo: int, n: int, u: float) -> int:
+def alias_draw(prob: np.ndarray, alias: np.ndarray, lo: int, n: int, u: float) -> int:
+    """One draw from the alias table ``prob[lo:lo + n]`` / ``alias[lo:lo + n]``
+    (:func:`build_alias`) given a uniform ``u`` in [0, 1)."""
     x = u * n
     i = min(int(x), n - 1)
     if x - i < prob[lo + i]:
@@ -154,7 +156,7 @@ def sweep_mh(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndar
                     if u < p_doc:
                         t = z[lo_d + min(int(u / p_doc * n_d), n_d - 1)]
                     else:
-                        t = _alias_draw(a_prob, a_alias, 0, n_topics,
+                        t = alias_draw(a_prob, a_alias, 0, n_topics,
                                         (u - p_doc) / (1.0 - p_doc))
                     if t == s:
                         continue
