@@ -29,6 +29,7 @@ from topiclink.cli import (
     info,
     report,
     search_k,
+    select_kg,
     suggest,
 )
 from topiclink.cli.errors import CheckedGroup
@@ -53,7 +54,8 @@ app.add_typer(experiment.app, name="experiment")
 for _name, _command in (("evaluate", evaluate.evaluate_cmd), ("suggest", suggest.suggest_cmd),
                        ("info", info.info_cmd), ("report", report.report_cmd),
                        ("models", info.models_cmd), ("datasets", datasets.datasets_cmd),
-                       ("demo", demo.demo_cmd), ("search-k", search_k.search_k_cmd)):
+                       ("demo", demo.demo_cmd), ("search-k", search_k.search_k_cmd),
+                       ("select-kg", select_kg.select_kg_cmd)):
     app.command(_name, cls=HelpCommand)(_command)
 
 

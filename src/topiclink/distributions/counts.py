@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import digamma, polygamma
 
+from topiclink.distributions._checks import broadcast, checked, first_bad
 from topiclink.kernels.counts import crt_draws, zero_truncated_poisson_draws
 from topiclink.random import RandomState, as_generator, kernel_state
 
@@ -31,28 +32,6 @@ __all__ = ["sample_zero_truncated_poisson", "sample_crt", "ztp_mean", "ztp_varia
 _ZTP_SERIES_MAX_LAM = 0.1
 # n beyond which a count is not held exactly by a float64 or may overflow int64 math.
 _MAX_N = 2.0**62
-
-
-def _first_bad(bad: NDArray[np.bool_]) -> str:
-    """Format the index of the first True entry of ``bad`` (empty for a 0-d array)."""
-    if bad.ndim == 0:
-        return ""
-    return "[" + ", ".join(str(int(i)) for i in np.argwhere(bad)[0]) + "]"
-
-
-def _check_nonnegative(func: str, name: str, value: ArrayLike) -> NDArray[np.float64]:
-    """``value`` as a float64 array whose entries are finite and >= 0 (one-line errors)."""
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{func}: {name} must be a real number or array of reals") from None
-    bad = ~(np.isfinite(arr) & (arr >= 0))
-    if bad.any():
-        raise ValueError(
-            f"{func}: {name} must be finite and >= 0, got {name}{_first_bad(bad)} = "
-            f"{float(arr[bad].flat[0])!r}"
-        )
-    return arr
 
 
 def _check_count(func: str, value: ArrayLike) -> NDArray[np.int64]:
@@ -70,7 +49,7 @@ def _check_count(func: str, value: ArrayLike) -> NDArray[np.int64]:
     bad = bad | (arr_f > _MAX_N)
     if bad.any():
         raise ValueError(
-            f"{func}: n must be a whole number in [0, 2**62], got n{_first_bad(bad)} = "
+            f"{func}: n must be a whole number in [0, 2**62], got n{first_bad(bad)} = "
             f"{raw[bad].flat[0].item()!r}"
         )
     return raw.astype(np.int64) if raw.dtype.kind in "iu" else arr_f.astype(np.int64)
@@ -79,11 +58,7 @@ def _check_count(func: str, value: ArrayLike) -> NDArray[np.int64]:
 def _out_shape(func: str, size: int | tuple[int, ...] | None,
                **arrays: NDArray) -> tuple[int, ...]:
     """The draws' shape: ``size`` (the parameters must broadcast to it) or the broadcast."""
-    try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
-    except ValueError:
-        desc = " and ".join(f"{k} with shape {v.shape}" for k, v in arrays.items())
-        raise ValueError(f"{func}: {desc} do not broadcast") from None
+    shape = broadcast(func, **arrays)
     if size is None:
         return shape
     target = (int(size),) if np.ndim(size) == 0 else tuple(int(s) for s in size)
@@ -136,7 +111,7 @@ def sample_zero_truncated_poisson(lam: ArrayLike, random_state: RandomState = No
     rejected above. About 10-80 ns a draw.
     """
     func = "sample_zero_truncated_poisson"
-    lam_arr = _check_nonnegative(func, "lam", lam)
+    lam_arr = checked(func, "lam", lam, ">= 0")
     shape = _out_shape(func, size, lam=lam_arr)
     flat = np.ascontiguousarray(np.broadcast_to(lam_arr, shape)).ravel()
     out = np.empty(flat.size, dtype=np.int64)
@@ -184,7 +159,7 @@ def sample_crt(n: ArrayLike, r: ArrayLike, random_state: RandomState = None,
     """
     func = "sample_crt"
     n_arr = _check_count(func, n)
-    r_arr = _check_nonnegative(func, "r", r)
+    r_arr = checked(func, "r", r, ">= 0")
     shape = _out_shape(func, size, n=n_arr, r=r_arr)
     n_flat = np.ascontiguousarray(np.broadcast_to(n_arr, shape)).ravel()
     r_flat = np.ascontiguousarray(np.broadcast_to(r_arr, shape)).ravel()
@@ -204,7 +179,7 @@ def ztp_mean(lam: ArrayLike) -> NDArray[np.float64]:
 
     Computed as ``lam / -expm1(-lam)`` (accurate for tiny ``lam``); 1 at ``lam = 0``.
     """
-    lam_arr = _check_nonnegative("ztp_mean", "lam", lam)
+    lam_arr = checked("ztp_mean", "lam", lam, ">= 0")
     return _scalar_or_array(_ztp_mean(lam_arr))
 
 
@@ -222,7 +197,7 @@ def ztp_variance(lam: ArrayLike) -> NDArray[np.float64]:
     ``lam/2 - lam^2/12 + lam^4/720 - lam^6/30240 + lam^8/1209600`` (omitted term
     ``< lam^10 / 4.7e7``: < 5e-16 relative at 0.1). 0 at ``lam = 0``.
     """
-    lam_arr = _check_nonnegative("ztp_variance", "lam", lam)
+    lam_arr = checked("ztp_variance", "lam", lam, ">= 0")
     m = _ztp_mean(lam_arr)
     x = np.where(lam_arr < _ZTP_SERIES_MAX_LAM, lam_arr, 0.0)
     x2 = x * x
@@ -236,7 +211,7 @@ def _crt_parts(func: str, n: ArrayLike, r: ArrayLike
                ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]:
     """Sums over customers 2..n: ``sum p_i`` and ``sum p_i^2``, ``p_i = r/(r + i - 1)``."""
     n_arr = _check_count(func, n).astype(np.float64)
-    r_arr = _check_nonnegative(func, "r", r)
+    r_arr = checked(func, "r", r, ">= 0")
     n_arr, r_arr = np.broadcast_arrays(n_arr, r_arr)
     live = (n_arr >= 2) & (r_arr > 0)
     rs = np.where(live, r_arr, 1.0)

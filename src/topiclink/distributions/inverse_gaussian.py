@@ -15,57 +15,18 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from topiclink.distributions._checks import broadcast, checked
 from topiclink.random import RandomState, as_generator
 
 __all__ = ["sample_inverse_gaussian", "ig_mean", "ig_var", "sample_hinge_augmentation"]
 
 
-def _first_bad(bad: NDArray[np.bool_]) -> str:
-    """Format the index of the first True entry of ``bad`` (empty for a 0-d array)."""
-    if bad.ndim == 0:
-        return ""
-    return "[" + ", ".join(str(int(i)) for i in np.argwhere(bad)[0]) + "]"
-
-
-def _as_float_array(func: str, name: str, value: ArrayLike) -> NDArray[np.float64]:
-    """Convert ``value`` to a float64 array or raise a one-line ValueError."""
-    try:
-        return np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{func}: {name} must be a real number or array of reals") from None
-
-
-def _check_positive(func: str, name: str, value: ArrayLike) -> NDArray[np.float64]:
-    """Return ``value`` as a float64 array, requiring every entry to be finite and > 0."""
-    arr = _as_float_array(func, name, value)
-    bad = ~(np.isfinite(arr) & (arr > 0))
-    if bad.any():
-        raise ValueError(
-            f"{func}: {name} must be finite and > 0, got {name}{_first_bad(bad)} = "
-            f"{float(arr[bad].flat[0])!r}"
-        )
-    return arr
-
-
-def _check_finite(func: str, name: str, value: ArrayLike) -> NDArray[np.float64]:
-    """Return ``value`` as a float64 array, requiring every entry to be finite."""
-    arr = _as_float_array(func, name, value)
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        raise ValueError(
-            f"{func}: {name} must be finite, got {name}{_first_bad(bad)} = "
-            f"{float(arr[bad].flat[0])!r}"
-        )
-    return arr
-
-
-def _broadcast(func: str, **arrays: NDArray[np.float64]) -> tuple[int, ...]:
-    """Broadcast shape of ``arrays`` or a one-line ValueError naming them."""
-    try:
-        return np.broadcast_shapes(*(a.shape for a in arrays.values()))
-    except ValueError:
-        desc = " and ".join(f"{k} with shape {v.shape}" for k, v in arrays.items())
-        raise ValueError(f"{func}: {desc} do not broadcast") from None
+def _mean_shape(func: str, mean: ArrayLike, shape: ArrayLike
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]:
+    """``mean`` and ``shape`` as float64 arrays, finite and > 0, and their broadcast shape."""
+    mu = checked(func, "mean", mean)
+    lam = checked(func, "shape", shape)
+    return mu, lam, broadcast(func, mean=mu, shape=lam)
 
 
 def sample_inverse_gaussian(rng: RandomState, mean: ArrayLike,
@@ -86,11 +47,8 @@ def sample_inverse_gaussian(rng: RandomState, mean: ArrayLike,
     ndarray of float64, shape ``np.broadcast_shapes(mean.shape, shape.shape)``
         One draw per element (a 0-d array for scalar inputs).
     """
-    func = "sample_inverse_gaussian"
     gen = as_generator(rng)
-    mu = _check_positive(func, "mean", mean)
-    lam = _check_positive(func, "shape", shape)
-    _broadcast(func, mean=mu, shape=lam)
+    mu, lam, _ = _mean_shape("sample_inverse_gaussian", mean, shape)
     return np.asarray(gen.wald(mu, lam), dtype=np.float64)
 
 
@@ -106,9 +64,7 @@ def ig_mean(mean: ArrayLike, shape: ArrayLike = 1.0) -> NDArray[np.float64]:
     -------
     ndarray of float64, shape ``np.broadcast_shapes(mean.shape, shape.shape)``
     """
-    mu = _check_positive("ig_mean", "mean", mean)
-    lam = _check_positive("ig_mean", "shape", shape)
-    out_shape = _broadcast("ig_mean", mean=mu, shape=lam)
+    mu, _, out_shape = _mean_shape("ig_mean", mean, shape)
     return np.broadcast_to(mu, out_shape).copy()
 
 
@@ -124,9 +80,7 @@ def ig_var(mean: ArrayLike, shape: ArrayLike = 1.0) -> NDArray[np.float64]:
     -------
     ndarray of float64, shape ``np.broadcast_shapes(mean.shape, shape.shape)``
     """
-    mu = _check_positive("ig_var", "mean", mean)
-    lam = _check_positive("ig_var", "shape", shape)
-    _broadcast("ig_var", mean=mu, shape=lam)
+    mu, lam, _ = _mean_shape("ig_var", mean, shape)
     return np.asarray(mu * mu * mu / lam, dtype=np.float64)
 
 
@@ -179,11 +133,11 @@ def sample_hinge_augmentation(rng: RandomState, zeta: ArrayLike, c: ArrayLike,
     IEEE TPAMI 37(5), 973-986.
     """
     func = "sample_hinge_augmentation"
-    zeta_arr = _check_finite(func, "zeta", zeta)
-    c_arr = _check_positive(func, "c", c)
+    zeta_arr = checked(func, "zeta", zeta, "")
+    c_arr = checked(func, "c", c)
     if not (np.isfinite(eps) and eps > 0):
         raise ValueError(f"{func}: eps must be finite and > 0, got {eps!r}")
-    _broadcast(func, zeta=zeta_arr, c=c_arr)
+    broadcast(func, zeta=zeta_arr, c=c_arr)
     abs_zeta = np.maximum(np.abs(zeta_arr), eps)
     inv_lambda = sample_inverse_gaussian(rng, 1.0 / (c_arr * abs_zeta), 1.0)
     return 1.0 / inv_lambda

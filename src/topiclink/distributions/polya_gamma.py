@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from polyagamma import random_polyagamma
 
+from topiclink.distributions._checks import as_floats, broadcast, checked, first_bad
 from topiclink.random import RandomState, as_generator
 
 __all__ = ["sample_pg", "pg_mean", "pg_var"]
@@ -37,47 +38,13 @@ _SINH_SERIES = np.array([1.0 / math.factorial(2 * k + 1) for k in range(1, 10)])
 _MEAN_SERIES_CUTOFF = 1e-4
 
 
-def _first_bad_index(bad: NDArray[np.bool_]) -> str:
-    """Format the index of the first True entry of ``bad`` (``[]`` for a 0-d array)."""
-    if bad.ndim == 0:
-        return ""
-    idx = tuple(int(i) for i in np.argwhere(bad)[0])
-    return "[" + ", ".join(str(i) for i in idx) + "]"
-
-
 def _check_h_z(func: str, h: ArrayLike, z: ArrayLike) -> tuple[NDArray[np.float64],
                                                                NDArray[np.float64]]:
     """Convert ``h`` and ``z`` to float arrays and validate them (one-line ValueErrors)."""
-    try:
-        h_arr = np.asarray(h, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{func}: h must be a real number or array of reals") from None
-    try:
-        z_arr = np.asarray(z, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{func}: z must be a real number or array of reals") from None
-    bad_h = ~(np.isfinite(h_arr) & (h_arr > 0))
-    if bad_h.any():
-        n_bad = int(bad_h.sum())
-        at = _first_bad_index(bad_h)
-        raise ValueError(
-            f"{func}: h must be finite and > 0, got h{at} = {float(h_arr[bad_h].flat[0])!r}"
-            f" ({n_bad} invalid entr{'y' if n_bad == 1 else 'ies'})"
-        )
-    bad_z = ~np.isfinite(z_arr)
-    if bad_z.any():
-        n_bad = int(bad_z.sum())
-        at = _first_bad_index(bad_z)
-        raise ValueError(
-            f"{func}: z must be finite, got z{at} = {float(z_arr[bad_z].flat[0])!r}"
-            f" ({n_bad} invalid entr{'y' if n_bad == 1 else 'ies'})"
-        )
-    try:
-        np.broadcast_shapes(h_arr.shape, z_arr.shape)
-    except ValueError:
-        raise ValueError(
-            f"{func}: h with shape {h_arr.shape} and z with shape {z_arr.shape} do not broadcast"
-        ) from None
+    h_arr, z_arr = as_floats(func, "h", h), as_floats(func, "z", z)
+    checked(func, "h", h_arr, count=True)
+    checked(func, "z", z_arr, "", count=True)
+    broadcast(func, h=h_arr, z=z_arr)
     return h_arr, z_arr
 
 
@@ -237,7 +204,7 @@ def sample_pg(rng: RandomState, h: ArrayLike, z: ArrayLike,
     bad = ~np.isfinite(draws)
     if bad.any():
         first = int(np.argmax(bad.ravel()))
-        at = _first_bad_index(bad)
+        at = first_bad(bad)
         raise RuntimeError(
             f"sample_pg: polyagamma returned a non-finite draw at index {at or '()'} "
             f"(h = {float(h_flat[first])!r}, z = {float(z_flat[first])!r}; "

@@ -8,7 +8,9 @@
 NAME`` is generated.  The papers' protocols themselves are not part of the library: a
 distribution provides them through entry points (the repository's ``reproductions/``).
 :func:`~topiclink.experiments.evaluation.evaluate_model` gives the held-out metrics of
-one fitted model (``topiclink evaluate``).
+one fitted model (``topiclink evaluate``);
+:func:`~topiclink.experiments.select_kg.select_kg_model` chooses a knowledge-graph model
+on the validation triples (``topiclink select-kg``).
 """
 
 from topiclink.experiments.evaluation import evaluate_model
@@ -22,8 +24,9 @@ from topiclink.experiments.registry import (
     run_protocol,
 )
 from topiclink.experiments.runner import build_model, cell_seed, grid, run_grid, write_csv
+from topiclink.experiments.select_kg import KGSelection, candidate_grid, select_kg_model
 
 __all__ = [
-    "Choice", "ProtocolSpec", "Session", "build_model", "cell_seed", "evaluate_model",
-    "get_protocol", "grid", "protocols", "register_protocol", "run_grid", "run_protocol",
-    "write_csv"]
+    "Choice", "KGSelection", "ProtocolSpec", "Session", "build_model", "candidate_grid",
+    "cell_seed", "evaluate_model", "get_protocol", "grid", "protocols", "register_protocol",
+    "run_grid", "run_protocol", "select_kg_model", "write_csv"]
