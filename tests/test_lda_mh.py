@@ -82,6 +82,17 @@ def _exact_posterior(words, docs, K, V, alpha, beta):
     return post / post.sum()
 
 
+def assert_final_states_follow_the_posterior(finals, words, docs, K, V, alpha, beta):
+    """Chi-square of the chains' final states (coded base K) against p(z | w) (p-value >
+    1e-3), and against the posterior with beta tripled (p-value < 1e-6: the test has
+    power)."""
+    counts = np.bincount(finals, minlength=K ** words.size)
+    for b, passes in ((beta, True), (3 * beta, False)):
+        expected = finals.size * _exact_posterior(words, docs, K, V, alpha, b)
+        p = stats.chi2.sf(((counts - expected) ** 2 / expected).sum(), df=K ** words.size - 1)
+        assert p > 1e-3 if passes else p < 1e-6, (b, p)
+
+
 @njit
 def _mh_chains(words, docs, offsets, K, V, alpha, beta, n_chains, n_sweeps, states, n_mh):
     N = words.size
@@ -119,17 +130,10 @@ def test_stationary_distribution_equals_exact_posterior(n_mh):
     K, V = 3, 3
     alpha = np.array([0.5, 0.8, 0.2])
     beta = 0.3
-    post = _exact_posterior(words, docs, K, V, alpha, beta)
     n_chains = 30_000
     states = kernel_state(as_generator(21 + n_mh), n_chains)
     finals = _mh_chains(words, docs, offsets, K, V, alpha, beta, n_chains, 25, states, n_mh)
-    counts = np.bincount(finals, minlength=K ** words.size)
-    expected = n_chains * post
-    chi2 = ((counts - expected) ** 2 / expected).sum()
-    assert stats.chi2.sf(chi2, df=K ** words.size - 1) > 1e-3
-    wrong = n_chains * _exact_posterior(words, docs, K, V, alpha, 3 * beta)
-    chi2_wrong = ((counts - wrong) ** 2 / wrong).sum()
-    assert stats.chi2.sf(chi2_wrong, df=K ** words.size - 1) < 1e-6
+    assert_final_states_follow_the_posterior(finals, words, docs, K, V, alpha, beta)
 
 
 def test_lda_estimator_sampler_choice():
