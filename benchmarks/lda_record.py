@@ -1,0 +1,488 @@
+"""LDA time to a held-out log-likelihood: topiclink's samplers vs tomotopy and WarpLDA.
+
+Every tool trains on the same training documents (90 % of a corpus) with one thread, the
+same symmetric priors (alpha per topic, beta 0.01) and K topics.  At checkpoints (a
+doubling schedule of iteration counts) the tool's topic-word counts are saved, outside the
+timed training; afterwards phi = (n_kw + beta) / (n_k + V beta) over the full vocabulary is
+scored by ONE function, :func:`heldout_log_likelihood` (document completion on the 10 %
+held-out documents, :func:`topiclink.topics.completion.completion_log_likelihood`: the same
+split and the same inference chains for every tool).
+
+- topiclink (``sampler`` gibbs, mh, warp) and tomotopy: one run up to the last checkpoint;
+  the seconds are the training seconds so far (topiclink: a callback reads the clock every
+  iteration and copies the counts at checkpoints, the copy not timed; tomotopy:
+  ``train(n)`` in steps, the counts read between them).  topiclink's Numba kernels are
+  compiled on a small corpus before the clock starts.
+- WarpLDA (C++, no per-iteration hook): one run per checkpoint, ``--niter n``, its model
+  dump read back; the seconds are the sum of its printed per-iteration times.
+
+Every tool runs in its own subprocess; its peak memory is that process's max RSS
+(``os.wait4``).  Target per K: 95 % of the way from the worst first-checkpoint value to the
+best final value, lowered to the worst tool's best value when some tool does not reach it;
+seconds to the target are interpolated linearly between checkpoints.
+
+    python benchmarks/lda_record.py                  # synthetic 1 M tokens, K = 50, 1000
+    python benchmarks/lda_record.py --quick          # tiny corpus, K = 20, < 60 s
+    python benchmarks/lda_record.py --dataset 20newsgroups --topics 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import logging
+import os
+import platform
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+logger = logging.getLogger("lda_record")
+
+HERE = Path(__file__).resolve().parent
+WARPLDA_SRC = Path("/work/shared/peers/warplda/src-c97265d/src")
+TOOLS = ("gibbs", "mh", "warp", "tomotopy", "warplda")
+SOURCES = ("AdjList.cpp", "Bigraph.cpp", "NumaArray.cpp", "Vocab.cpp", "clock.cpp")
+
+
+# ----------------------------------------------------------------------------- data
+def synthetic_counts(n_tokens: int, doc_length: int, n_words: int, true_topics: int,
+                     seed: int) -> sp.csr_matrix:
+    """Document-term counts (D, V) of ``make_corpus`` from benchmarks/lda_throughput.py."""
+    sys.path.insert(0, str(HERE))
+    from lda_throughput import make_corpus
+
+    n_docs = max(2, n_tokens // doc_length)
+    words, offsets = make_corpus(n_docs, doc_length, n_words, true_topics, seed)
+    docs = np.repeat(np.arange(n_docs), np.diff(offsets))
+    X = sp.csr_matrix((np.ones(words.size, np.int32), (docs, words)),
+                      shape=(n_docs, n_words))
+    X.sum_duplicates()
+    return X
+
+
+def dataset_counts(name: str) -> sp.csr_matrix:
+    """The training documents' counts of a registered data set (``TOPICLINK_DATA``)."""
+    from topiclink.datasets import load_dataset
+
+    return sp.csr_matrix(load_dataset(name).corpus.counts)
+
+
+def split_documents(X: sp.csr_matrix, fraction: float, seed: int
+                    ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """(train, held-out) rows: ``fraction`` of the non-empty documents held out at random."""
+    X = X[np.flatnonzero(np.asarray(X.sum(axis=1)).ravel() > 0)]
+    order = np.random.default_rng(seed).permutation(X.shape[0])
+    n_test = max(1, int(round(fraction * X.shape[0])))
+    return X[np.sort(order[n_test:])], X[np.sort(order[:n_test])]
+
+
+def doc_tokens(X: sp.csr_matrix, d: int) -> np.ndarray:
+    """Word ids of document ``d``, each repeated by its count."""
+    lo, hi = X.indptr[d], X.indptr[d + 1]
+    return np.repeat(X.indices[lo:hi], X.data[lo:hi])
+
+
+# ----------------------------------------------------------------------------- scoring
+def topics_from_counts(nkw: np.ndarray, beta: float) -> np.ndarray:
+    """phi (K, V) = (n_kw + beta) / (n_k + V beta) from topic-word counts (K, V)."""
+    n = np.asarray(nkw, dtype=np.float64)
+    return (n + beta) / (n.sum(axis=1, keepdims=True) + n.shape[1] * beta)
+
+
+def heldout_log_likelihood(X_test: Any, phi: np.ndarray, alpha: float, seed: int,
+                           n_iter: int = 50) -> float:
+    """Held-out log-likelihood per held-out token by document completion (half of every
+    test document's tokens observed, theta inferred from them with ``phi`` fixed, the
+    other half scored); the split and the chains depend on ``seed`` only."""
+    from topiclink.topics.completion import completion_log_likelihood
+
+    K = phi.shape[0]
+    ll, n = completion_log_likelihood(X_test, phi, np.full(K, float(alpha)), fraction=0.5,
+                                      random_state=seed, n_iter=n_iter)
+    return ll / n
+
+
+def seconds_to_target(seconds: list[float], lls: list[float], target: float) -> float | None:
+    """First time the (seconds, LL) curve reaches ``target``, interpolated linearly between
+    checkpoints (from 0 s when the first checkpoint already reaches it); None if never."""
+    prev_t, prev_ll = 0.0, None
+    for t, ll in zip(seconds, lls, strict=True):
+        if ll >= target:
+            if prev_ll is None or prev_ll >= target:
+                return float(t) if prev_ll is None else float(prev_t)
+            return float(prev_t + (t - prev_t) * (target - prev_ll) / (ll - prev_ll))
+        prev_t, prev_ll = t, ll
+    return None
+
+
+def target_level(curves: dict[str, list[float]], fraction: float = 0.95) -> float:
+    """``fraction`` of the way from the worst first value to the best last value, lowered to
+    the lowest of the tools' best values so that every tool reaches it."""
+    worst_start = min(c[0] for c in curves.values())
+    best_final = max(c[-1] for c in curves.values())
+    level = worst_start + fraction * (best_final - worst_start)
+    return float(min(level, min(max(c) for c in curves.values())))
+
+
+# ----------------------------------------------------------------------------- WarpLDA
+def build_warplda(dest: Path, src: Path = WARPLDA_SRC) -> Path:
+    """Compile ``warplda`` and ``format`` into ``dest`` (the g++ lines of the peer's
+    sources; its build.sh needs a CMakeLists the copy lacks).  Returns ``dest/warplda``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    flags = ["g++", "-O3", "-std=c++14", "-fopenmp", "-include", "stdexcept"]
+    libs = ["-lgflags", "-lnuma", "-lpthread"]
+    for name, main in (("warplda", ["main.cpp", "lda.cpp", "warplda.cpp"]),
+                       ("format", ["format.cpp"])):
+        if not (dest / name).exists():
+            cmd = [*flags, "-o", str(dest / name), *main, *SOURCES, *libs]
+            logger.info("building %s: %s", name, " ".join(cmd))
+            subprocess.run(cmd, cwd=src, check=True)
+    return dest / "warplda"
+
+
+def warplda_prepare(X: sp.csr_matrix, workdir: Path, fmt: Path) -> np.ndarray:
+    """Write the training documents in WarpLDA's text form and run ``format``; returns
+    WarpLDA's word index -> our word id (from the vocabulary it wrote)."""
+    with open(workdir / "train.txt", "w") as f:
+        for d in range(X.shape[0]):
+            f.write(f"{d} {d} " + " ".join(f"w{w}" for w in doc_tokens(X, d)) + "\n")
+    subprocess.run([str(fmt), "-input", str(workdir / "train.txt"), "-prefix",
+                    str(workdir / "train")], check=True, stdout=subprocess.DEVNULL)
+    vocab = (workdir / "train.vocab").read_text().split()
+    return np.array([int(w[1:]) for w in vocab], dtype=np.int64)
+
+
+def read_warplda_model(path: Path, word_ids: np.ndarray, K: int, V: int) -> np.ndarray:
+    """Topic-word counts (K, V) from WarpLDA's dump (a header ``V K alpha beta``, then per
+    word ``n\\tk:c k:c ...``)."""
+    nkw = np.zeros((K, V), np.int64)
+    with open(path) as f:
+        f.readline()
+        for v, line in enumerate(f):
+            for kc in line.split("\t", 1)[1].split():
+                k, c = kc.split(":")
+                nkw[int(k), word_ids[v]] += int(c)
+    return nkw
+
+
+# ----------------------------------------------------------------------------- one tool
+def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int],
+                  alpha: float, beta: float, seed: int) -> dict[str, Any]:
+    """Fit ``LDA(sampler=...)`` up to the last checkpoint; seconds and counts at each."""
+    from topiclink import LDA
+
+    last = checkpoints[-1]
+    try:  # compile the kernels before the clock starts
+        LDA(n_topics=K, max_iter=2, sampler=sampler, doc_topic_prior=alpha,
+            topic_word_prior=beta, random_state=seed).fit(X[: min(20, X.shape[0])])
+    except ValueError as exc:
+        return {"skipped": f"LDA(sampler={sampler!r}): {exc}"}
+
+    class Record:
+        reads_state = True
+
+        def __init__(self) -> None:
+            self.t0 = 0.0
+            self.paused = 0.0
+            self.seconds: list[float] = []
+            self.counts: list[np.ndarray] = []
+
+        def on_train_begin(self, model: Any, n_iter: int) -> None:
+            self.t0 = time.perf_counter()
+
+        def on_iteration(self, model: Any, iteration: int, info: dict[str, float]) -> None:
+            now = time.perf_counter()
+            if iteration + 1 in checkpoints:
+                self.seconds.append(now - self.t0 - self.paused)
+                self.counts.append(np.ascontiguousarray(model.state_.nwk.T))
+                self.paused += time.perf_counter() - now
+
+    rec = Record()
+    LDA(n_topics=K, max_iter=last, evaluate_every=last, sampler=sampler,
+        doc_topic_prior=alpha, topic_word_prior=beta, random_state=seed,
+        callbacks=[rec]).fit(X)
+    return {"iterations": checkpoints, "seconds": rec.seconds, "counts": rec.counts}
+
+
+def run_tomotopy(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
+                 beta: float, seed: int) -> dict[str, Any]:
+    """tomotopy's LDAModel, ``train`` in steps between checkpoints, one worker."""
+    try:
+        import tomotopy as tp
+    except ImportError:
+        return {"skipped": "tomotopy is not installed (pip install tomotopy)"}
+    V = X.shape[1]
+    model = tp.LDAModel(k=K, alpha=alpha, eta=beta, seed=seed)
+    for d in range(X.shape[0]):
+        model.add_doc([f"w{w}" for w in doc_tokens(X, d)])
+    model.train(0, workers=1)
+    seconds, counts, done, total = [], [], 0, 0.0
+    for n in checkpoints:
+        t0 = time.perf_counter()
+        model.train(n - done, workers=1)
+        total += time.perf_counter() - t0
+        done = n
+        # n_kw back from p_kw = (n_kw + eta) / (n_k + V_used eta)
+        used = np.array([int(w[1:]) for w in model.used_vocabs], dtype=np.int64)
+        nk = np.asarray(model.get_count_by_topics(), dtype=np.float64)
+        nkw = np.zeros((K, V))
+        for k in range(K):
+            p = np.asarray(model.get_topic_word_dist(k), dtype=np.float64)
+            nkw[k, used] = np.maximum(p * (nk[k] + used.size * beta) - beta, 0.0)
+        seconds.append(total)
+        counts.append(np.rint(nkw).astype(np.int64))
+    return {"iterations": checkpoints, "seconds": seconds, "counts": counts,
+            "version": tp.__version__}
+
+
+def run_warplda(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
+                beta: float, binary: Path) -> dict[str, Any]:
+    """WarpLDA once per checkpoint (``--niter n``), OMP_NUM_THREADS=1; seconds = the sum of
+    its per-iteration times."""
+    fmt = binary.parent / "format"
+    workdir = Path(tempfile.mkdtemp(prefix="warplda_"))
+    try:
+        word_ids = warplda_prepare(X, workdir, fmt)
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        seconds, counts = [], []
+        for n in checkpoints:
+            model = workdir / f"k{K}_n{n}.model"
+            proc = subprocess.Popen(
+                [str(binary), "--prefix", str(workdir / "train"), "--k", str(K), "--niter",
+                 str(n), "--alpha", str(alpha * K), "--beta", str(beta), "--model",
+                 str(model), "--dumpz=false", "--writeinfo=false"],
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            out, _ = proc.communicate()
+            if proc.returncode:
+                raise RuntimeError(f"warplda failed ({proc.returncode}): {out[-2000:]}")
+            times = [float(t) for t in re.findall(r"Iteration \d+, ([0-9.eE+-]+) s", out)]
+            seconds.append(float(sum(times)))
+            counts.append(read_warplda_model(model, word_ids, K, X.shape[1]))
+        return {"iterations": checkpoints, "seconds": seconds, "counts": counts}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def child_main(spec: dict[str, Any]) -> None:
+    """Run one tool on the training counts in ``spec["data"]``; write counts and seconds."""
+    X = sp.load_npz(spec["data"]).tocsr()
+    K, tool, cps = int(spec["K"]), spec["tool"], [int(c) for c in spec["checkpoints"]]
+    if tool == "tomotopy":
+        out = run_tomotopy(X, K, cps, spec["alpha"], spec["beta"], spec["seed"])
+    elif tool == "warplda":
+        out = run_warplda(X, K, cps, spec["alpha"], spec["beta"], Path(spec["warplda"]))
+    else:
+        out = run_topiclink(X, K, tool, cps, spec["alpha"], spec["beta"], spec["seed"])
+    counts = out.pop("counts", [])
+    out["children_max_rss_kib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    np.savez(spec["out"] + ".npz", *counts)
+    Path(spec["out"] + ".json").write_text(json.dumps(out))
+
+
+def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[np.ndarray], float, int]:
+    """Run :func:`child_main` in a subprocess; (record, counts, wall seconds, max RSS KiB
+    of that process).  WarpLDA's binaries are the child's own children: their max RSS is
+    the record's ``children_max_rss_kib``."""
+    t0 = time.perf_counter()
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status):
+        raise RuntimeError(f"{spec['tool']} K={spec['K']} failed "
+                           f"({os.waitstatus_to_exitcode(status)})")
+    record = json.loads(Path(spec["out"] + ".json").read_text())
+    with np.load(spec["out"] + ".npz") as z:
+        counts = [z[f"arr_{i}"] for i in range(len(z.files))]
+    return record, counts, wall, int(usage.ru_maxrss)
+
+
+# ----------------------------------------------------------------------------- driver
+def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
+                  checkpoints: list[int], *, alpha: float, beta: float, seed: int,
+                  heldout: float, score_iter: int, warplda: Path | None,
+                  scratch: Path) -> dict[str, Any]:
+    """All tools at every K: curves (seconds, held-out LL per token), targets, ratios."""
+    train, test = split_documents(X, heldout, seed)
+    data = scratch / "train.npz"
+    sp.save_npz(data, train)
+    n_tokens = int(train.sum())
+    results: dict[str, Any] = {}
+    for K in topics:
+        rows: dict[str, Any] = {}
+        for tool in tools:
+            if tool == "warplda" and warplda is None:
+                logger.info("K=%d warplda: skipped (not built)", K)
+                rows[tool] = {"skipped": "WarpLDA not built"}
+                continue
+            spec = {"data": str(data), "K": K, "tool": tool, "checkpoints": checkpoints,
+                    "alpha": alpha, "beta": beta, "seed": seed,
+                    "warplda": str(warplda) if warplda else "",
+                    "out": str(scratch / f"{tool}_k{K}")}
+            record, counts, wall, rss = run_child(spec)
+            if "skipped" in record:
+                logger.info("K=%d %s: skipped: %s", K, tool, record["skipped"])
+                rows[tool] = record
+                continue
+            t0 = time.perf_counter()
+            record["heldout_ll"] = [
+                heldout_log_likelihood(test, topics_from_counts(c, beta), alpha, seed,
+                                       score_iter) for c in counts]
+            record["scoring_seconds"] = time.perf_counter() - t0
+            record["tokens_per_second"] = (n_tokens * checkpoints[-1]
+                                           / max(record["seconds"][-1], 1e-12))
+            record["process_wall_seconds"] = wall
+            own = record.pop("children_max_rss_kib", 0)
+            record["peak_rss_mib"] = (own if tool == "warplda" else rss) / 1024
+            rows[tool] = record
+            logger.info("K=%d %-8s  %s", K, tool, "  ".join(
+                f"{n}it {s:.3f}s {ll:.4f}" for n, s, ll in
+                zip(checkpoints, record["seconds"], record["heldout_ll"], strict=True)))
+        curves = {t: r["heldout_ll"] for t, r in rows.items() if "heldout_ll" in r}
+        summary: dict[str, Any] = {}
+        if curves:
+            target = target_level(curves)
+            reach = {t: seconds_to_target(rows[t]["seconds"], c, target)
+                     for t, c in curves.items()}
+            ref = reach.get("warplda")
+            summary = {"target_heldout_ll": target, "seconds_to_target": reach,
+                       "ratio_to_warplda": {t: (s / ref if s is not None and ref else None)
+                                            for t, s in reach.items()}}
+        results[str(K)] = {"tools": rows, **summary}
+    return {"n_train_docs": train.shape[0], "n_test_docs": test.shape[0],
+            "n_train_tokens": n_tokens, "n_test_tokens": int(test.sum()),
+            "n_words": X.shape[1], "results": results}
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """Held-out LL per token against training seconds, one panel per K."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    Ks = list(result["results"])
+    fig, axes = plt.subplots(1, len(Ks), figsize=(5.5 * len(Ks), 4), squeeze=False)
+    for ax, K in zip(axes[0], Ks, strict=True):
+        entry = result["results"][K]
+        for tool, r in entry["tools"].items():
+            if "heldout_ll" in r:
+                ax.plot(r["seconds"], r["heldout_ll"], marker="o", label=tool)
+        if "target_heldout_ll" in entry:
+            ax.axhline(entry["target_heldout_ll"], color="grey", ls="--", lw=0.8,
+                       label="target")
+        ax.set_xscale("log")
+        ax.set_title(f"K = {K}")
+        ax.set_xlabel("training seconds (1 thread)")
+        ax.set_ylabel("held-out log-likelihood per token")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any] | None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tokens", type=float, default=1e6)
+    ap.add_argument("--doc-length", type=int, default=100)
+    ap.add_argument("--words", type=int, default=10_000)
+    ap.add_argument("--true-topics", type=int, default=100,
+                    help="topics of the synthetic corpus's generating model")
+    ap.add_argument("--dataset", default=None, help="e.g. 20newsgroups instead of synthetic")
+    ap.add_argument("--topics", default="50,1000")
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--checkpoints", default="5,10,20,40,80",
+                    help="iteration counts at which the topics are scored")
+    ap.add_argument("--alpha", type=float, default=0.1, help="alpha per topic")
+    ap.add_argument("--beta", type=float, default=0.01)
+    ap.add_argument("--heldout", type=float, default=0.1, help="fraction of documents")
+    ap.add_argument("--score-iter", type=int, default=50,
+                    help="Gibbs sweeps of the completion inference")
+    ap.add_argument("--threads", type=int, default=1, help="only 1 is supported")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--warplda", type=Path, default=None,
+                    help="a built warplda binary (format next to it); else built here")
+    ap.add_argument("--quick", action="store_true", help="tiny corpus, K=20, few iterations")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "lda_record.json")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child is not None:
+        child_main(json.loads(args.child))
+        return None
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.threads != 1:
+        raise SystemExit("--threads: only 1 thread is compared")
+    if args.quick:
+        args.tokens, args.words, args.true_topics = 2e4, 500, 10
+        args.topics, args.checkpoints, args.score_iter = "20", "2,4,8", 20
+    topics = [int(k) for k in args.topics.split(",")]
+    tools = [t for t in args.tools.split(",") if t]
+    checkpoints = sorted({int(c) for c in args.checkpoints.split(",")})
+    X = (dataset_counts(args.dataset) if args.dataset else
+         synthetic_counts(int(args.tokens), args.doc_length, args.words, args.true_topics,
+                          args.seed))
+    with tempfile.TemporaryDirectory(prefix="lda_record_") as tmp:
+        scratch = Path(tmp)
+        warplda = args.warplda
+        if warplda is None and "warplda" in tools:
+            try:
+                warplda = build_warplda(scratch / "warplda")
+            except (OSError, subprocess.CalledProcessError) as exc:
+                logger.info("warplda: skipped (build failed: %s)", exc)
+        t0 = time.perf_counter()
+        result = run_benchmark(X, topics, tools, checkpoints, alpha=args.alpha,
+                               beta=args.beta, seed=args.seed, heldout=args.heldout,
+                               score_iter=args.score_iter, warplda=warplda,
+                               scratch=scratch)
+    import topiclink
+
+    result = {
+        "benchmark": "lda_record",
+        "corpus": args.dataset or (f"synthetic make_corpus({int(args.tokens)} tokens, "
+                                   f"doc length {args.doc_length}, "
+                                   f"{args.true_topics} generating topics)"),
+        "protocol": (f"1 thread; alpha {args.alpha} per topic, beta {args.beta}; "
+                     f"{args.heldout:.0%} of documents held out; document completion "
+                     f"(half observed, {args.score_iter} inference sweeps) on phi = "
+                     "(n_kw + beta) / (n_k + V beta) from every tool's counts"),
+        "checkpoints": checkpoints, "quick": bool(args.quick),
+        **result,
+        "total_seconds": time.perf_counter() - t0,
+        "topiclink_version": topiclink.__version__,
+        "machine": {"processor": platform.processor(), "cpu_count": os.cpu_count(),
+                    "platform": platform.platform(), "python": platform.python_version(),
+                    "date": datetime.datetime.now(datetime.UTC).isoformat()},
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    plot(result, args.out.with_suffix(".png"))
+    for K, entry in result["results"].items():
+        for tool, r in entry["tools"].items():
+            if "heldout_ll" not in r:
+                print(f"K={K:>5} {tool:>9}: skipped ({r['skipped']})")
+                continue
+            s = entry["seconds_to_target"].get(tool)
+            ratio = entry["ratio_to_warplda"].get(tool)
+            print(f"K={K:>5} {tool:>9}: final LL {r['heldout_ll'][-1]:.4f}  "
+                  f"{r['tokens_per_second'] / 1e6:.2f} M tok/s  "
+                  f"to target {'-' if s is None else f'{s:.2f} s'}  "
+                  f"x WarpLDA {'-' if ratio is None else f'{ratio:.2f}'}  "
+                  f"RSS {r['peak_rss_mib']:.0f} MiB")
+    print(f"wrote {args.out} and {args.out.with_suffix('.png')}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
