@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import logging
 import os
@@ -56,12 +57,20 @@ SOURCES = ("AdjList.cpp", "Bigraph.cpp", "NumaArray.cpp", "Vocab.cpp", "clock.cp
 
 
 # ----------------------------------------------------------------------------- data
+def _sibling(name: str) -> Any:
+    """A sibling benchmark loaded from its file: this folder never goes on ``sys.path``
+    (a benchmark named like a package would shadow it for the rest of the process)."""
+    spec = importlib.util.spec_from_file_location(f"_topiclink_bench_{name}",
+                                                  HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def synthetic_counts(n_tokens: int, doc_length: int, n_words: int, true_topics: int,
                      seed: int) -> sp.csr_matrix:
     """Document-term counts (D, V) of ``make_corpus`` from benchmarks/lda_throughput.py."""
-    sys.path.insert(0, str(HERE))
-    from lda_throughput import make_corpus
-
+    make_corpus = _sibling("lda_throughput").make_corpus
     n_docs = max(2, n_tokens // doc_length)
     words, offsets = make_corpus(n_docs, doc_length, n_words, true_topics, seed)
     docs = np.repeat(np.arange(n_docs), np.diff(offsets))

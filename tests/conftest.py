@@ -1,4 +1,5 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,22 @@ def _restore_topiclink_logger():
     for h in list(logger.handlers):
         if h not in handlers:
             logger.removeHandler(h)
+
+
+BENCHMARKS = (Path(__file__).resolve().parents[1] / "benchmarks").resolve()
+
+
+@pytest.fixture(autouse=True)
+def _benchmarks_stay_off_sys_path():
+    """No test leaves benchmarks/ on ``sys.path`` (a benchmark named like a package would
+    shadow it in every later import and Dask worker of the run): the test that did fails,
+    not a later one that happens to check."""
+    yield
+    leaked = [p for p in sys.path if Path(p or ".").resolve() == BENCHMARKS]
+    if leaked:
+        sys.path[:] = [p for p in sys.path if p not in leaked]
+        pytest.fail("the test left benchmarks/ on sys.path (load a benchmark with "
+                    "tests.benchmark_module, a sibling with importlib)", pytrace=False)
 
 
 @pytest.fixture(scope="module", params=[1, 2, 4], ids=lambda w: f"{w}workers")

@@ -5,4 +5,8 @@ import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-from tests.conftest import _restore_topiclink_logger, shared_datasets  # noqa: E402, F401
+from tests.conftest import (  # noqa: E402, F401
+    _benchmarks_stay_off_sys_path,
+    _restore_topiclink_logger,
+    shared_datasets,
+)
