@@ -136,28 +136,41 @@ def test_stationary_distribution_equals_exact_posterior(n_mh):
     assert_final_states_follow_the_posterior(finals, words, docs, K, V, alpha, beta)
 
 
-def test_lda_estimator_sampler_choice():
-    """sampler="mh" fits (planted topics recovered), "auto" picks an MH kernel only from
-    MH_MIN_TOPICS topics on and never for a parallel scheme; a bad combination fails."""
+@pytest.fixture(scope="module")
+def planted():
+    from topiclink.datasets.synthetic import make_lda_data
+
+    return make_lda_data(n_docs=300, n_words=400, n_topics=6, doc_length=120,
+                         doc_topic_prior=0.1, topic_word_prior=0.01, random_state=7)
+
+
+@pytest.mark.parametrize("sampler", ["mh", "warp"])
+def test_mh_samplers_recover_planted_topics_reproducibly(planted, sampler):
+    """Each MH kernel recovers planted topics (matched cosine > 0.9), the same seed gives
+    the same chain, and a parallel scheme is refused."""
     from scipy.optimize import linear_sum_assignment
 
     from topiclink import LDA
-    from topiclink.datasets.synthetic import make_lda_data
-    from topiclink.families.lda.estimator import MH_MIN_TOPICS
 
-    corpus, truth = make_lda_data(n_docs=300, n_words=400, n_topics=6, doc_length=120,
-                                  doc_topic_prior=0.1, topic_word_prior=0.01, random_state=7)
-    model = LDA(n_topics=6, max_iter=150, sampler="mh", random_state=0).fit(corpus)
+    corpus, truth = planted
+    model = LDA(n_topics=6, max_iter=150, sampler=sampler, random_state=0).fit(corpus)
     a = model.components_ / np.linalg.norm(model.components_, axis=1, keepdims=True)
     b = truth.topic_word / np.linalg.norm(truth.topic_word, axis=1, keepdims=True)
     cos = a @ b.T
     rows, cols = linear_sum_assignment(-cos)
     assert cos[rows, cols].min() > 0.9
-    again = LDA(n_topics=6, max_iter=150, sampler="mh", random_state=0).fit(corpus)
+    again = LDA(n_topics=6, max_iter=150, sampler=sampler, random_state=0).fit(corpus)
     np.testing.assert_array_equal(model.state_.z, again.state_.z)
-    # "auto" takes the "warp" kernel (same proposals, faster) since it exists
+    with pytest.raises(ValueError, match=f"sampler='{sampler}' runs the sequential chain"):
+        LDA(n_topics=6, sampler=sampler, scheme="partition", max_iter=2).fit(corpus)
+
+
+def test_auto_sampler_choice():
+    """"auto" picks an MH kernel ("warp": same proposals, faster) only from MH_MIN_TOPICS
+    topics on and never for a parallel scheme."""
+    from topiclink import LDA
+    from topiclink.families.lda.estimator import MH_MIN_TOPICS
+
     assert LDA(n_topics=MH_MIN_TOPICS)._token_sampler() == "warp"
     assert LDA(n_topics=MH_MIN_TOPICS - 1)._token_sampler() == "gibbs"
     assert LDA(n_topics=MH_MIN_TOPICS, scheme="partition")._token_sampler() == "gibbs"
-    with pytest.raises(ValueError, match="sampler='mh' runs the sequential chain"):
-        LDA(n_topics=6, sampler="mh", scheme="partition", max_iter=2).fit(corpus)
