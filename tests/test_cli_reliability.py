@@ -28,16 +28,14 @@ def _one_line_error(result, code: int | None = None) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def no_work(monkeypatch):
-    """Fail the test's assertions (not the command) if data is loaded or a model fitted."""
+def forbid_work(monkeypatch, extra=()) -> list[str]:
+    """Make loading data and fitting (and the ``(module, name)`` callables of ``extra``)
+    record their names and raise; the list of names called is returned."""
     import topiclink.cli.common as common
     import topiclink.cli.evaluate as evaluate
     import topiclink.cli.experiment as experiment
     import topiclink.cli.fit as fit
     import topiclink.experiments.runner as runner_mod
-    import topiclink_reproductions.grtm as grtm
-    import topiclink_reproductions.slda as slda
 
     calls: list[str] = []
 
@@ -50,11 +48,15 @@ def no_work(monkeypatch):
     for module in (common, fit, experiment, evaluate):
         if hasattr(module, "load_data"):
             monkeypatch.setattr(module, "load_data", spy("load_data"))
-    monkeypatch.setattr(runner_mod, "fit_model", spy("fit_model"))
-    monkeypatch.setattr(grtm, "run_grtm_experiment", spy("run_grtm_experiment"))
-    monkeypatch.setattr(slda, "run_slda_experiment", spy("run_slda_experiment"))
-    monkeypatch.setattr(slda, "prepare_task", spy("prepare_task"))
+    for module, name in [(runner_mod, "fit_model"), *extra]:
+        monkeypatch.setattr(module, name, spy(name))
     return calls
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test's assertions (not the command) if data is loaded or a model fitted."""
+    return forbid_work(monkeypatch)
 
 
 @pytest.fixture(scope="module")
@@ -108,30 +110,9 @@ def test_unwritable_out_is_refused_before_loading(tmp_path, no_work, command):
     (["fit", "lda", "--dataset", "cora", "--alpha", "-1"], "prior"),
     (["fit", "rtm", "--dataset", "cora", "--holdout", "1.5"], "--holdout"),
     (["fit", "model", "LDA", "--dataset", "cora", "--holdout", "-0.1"], "--holdout"),
-    (["experiment", "grtm", "--topics", ""], "--topics"),
-    (["experiment", "grtm", "--topics", ","], "--topics"),
-    (["experiment", "grtm", "--topics", "5,x"], "--topics"),
-    (["experiment", "grtm", "--topics", "1"], "--topics"),
-    (["experiment", "grtm", "--topics", "1000000000000"], "memory"),
-    (["experiment", "grtm", "--models", ""], "--models"),
-    (["experiment", "grtm", "--c", ""], "--c"),
-    (["experiment", "grtm", "--c", "a,b"], "--c"),
-    (["experiment", "grtm", "--c", "-1"], "--c"),
-    (["experiment", "grtm", "--folds", "1"], "--folds"),
-    (["experiment", "grtm", "--only-folds", "7"], "--only-folds"),
-    (["experiment", "grtm", "--only-folds", ","], "--only-folds"),
-    (["experiment", "grtm", "--iterations", "0"], "--iterations"),
-    (["experiment", "grtm", "--negatives", "0"], "--negatives"),
-    (["experiment", "grtm", "--workers", "0"], "--workers"),
-    (["experiment", "slda", "--topics", ""], "--topics"),
-    (["experiment", "slda", "--c", ""], "--c"),
-    (["experiment", "slda", "--runs", "0"], "--runs"),
-    (["experiment", "slda", "--n-jobs", "0"], "--n-jobs"),
-    (["experiment", "slda", "--task", "ternary"], "--task"),
-    (["experiment", "slda", "--models", ""], "--models"),
 ])
 def test_bad_options_are_refused_before_loading(tmp_path, no_work, args, message):
-    out = tmp_path / ("out" if args[0] == "experiment" else "m.npz")
+    out = tmp_path / "m.npz"
     result = runner.invoke(app, [*args, "--out", str(out), "--quiet"])
     line = _one_line_error(result)
     assert message in line, line
@@ -328,8 +309,6 @@ def test_help_renders_without_bool_metavar(command):
                                   ["fit", "model", "LDA", "--data", "{missing}"],
                                   ["fit", "rtm", "--data", "{missing}"],
                                   ["fit", "slda", "--data", "{missing}"],
-                                  ["experiment", "grtm", "--data", "{missing}"],
-                                  ["experiment", "slda", "--data", "{missing}"],
                                   ["evaluate", "{model}", "--input", "{missing}"],
                                   ["evaluate", "{model}", "--data", "{missing}"],
                                   ["datasets", "--data-home", "{missing}"],
@@ -338,8 +317,8 @@ def test_help_renders_without_bool_metavar(command):
 def test_missing_input_paths_are_one_line(tmp_path, lda_file, no_work, args):
     missing = tmp_path / "no" / "such"
     args = [a.format(missing=missing, model=lda_file) for a in args]
-    if args[0] in ("fit", "experiment"):
-        args += ["--out", str(tmp_path / ("o" if args[0] == "experiment" else "o.npz"))]
+    if args[0] == "fit":
+        args += ["--out", str(tmp_path / "o.npz")]
     result = runner.invoke(app, args)
     line = _one_line_error(result, code=1)
     assert "not found" in line and str(missing) in line, line
