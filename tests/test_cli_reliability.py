@@ -112,11 +112,16 @@ def test_unwritable_out_is_refused_before_loading(tmp_path, no_work, command):
     (["fit", "model", "LDA", "--dataset", "cora", "--holdout", "-0.1"], "--holdout"),
 ])
 def test_bad_options_are_refused_before_loading(tmp_path, no_work, args, message):
-    out = tmp_path / "m.npz"
+    assert_refused_before_loading(args, tmp_path / "m.npz", message, no_work)
+
+
+def assert_refused_before_loading(args: list[str], out, message: str, calls: list[str]):
+    """``args --out OUT`` fails with one line naming ``message``, before any work (``calls``
+    of :func:`forbid_work` empty) and without creating OUT."""
     result = runner.invoke(app, [*args, "--out", str(out), "--quiet"])
     line = _one_line_error(result)
     assert message in line, line
-    assert no_work == []
+    assert calls == []
     assert not out.exists()
 
 
@@ -319,10 +324,15 @@ def test_missing_input_paths_are_one_line(tmp_path, lda_file, no_work, args):
     args = [a.format(missing=missing, model=lda_file) for a in args]
     if args[0] == "fit":
         args += ["--out", str(tmp_path / "o.npz")]
-    result = runner.invoke(app, args)
-    line = _one_line_error(result, code=1)
+    assert_missing_path_named(args, missing, no_work)
+
+
+def assert_missing_path_named(args: list[str], missing, calls: list[str]):
+    """``args`` fails (exit 1) with one line saying ``missing`` is not found, before any
+    work (``calls`` of :func:`forbid_work` empty)."""
+    line = _one_line_error(runner.invoke(app, args), code=1)
     assert "not found" in line and str(missing) in line, line
-    assert no_work == []
+    assert calls == []
 
 
 def test_bundled_run_without_data_home_still_works(tmp_path):

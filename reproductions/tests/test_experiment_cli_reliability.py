@@ -5,9 +5,11 @@ tests/test_cli_reliability.py)."""
 from __future__ import annotations
 
 import pytest
-from tests.test_cli_reliability import _one_line_error, forbid_work, runner
-
-from topiclink.cli.app import app
+from tests.test_cli_reliability import (
+    assert_missing_path_named,
+    assert_refused_before_loading,
+    forbid_work,
+)
 
 
 @pytest.fixture
@@ -45,12 +47,7 @@ def no_work(monkeypatch):
     (["experiment", "slda", "--models", ""], "--models"),
 ])
 def test_bad_options_are_refused_before_loading(tmp_path, no_work, args, message):
-    out = tmp_path / "out"
-    result = runner.invoke(app, [*args, "--out", str(out), "--quiet"])
-    line = _one_line_error(result)
-    assert message in line, line
-    assert no_work == []
-    assert not out.exists()
+    assert_refused_before_loading(args, tmp_path / "out", message, no_work)
 
 
 @pytest.mark.parametrize("args", [
@@ -60,7 +57,4 @@ def test_bad_options_are_refused_before_loading(tmp_path, no_work, args, message
 def test_missing_input_paths_are_one_line(tmp_path, no_work, args):
     missing = tmp_path / "no" / "such"
     args = [a.format(missing=missing) for a in args] + ["--out", str(tmp_path / "o")]
-    result = runner.invoke(app, args)
-    line = _one_line_error(result, code=1)
-    assert "not found" in line and str(missing) in line, line
-    assert no_work == []
+    assert_missing_path_named(args, missing, no_work)

@@ -57,6 +57,16 @@ def word_order(words: np.ndarray, docs: np.ndarray, n_words: int
     return ptr, pos, slot, np.ascontiguousarray(docs[pos], dtype=np.int32)
 
 
+@njit(inline="always")
+def _shift(cnt: np.ndarray, nk: np.ndarray, inv: np.ndarray, k: int, delta: int,
+           vbeta: float) -> None:
+    """Token counts of topic ``k`` in the current row and corpus moved by ``delta``, with
+    the cached ``1 / (n_k + V beta)``."""
+    cnt[k] += delta
+    nk[k] += delta
+    inv[k] = 1.0 / (nk[k] + vbeta)
+
+
 @njit(cache=True, nogil=True)
 def sweep_warp(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, zw: np.ndarray,
                nk: np.ndarray, alpha: np.ndarray, beta: float, state: np.ndarray,
@@ -93,9 +103,7 @@ def sweep_warp(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, zw: np.nda
             lo_d = offsets[docs_w[j]]
             n_d = offsets[docs_w[j] + 1] - lo_d
             p_doc = n_d / (n_d + a_total)
-            cnt[s] -= 1
-            nk[s] -= 1
-            inv[s] = 1.0 / (nk[s] + vbeta)
+            _shift(cnt, nk, inv, s, -1, vbeta)
             for _ in range(n_mh):
                 u = uniform(state)
                 if u < p_doc:
@@ -108,9 +116,7 @@ def sweep_warp(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, zw: np.nda
                 if ratio >= 1.0 or uniform(state) < ratio:
                     s = t
                     z[pos[j]] = s       # the document proposal counts token i at its topic
-            cnt[s] += 1
-            nk[s] += 1
-            inv[s] = 1.0 / (nk[s] + vbeta)
+            _shift(cnt, nk, inv, s, 1, vbeta)
             if s != s0:
                 zw[j] = s
         for j in range(lo, hi):
@@ -127,9 +133,7 @@ def sweep_warp(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, zw: np.nda
             lo_w = ptr[w]
             n_w = ptr[w + 1] - lo_w
             p_word = n_w / (n_w + kbeta)
-            cnt[s] -= 1
-            nk[s] -= 1
-            inv[s] = 1.0 / (nk[s] + vbeta)
+            _shift(cnt, nk, inv, s, -1, vbeta)
             for _ in range(n_mh):
                 u = uniform(state)
                 if u < p_word:
@@ -142,9 +146,7 @@ def sweep_warp(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, zw: np.nda
                 if ratio >= 1.0 or uniform(state) < ratio:
                     s = t
                     zw[slot[i]] = s     # the word proposal counts token i at its topic
-            cnt[s] += 1
-            nk[s] += 1
-            inv[s] = 1.0 / (nk[s] + vbeta)
+            _shift(cnt, nk, inv, s, 1, vbeta)
             if s != s0:
                 z[i] = s
         for i in range(lo_d, hi_d):
