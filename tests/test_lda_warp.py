@@ -12,7 +12,7 @@ from tests.test_lda_mh import assert_final_states_follow_the_posterior
 from topiclink.kernels.rng import uniform
 from topiclink.random import as_generator, kernel_state
 from topiclink.topics.kernels import lda as kl
-from topiclink.topics.kernels.lda_warp import recount, sweep_warp, word_order
+from topiclink.topics.kernels.lda_warp import sweep_warp, word_order
 
 
 def _corpus(seed=0, D=30, V=50, max_len=40):
@@ -40,9 +40,9 @@ def test_orders_and_counts_stay_consistent(asymmetric):
     state = kernel_state(as_generator(2))[0]
     before = z.copy()
     for _ in range(4):
-        sweep_warp(words, offsets, z, zw, nk, alpha, 0.02, state, ptr, pos, slot, docs_w, 2)
+        sweep_warp(words, offsets, z, zw, ndk, nwk, nk, alpha, 0.02, state, ptr, pos, slot,
+                   docs_w, 2)
         np.testing.assert_array_equal(zw, z[pos])
-        recount(offsets, z, zw, ptr, ndk, nwk)
         ref = [np.zeros_like(a) for a in (ndk, nwk, nk)]
         kl.init_counts(words, docs, z, *ref)
         for a, b in zip((ndk, nwk, nk), ref, strict=True):
@@ -60,12 +60,17 @@ def _warp_chains(words, docs, offsets, K, V, alpha, beta, n_chains, n_sweeps, st
         z = np.empty(N, np.int32)
         for i in range(N):
             z[i] = np.int32(uniform(st) * K)
+        ndk = np.zeros((offsets.size - 1, K), np.int32)
+        nwk = np.zeros((V, K), np.int32)
         nk = np.zeros(K, np.int32)
         for i in range(N):
+            ndk[docs[i], z[i]] += 1
+            nwk[words[i], z[i]] += 1
             nk[z[i]] += 1
         zw = z[pos]
         for _ in range(n_sweeps):
-            sweep_warp(words, offsets, z, zw, nk, alpha, beta, st, ptr, pos, slot, docs_w, n_mh)
+            sweep_warp(words, offsets, z, zw, ndk, nwk, nk, alpha, beta, st, ptr, pos, slot,
+                       docs_w, n_mh)
         code = 0
         for i in range(N):
             code = code * K + z[i]

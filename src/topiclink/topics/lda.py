@@ -397,12 +397,12 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
                             state.nk, self.alpha, self.beta, state.kernel_rng[0], ix.ptr,
                             ix.pos, self.n_mh)
         else:
-            lda_warp.sweep_warp(data.words, data.offsets, state.z, ix.zw, state.nk,
+            lda_warp.sweep_warp(data.words, data.offsets, state.z, ix.zw, state.ndk,
+                                state.nwk, state.nk,
                                 np.ascontiguousarray(np.reshape(self.alpha, -1)[
                                     :self.n_topics], dtype=np.float64),
                                 self.beta, state.kernel_rng[0], ix.ptr, ix.pos, ix.slot,
                                 ix.docs_w, self.n_mh)
-            lda_warp.recount(data.offsets, state.z, ix.zw, ix.ptr, state.ndk, state.nwk)
         return {}
 
     def objective(self, state: LDAState, data: TokenData) -> float:
