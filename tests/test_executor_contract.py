@@ -275,7 +275,11 @@ def test_errors(case, data, monkeypatch):
 
 
 @pytest.mark.parametrize("case", CASES[:1], ids=IDS[:1])
-def test_an_unreachable_scheduler_is_a_one_line_error(case, data):
+def test_an_unreachable_scheduler_is_a_one_line_error(case, data, monkeypatch):
+    """Refused with one line once the connect timeout (2 s here, 30 s by default) ends."""
+    import topiclink.execution.dask as dask_executor
+
+    monkeypatch.setattr(dask_executor, "CONNECT_TIMEOUT", 2.0)
     with pytest.raises(ValueError) as info:
         fit(case, data, executor="tcp://127.0.0.1:1")
     _one_line(info, "cannot connect to the Dask scheduler at 'tcp://127.0.0.1:1'")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from topiclink.data.corpus import Corpus
+from topiclink.execution.executor import n_threads, resolve_n_jobs
 from topiclink.topics.fixed_topics import infer_doc_topics
 
 __all__ = ["CollapsedTopicsMixin", "doc_topic_estimate", "topic_shares",
@@ -35,11 +36,19 @@ def topic_shares(nk: np.ndarray) -> np.ndarray:
 
 
 class CollapsedTopicsMixin:
-    """Topic proportions of new documents: ``transform_iter`` Gibbs sweeps over their
-    tokens (the second half averaged) with the fitted topics ``components_`` and the
-    prior ``alpha_`` fixed."""
+    """Topic proportions of new documents: ``transform_iter`` sweeps over their tokens
+    (the second half averaged) with the fitted topics ``components_`` and the prior
+    ``alpha_`` fixed, on ``n_jobs`` threads (the result does not depend on them)."""
+
+    def _inference_sampler(self) -> str:
+        """The fixed-topics token sampler (:data:`~topiclink.topics.fixed_topics.
+        INFER_SAMPLERS`): exact Gibbs here; a family fitted by Metropolis-Hastings
+        overrides it."""
+        return "gibbs"
 
     def _doc_topics(self, corpus: Corpus, rng: np.random.Generator) -> np.ndarray:
+        threads = n_threads(resolve_n_jobs(getattr(self, "n_jobs", 1)))
         return infer_doc_topics(corpus, np.ascontiguousarray(self.components_.T),
                                 np.asarray(self.alpha_, dtype=np.float64), rng,
-                                n_iter=int(self.transform_iter))
+                                n_iter=int(self.transform_iter),
+                                sampler=self._inference_sampler(), n_threads=threads)

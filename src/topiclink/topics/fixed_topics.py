@@ -1,8 +1,9 @@
 """Inference of documents' topic proportions with the topics fixed (prediction time).
 
-Collapsed Gibbs on the documents' z only (the Gibbs models) and the variational E-step
-without links or labels (the variational models); the held-out split of the
-document-completion protocol.
+Collapsed Gibbs, or the O(1)-per-token Metropolis-Hastings of
+:mod:`~topiclink.topics.kernels.fixed_mh`, on the documents' z only (the Gibbs models), both
+threaded over documents; the variational E-step without links or labels (the variational
+models); the held-out split of the document-completion protocol.
 """
 
 from __future__ import annotations
@@ -11,18 +12,35 @@ import numpy as np
 import scipy.sparse as sp
 
 from topiclink.data.corpus import Corpus
+from topiclink.execution.resolve import run_blocks_in_order
+from topiclink.topics.kernels import fixed_mh
 from topiclink.topics.kernels import lda as lda_kernels
 from topiclink.topics.kernels import variational as var_kernels
 
-__all__ = ["infer_doc_topics", "infer_doc_topics_variational", "completion_split"]
+__all__ = ["INFER_SAMPLERS", "infer_doc_topics", "infer_doc_topics_variational",
+           "completion_split"]
+
+#: the token samplers of :func:`infer_doc_topics`
+INFER_SAMPLERS = ("gibbs", "mh")
+#: the word alias tables of ``sampler="mh"`` are built for this many (word, topic) entries
+#: at a time at most (12 bytes each: ~200 MB); larger batches run in chunks of documents
+TABLE_ENTRIES = 1 << 24
+#: document-then-word proposal cycles per token and sweep of ``sampler="mh"``
+MH_CYCLES = 1
+#: documents per threaded task
+DOCS_PER_TASK = 64
 
 
 def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
                      rng: np.random.Generator, n_iter: int = 50,
-                     burn_in: int | None = None, smooth: bool = True) -> np.ndarray:
-    """Topic proportions of documents with the topics fixed (Gibbs on their z only).
+                     burn_in: int | None = None, smooth: bool = True,
+                     sampler: str = "gibbs", n_threads: int = 1) -> np.ndarray:
+    """Topic proportions of documents with the topics fixed (sweeps on their z only).
 
-    p(z_n = k) ∝ (C_dk^-n + alpha_k) phi_{k w_n}; theta_d is estimated from the counts
+    Target p(z_n = k) ∝ (C_dk^-n + alpha_k) phi_{k w_n}; ``sampler="gibbs"`` draws each
+    token from it exactly (O(K) per token), ``"mh"`` takes a document and a word proposal
+    per token, each accepted by Metropolis-Hastings (O(1) per token; the same target,
+    :mod:`~topiclink.topics.kernels.fixed_mh`).  theta_d is estimated from the counts
     averaged over the sweeps after ``burn_in`` (default ``n_iter // 2``):
     theta_dk = (Cbar_dk + alpha_k) / (N_d + sum alpha).  Empty documents get the prior mean.
     With ``smooth=False`` the empirical proportions ``zbar_dk = Cbar_dk / N_d`` are returned
@@ -31,7 +49,8 @@ def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
     Randomness: one 64-bit seed is drawn from ``rng``; each document's chain runs on its
     own stream, seeded from that seed and the document's own words
     (:func:`topiclink.topics.kernels.lda.document_keys`), so a document gets the same result
-    whichever other documents share its batch, and in any order.
+    whichever other documents share its batch, in any order and on any of ``n_threads``
+    threads.
 
     Returns
     -------
@@ -42,11 +61,55 @@ def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
     burn = n_iter // 2 if burn_in is None else burn_in
     if not 0 <= burn < n_iter:
         raise ValueError(f"burn_in must be in [0, n_iter), got {burn}")
+    if sampler not in INFER_SAMPLERS:
+        raise ValueError(f"sampler must be one of {INFER_SAMPLERS}, got {sampler!r}")
     tok = corpus.tokens()
     seed = np.uint64(rng.integers(0, 2**63 - 1))
     keys = lda_kernels.document_keys(tok.words, tok.offsets, seed)
-    return lda_kernels.infer_documents(tok.words, tok.offsets, phi_wk, alpha, keys,
-                                       int(n_iter), int(burn), bool(smooth))
+    theta = np.zeros((corpus.n_docs, phi_wk.shape[1]))
+    args = (keys, int(n_iter), int(burn), bool(smooth))
+    if sampler == "gibbs":
+        _threaded(lambda lo, hi: lda_kernels.infer_documents(
+            tok.words, tok.offsets, lo, hi, phi_wk, alpha, *args, theta),
+            0, corpus.n_docs, n_threads)
+        return theta
+    local = np.empty_like(tok.words)
+    for lo, hi in _vocabulary_chunks(tok.words, tok.offsets, phi_wk.shape[1]):
+        words = tok.words[tok.offsets[lo]:tok.offsets[hi]]
+        vocab, local[tok.offsets[lo]:tok.offsets[hi]] = np.unique(words, return_inverse=True)
+        prob, alias = fixed_mh.word_tables(phi_wk, vocab.astype(np.int64))
+        _threaded(lambda a, b, prob=prob, alias=alias: fixed_mh.infer_documents_mh(
+            local, tok.words, tok.offsets, a, b, phi_wk, prob, alias, alpha, *args,
+            MH_CYCLES, theta), lo, hi, n_threads)
+    return theta
+
+
+def _threaded(run, lo: int, hi: int, n_threads: int) -> None:
+    """``run(a, b)`` over consecutive ranges of documents ``lo:hi`` on ``n_threads``
+    threads (each writes its own rows)."""
+    starts = list(range(lo, hi, DOCS_PER_TASK)) or [lo]
+    run_blocks_in_order(lambda b: run(starts[b], min(starts[b] + DOCS_PER_TASK, hi)),
+                        len(starts), n_threads, lambda _: None)
+
+
+def _vocabulary_chunks(words: np.ndarray, offsets: np.ndarray,
+                       n_topics: int) -> list[tuple[int, int]]:
+    """Consecutive ranges of documents whose distinct words times ``n_topics`` stay within
+    :data:`TABLE_ENTRIES` (a document alone may exceed it)."""
+    most = max(1, TABLE_ENTRIES // max(n_topics, 1))
+    bounds, lo = [], 0
+    n_docs = offsets.size - 1
+    while lo < n_docs:
+        hi = lo + 1
+        step = 1
+        while hi < n_docs:                       # grow by doubling, then keep the last fit
+            nxt = min(n_docs, hi + step)
+            if np.unique(words[offsets[lo]:offsets[nxt]]).size > most:
+                break
+            hi, step = nxt, step * 2
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds
 
 
 def infer_doc_topics_variational(corpus: Corpus, log_topics: np.ndarray, alpha: np.ndarray,

@@ -73,7 +73,10 @@ class LDA(SharedClientMixin, CollapsedTopicsMixin, TopicsMixin, Estimator):
         Record the collapsed log joint per token every this many iterations (0: only at
         the end).
     transform_iter : int, default 50
-        Sweeps used by :meth:`transform` for new documents (second half averaged).
+        Sweeps used by :meth:`transform` for new documents (second half averaged), with
+        the topics fixed: exact Gibbs, or after a fit by ``"mh"`` / ``"warp"`` a document
+        and a word Metropolis-Hastings proposal per token (O(1) per token,
+        :mod:`topiclink.topics.kernels.fixed_mh`); threaded over documents by ``n_jobs``.
     scheme : "exact", "partition", "adlda" or Shards("partition" | "adlda", n_shards), \
 default "exact"
         The statistical scheme (it fixes the chain).  ``"exact"``: the exact sequential
@@ -180,6 +183,11 @@ default "exact"
                                  scheme=plan.scheme, n_shards=plan.n_shards,
                                  executor=plan.executor, n_threads=plan.n_threads,
                                  sampler=self._token_sampler())
+
+    def _inference_sampler(self) -> str:
+        """New documents are inferred by Metropolis-Hastings (O(1) per token) when the
+        fit used an MH kernel, else by Gibbs."""
+        return "gibbs" if self._token_sampler() == "gibbs" else "mh"
 
     def _token_sampler(self) -> str:
         """The token kernel: ``sampler``, or for ``"auto"`` the Metropolis-Hastings kernel

@@ -353,27 +353,46 @@ def document_keys(words: np.ndarray, offsets: np.ndarray, seed: np.uint64) -> np
     return keys
 
 
+@njit(nogil=True)
+def average_counts(acc: np.ndarray, ad: np.ndarray, n_kept: int, smooth: bool) -> None:
+    """``acc`` (K,), a document's counts summed over ``n_kept`` sweeps, made its topic
+    proportions in place: ``(Cbar_k + alpha_k) / (N_d + sum alpha)`` (``smooth``) or
+    ``Cbar_k / N_d``; an empty document gets 1/K unsmoothed."""
+    n_topics = acc.shape[0]
+    total = 0.0
+    for k in range(n_topics):
+        acc[k] /= n_kept
+        if smooth:
+            acc[k] += ad[k]
+        total += acc[k]
+    if total > 0.0:
+        for k in range(n_topics):
+            acc[k] /= total
+    else:
+        for k in range(n_topics):
+            acc[k] = 1.0 / n_topics
+
+
 @njit(cache=True, nogil=True)
-def infer_documents(words: np.ndarray, offsets: np.ndarray, phi_wk: np.ndarray,
-                    alpha: np.ndarray, keys: np.ndarray, n_iter: int, burn_in: int,
-                    smooth: bool) -> np.ndarray:
-    """Topic proportions of each document with the topics fixed, each from its own stream.
+def infer_documents(words: np.ndarray, offsets: np.ndarray, d_start: int, d_end: int,
+                    phi_wk: np.ndarray, alpha: np.ndarray, keys: np.ndarray, n_iter: int,
+                    burn_in: int, smooth: bool, theta: np.ndarray) -> None:
+    """Rows ``d_start:d_end`` of ``theta`` (D, K): the topic proportions of those
+    documents with the topics fixed, each from its own stream.
 
     Document d's stream is seeded from ``keys[d]``; its topics start uniformly at random
     and are swept ``n_iter`` times with p(z_n = k) ∝ (C_dk^-n + alpha_dk) phi_{k w_n};
     the counts after ``burn_in`` sweeps are averaged: theta_dk = (Cbar_dk + alpha_dk) /
     (N_d + sum_k alpha_dk) (``smooth``) or Cbar_dk / N_d (empty documents: 1/K).
     """
-    n_docs = offsets.shape[0] - 1
     n_topics = phi_wk.shape[1]
     kp = ((n_topics + BLOCK - 1) // BLOCK) * BLOCK
     n_blocks = kp // BLOCK
     p = np.zeros(kp)
     block_sums = np.zeros(n_blocks)
     state = np.empty(4, dtype=np.uint64)
-    theta = np.zeros((n_docs, n_topics))
     cd = np.zeros(n_topics, dtype=np.int64)
-    for d in range(n_docs):
+    for d in range(d_start, d_end):
         seed_state(keys[d], state)
         lo, hi = offsets[d], offsets[d + 1]
         z = np.empty(hi - lo, dtype=np.int64)
@@ -384,6 +403,7 @@ def infer_documents(words: np.ndarray, offsets: np.ndarray, phi_wk: np.ndarray,
             cd[k] += 1
         ad = prior_row(alpha, d)
         acc = theta[d]
+        acc[:] = 0.0
         for it in range(n_iter):
             for i in range(hi - lo):
                 pw = phi_wk[words[lo + i]]
@@ -396,16 +416,4 @@ def infer_documents(words: np.ndarray, offsets: np.ndarray, phi_wk: np.ndarray,
             if it >= burn_in:
                 for k in range(n_topics):
                     acc[k] += cd[k]
-        total = 0.0
-        for k in range(n_topics):
-            acc[k] /= n_iter - burn_in
-            if smooth:
-                acc[k] += ad[k]
-            total += acc[k]
-        if total > 0.0:
-            for k in range(n_topics):
-                acc[k] /= total
-        else:
-            for k in range(n_topics):
-                acc[k] = 1.0 / n_topics
-    return theta
+        average_counts(acc, ad, n_iter - burn_in, smooth)
