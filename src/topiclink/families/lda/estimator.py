@@ -43,15 +43,13 @@ from topiclink.topics.lda import (
 
 __all__ = ["LDA", "MH_MIN_TOPICS"]
 
-#: ``sampler="auto"`` uses an O(1)-per-token Metropolis-Hastings kernel from this many
-#: topics on.  On a 1.5M-token corpus (benchmarks/lda_samplers.py, 90 CPU s per kernel)
-#: the Gibbs kernel reached the "mh" kernel's final log joint in half the time at K = 1000;
-#: at K = 3000 and 5000 the "mh" kernel reached the Gibbs kernel's final log joint 2.3x and
-#: 4.3x sooner.  "auto" now takes "warp" there: the same proposals, hence the same mixing
-#: per sweep, at more tokens per second (benchmarks/lda_record.py; on the 1M-token
-#: synthetic corpus at K = 1000, 20 CPU s each: log joint -10.22 for "warp", -10.54 for
-#: "mh", -10.32 for Gibbs, which "warp" reached in 16.4 s).
-MH_MIN_TOPICS = 3000
+#: ``sampler="auto"`` uses the O(1)-per-token "warp" kernel from this many topics on,
+#: chosen by time to a held-out log-likelihood (document completion) on 20 Newsgroups,
+#: one thread (benchmarks/results/lda_record_20newsgroups_k200_k1000.json): at K = 200
+#: Gibbs reached the target in 10.1 s, "warp" in 20.7 s; at K = 1000 "warp" in 21.8 s,
+#: Gibbs in 25.2 s.  On the 1M-token synthetic corpus of benchmarks/lda_throughput.py at
+#: K = 1000 (20 CPU s each) "warp" also reached Gibbs's final log joint sooner (16.4 s).
+MH_MIN_TOPICS = 1000
 
 logger = logging.getLogger(__name__)
 
