@@ -13,6 +13,9 @@ in a list updated as tokens move.  A uniform u times ``S + A_w`` (``S`` the firs
 sum) picks the term, then the topic: the exact conditional, as the dense kernel
 (:func:`~topiclink.topics.kernels.lda.infer_documents`), from other uniforms.
 
+Adding a token to the topic list is written out twice rather than shared through an
+``inline="always"`` helper: the helper cost 8 % of the time (K = 1000, 20 Newsgroups).
+
 The prior is one vector alpha (K,) for all documents (a per-document prior would need a
 table per document and word).  Each document runs on its own stream seeded from
 ``keys[d]``, so its result depends on nothing else in the batch, nor on the thread.
