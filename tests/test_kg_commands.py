@@ -255,6 +255,9 @@ def test_bad_kg_commands_are_one_line_errors(umls_model, tmp_path):
     _one_line_error(runner.invoke(app, ["suggest", model, "--head", "virus", "--relation",
                                         "location_of", "--text", "virus"]), "not both")
     _one_line_error(runner.invoke(app, ["suggest", model, "--head", "virus", "--relation",
+                                        "location_of", "--direction", "in"]),
+                    "--direction is for a link model's", "heads with --tail T")
+    _one_line_error(runner.invoke(app, ["suggest", model, "--head", "virus", "--relation",
                                         "location_of", "--dataset", "cora-linqs"]),
                     "no training triples to leave out")
     texts = tmp_path / "texts.txt"

@@ -60,6 +60,9 @@ def suggest_cmd(
         if text is not None or text_file is not None:
             raise fail("give --text/--file (a link model) or --head/--tail with --relation "
                        "(a knowledge-graph model), not both")
+        if direction != "either":
+            raise fail("--direction is for a link model's --text/--file queries: a "
+                       "knowledge-graph query lists tails with --head H, heads with --tail T")
         _suggest_entities(model_path, head, tail, relation, top, dataset, data)
         return
     if dataset is not None or data is not None:
