@@ -110,6 +110,9 @@ class Estimator(BaseEstimator):
     n_jobs_invariant: ClassVar[bool] = True
     #: documents without words may be fitted (their topic proportions stay the prior's)
     allows_empty_documents: ClassVar[bool] = False
+    #: a Markov chain whose ``fit(..., resume=True)`` draws further states with
+    #: ``doc_topic_`` from the state reached (``analysis.estimate_effect`` draws along it)
+    posterior_chain: ClassVar[bool] = False
     _saved_arrays: ClassVar[tuple[str, ...]] = ()
     _saved_scalars: ClassVar[tuple[str, ...]] = ("n_iter_",)
     _saved_optional: ClassVar[tuple[str, ...]] = ()

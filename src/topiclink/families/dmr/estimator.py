@@ -139,6 +139,7 @@ default "exact"
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X", "features")
     paper_names: ClassVar[dict[str, dict[str, Any]]] = {"DMR": {}}
+    posterior_chain: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **shared("n_topics"), "sigma": POSITIVE, "intercept_sigma": POSITIVE,
         # a scalar alpha only (the intercepts start at log alpha)

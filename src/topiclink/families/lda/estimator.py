@@ -139,6 +139,7 @@ default "exact"
 
     fit_requires: ClassVar[tuple[str, ...]] = ("X",)
     allows_empty_documents: ClassVar[bool] = True
+    posterior_chain: ClassVar[bool] = True
     #: ``topiclink fit lda`` (:mod:`topiclink.cli.estimator_commands`)
     cli_name: ClassVar[str] = "lda"
     cli_flags: ClassVar[dict[str, tuple[str, ...]]] = {
