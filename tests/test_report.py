@@ -122,6 +122,23 @@ def test_relevance_candidates_cover_both_ends_of_the_slider(reports):
         assert set(by_p) <= words and set(by_lift) <= words
 
 
+@pytest.mark.parametrize("name", ["LDA", "DMR"])
+def test_topic_correlation_graph_in_the_topics_view(reports, name):
+    """The graph's edges are topic_correlation's (stm's topicCorr), strongest first, and
+    the page draws them."""
+    from topiclink.analysis import topic_correlation
+
+    model, report, path = reports[name]
+    graph = report.data["views"]["topics"]["correlation"]
+    edges = topic_correlation(model).edges()
+    assert graph["source"] == edges["topic_a"].tolist()
+    assert graph["target"] == edges["topic_b"].tolist()
+    assert np.allclose(graph["correlation"], edges["correlation"], atol=1e-4)
+    assert len(graph["x"]) == len(graph["y"]) == model.n_topics_
+    html = path.read_text(encoding="utf-8")
+    assert "Topics that appear together" in html and '"topic-graph"' in html
+
+
 def test_topic_map_is_classical_mds_of_jensen_shannon():
     rng = np.random.default_rng(0)
     phi = rng.dirichlet(np.ones(30), size=5)

@@ -133,6 +133,50 @@ def topic_map(x: Sequence[float], y: Sequence[float], prevalence: Sequence[float
     return fig
 
 
+def topic_graph(x: Sequence[float], y: Sequence[float], prevalence: Sequence[float],
+                labels: Sequence[str], source_idx: Sequence[int], target_idx: Sequence[int],
+                correlation: Sequence[float], *, name: str = "topic-graph",
+                title: str = "") -> Any:
+    """Topics as circles (area ~ prevalence), an edge per correlated pair (width ~ the
+    correlation); a tap selects the topic, as on the topic map."""
+    from bokeh.models import ColumnDataSource, DataRange1d, HoverTool, LabelSet
+    from bokeh.plotting import figure
+
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    prev = np.asarray(prevalence, dtype=np.float64)
+    K = prev.size
+    s, t = np.asarray(source_idx, np.int64), np.asarray(target_idx, np.int64)
+    corr = np.asarray(correlation, np.float64)
+    edges = ColumnDataSource({"x0": xa[s], "y0": ya[s], "x1": xa[t], "y1": ya[t],
+                              "width": 1.0 + 6.0 * corr / max(float(corr.max(initial=0)), 1e-12),
+                              "pair": [f"{a} - {b}" for a, b in zip(s, t, strict=True)],
+                              "correlation": [f"{c:.3f}" for c in corr]},
+                             name=f"{name}-edges")
+    nodes = ColumnDataSource({"x": xa, "y": ya, "topic": np.arange(K),
+                              "size": 10 + 30 * np.sqrt(prev / max(float(prev.max()), 1e-12)),
+                              "number": [str(k) for k in range(K)], "label": list(labels),
+                              "share": [f"{100 * p:.1f}%" for p in prev],
+                              "color": topic_colors(K)}, name=f"{name}-source")
+    fig = figure(height=420, sizing_mode="stretch_width", title=title, name=name,
+                 tools="tap,pan,wheel_zoom,reset,save", match_aspect=True,
+                 x_range=DataRange1d(range_padding=0.2), y_range=DataRange1d(range_padding=0.2))
+    lines = fig.segment("x0", "y0", "x1", "y1", source=edges, line_color="#777777",
+                        line_alpha=0.5, line_width="width")
+    glyph = fig.scatter("x", "y", size="size", source=nodes, fill_color="color",
+                        fill_alpha=0.7, line_color="#333333", nonselection_fill_alpha=0.3,
+                        selection_line_width=3)
+    fig.add_layout(LabelSet(x="x", y="y", text="number", source=nodes, text_align="center",
+                            text_baseline="middle", text_font_size="9pt"))
+    fig.add_tools(HoverTool(renderers=[glyph], tooltips=[("topic", "@label"),
+                                                         ("share", "@share")]),
+                  HoverTool(renderers=[lines], tooltips=[("topics", "@pair"),
+                                                         ("correlation", "@correlation")]))
+    fig.axis.visible = False
+    fig.grid.visible = False
+    nodes.selected.js_on_change("indices", _tap_callback(nodes, "selectTopic", "topic"))
+    return fig
+
+
 def network(x: Sequence[float], y: Sequence[float], docs: Sequence[int],
             topics: Sequence[int], titles: Sequence[str], source_idx: Sequence[int],
             target_idx: Sequence[int], topic_labels: Sequence[str], *,

@@ -81,8 +81,20 @@ def _topics(data: dict[str, Any]) -> Section:
         '<input type="range" id="lambda-slider" min="0" max="1" step="0.01"></label>'
         '<div id="topic-words"></div></div></div>'
         '<h3>All topics</h3><div id="topic-table"></div>')
-    fig = figures.topic_map(t["map"]["x"], t["map"]["y"], t["prevalence"], t["labels"])
-    return Section("topics", SECTION_TITLES["topics"], body, {"topic-map": fig})
+    figs = {"topic-map": figures.topic_map(t["map"]["x"], t["map"]["y"], t["prevalence"],
+                                           t["labels"])}
+    graph = t.get("correlation")
+    if graph is not None:
+        body += (
+            '<h3>Topics that appear together</h3><p class="note">An edge joins two topics '
+            "whose proportions are correlated across the training documents above "
+            f"{graph['cutoff']:g} (R stm's topicCorr); its width grows with the "
+            f"correlation. {len(graph['source'])} edges.</p>{{{{figure:topic-graph}}}}")
+        figs["topic-graph"] = figures.topic_graph(
+            graph["x"], graph["y"], t["prevalence"], t["labels"], graph["source"],
+            graph["target"], graph["correlation"],
+            title="topic correlation graph (tap a topic)")
+    return Section("topics", SECTION_TITLES["topics"], body, figs)
 
 
 def _documents(data: dict[str, Any]) -> Section:

@@ -1,5 +1,6 @@
 """The topics view: term-score labels, prevalence, candidate words for the relevance
-slider, and a 2-D topic map.
+slider, a 2-D topic map, and the graph of topics that appear together (stm's
+``topicCorr``).
 
 Relevance (Sievert & Shirley 2014, pyLDAvis): ``r(w, k | lambda) = lambda log p(w|k) +
 (1 - lambda) log(p(w|k) / p(w))``, with ``p(w) = sum_k pi_k p(w|k)`` the model's marginal
@@ -18,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from topiclink.analysis.correlation import topic_correlation
 from topiclink.estimators.topic_display import top_word_indices
 
 __all__ = ["topic_prevalence", "topic_labels", "relevance_candidates", "jensen_shannon",
-           "classical_mds", "topics_view"]
+           "classical_mds", "correlation_graph", "topics_view"]
 
 #: lambda values whose top words are embedded (the slider interpolates between them)
 LAMBDA_GRID = np.linspace(0.0, 1.0, 21)
@@ -111,6 +113,31 @@ def classical_mds(distances: np.ndarray, n_components: int = 2) -> np.ndarray:
     return coords
 
 
+def correlation_graph(model: Any) -> dict[str, Any] | None:
+    """stm's ``topicCorr`` graph of the training documents' proportions (edges above the
+    0.01 cutoff, strongest first) with a seeded spring layout (networkx, weights = the
+    correlations); None for a model without ``doc_topic_`` or with fewer than 3 topics
+    or 2 documents."""
+    theta = getattr(model, "doc_topic_", None)
+    if theta is None or np.ndim(theta) != 2 or np.shape(theta)[0] < 2 \
+            or np.shape(theta)[1] < 3:
+        return None
+    import networkx as nx
+
+    graph = topic_correlation(np.asarray(theta, dtype=np.float64))
+    edges = graph.edges()
+    layout = nx.Graph()
+    layout.add_nodes_from(range(graph.correlation.shape[0]))
+    layout.add_weighted_edges_from(zip(edges["topic_a"], edges["topic_b"],
+                                       edges["correlation"], strict=True))
+    pos = nx.spring_layout(layout, seed=0)
+    return {"x": [round(float(pos[k][0]), 5) for k in range(len(pos))],
+            "y": [round(float(pos[k][1]), 5) for k in range(len(pos))],
+            "source": edges["topic_a"].tolist(), "target": edges["topic_b"].tolist(),
+            "correlation": np.round(edges["correlation"].to_numpy(), 4).tolist(),
+            "cutoff": graph.cutoff}
+
+
 def topics_view(model: Any, doc_lengths: np.ndarray | None = None, *,
                 n_words: int = 30) -> dict[str, Any]:
     """The topics view's data (JSON-able): labels, prevalence, candidate words with their
@@ -143,4 +170,5 @@ def topics_view(model: Any, doc_lengths: np.ndarray | None = None, *,
         "lambda": 0.6,
         "map": {"x": np.round(coords[:, 0], 5).tolist(), "y": np.round(coords[:, 1], 5).tolist(),
                 "method": "classical MDS of the Jensen-Shannon distances between topics"},
+        "correlation": correlation_graph(model),
     }
