@@ -61,7 +61,7 @@ def test_options_come_from_the_constructor_docstring_and_constraints():
     assert by_name["fit_tau"].flags == ("--fit-tau/--no-fit-tau",)
     assert by_name["fit_tau"].kind is bool and by_name["tau"].kind is float
     assert by_name["n_inducing"].kind == (int | None)
-    assert by_name["tau"].help.startswith("Starting standard deviation")
+    assert by_name["tau"].help.startswith("Standard deviation of the noise")
     signature = inspect.signature(KernelTopicModel)
     skipped = {"random_state", "verbose", "callbacks", "kernel"}
     assert set(by_name) == set(signature.parameters) - skipped

@@ -405,7 +405,7 @@ FAMILY_PARAMETERS = {
     "DMR": {"sigma", "intercept_sigma"},
     "DirichletMultinomialMixture": set(),
     "KernelTopicModel": {"kernel", "tau", "fit_tau", "n_inner", "min_precision",
-                         "n_inducing"},
+                         "n_inducing", "hyperprior_scale"},
     "LDA": {"sampler"},
     "LDARegression": {"C"},
     "RelationalTopicModel": {"weights", "approx", "augmentation", "directed"},

@@ -380,6 +380,10 @@ def fit_ktm(data: SOTUData, seed: int) -> ModelRun:
                               "max_iter": n_iter}
     if _accepts(cls.__init__, "random_state"):
         params["random_state"] = seed
+    paper = dict(PAPER.model_settings("KTM"))
+    if not paper.pop("hyperprior", True):
+        paper["hyperprior_scale"] = None             # maximum evidence, as the paper
+    params.update({k: v for k, v in paper.items() if _accepts(cls.__init__, k)})
     params.update(s.ktm_params)
     model = cls(**params)
     tr, te = data.train, data.test

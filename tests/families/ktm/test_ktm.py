@@ -138,6 +138,23 @@ def test_inducing_points_approach_the_exact_fit():
     assert np.median(corr) > 0.8, corr
 
 
+def test_parameters_far_from_the_hyper_prior_are_named():
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+    from topiclink.families.ktm.algorithm import KTMState, KTMVariational
+
+    kernel = ConstantKernel(1.0) * RBF(2.0)
+    z = np.zeros((1, 3))
+    state = KTMState(resp=z, nkw=z, nk=z[0], nu=z, alpha=z + 1, msg_mean=z, msg_var=z + 1,
+                     prior_mean=z[0], theta=np.log([1.0 * np.exp(1.6), 2.0]), tau=1.0)
+    assert KTMVariational(3, kernel, beta=0.01, hyperprior_scale=0.5
+                          ).parameters_far_from_prior(state) == ["k1__constant_value"]
+    assert KTMVariational(3, kernel, beta=0.01, hyperprior_scale=1.0
+                          ).parameters_far_from_prior(state) == []
+    assert KTMVariational(3, kernel, beta=0.01, hyperprior_scale=None
+                          ).parameters_far_from_prior(state) == []
+
+
 def test_parameters_at_bounds_are_named():
     """The diagnostic behind fit's warning: hyper-parameters on a bound of their range."""
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel
