@@ -110,6 +110,9 @@ _ENTRIES = [
        "distributions.", "beta (LMV: eta)", "prior"),
     _p("init_topics", INIT_TOPICS, "Topic-word statistics (K, V) the topics start from "
        "(None: the model's own start).", "", "prior"),
+    _p("init", [Options("random", "spectral")], "How the chain starts: 'random' topics, "
+       "or 'spectral': the deterministic anchor-word topics of the word co-occurrences "
+       "(Arora et al. 2013; stm's init.type = 'Spectral').", "", "prior"),
     # the run
     _p("max_iter", [Integer(1)], "Iterations (sweeps) per call of fit; "
        "fit(..., resume=True) runs this many more.", "", "run"),

@@ -145,7 +145,9 @@ class DMRGibbs(ShardedTokenSampler):
     def __init__(self, n_topics: int, beta: float, sigma: float, intercept_sigma: float,
                  initial_alpha: float, optimize_every: int, burn_in: int,
                  lbfgs_iter: int = 15, scheme: str = "exact", n_shards: int = 1,
-                 executor: Executor | None = None, n_threads: int = 1) -> None:
+                 executor: Executor | None = None, n_threads: int = 1,
+                 init: str = "random") -> None:
+        self.init_kind = init
         self.n_topics = int(n_topics)
         self.beta = float(beta)
         self.sigma = float(sigma)
@@ -170,7 +172,8 @@ class DMRGibbs(ShardedTokenSampler):
         # the same streams as CollapsedGibbsLDA.init: with lambda fixed at its start DMR
         # is, draw for draw, LDA with doc_topic_prior = initial_alpha
         init_rng, chain_rng = spawn(rng, 2)
-        z, ndk, nwk, nk = init_topics(data.tokens, self.n_topics, init_rng)
+        z, ndk, nwk, nk = init_topics(data.tokens, self.n_topics, init_rng,
+                                      init=self.init_kind)
         lam = np.zeros((data.design.shape[1], self.n_topics))
         lam[0] = np.log(self.initial_alpha)
         return DMRState(z=z, ndk=ndk, nwk=nwk, nk=nk, lam=lam,

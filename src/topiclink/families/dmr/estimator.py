@@ -98,6 +98,9 @@ default "exact"
         ``clone``; a model file stores a thread count or an address, never a client.
     n_jobs : int or None, default 1
         Threads running the shards when ``executor`` is None; never changes the result.
+    init : "random" or "spectral", default "random"
+        The chain's start, as LDA's: ``"spectral"`` gives every token its most probable
+        topic under the deterministic anchor-word topics (:mod:`topiclink.topics.spectral`).
     random_state : int, Generator or None
     verbose : bool
     callbacks : list, optional
@@ -149,7 +152,7 @@ default "exact"
         **shared("max_iter", "evaluate_every", "transform_iter"),
         "scheme": [SchemeForm("exact", "partition", "adlda",
                               sharded=("partition", "adlda"))],
-        **shared("executor", "n_jobs", "random_state", "verbose", "callbacks"),
+        **shared("executor", "n_jobs", "init", "random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
                                                       "executor": ExecutorCodec()}
@@ -170,7 +173,7 @@ default "exact"
                  topic_word_prior: float = 0.01, optimize_every: int = 10,
                  burn_in: int = 50, max_iter: int = 200, evaluate_every: int = 1,
                  transform_iter: int = 50, scheme: str | Shards = "exact",
-                 executor: Any = None, n_jobs: int | None = 1,
+                 executor: Any = None, n_jobs: int | None = 1, init: str = "random",
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self._store_params(locals())
@@ -182,7 +185,8 @@ default "exact"
                         float(self.intercept_sigma), float(self.doc_topic_prior),
                         int(self.optimize_every), int(self.burn_in),
                         scheme=plan.scheme, n_shards=plan.n_shards,
-                        executor=plan.executor, n_threads=plan.n_threads)
+                        executor=plan.executor, n_threads=plan.n_threads,
+                        init=self.init)
 
     @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, features: Any = None, resume: bool = False,

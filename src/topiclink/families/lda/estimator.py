@@ -111,6 +111,13 @@ default "exact"
         (:mod:`topiclink.topics.kernels.lda_warp`; exact, about twice the tokens per
         second of ``"mh"``); ``"auto"``: ``"warp"`` from :data:`MH_MIN_TOPICS` topics on,
         else ``"gibbs"``.  The parallel schemes use ``"gibbs"``.
+    init : "random" or "spectral", default "random"
+        The chain's start: uniform random topics, or ``"spectral"``: the deterministic
+        anchor-word topics of the word co-occurrences (Arora et al. 2013, as stm's
+        ``init.type = "Spectral"``; :mod:`topiclink.topics.spectral`), each token given
+        its most probable topic under them.  The same start for every seed; the chain
+        after it is seeded as always (``benchmarks/lda_spectral_init.py`` measures the
+        time to a held-out likelihood from each start).
     random_state : int, Generator or None
     verbose : bool
         Show a tqdm progress bar.
@@ -152,7 +159,7 @@ default "exact"
         "scheme": [SchemeForm("exact", "partition", "adlda",
                               sharded=("partition", "adlda"))],
         **shared("executor", "n_jobs"),
-        "sampler": [Options("auto", "gibbs", "mh", "warp")],
+        "sampler": [Options("auto", "gibbs", "mh", "warp")], **shared("init"),
         **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
@@ -169,7 +176,7 @@ default "exact"
                  topic_word_prior: float = 0.01, max_iter: int = 200,
                  evaluate_every: int = 1, transform_iter: int = 50,
                  scheme: str | Shards = "exact", executor: Any = None,
-                 n_jobs: int | None = 1, sampler: str = "auto",
+                 n_jobs: int | None = 1, sampler: str = "auto", init: str = "random",
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
         self._store_params(locals())
@@ -182,7 +189,7 @@ default "exact"
                                  float(self.topic_word_prior),
                                  scheme=plan.scheme, n_shards=plan.n_shards,
                                  executor=plan.executor, n_threads=plan.n_threads,
-                                 sampler=self._token_sampler())
+                                 sampler=self._token_sampler(), init=self.init)
 
     def _inference_sampler(self) -> str:
         """New documents are inferred by sparse exact Gibbs (O(K_d) per token) when the
