@@ -195,3 +195,17 @@ def test_a_spline_outside_its_range_is_a_one_line_error():
     with pytest.raises(ValueError, match="outside the range") as info:
         eff.predict(eff.at("x", [2.0]))
     assert "\n" not in str(info.value)
+
+
+def test_columns_instead_of_a_formula():
+    rng = np.random.default_rng(3)
+    meta = pd.DataFrame({"x": rng.normal(size=80), "group": rng.choice(["a", "b"], 80)})
+    model = SimpleNamespace(doc_topic_=rng.dirichlet(np.ones(3), 80), alpha_=np.ones(3))
+    by_columns = estimate_effect(model, ["x", "group"], meta, uncertainty="none",
+                                 random_state=0)
+    by_formula = estimate_effect(model, "~ x + group", meta, uncertainty="none",
+                                 random_state=0)
+    assert by_columns.terms == by_formula.terms == ["Intercept", "x", "group[T.b]"]
+    np.testing.assert_array_equal(by_columns.coefficients, by_formula.coefficients)
+    with pytest.raises(ValueError, match="no metadata column 'year'"):
+        estimate_effect(model, ["x", "year"], meta, uncertainty="none")

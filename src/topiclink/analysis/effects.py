@@ -30,6 +30,7 @@ at their median / most frequent value, as stm's ``plot(method = "difference")``)
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -363,7 +364,7 @@ def _check_level(level: float) -> None:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
 
 
-def estimate_effect(model: Any, formula: str, metadata: pd.DataFrame, *,
+def estimate_effect(model: Any, formula: str | Sequence[str], metadata: pd.DataFrame, *,
                     documents: Any = None, topics: Any = None,
                     uncertainty: Literal["global", "none"] = "global",
                     n_draws: int = N_DRAWS, coef_draws: int = COEF_DRAWS,
@@ -376,7 +377,9 @@ def estimate_effect(model: Any, formula: str, metadata: pd.DataFrame, *,
     ----------
     model : a fitted topic model (``doc_topic_``: its training documents' proportions)
     formula : the right-hand side in Wilkinson notation (``formulaic``), e.g.
-        ``"~ party + bs(year, df=5)"``; an intercept is included unless ``- 1``
+        ``"~ party + bs(year, df=5)"``; an intercept is included unless ``- 1``.  Or a
+        list of metadata columns: their sum, each numeric column linear and every other
+        one a factor
     metadata : DataFrame, one row per training document, in the model's order
     documents : the training documents (Corpus or document-term matrix): their lengths
         give the posterior's concentration; required with ``uncertainty="global"``
@@ -427,6 +430,15 @@ def estimate_effect(model: Any, formula: str, metadata: pd.DataFrame, *,
         raise ValueError(f"estimate_effect: topics must be in 0..{K - 1}, got "
                          f"{np.atleast_1d(topics).tolist()}")
     meta = metadata.reset_index(drop=True)
+    if not isinstance(formula, str):
+        columns = [str(c) for c in formula]
+        missing = [c for c in columns if c not in meta.columns]
+        if not columns or missing:
+            raise ValueError(f"estimate_effect: no metadata column {missing[0]!r} (columns: "
+                             f"{', '.join(map(str, meta.columns))})" if missing else
+                             "estimate_effect: give a formula or at least one column")
+        formula = "~ " + " + ".join(f"`{c}`" if not c.isidentifier() else c
+                                    for c in columns)
     rhs = formula.split("~", 1)[1] if "~" in formula else formula
     try:
         matrix = model_matrix(rhs, meta, na_action="raise")
