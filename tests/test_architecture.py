@@ -456,3 +456,34 @@ def test_src_cites_only_what_the_repository_holds():
                 if not cited.startswith("docs/design/") or not (REPO / cited).is_file():
                     found.append(f"{where}:{n}: {cited} (not a note in docs/design/)")
     assert not found, "\n".join(found)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """module -> the modules it imports, at any depth of the code (function-level imports
+    too), between the modules of ``src/topiclink`` that are not a package's
+    ``__init__`` (a package's face hands names on; its arrows are not the design's)."""
+    modules = {}
+    for path in SRC.rglob("*.py"):
+        if path.name == "__init__.py":
+            continue
+        modules[".".join(("topiclink", *path.relative_to(SRC).with_suffix("").parts))] = path
+    return {name: {m for m in _imported_modules(path) if m in modules and m != name}
+            for name, path in modules.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    import networkx as nx
+
+    g = nx.DiGraph([(a, b) for a, targets in graph.items() for b in targets])
+    return [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
+
+
+def test_no_import_circle():
+    """No two modules import each other, directly or round a loop (the CLI's catalog,
+    common options, generated commands and ``fit`` were one until 2026-12-03)."""
+    assert _circles(_module_graph()) == []
+
+
+def test_the_circle_check_can_fail():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]

@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from topiclink.cli.app import app
-from topiclink.cli.estimator_commands import command_name, estimator_options, parameter_help
+from topiclink.cli.catalog import command_name
+from topiclink.cli.estimator_commands import estimator_options, parameter_help
 from topiclink.cli.fit import generated_commands
 from topiclink.estimators.base import library_estimators
 

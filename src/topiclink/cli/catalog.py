@@ -18,12 +18,13 @@ import ast
 import importlib
 import logging
 import pkgutil
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EstimatorEntry", "estimator_catalog", "CAPABILITIES"]
+__all__ = ["EstimatorEntry", "estimator_catalog", "command_name", "CAPABILITIES"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class EstimatorEntry:
     fit_requires: tuple[str, ...]
     capabilities: tuple[str, ...]
     module: str
-    #: its ``topiclink fit`` command (:func:`topiclink.cli.estimator_commands.command_name`)
+    #: its ``topiclink fit`` command (:func:`command_name`)
     command: str = ""
     #: the first paragraph of its docstring
     summary: str = ""
@@ -223,14 +224,21 @@ def _summary(doc: str | None) -> str:
     return (inspect.cleandoc(doc) if doc else "").split("\n\n")[0]
 
 
-def _kebab(name: str) -> str:
-    from topiclink.cli.estimator_commands import command_name
+def command_name(cls: type) -> str:
+    """The command of ``cls``: its own ``cli_name`` (a subclass does not inherit it) or
+    its class name in kebab case."""
+    name = vars(cls).get("cli_name")
+    if name:
+        return str(name)
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-",
+                  cls.__name__).lower()
 
+
+def _kebab(name: str) -> str:
     return command_name(type(name, (), {}))
 
 
 def _imported_entry(cls: type) -> EstimatorEntry:
-    from topiclink.cli.estimator_commands import command_name
     from topiclink.estimators import capabilities as cap
 
     mixins = {"topics": cap.TopicsMixin, "links": cap.LinkPredictionMixin,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from topiclink.datasets.base import Dataset
 
 __all__ = ["DatasetOpt", "DataDirOpt", "InputOpt", "VocabOpt", "VerboseOpt", "WorkersOpt",
+           "OutOpt", "HoldoutOpt", "FeaturesOpt",
            "SeedOpt", "ForceOpt", "OnlyFoldsOpt", "SchedulerOpt", "ShardsOpt", "dask_params",
            "setup_logging", "memory_bytes",
            "check_model_size", "check_model", "model_file_path", "check_out_file",
@@ -787,3 +788,13 @@ def fit_and_report(model: Any, ds: Dataset, out: Path | None, *, holdout: float 
     else:
         typer.echo("model not saved (no --out FILE given); nothing was written")
     return model
+
+
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", "-o", parser=path_value,
+    help="The model file to write (.npz).", show_default=False)]
+HoldoutOpt = Annotated[float, typer.Option(
+    help="Share of the documents held out and scored.")]
+FeaturesOpt = Annotated[str | None, typer.Option(
+    "--features", help="The metadata columns used as document features, comma-separated "
+    "(default: every column).", show_default=False)]

@@ -51,7 +51,9 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["command_name", "cli_defaults", "estimator_options", "estimator_command",
+from topiclink.cli.catalog import command_name
+
+__all__ = ["cli_defaults", "estimator_options", "estimator_command",
            "parameter_help", "EstimatorOption"]
 
 #: parameters that are never options of a generated command
@@ -89,16 +91,6 @@ def glossary_symbol_flags() -> dict[str, str]:
         if symbol.isidentifier() and len(symbol) > 1:
             flags.setdefault(f"--{symbol.replace('_', '-')}", name)
     return flags
-
-
-def command_name(cls: type) -> str:
-    """The command of ``cls``: its own ``cli_name`` (a subclass does not inherit it) or
-    its class name in kebab case."""
-    name = vars(cls).get("cli_name")
-    if name:
-        return str(name)
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-",
-                  cls.__name__).lower()
 
 
 def parameter_help(cls: type) -> dict[str, str]:
@@ -356,9 +348,9 @@ def estimator_command(cls: type, run: Callable[..., None]) -> Callable[..., None
 
     options, left = estimator_options(cls)
     generic = _generic_options(cls, options)
-    from topiclink.cli.fit import FeaturesOpt
-    from topiclink.cli.fit import HoldoutOpt as holdout
-    from topiclink.cli.fit import OutOpt as out
+    from topiclink.cli.common import FeaturesOpt
+    from topiclink.cli.common import HoldoutOpt as holdout
+    from topiclink.cli.common import OutOpt as out
 
     param = Annotated[list[str] | None, typer.Option(
         "--param", "-p", help="Another parameter, key=value (JSON)"

@@ -32,7 +32,9 @@ from topiclink.cli.common import (
     DataDirOpt,
     DatasetOpt,
     ForceOpt,
+    HoldoutOpt,
     InputOpt,
+    OutOpt,
     SeedOpt,
     VerboseOpt,
     VocabOpt,
@@ -47,7 +49,7 @@ from topiclink.cli.common import (
     setup_logging,
 )
 from topiclink.cli.documents import DocumentSource, document_options
-from topiclink.cli.errors import check, exception_message, fail, path_value, reported_errors
+from topiclink.cli.errors import check, exception_message, fail, reported_errors
 from topiclink.cli.help import HelpCommand
 
 __all__ = ["app", "resolve_model", "fit_registered", "fit_triples", "generated_commands"]
@@ -55,7 +57,7 @@ __all__ = ["app", "resolve_model", "fit_registered", "fit_triples", "generated_c
 def generated_commands() -> dict[str, type]:
     """``fit NAME`` -> estimator class for every registered estimator
     (:mod:`topiclink.cli.estimator_commands`; ``fit model`` is the scaffold's own)."""
-    from topiclink.cli.estimator_commands import command_name
+    from topiclink.cli.catalog import command_name
     from topiclink.estimators.base import registered_estimators
 
     commands: dict[str, type] = {}
@@ -129,16 +131,6 @@ class FitGroup(TyperGroup):
 
 app = typer.Typer(help="Fit a model and write it to a model file.", no_args_is_help=True,
                   rich_markup_mode=None, cls=FitGroup)
-
-OutOpt = Annotated[Path | None, typer.Option(
-    "--out", "-o", parser=path_value,
-    help="The model file to write (.npz).", show_default=False)]
-HoldoutOpt = Annotated[float, typer.Option(
-    help="Share of the documents held out and scored.")]
-FeaturesOpt = Annotated[str | None, typer.Option(
-    "--features", help="The metadata columns used as document features, comma-separated "
-    "(default: every column).", show_default=False)]
-
 
 def _checked(model: Any, out: Path | None, force: bool, dataset: str | None,
              data: Path | None, input_file: Path | None = None, vocab: Path | None = None,
