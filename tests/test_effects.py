@@ -19,6 +19,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
+from tests.report_fixtures import FAMILIES, fit_family, make_report_data
 from topiclink.analysis import TopicEffects, estimate_effect
 from topiclink.analysis.effects import doc_topic_draws
 from topiclink.families.dmr.estimator import DMR
@@ -209,3 +210,21 @@ def test_columns_instead_of_a_formula():
     np.testing.assert_array_equal(by_columns.coefficients, by_formula.coefficients)
     with pytest.raises(ValueError, match="no metadata column 'year'"):
         estimate_effect(model, ["x", "year"], meta, uncertainty="none")
+
+
+TOPIC_FAMILIES = [name for name, views in FAMILIES.items() if "topics" in views]
+
+
+@pytest.mark.parametrize("name", TOPIC_FAMILIES)
+def test_every_topic_family_gets_effects_with_bands(name):
+    """Every family with document-topic proportions: along its chain where it is a
+    collapsed sampler that declares it (LDA, DMR), else around its fitted state."""
+    d = make_report_data()
+    model = fit_family(name, d)
+    meta = pd.DataFrame({"year": d["year"].astype(float), "president": d["president"]})
+    fit_params = {"features": d["frame"]} if name == "DMR" else None
+    eff = estimate_effect(model, "~ president + year", meta, documents=d["corpus"],
+                          fit_params=fit_params, n_draws=3, progress=False, random_state=0)
+    table = eff.summary()
+    assert len(table) == np.shape(model.doc_topic_)[1] * len(eff.terms)
+    assert (table["low"] <= table["high"]).all() and table["std_error"].gt(0).all()
