@@ -28,26 +28,11 @@ def top_entities(model: Any, n: int = 10) -> list[dict[str, Any]]:
 
 
 def _in_model(model: Any, tensor: RelationalTensor) -> tuple[np.ndarray, ...]:
-    """The tensor's nonzero (heads, relations, tails) as the model's indices (matched by
-    name when the tensor names its entities and relations; unknown names dropped)."""
-    h, r, t = (np.asarray(a, dtype=np.int64) for a in (tensor.heads, tensor.relations,
-                                                        tensor.tails))
-    keep = np.asarray(tensor.values) > 0
-    for names, model_names, idx in ((tensor.entity_names, model.entity_names_, (0, 2)),
-                                    (tensor.relation_names, model.relation_names_, (1,))):
-        if names is None:
-            continue
-        names = np.asarray(names).astype(str)
-        model_names = np.asarray(model_names).astype(str)
-        if np.array_equal(names, model_names):
-            continue
-        lookup = {n: i for i, n in enumerate(model_names.tolist())}
-        mapping = np.array([lookup.get(n, -1) for n in names.tolist()], dtype=np.int64)
-        arrays = [h, r, t]
-        for i in idx:
-            arrays[i] = mapping[arrays[i]]
-            keep &= arrays[i] >= 0
-        h, r, t = arrays
+    """The tensor's nonzero (heads, relations, tails) as the model's indices
+    (:meth:`~topiclink.estimators.capabilities.EntityFactorsMixin.model_indices`), the
+    triples with an entity or relation the model does not know dropped."""
+    h, r, t = model.model_indices(tensor)
+    keep = (h >= 0) & (r >= 0) & (t >= 0)
     return h[keep], r[keep], t[keep]
 
 
