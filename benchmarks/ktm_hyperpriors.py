@@ -13,6 +13,10 @@ each configuration for 20 and for 100 iterations (two fits, same seed) on
   ``tests/families/ktm/test_ktm_hyperpriors.py``), s = 2, 3, 4;
 - ``sotu/s``: the State of the Union addresses 1790-2011 over their 5,000 most frequent
   terms, K = 10, ``SOTUKernel`` on (year, president), seeds 0 and 1 of the split;
+- ``20newsgroups/0``: the training posts and 2,000 test posts, K = 20, a categorical
+  kernel on the newsgroup with FITC GPs on 100 documents (``benchmarks/ktm_inducing.py``'s
+  setting; run on its own: ``--corpora 20newsgroups/0 --out
+  benchmarks/results/ktm_hyperpriors_20newsgroups.json``);
 
 80/20 documents, held-out perplexity by document completion (half of each held-out
 document's tokens, seed 0).  Configurations: ``ml-ii`` (no hyper-prior, tau fitted: the
@@ -78,6 +82,32 @@ def sotu_split(seed: int) -> dict[str, Any]:
             "train": data.train, "test": data.test, "params": {"kernel": SOTUKernel()}}
 
 
+def newsgroups_split(n_test: int = 2000, vocabulary: int = 5000) -> dict[str, Any]:
+    """20 Newsgroups as ``benchmarks/ktm_inducing.py`` reads it: the 11,269 training posts
+    over the 5,000 most frequent words, the first 2,000 test posts with two known words,
+    the newsgroup as the feature of a categorical kernel, FITC GPs on 100 documents."""
+    import scipy.sparse as sp
+
+    from topiclink.datasets import load_dataset
+    from topiclink.families.ktm.gp.kernels import CategoricalKernel, ConstantKernel
+
+    ds = load_dataset("20newsgroups")
+    freq = np.asarray(ds.corpus.counts.sum(axis=0)).ravel()
+    keep = np.sort(np.argsort(-freq)[:vocabulary])
+    Xtr = ds.corpus.counts[:, keep].tocsr()
+    ok = np.asarray(Xtr.sum(axis=1)).ravel() > 0
+    Xtr, ytr = Xtr[ok], ds.labels[ok].astype(float)
+    Xte = ds.test.corpus.counts[:, keep].tocsr()
+    okt = np.asarray(Xte.sum(axis=1)).ravel() > 1
+    Xte, yte = Xte[okt][:n_test], ds.test.labels[okt][:n_test].astype(float)
+    n = Xtr.shape[0]
+    return {"X": sp.vstack([Xtr, Xte]).tocsr(),
+            "features": np.concatenate([ytr, yte])[:, None],
+            "train": np.arange(n), "test": np.arange(n, n + Xte.shape[0]),
+            "params": {"kernel": ConstantKernel(1.0) * CategoricalKernel(0.5),
+                       "n_inducing": 100}}
+
+
 def run_cell(data: dict[str, Any], n_topics: int, config: dict[str, Any]) -> dict[str, Any]:
     from topiclink.families.ktm.estimator import KernelTopicModel
 
@@ -121,6 +151,8 @@ def main() -> None:
         name, _, seed = spec.partition("/")
         if name == "sotu":
             data, K = sotu_split(int(seed)), 10
+        elif name == "20newsgroups":
+            data, K = newsgroups_split(), 20
         else:
             n_docs = int(name.split("-")[1])
             data, K = hepth_sample(n_docs, int(seed)), 20 if n_docs >= 800 else 10
