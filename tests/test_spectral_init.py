@@ -124,3 +124,15 @@ def test_dmr_starts_from_the_same_spectral_assignments():
     dmr = DMR(4, init="spectral")._algorithm().init(
         DMRData(tokens, np.ones((200, 2))), np.random.default_rng(1))
     assert np.array_equal(lda.z, dmr.z) and np.array_equal(lda.nwk, dmr.nwk)
+
+
+def test_an_unknown_start_is_refused_where_the_chain_starts():
+    """Below the estimators' parameter checks: the shared start refuses it, for every
+    sampler that uses it (no silent fall-back to random topics)."""
+    from topiclink.topics.lda import init_topics
+
+    corpus, _ = make_lda_data(n_docs=20, n_words=30, n_topics=2, doc_length=10,
+                              random_state=0)
+    with pytest.raises(ValueError, match="init must be one of 'random', 'spectral'"):
+        init_topics(TokenData.from_corpus(corpus), 2, np.random.default_rng(0),
+                    init="anchors")

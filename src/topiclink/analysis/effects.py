@@ -184,7 +184,6 @@ class TopicEffects:
     n_documents: int
     metadata: pd.DataFrame = field(repr=False)
     model_spec: Any = field(repr=False)
-    random_state: Any = field(default=None, repr=False)
 
     def _topic_rows(self, topics: Any) -> np.ndarray:
         if topics is None:
@@ -255,17 +254,21 @@ class TopicEffects:
                             "low": low.ravel(), "high": high.ravel()})
         return out
 
-    def at(self, covariate: str, values: Any) -> pd.DataFrame:
-        """Rows of covariates: ``covariate`` at each of ``values``, every other column at
-        its reference (median or most frequent) value."""
+    def _column(self, covariate: str) -> pd.Series:
+        """The metadata column ``covariate`` (one-line ValueError naming the others)."""
         if covariate not in self.metadata.columns:
             raise ValueError(f"TopicEffects: no covariate {covariate!r} (metadata columns: "
                              f"{', '.join(map(str, self.metadata.columns))})")
+        return self.metadata[covariate]
+
+    def at(self, covariate: str, values: Any) -> pd.DataFrame:
+        """Rows of covariates: ``covariate`` at each of ``values``, every other column at
+        its reference (median or most frequent) value."""
+        column = self._column(covariate)
         values = list(np.atleast_1d(np.asarray(values, dtype=object)))
         frame = pd.concat([_reference_row(self.metadata)] * len(values), ignore_index=True)
-        frame[covariate] = pd.Series(values, dtype=self.metadata[covariate].dtype
-                                     if not pd.api.types.is_numeric_dtype(
-                                         self.metadata[covariate]) else None)
+        frame[covariate] = pd.Series(values, dtype=None if pd.api.types.is_numeric_dtype(
+            column) else column.dtype)
         return frame
 
     def difference(self, covariate: str, value: Any, reference: Any, topics: Any = None,
@@ -303,9 +306,7 @@ class TopicEffects:
         if made:
             height = 4.0 if method == "continuous" else max(2.5, 0.45 * len(rows) + 1.5)
             _, ax = plt.subplots(figsize=(6.4, height))
-        column = self.metadata.get(covariate) if covariate in self.metadata else None
-        if column is None:
-            self.at(covariate, [])                      # the one-line error
+        column = self._column(covariate)
         if method == "continuous":
             if not pd.api.types.is_numeric_dtype(column):
                 raise ValueError(f"TopicEffects.plot: method 'continuous' needs a numeric "
@@ -485,4 +486,4 @@ def estimate_effect(model: Any, formula: str | Sequence[str], metadata: pd.DataF
     return TopicEffects(formula=formula, topics=chosen, terms=list(matrix.columns),
                         coefficients=coefficients, estimates=estimates,
                         uncertainty=uncertainty, n_documents=n, metadata=meta,
-                        model_spec=matrix.model_spec, random_state=random_state)
+                        model_spec=matrix.model_spec)

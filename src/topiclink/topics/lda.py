@@ -172,6 +172,8 @@ def init_topics(data: TokenData | ShardTokenData, n_topics: int, rng: np.random.
     from z and the offsets, and nwk by the Dask workers (``client``) from their shard
     files: the same four arrays as for the corpus in memory.
     """
+    if init not in INITS:
+        raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, got {init!r}")
     if init == "spectral":
         if isinstance(data, ShardTokenData):
             raise ValueError("init='spectral' needs the corpus in memory (a ShardSet is "
@@ -325,9 +327,6 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
                  executor: Executor | None = None, n_threads: int = 1,
                  sampler: str = "gibbs", n_mh: int | None = None,
                  init: str = "random") -> None:
-        if init not in INITS:
-            raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, got "
-                             f"{init!r}")
         self.init_kind = init
         if scheme not in ("exact", *SHARDED):
             raise ValueError(f"scheme must be 'exact', 'adlda' or 'partition', got {scheme!r}")
