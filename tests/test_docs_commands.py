@@ -59,6 +59,11 @@ CHANGED: dict[str, tuple[str, str]] = {
         "topiclink fit bpbfm-dc --dataset fb15k-237 --topics 40 -n 3 --out fb.npz",
         "its 500 EM iterations take 20 minutes on FB15k-237 (2.3 s each at K = 200) and "
         "compressing the K = 200 model file 40 s"),
+    "topiclink select-kg --dataset wn18rr --models bpbfm-patterns -k 100 --patterns "
+    "inverse,paths,paths3 -n 25": (
+        "topiclink select-kg --dataset umls --models bpbfm-patterns -k 10 --patterns "
+        "inverse,paths3 -n 5",
+        "its three WN18RR fits and their scoring take minutes; the same command on UMLS"),
     "topiclink experiment grtm --data /path/to/citeseer": (
         "topiclink experiment grtm --data citeseer",
         "the page's stand-in for a user's folder: a LINQS folder in the sandbox"),

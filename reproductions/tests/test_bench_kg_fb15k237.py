@@ -273,3 +273,35 @@ def test_the_guides_equal_time_claims_hold_in_the_recorded_run():
         assert t_ours["hits_at_1"] > t_peer["hits_at_1"] and \
             t_ours["hits_at_10"] < t_peer["hits_at_10"], name
         assert t_ours["n_test"] == t_peer["n_test"] == 20466
+
+
+def test_pattern_rows_and_append_on_umls(bench, tmp_path):
+    """``--dataset umls --clock cpu --test-at-checkpoints``: a BPBFM-PAT-EM row stops at
+    its checkpoints, resumes, and ends converged or at the budget with a curve of valid
+    and test scores; ``--append`` adds rows to the same file and refuses another
+    protocol."""
+    from topiclink.datasets import load_dataset
+
+    try:
+        load_dataset("umls")
+    except Exception as exc:  # noqa: BLE001 - no archive here
+        pytest.skip(f"UMLS is not available: {exc}")
+    out = tmp_path / "umls.json"
+    common = ["--dataset", "umls", "--clock", "cpu", "--test-at-checkpoints",
+              "--budget-seconds", "2", "--checkpoints", "2", "--valid-queries", "0",
+              "--topics", "5", "--out", str(out)]
+    first = bench.main([*common, "--models", "BPBFM-PAT-EM-inverse"])
+    row = first["rows"][0]
+    assert "error" not in row, row.get("error")
+    assert row["budget_clock"] == "cpu" and row["hyper_parameters"]["patterns"] == "inverse"
+    assert row["train_seconds"] <= 2.0 + 1.0
+    assert row["curve"] and all("test_mrr" in p and 0 < p["valid_mrr"] <= 1
+                                for p in row["curve"])
+    assert row["curve"][-1]["test_mrr"] == pytest.approx(row["test"]["mrr"])
+    both = bench.main([*common, "--models", "BPBFM-1-EM", "--append"])
+    assert [r["model"] for r in both["rows"]] == ["BPBFM-PAT-EM-inverse", "BPBFM-1-EM"]
+    assert len(both["commands"]) == 2
+    assert both["rows"][1]["curve"][-1].get("converged") or len(both["rows"][1]["curve"])
+    with pytest.raises(SystemExit, match="differ"):
+        bench.main([*common[:-2], "--budget-seconds", "3", "--out", str(out),
+                    "--models", "BPBFM-1-EM", "--append"])

@@ -443,7 +443,8 @@ def test_cli_burn_in_defaults_to_half_the_iterations(tmp_path):
 
 def test_each_protocol_has_its_own_default_folds_and_models(shared_datasets):
     """The paper protocol: its 10 folds of BPBFM-1 and BPBFM-2; kg: one fit of the EM
-    models on the data set's split (a fold there only repeats the fit)."""
+    models with patterns and degree-corrected on the data set's split (a fold there only
+    repeats the fit)."""
     runner = CliRunner()
     result = runner.invoke(app, ["experiment", "bpbfm", "--dataset", "umls", "--topics", "3",
                                  "--plan"])
@@ -453,7 +454,7 @@ def test_each_protocol_has_its_own_default_folds_and_models(shared_datasets):
     kg = [c for c in cells if "protocol=kg" in c]
     assert len(paper) == 10 * 2 and {c.split("model=")[1].split()[0] for c in paper} == {
         "BPBFM-1", "BPBFM-2"}
-    assert [c.split("model=")[1].split()[0] for c in kg] == ["BPBFM-1-EM", "BPBFM-DC-EM"]
+    assert [c.split("model=")[1].split()[0] for c in kg] == ["BPBFM-PAT-EM", "BPBFM-DC-EM"]
     assert all("fold=0" in c for c in kg)
     given = runner.invoke(app, ["experiment", "bpbfm", "--dataset", "umls", "--topics", "3",
                                 "--folds", "2", "--models", "BPBFM-1-scaled", "--plan"])

@@ -39,7 +39,7 @@ def select_kg_cmd(
         "--topics", "-k", help="The numbers of factors K to try, e.g. 20,50,100.")] = "50",
     patterns: Annotated[str, typer.Option(
         "--patterns", help="The pattern kinds to try for the models that take them "
-        "(none, inverse, paths).")] = "inverse,paths",
+        "(none, inverse, paths, paths3).")] = "paths,paths3",
     max_iter: Annotated[int | None, typer.Option(
         "--max-iter", "--iterations", "-n",
         help="Iterations of every fit (default: each estimator's).")] = None,

@@ -20,6 +20,7 @@ import pytest
 import topiclink
 from topiclink.data.tensor import RelationalTensor
 from topiclink.datasets import make_bpbfm_data
+from topiclink.families.bpbfm import patterns as patterns_module
 from topiclink.families.bpbfm.algorithm import BPBFMData
 from topiclink.families.bpbfm.em import EPS
 from topiclink.families.bpbfm.em_patterns import BPBFMPatternsEM, pattern_estep
@@ -47,34 +48,52 @@ def _dense_phi(h, r, t, N, R, code) -> np.ndarray:
     A = np.zeros((2 * R, N, N))
     A[r, h, t] = 1.0
     A[r + R, t, h] = 1.0
-    d1, d2 = code
-    phi = A[d1] if d2 < 0 else (A[d1] @ A[d2] > 0).astype(float)
-    phi = phi.copy()
+    hops = [d for d in code if d >= 0]
+    if len(hops) == 3:                   # walks h -> x -> y -> t with y != h, x != t
+        other = 1.0 - np.eye(N)
+        walks = np.einsum("hx,xy,yt,hy,xt->ht", *(A[d] for d in hops), other, other)
+    else:
+        walks = A[hops[0]].copy()
+        for d in hops[1:]:
+            walks = walks @ A[d]
+    phi = (walks > 0).astype(float)
     np.fill_diagonal(phi, 0.0)
     return phi
 
 
 # ---------------------------------------------------------------------- (c) mining
-def test_mining_equals_brute_force():
+@pytest.mark.parametrize("kind", ["paths", "paths3"])
+def test_mining_equals_brute_force(kind, monkeypatch):
+    """Without the 3-hop samples' caps the candidates are every pattern: the mined set
+    equals the brute-force one.  With them it is a subset, with the same statistics."""
     N, R = 9, 3
     h, r, t = _random_graph(N, R, 60, seed=1)
     graph = DirectedGraph(h, r, t, N, R)
-    found = mine_patterns(graph, h, r, t, "paths", min_support=2, max_patterns=10_000)
+    capped = mine_patterns(graph, h, r, t, kind, min_support=2, max_patterns=10_000)
+    for name in ("MAX_TRIPLES_3", "MAX_WALKS", "MAX_LABELS"):
+        monkeypatch.setattr(patterns_module, name, 10 ** 6)
+    found = mine_patterns(graph, h, r, t, kind, min_support=2, max_patterns=10_000)
     mined = {(int(q), tuple(int(x) for x in c), int(s), int(e)) for q, c, s, e in
              zip(found.relation, found.codes, found.support, found.exposure, strict=True)}
     expected = set()
-    codes = [(d, -1) for d in range(2 * R)] + list(itertools.product(range(2 * R), repeat=2))
+    D = range(2 * R)
+    codes = [(d, -1, -1) for d in D] + [(a, b, -1) for a, b in itertools.product(D, D)]
+    if kind == "paths3":
+        codes += list(itertools.product(D, D, D))
     for q in range(R):
         target = np.zeros((N, N))
         target[h[r == q], t[r == q]] = 1.0
         for code in codes:
-            if code == (q, -1):
+            if code == (q, -1, -1):
                 continue
             phi = _dense_phi(h, r, t, N, R, code)
             support = int((phi * target).sum())
             if support >= 2:
                 expected.add((q, code, support, int(phi.sum())))
     assert mined == expected
+    assert {(int(q), tuple(int(x) for x in c), int(s), int(e)) for q, c, s, e in zip(
+        capped.relation, capped.codes, capped.support, capped.exposure, strict=True)} <= mined
+    assert capped.n_patterns > (0.5 if kind == "paths3" else 1.0) * found.n_patterns - 1
     assert np.all(np.diff(found.relation) >= 0)
     inverse = mine_patterns(graph, h, r, t, "inverse", min_support=2, max_patterns=10_000)
     assert {(int(q), tuple(c)) for q, c in zip(inverse.relation, inverse.codes.tolist(),
@@ -83,9 +102,31 @@ def test_mining_equals_brute_force():
     assert mine_patterns(graph, h, r, t, "none").n_patterns == 0
 
 
+def test_three_hop_rules_do_not_cover_their_own_triples():
+    """The walk h -p-> x <-p- h -r-> t comes back to h: counted, every training triple of
+    r with a p-edge at h would cover itself.  The sibling rule r(h, t) <- p(h, x),
+    p(y, x), r(y, t) counts siblings y != h only."""
+    N, R = 12, 2
+    # relation 0: each entity's parent (0 and 1 under 10, 2 and 3 under 11, 4 and 5
+    # under 9); relation 1: 0, 2 and 4 -> 8
+    h = np.array([0, 1, 2, 3, 4, 5, 0, 2, 4])
+    r = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1])
+    t = np.array([10, 10, 11, 11, 9, 9, 8, 8, 8])
+    graph = DirectedGraph(h, r, t, N, R)
+    sibling = (0, 2, 1)
+    np.testing.assert_array_equal(graph.pairs(sibling, np.array([0, 1, 2, 3]),
+                                              np.full(4, 8)), [False, True, False, True])
+    assert np.flatnonzero(graph.matrix(sibling).toarray()[:, 8]).tolist() == [1, 3, 5]
+    found = mine_patterns(graph, h, r, t, "paths3", min_support=1, max_patterns=100)
+    mined = {tuple(c) for q, c in zip(found.relation, found.codes.tolist(), strict=True)
+             if q == 1}
+    assert sibling not in mined                      # no training triple of 1 has one
+
+
 def test_mining_keeps_the_most_confident():
-    """At most ``max_patterns`` a relation, among the ``3 max_patterns`` candidates of
-    largest support those of highest confidence, with the same statistics."""
+    """At most ``max_patterns`` a relation and rule length, among the ``3 max_patterns``
+    candidates of that length of largest support those of highest confidence, with the
+    same statistics; shorter rules first."""
     N, R = 9, 3
     h, r, t = _random_graph(N, R, 60, seed=1)
     h, r, t = h[h != t], r[h != t], t[h != t]       # support = candidate count
@@ -94,17 +135,22 @@ def test_mining_keeps_the_most_confident():
     few = mine_patterns(graph, h, r, t, "paths", min_support=1, max_patterns=2)
     stats = {(int(q), tuple(c)): (int(s), int(e)) for q, c, s, e in zip(
         every.relation, every.codes.tolist(), every.support, every.exposure, strict=True)}
+    length = (every.codes >= 0).sum(axis=1)
     for q in range(R):
-        mine = np.flatnonzero(every.relation == q)
-        order = sorted(mine, key=lambda p: (-every.support[p], tuple(every.codes[p])))[:6]
-        best = sorted(order, key=lambda p: (-every.confidence()[p], tuple(every.codes[p])))
+        expected = []
+        for n_hops in (1, 2):
+            mine = np.flatnonzero((every.relation == q) & (length == n_hops))
+            order = sorted(mine, key=lambda p: (-every.support[p],
+                                                tuple(every.codes[p])))[:6]
+            best = sorted(order, key=lambda p: (-every.confidence()[p],
+                                                tuple(every.codes[p])))
+            expected += [tuple(every.codes[p]) for p in best[:2]]
         kept = few.relation == q
-        assert kept.sum() == min(2, mine.size)
-        assert [tuple(c) for c in few.codes[kept].tolist()] == \
-            [tuple(every.codes[p]) for p in best[:2]]
+        assert [tuple(c) for c in few.codes[kept].tolist()] == expected
         for c, s, e in zip(few.codes[kept].tolist(), few.support[kept], few.exposure[kept],
                            strict=True):
             assert stats[(q, tuple(c))] == (s, e)
+    assert (few.codes[:, 1] >= 0).sum() > 0 and (few.codes[:, 1] < 0).sum() > 0
 
 
 def test_graph_rows_and_pairs_match_dense():
@@ -112,7 +158,7 @@ def test_graph_rows_and_pairs_match_dense():
     h, r, t = _random_graph(N, R, 50, seed=4)
     graph = DirectedGraph(h, r, t, N, R)
     rng = np.random.default_rng(0)
-    for code in [(0, -1), (4, -1), (1, 3), (5, 2)]:
+    for code in [(0, -1, -1), (4, -1, -1), (1, 3, -1), (5, 2, -1), (0, 4, 2), (3, 5, 1)]:
         phi = _dense_phi(h, r, t, N, R, code)
         np.testing.assert_array_equal(graph.matrix(code).toarray(), phi)
         a = rng.integers(0, N, 7)
@@ -123,9 +169,20 @@ def test_graph_rows_and_pairs_match_dense():
 
 def test_rule_text():
     names = np.array(["p", "q"])
-    assert rule_text((0, -1), "q", names) == "q(h, t) <- p(h, t)"
-    assert rule_text((3, -1), "q", names) == "q(h, t) <- q(t, h)"
-    assert rule_text((2, 1), "q", names) == "q(h, t) <- p(x, h), q(x, t)"
+    assert rule_text((0, -1, -1), "q", names) == "q(h, t) <- p(h, t)"
+    assert rule_text((3, -1, -1), "q", names) == "q(h, t) <- q(t, h)"
+    assert rule_text((2, 1, -1), "q", names) == "q(h, t) <- p(x, h), q(x, t)"
+    assert rule_text((0, 2, 1), "q", names) == "q(h, t) <- p(h, x), p(y, x), q(y, t)"
+
+
+def test_reverse_reads_a_rule_from_the_tail():
+    N, R = 9, 3
+    h, r, t = _random_graph(N, R, 50, seed=4)
+    graph = DirectedGraph(h, r, t, N, R)
+    for code in [(0, -1, -1), (1, 3, -1), (0, 4, 2)]:
+        back = graph.reverse(code)
+        np.testing.assert_array_equal(graph.matrix(back).toarray(),
+                                      graph.matrix(code).toarray().T)
 
 
 # ---------------------------------------------------------------------- (a) E-step
@@ -233,7 +290,7 @@ def test_a_planted_rule_is_recovered():
     codes = m.pattern_codes_[mine]
     w = m.pattern_weights_[mine]
     best = int(np.argmax(w))
-    assert tuple(codes[best]) == (0, 1)
+    assert tuple(codes[best]) == (0, 1, -1)
     assert w[best] == pytest.approx(-np.log(0.2), rel=0.25)
     assert w[best] > 5 * np.max(np.delete(w, best), initial=0.0)
     rules = m.pattern_rules(1)
@@ -319,3 +376,28 @@ def test_restarts_pool_the_rule_weights():
     assert m.samples_pattern_weights_.shape == (2, m.pattern_weights_.size)
     np.testing.assert_array_equal(m.samples_pattern_weights_[0], m.pattern_weights_)
     assert not np.array_equal(m.samples_pattern_weights_[0], m.samples_pattern_weights_[1])
+
+
+def test_auto_is_paths3_up_to_the_walk_bound(monkeypatch):
+    """``patterns="auto"``: the graph's 3-hop walks (any relation, either way) equal a
+    dense count; at most AUTO_MAX_WALKS of them mine 3-hop rules, more mine 2-hop ones."""
+    N, R = 9, 3
+    h, r, t = _random_graph(N, R, 50, seed=4)
+    graph = DirectedGraph(h, r, t, N, R)
+    A = np.zeros((N, N))
+    A[h, t] = A[t, h] = 1.0
+    walks = float(np.ones(N) @ np.linalg.matrix_power(A, 3) @ np.ones(N))
+    assert patterns_module.graph_walks(graph, 3) == pytest.approx(walks)
+    assert patterns_module.resolve_kind("auto", graph) == "paths3"
+    assert patterns_module.resolve_kind("inverse", graph) == "inverse"
+    with pytest.raises(ValueError, match="patterns must be one of"):
+        patterns_module.resolve_kind("path", graph)
+    auto = mine_patterns(graph, h, r, t, "auto", min_support=1)
+    same = mine_patterns(graph, h, r, t, "paths3", min_support=1)
+    np.testing.assert_array_equal(auto.codes, same.codes)
+    monkeypatch.setattr(patterns_module, "AUTO_MAX_WALKS", walks - 1)
+    assert patterns_module.resolve_kind("auto", graph) == "paths"
+    two = mine_patterns(graph, h, r, t, "auto", min_support=1)
+    assert two.n_patterns and (two.codes[:, 2] < 0).all()
+    np.testing.assert_array_equal(
+        two.codes, mine_patterns(graph, h, r, t, "paths", min_support=1).codes)

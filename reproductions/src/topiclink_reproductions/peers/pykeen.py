@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
-from topiclink.data.checks import DataError
+from topiclink.data.checks import DataError, check_memory
 from topiclink.data.tensor import RelationalTensor
 from topiclink.estimators.capabilities import EntityFactorsMixin
 from topiclink.execution import resolve_n_jobs
@@ -390,6 +390,14 @@ class KGEmbeddingPeer(EntityFactorsMixin):
             batch = torch.as_tensor([[int(r[0]), int(t[0])]])  # type: ignore[index]
             out = self._run(lambda: self.model_.score_h(batch))
         return out.reshape(-1).double().numpy()
+
+    def _check_batch_memory(self, call: str, n: int) -> None:
+        """The mixin's check of a batch's scores, sized by the entity names:
+        ``embedding_`` is set only when ``fit`` ends, and an ``on_batch`` callback scores
+        during ``fit``."""
+        N = np.asarray(self.entity_names_).size
+        check_memory(16.0 * n * N, f"{call}: {n} queries x {N} entities",
+                     "score fewer queries at a time")
 
     def _score_rows(self, a: np.ndarray, r: np.ndarray, axis: str) -> np.ndarray:
         """Raw scores of every entity for a batch of queries, (n, N) float64: by matrix

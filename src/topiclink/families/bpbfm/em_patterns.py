@@ -173,7 +173,7 @@ class BPBFMPatternsEM(BPBFMEM):
     state_class = PatternEMState
 
     def __init__(self, n_topics: int, prior_rate: float = 5.0, pattern_prior: float = 1.0,
-                 patterns: str = "paths", min_support: int = 2, max_patterns: int = 30,
+                 patterns: str = "auto", min_support: int = 2, max_patterns: int = 30,
                  seed: int = 0) -> None:
         super().__init__(n_topics, prior_rate)
         self.b_w = float(pattern_prior)

@@ -23,7 +23,12 @@ from topiclink.families.bpbfm.estimator_base import (
     PoissonFactorBase,
 )
 from topiclink.families.bpbfm.estimator_em import BilinearPoissonFactorModelEM
-from topiclink.families.bpbfm.patterns import PATTERN_KINDS, DirectedGraph, rule_text
+from topiclink.families.bpbfm.patterns import (
+    MAX_HOPS,
+    PATTERN_KINDS,
+    DirectedGraph,
+    rule_text,
+)
 from topiclink.inference.engine import Algorithm, State
 from topiclink.random import RandomState
 
@@ -42,12 +47,13 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
     The rate of (h, r, t) is ``u_h^T Lambda^r u_t + sum_p w_rp phi_p(h, t)``: the factor
     model's plus a non-negative rate per rule of relation r that covers (h, t), the rules
     mined from the training triples (1-hop: another relation, or any relation reversed;
-    2-hop: paths ``h -p-> x -q-> t``; :mod:`topiclink.families.bpbfm.patterns`), each
-    weight with a ``Gamma(1, pattern_prior)`` prior (Nickel, Jiang & Tresp, NIPS 2014,
-    in BPBFM's Bernoulli-Poisson form; :mod:`topiclink.families.bpbfm.em_patterns`).  The
-    factors need not carry what the graph's own structure states: on WN18RR (K = 100,
-    25 iterations) the test filtered MRR rises from BPBFM-1-EM's 0.03 to 0.37 (1-hop
-    rules) and 0.40 (``patterns="paths"``; ``benchmarks/kg_patterns.py``).  The pattern
+    2-hop: paths ``h -p-> x -q-> t``; 3-hop: walks ``h -p-> x -q-> y -s-> t``;
+    :mod:`topiclink.families.bpbfm.patterns`), each weight with a ``Gamma(1,
+    pattern_prior)`` prior (Nickel, Jiang & Tresp, NIPS 2014, in BPBFM's Bernoulli-Poisson
+    form; :mod:`topiclink.families.bpbfm.em_patterns`).  The factors need not carry what
+    the graph's own structure states: on WN18RR (K = 100, 25 iterations) the test
+    filtered MRR rises from BPBFM-1-EM's 0.03 to 0.37 (1-hop rules), 0.40 (1- and 2-hop)
+    and 0.46 (1-, 2- and 3-hop, the default there; ``benchmarks/kg_patterns.py``).  The pattern
     weights are rules' rates: :meth:`pattern_rules` lists them.  Scoring reads the
     training triples, which the model keeps (``train_triples_``).
 
@@ -65,20 +71,25 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
         counts; None: binary when every nonzero value is 1.
     prior_rate : float, default 5.0
         The rate b of the ``Gamma(1, b)`` prior of every entry of U and Lambda^r.
-    patterns : {"inverse", "paths", "none"}, default "inverse"
-        The rules: 1-hop patterns only, 1- and 2-hop patterns, or none (BPBFM-1-EM).
-        Chosen on the valid MRR averaged over UMLS, Nations and WN18RR
-        (``benchmarks/results/kg_patterns.json``): "paths" is far better on UMLS (0.96
-        against 0.80) and WN18RR (0.40 against 0.37) but worse on Nations (0.68 against
-        0.88), where 2-hop rules crowd the 1-hop ones out of the ``max_patterns``.
-    pattern_prior : float, default 10.0
+    patterns : {"auto", "paths3", "paths", "inverse", "none"}, default "auto"
+        The rules: 1-, 2- and 3-hop patterns ("paths3"), 1- and 2-hop ("paths"), 1-hop
+        only ("inverse"), or none (BPBFM-1-EM); "auto" is "paths3" where the graph has
+        at most :data:`~topiclink.families.bpbfm.patterns.AUTO_MAX_WALKS` 3-hop walks
+        (a cost bound), "paths" beyond.  Chosen on the valid MRR averaged over UMLS,
+        Nations and WN18RR (``benchmarks/results/kg_patterns.json``, K = 20 / 10 / 100,
+        25 iterations): "paths3" 0.769, "paths" 0.747, "inverse" 0.684; WN18RR gains most
+        (0.459 against 0.399 and 0.371).  On FB15k-237 (8.3e9 walks: "auto" is "paths")
+        mining 3-hop rules took 6 CPU minutes and scoring with its 13,413 rules far
+        longer than the fit.
+    pattern_prior : float, default 1.0
         The rate b_w of the ``Gamma(1, b_w)`` prior of every pattern weight
-        (``w <- (w S + 1e-6) / (exposure + b_w)``); 0.1 to 10 change the valid MRR
-        by less than 0.005 on the three graphs above.
+        (``w <- (w S + 1e-6) / (exposure + b_w)``); chosen with ``patterns`` (0.1 to 10
+        change the mean valid MRR by less than 0.002).
     min_support : int, default 2
         A rule is kept when it covers at least this many training triples of its relation.
     max_patterns : int, default 30
-        At most this many rules per relation (those of highest smoothed confidence).
+        At most this many rules per relation and rule length (those of highest smoothed
+        confidence).
     n_chains : int, default 1
         Restarts, pooled as :class:`~topiclink.families.bpbfm.estimator_em.
         BilinearPoissonFactorModelEM`'s (the rules are the same for every restart, their
@@ -93,8 +104,8 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
     pattern_weights_ : (P,) each rule's rate w_rp (restart 0's)
     samples_pattern_weights_ : (S, P) each restart's
     pattern_relations_ : (P,) each rule's relation (sorted)
-    pattern_codes_ : (P, 2) each rule's directed relations ``(d1, d2)``: d < R relation d,
-        d >= R relation d - R reversed; ``d2 = -1`` for a 1-hop rule
+    pattern_codes_ : (P, 3) each rule's directed relations ``(d1, d2, d3)``: d < R
+        relation d, d >= R relation d - R reversed; -1 past a rule's last hop
     pattern_support_, pattern_exposure_ : (P,) the training triples of its relation and
         the cells ``(h, t)``, ``h != t``, each rule covers
     train_triples_ : (T, 3) the training triples (head, relation, tail) the rules read
@@ -115,7 +126,7 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
         "pattern_weights_": ArraySpec(("P",), "f", "nonnegative"),
         "samples_pattern_weights_": ArraySpec(("S", "P"), "f", "nonnegative"),
         "pattern_relations_": ArraySpec(("P",), "i", "nonnegative"),
-        "pattern_codes_": ArraySpec(("P", 2), "i", None),
+        "pattern_codes_": ArraySpec(("P", MAX_HOPS), "i", None),
         "pattern_support_": ArraySpec(("P",), "i", "nonnegative"),
         "pattern_exposure_": ArraySpec(("P",), "i", "nonnegative"),
         "train_triples_": ArraySpec(("T", 3), "i", "nonnegative"),
@@ -129,7 +140,7 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
 
     def __init__(self, n_topics: int = 10, *, max_iter: int = 500, tol: float = 1e-5,
                  binary: bool | None = None, prior_rate: float = 5.0,
-                 patterns: str = "inverse", pattern_prior: float = 10.0,
+                 patterns: str = "auto", pattern_prior: float = 1.0,
                  min_support: int = 2, max_patterns: int = 30, n_chains: int = 1,
                  random_state: RandomState = None, verbose: bool = False,
                  callbacks: list[Any] | None = None) -> None:
@@ -220,10 +231,9 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
             rows = np.flatnonzero(r == q)
             rules = []
             for p in range(int(ptr[q]), int(ptr[q + 1])):
-                d1, d2 = (int(x) for x in self.pattern_codes_[p])
-                code = (d1, d2) if axis == "tail" else (
-                    (graph.inverse(d1), -1) if d2 < 0
-                    else (graph.inverse(d2), graph.inverse(d1)))
+                code = tuple(int(x) for x in self.pattern_codes_[p])
+                if axis == "head":
+                    code = graph.reverse(code)
                 rules.append((p, graph.rows(code, a[rows])))
             if rules:
                 out.append((rows, rules))

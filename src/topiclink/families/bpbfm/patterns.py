@@ -4,23 +4,30 @@ are made of (:mod:`topiclink.families.bpbfm.em_patterns`).
 A pattern is an indicator ``phi(h, t)`` in {0, 1} computed from the training triples
 alone, over the 2R *directed relations* of the graph: ``d < R`` is relation d forward
 (``h -d-> t`` when ``(h, d, t)`` is a training triple), ``d >= R`` relation ``d - R``
-reversed (``(t, d - R, h)`` is one).  A pattern's code is ``(d1, d2)``:
+reversed (``(t, d - R, h)`` is one).  A pattern's code is ``(d1, d2, d3)``, unused hops
+-1:
 
-- ``(d, -1)``: the 1-hop pattern ``h -d-> t`` (another relation, or any relation
+- ``(d, -1, -1)``: the 1-hop pattern ``h -d-> t`` (another relation, or any relation
   reversed: a relation's own forward pattern is the cell itself and never a candidate);
-- ``(d1, d2)``: the 2-hop path ``h -d1-> x -d2-> t`` for some entity x.
+- ``(d1, d2, -1)``: the 2-hop path ``h -d1-> x -d2-> t`` for some entity x;
+- ``(d1, d2, d3)``: the 3-hop walk ``h -d1-> x -d2-> y -d3-> t`` with ``y != h`` and
+  ``x != t`` (``patterns="paths3"``), e.g. a sibling's edge ``h -p-> x <-p- y -q-> t``.
+  Without the two exclusions a training triple (h, r, t) would cover itself through the
+  walk back to its own head (``h -p-> x <-p- h -r-> t``) or tail.
 
 Self-pairs are never covered: ``phi(h, h) = 0``.  This is Nickel, Jiang & Tresp's
 "observable patterns" (NIPS 2014), here as rules whose rates add to the factor model's.
 
 :func:`mine_patterns` chooses each relation's patterns: candidates from a seeded sample of
 its training triples (at most :data:`MAX_TRIPLES` a relation, at most
-:data:`MAX_PATHS` intermediate entities a triple, so that FB15k-237's hubs stay
+:data:`MAX_PATHS` intermediate entities a triple; 3-hop walks from fewer, see
+:data:`MAX_TRIPLES_3`; so that FB15k-237's hubs and Nations' dense relations stay
 tractable), then, per candidate, the exact support (training triples of the relation the
-pattern covers) and exposure (cells ``(h, t)``, ``h != t``, it covers; 2-hop patterns
-with more than :data:`MAX_PATTERN_PATHS` paths are skipped).  A pattern is kept when its
-support is at least ``min_support``; the ``max_patterns`` of highest smoothed confidence
-``support / (exposure + 5)`` are kept per relation.
+pattern covers) and exposure (cells ``(h, t)``, ``h != t``, it covers; patterns of 2 or 3
+hops with more than :data:`MAX_PATTERN_PATHS` walks are skipped).  A pattern is kept when
+its support is at least ``min_support``; per relation and rule length, the
+``max_patterns`` of highest smoothed confidence ``support / (exposure + 5)`` are kept
+(lengths apart, so that many long rules cannot crowd the short ones out).
 """
 
 from __future__ import annotations
@@ -32,19 +39,42 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["PATTERN_KINDS", "DirectedGraph", "PatternSet", "mine_patterns", "rule_text"]
+__all__ = ["AUTO_MAX_WALKS", "MAX_HOPS", "PATTERN_KINDS", "DirectedGraph", "PatternSet",
+           "code_hops", "graph_walks", "mine_patterns", "resolve_kind", "rule_text"]
 
 logger = logging.getLogger(__name__)
 
-#: the ``patterns`` options: no pattern, 1-hop patterns only, 1- and 2-hop patterns
-PATTERN_KINDS = ("none", "inverse", "paths")
+#: the ``patterns`` options: no pattern, 1-hop patterns only, 1- and 2-hop patterns, 1-,
+#: 2- and 3-hop patterns, and "auto": "paths3" where the graph's 3-hop walks are at most
+#: :data:`AUTO_MAX_WALKS`, "paths" beyond (:func:`resolve_kind`)
+PATTERN_KINDS = ("auto", "none", "inverse", "paths", "paths3")
+#: the longest rule of each option
+HOPS = {"none": 0, "inverse": 1, "paths": 2, "paths3": 3}
+#: "auto" mines 3-hop rules up to this many 3-hop walks of the graph (all relations, both
+#: directions, ``1^T A^3 1``): a cost bound, about a minute of mining on one CPU.  Measured
+#: (``benchmarks/results/kg_patterns.json``): Nations 3.1e4, UMLS 2.2e7 and WN18RR 1.8e7
+#: walks (mining 22, 11 and 6 CPU s; 3-hop rules raise their mean valid MRR from 0.748 to
+#: 0.769); FB15k-237 8.3e9 (mining alone 6 CPU minutes, and scoring its 13,413 rules
+#: slower than the fit), so "paths" there
+AUTO_MAX_WALKS = 1e8
+#: the hops a code holds (shorter rules padded with -1)
+MAX_HOPS = 3
 #: training triples per relation the candidates are enumerated from (a seeded sample)
 MAX_TRIPLES = 1000
-#: intermediate entities x enumerated per triple for 2-hop candidates (a seeded sample)
+#: intermediate entities enumerated per triple for 2-hop candidates (a seeded sample)
 MAX_PATHS = 50
+#: 3-hop candidates come from a seeded sample of at most this many of a relation's
+#: (sampled) triples, at most :data:`MAX_WALKS` intermediate entities a triple and hop and
+#: at most :data:`MAX_LABELS` relations an edge: on dense multi-relational graphs (Nations:
+#: 14 entities, ~15 relations between two of them) the walks of one triple number in the
+#: millions, and the candidates of largest support, which the mining keeps, are found in a
+#: sample
+MAX_TRIPLES_3 = 200
+MAX_WALKS = 10
+MAX_LABELS = 2
 #: candidates per relation whose exact support and exposure are computed, per kept one
 CANDIDATES_PER_KEPT = 3
-#: 2-hop patterns with more paths than this (``sum_x indeg_d1(x) outdeg_d2(x)``) skipped
+#: longer patterns with more walks than this (``1^T A_d1 A_d2 (A_d3) 1``) are skipped
 MAX_PATTERN_PATHS = 5_000_000
 #: the smoothing of the confidence ``support / (exposure + CONFIDENCE_SMOOTHING)``
 CONFIDENCE_SMOOTHING = 5.0
@@ -84,6 +114,7 @@ class DirectedGraph:
         order = np.lexsort((lab, dst, src))
         self.out_dst, self.out_lab = dst[order], lab[order]
         self.out_ptr = np.searchsorted(src[order], np.arange(N + 1))
+        self._returns: dict[tuple[int, int], np.ndarray] = {}
 
     def inverse(self, d: int) -> int:
         """The directed relation d reversed."""
@@ -94,42 +125,118 @@ class DirectedGraph:
         lo, hi = self.out_ptr[i], self.out_ptr[i + 1]
         return self.out_dst[lo:hi], self.out_lab[lo:hi]
 
-    def n_paths(self, code: tuple[int, int]) -> int:
-        """The number of paths (an upper bound of the cells) of a pattern."""
-        d1, d2 = int(code[0]), int(code[1])
-        if d2 < 0:
-            return int(self.adj[d1].nnz)
-        into = np.diff(self.adj[self.inverse(d1)].indptr)    # x's in-degree along d1
-        out = np.diff(self.adj[d2].indptr)
-        return int(into @ out)
+    def reverse(self, code: tuple[int, ...]) -> tuple[int, ...]:
+        """The code of the same pattern read from t to h (a head query's), padded."""
+        hops = [self.inverse(d) for d in code_hops(code)][::-1]
+        return tuple(hops + [-1] * (len(code) - len(hops)))
 
-    def rows(self, code: tuple[int, int], a: np.ndarray) -> sp.csr_array:
+    def n_paths(self, code: tuple[int, ...]) -> int:
+        """The number of walks (an upper bound of the cells) of a pattern."""
+        hops = code_hops(code)
+        if len(hops) == 1:
+            return int(self.adj[hops[0]].nnz)
+        v = np.ones(self.N)
+        for d in hops[::-1]:
+            v = self.adj[d] @ v
+        return int(round(float(v.sum())))
+
+    def rows(self, code: tuple[int, ...], a: np.ndarray) -> sp.csr_array:
         """``phi(a_i, .)`` as a 0/1 (len(a), N) CSR matrix."""
         a = np.asarray(a, dtype=np.int64)
-        d1, d2 = int(code[0]), int(code[1])
-        m = self.adj[d1][a]
-        if d2 >= 0:
-            m = m @ self.adj[d2]
+        hops = code_hops(code)
+        m = self.adj[hops[0]][a]
+        for d in hops[1:]:
+            m = m @ self.adj[d]
+        if len(hops) == 3:
+            m = self._drop_returns(m, hops, a)
         return _drop_diagonal(m, a)
 
-    def matrix(self, code: tuple[int, int]) -> sp.csr_array:
+    def _drop_returns(self, walks: sp.csr_array, hops: list[int], a: np.ndarray
+                      ) -> sp.csr_array:
+        """3-hop walk counts of rows ``a`` less the walks with y = h or x = t (module
+        docstring): ``- diag(A1 A2)_h A3[h, t] - A1[h, t] diag(A2 A3)_t
+        + A1[h, t] A2[t, h] A3[h, t]`` (the last: walks with both, subtracted twice)."""
+        A1, A2, A3 = (self.adj[d] for d in hops)
+        back_h = self.returns(hops[0], hops[1])[a]        # walks h -> x -> h
+        back_t = self.returns(hops[1], hops[2])           # walks t -> y -> t
+        first, last = A1[a], A3[a]
+        both = first.multiply(A2.T.tocsr()[a]).multiply(last)
+        out = (walks - sp.diags_array(back_h) @ last - first @ sp.diags_array(back_t)
+               + both)
+        out = sp.csr_array(out)
+        out.data = np.where(out.data > 0.5, 1.0, 0.0)
+        out.eliminate_zeros()
+        return out
+
+    def returns(self, d1: int, d2: int) -> np.ndarray:
+        """(N,) the walks ``i -d1-> x -d2-> i`` of each entity: ``diag(A_d1 A_d2)``
+        (computed once per pair)."""
+        key = (int(d1), int(d2))
+        if key not in self._returns:
+            both = self.adj[key[0]].multiply(self.adj[key[1]].T)
+            self._returns[key] = np.asarray(both.sum(axis=1)).ravel()
+        return self._returns[key]
+
+    def matrix(self, code: tuple[int, ...]) -> sp.csr_array:
         """``phi`` as a 0/1 (N, N) CSR matrix."""
         return self.rows(code, np.arange(self.N))
 
-    def pairs(self, code: tuple[int, int], h: np.ndarray, t: np.ndarray) -> np.ndarray:
+    def pairs(self, code: tuple[int, ...], h: np.ndarray, t: np.ndarray) -> np.ndarray:
         """``phi(h_i, t_i)`` (bool, one per pair)."""
         h = np.asarray(h, dtype=np.int64)
         t = np.asarray(t, dtype=np.int64)
         if h.size == 0:
             return np.zeros(0, dtype=bool)
-        d1, d2 = int(code[0]), int(code[1])
-        if d2 < 0:
-            hit = np.asarray(self.adj[d1][h, t]).ravel() > 0
-        else:
-            left = self.adj[d1][h]
-            right = self.adj[self.inverse(d2)][t]            # x -d2-> t_i
-            hit = np.asarray(left.multiply(right).sum(axis=1)).ravel() > 0
-        return hit & (h != t)
+        hops = code_hops(code)
+        if len(hops) == 1:
+            return (np.asarray(self.adj[hops[0]][h, t]).ravel() > 0) & (h != t)
+        left = self.adj[hops[0]][h]
+        for d in hops[1:-1]:
+            left = left @ self.adj[d]
+        right = self.adj[self.inverse(hops[-1])][t]          # the last hop, into t_i
+        walks = np.asarray(left.multiply(right).sum(axis=1)).ravel()
+        if len(hops) == 3:
+            A1, A2, A3 = (self.adj[d] for d in hops)
+            a1, a3 = np.asarray(A1[h, t]).ravel(), np.asarray(A3[h, t]).ravel()
+            walks = (walks - self.returns(hops[0], hops[1])[h] * a3
+                     - a1 * self.returns(hops[1], hops[2])[t]
+                     + a1 * np.asarray(A2[t, h]).ravel() * a3)
+        return (walks > 0.5) & (h != t)
+
+
+def graph_walks(graph: DirectedGraph, hops: int = 3) -> float:
+    """The walks of ``hops`` hops over every relation in both directions (``1^T A^hops 1``,
+    A the 0/1 adjacency of any training triple between two entities, either way)."""
+    A = sp.csr_array(sum(graph.adj[: graph.R]) + sum(graph.adj[graph.R:]))
+    A.data[:] = 1.0
+    v = np.ones(graph.N)
+    for _ in range(int(hops)):
+        v = A @ v
+    return float(v.sum())
+
+
+def resolve_kind(kind: str, graph: DirectedGraph) -> str:
+    """The pattern kind ``kind`` means on ``graph``: "auto" is "paths3" up to
+    :data:`AUTO_MAX_WALKS` 3-hop walks, "paths" beyond; any other kind itself."""
+    if kind not in PATTERN_KINDS:
+        raise ValueError(f"patterns must be one of {', '.join(PATTERN_KINDS)}, got {kind!r}")
+    if kind != "auto":
+        return kind
+    walks = graph_walks(graph, 3)
+    chosen = "paths3" if walks <= AUTO_MAX_WALKS else "paths"
+    logger.info("patterns='auto': %.2g 3-hop walks (limit %.0e): %s", walks, AUTO_MAX_WALKS,
+                chosen)
+    return chosen
+
+
+def code_hops(code: tuple[int, ...]) -> list[int]:
+    """The directed relations of a code, without its -1 padding."""
+    return [int(d) for d in code if int(d) >= 0]
+
+
+def pad(hops: tuple[int, ...]) -> tuple[int, ...]:
+    """A code of :data:`MAX_HOPS` entries."""
+    return tuple(int(d) for d in hops) + (-1,) * (MAX_HOPS - len(hops))
 
 
 @dataclass
@@ -139,7 +246,7 @@ class PatternSet:
     ``support[p]`` training triples of that relation and ``exposure[p]`` cells."""
 
     relation: np.ndarray      # (P,) int64
-    codes: np.ndarray         # (P, 2) int64
+    codes: np.ndarray         # (P, MAX_HOPS) int64, -1 padded
     support: np.ndarray       # (P,) int64
     exposure: np.ndarray      # (P,) int64
     n_relations: int
@@ -160,26 +267,43 @@ class PatternSet:
     @classmethod
     def empty(cls, n_relations: int) -> PatternSet:
         z = np.zeros(0, dtype=np.int64)
-        return cls(z, np.zeros((0, 2), dtype=np.int64), z.copy(), z.copy(), int(n_relations))
+        return cls(z, np.zeros((0, MAX_HOPS), dtype=np.int64), z.copy(), z.copy(),
+                   int(n_relations))
+
+
+def _sample(xs: np.ndarray, rng: np.random.Generator, most: int = MAX_PATHS
+            ) -> np.ndarray:
+    return xs if xs.size <= most else rng.choice(xs, most, replace=False)
 
 
 def _candidates(graph: DirectedGraph, heads: np.ndarray, tails: np.ndarray, r: int,
-                paths: bool, rng: np.random.Generator) -> Counter:
-    """How many of the (sampled) triples (h, r, t) each candidate pattern covers."""
+                hops: int, rng: np.random.Generator) -> Counter:
+    """How many of the (sampled) triples (h, r, t) each candidate pattern of at most
+    ``hops`` hops covers (module docstring)."""
     counts: Counter = Counter()
-    for h, t in zip(heads.tolist(), tails.tolist(), strict=True):
-        found: set[tuple[int, int]] = set()
+    walked = (set(rng.choice(heads.size, min(heads.size, MAX_TRIPLES_3),
+                             replace=False).tolist()) if hops >= 3 else set())
+    for i, (h, t) in enumerate(zip(heads.tolist(), tails.tolist(), strict=True)):
+        found: set[tuple[int, ...]] = set()
         xs_h, ls_h = graph.out_edges(h)
-        found.update((int(d), -1) for d in ls_h[xs_h == t] if d != r)
-        if paths:
-            xs_t, ls_t = graph.out_edges(t)
-            common = np.intersect1d(xs_h, xs_t)
-            if common.size > MAX_PATHS:
-                common = rng.choice(common, MAX_PATHS, replace=False)
-            for x in common.tolist():
-                for d1 in ls_h[xs_h == x].tolist():
-                    for back in ls_t[xs_t == x].tolist():   # t -back-> x: x -inv-> t
-                        found.add((int(d1), graph.inverse(back)))
+        found.update(pad((int(d),)) for d in ls_h[xs_h == t] if d != r)
+        if hops < 2:
+            counts.update(found)
+            continue
+        xs_t, ls_t = graph.out_edges(t)
+        for x in _sample(np.intersect1d(xs_h, xs_t), rng).tolist():
+            for d1 in ls_h[xs_h == x].tolist():
+                for back in ls_t[xs_t == x].tolist():   # t -back-> x: x -inv-> t
+                    found.add(pad((int(d1), graph.inverse(back))))
+        if hops >= 3 and (i in walked):
+            for x in _sample(np.unique(xs_h[xs_h != t]), rng, MAX_WALKS).tolist():
+                xs_x, ls_x = graph.out_edges(x)
+                ys = np.intersect1d(xs_x, xs_t)
+                d1s = _sample(ls_h[xs_h == x], rng, MAX_LABELS).tolist()
+                for y in _sample(ys[ys != h], rng, MAX_WALKS).tolist():
+                    for d2 in _sample(ls_x[xs_x == y], rng, MAX_LABELS).tolist():
+                        for back in _sample(ls_t[xs_t == y], rng, MAX_LABELS).tolist():
+                            found.update((d1, int(d2), graph.inverse(back)) for d1 in d1s)
         counts.update(found)
     return counts
 
@@ -194,22 +318,22 @@ def mine_patterns(graph: DirectedGraph, heads: np.ndarray, rels: np.ndarray,
     graph : the training triples' :class:`DirectedGraph`
     heads, rels, tails : the training triples (those of ``graph``)
     kind : ``"none"`` (no pattern), ``"inverse"`` (1-hop patterns), ``"paths"`` (1- and
-        2-hop patterns)
+        2-hop patterns), ``"paths3"`` (1-, 2- and 3-hop patterns) or ``"auto"``
+        (:func:`resolve_kind`)
     min_support : a kept pattern covers at least this many training triples of its
         relation (>= 1)
-    max_patterns : at most this many patterns per relation, those of highest smoothed
-        confidence
+    max_patterns : at most this many patterns per relation and rule length, those of
+        highest smoothed confidence
     seed : the seed of the samples of triples and of intermediate entities
     """
-    if kind not in PATTERN_KINDS:
-        raise ValueError(f"patterns must be one of {', '.join(PATTERN_KINDS)}, got {kind!r}")
+    kind = resolve_kind(kind, graph)
     R = graph.R
     if kind == "none" or max_patterns < 1:
         return PatternSet.empty(R)
     h, r, t = (np.asarray(x, dtype=np.int64) for x in (heads, rels, tails))
     rng = np.random.default_rng(seed)
-    exposures: dict[tuple[int, int], int] = {}
-    kept: list[tuple[int, tuple[int, int], int, int]] = []
+    exposures: dict[tuple[int, ...], int] = {}
+    kept: list[tuple[int, tuple[int, ...], int, int]] = []
     n_candidates = n_skipped = 0
     for q in range(R):
         idx = np.flatnonzero(r == q)
@@ -217,38 +341,40 @@ def mine_patterns(graph: DirectedGraph, heads: np.ndarray, rels: np.ndarray,
             continue
         sample = idx if idx.size <= MAX_TRIPLES else np.sort(
             rng.choice(idx, MAX_TRIPLES, replace=False))
-        counts = _candidates(graph, h[sample], t[sample], q, kind == "paths", rng)
-        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        ranked = ranked[:CANDIDATES_PER_KEPT * max_patterns]
-        n_candidates += len(ranked)
-        rows = []
-        for code, _ in ranked:
-            if code not in exposures:
-                if code[1] >= 0 and graph.n_paths(code) > MAX_PATTERN_PATHS:
-                    exposures[code] = -1
-                else:
-                    exposures[code] = int(graph.matrix(code).nnz)
-            if exposures[code] < 0:
-                n_skipped += 1
-                continue
-            support = int(graph.pairs(code, h[idx], t[idx]).sum())
-            if support >= max(int(min_support), 1):
-                rows.append((support / (exposures[code] + CONFIDENCE_SMOOTHING), code,
-                             support))
-        rows.sort(key=lambda x: (-x[0], x[1]))
-        kept.extend((q, code, s, exposures[code]) for _, code, s in rows[:max_patterns])
-    logger.info("patterns (%s): %d candidates, %d skipped (over %d paths), %d kept over "
+        counts = _candidates(graph, h[sample], t[sample], q, HOPS[kind], rng)
+        for length in range(1, HOPS[kind] + 1):
+            ranked = sorted(((c, n) for c, n in counts.items()
+                             if len(code_hops(c)) == length), key=lambda kv: (-kv[1], kv[0]))
+            ranked = ranked[:CANDIDATES_PER_KEPT * max_patterns]
+            n_candidates += len(ranked)
+            rows = []
+            for code, _ in ranked:
+                if code not in exposures:
+                    if length > 1 and graph.n_paths(code) > MAX_PATTERN_PATHS:
+                        exposures[code] = -1
+                    else:
+                        exposures[code] = int(graph.matrix(code).nnz)
+                if exposures[code] < 0:
+                    n_skipped += 1
+                    continue
+                support = int(graph.pairs(code, h[idx], t[idx]).sum())
+                if support >= max(int(min_support), 1):
+                    rows.append((support / (exposures[code] + CONFIDENCE_SMOOTHING), code,
+                                 support))
+            rows.sort(key=lambda x: (-x[0], x[1]))
+            kept.extend((q, code, s, exposures[code]) for _, code, s in rows[:max_patterns])
+    logger.info("patterns (%s): %d candidates, %d skipped (over %d walks), %d kept over "
                 "%d relations", kind, n_candidates, n_skipped, MAX_PATTERN_PATHS, len(kept),
                 R)
     if not kept:
         return PatternSet.empty(R)
     return PatternSet(np.array([k[0] for k in kept], dtype=np.int64),
-                      np.array([k[1] for k in kept], dtype=np.int64).reshape(-1, 2),
+                      np.array([k[1] for k in kept], dtype=np.int64).reshape(-1, MAX_HOPS),
                       np.array([k[2] for k in kept], dtype=np.int64),
                       np.array([k[3] for k in kept], dtype=np.int64), R)
 
 
-def rule_text(code: tuple[int, int], relation: str, names: np.ndarray) -> str:
+def rule_text(code: tuple[int, ...], relation: str, names: np.ndarray) -> str:
     """A pattern as a readable rule, e.g. ``_hypernym(h, t) <- _derivationally_related_
     form(h, x), _hypernym(x, t)`` (a reversed relation's atom has its arguments
     swapped)."""
@@ -257,6 +383,7 @@ def rule_text(code: tuple[int, int], relation: str, names: np.ndarray) -> str:
     def atom(d: int, a: str, b: str) -> str:
         return f"{names[d]}({a}, {b})" if d < R else f"{names[d - R]}({b}, {a})"
 
-    d1, d2 = int(code[0]), int(code[1])
-    body = atom(d1, "h", "t") if d2 < 0 else f"{atom(d1, 'h', 'x')}, {atom(d2, 'x', 't')}"
+    hops = code_hops(code)
+    nodes = ["h", *("xyz"[: len(hops) - 1]), "t"]
+    body = ", ".join(atom(d, nodes[i], nodes[i + 1]) for i, d in enumerate(hops))
     return f"{relation}(h, t) <- {body}"
