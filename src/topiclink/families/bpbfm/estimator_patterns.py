@@ -77,7 +77,7 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
         at most :data:`~topiclink.families.bpbfm.patterns.AUTO_MAX_WALKS` 3-hop walks
         (a cost bound), "paths" beyond.  Chosen on the valid MRR averaged over UMLS,
         Nations and WN18RR (``benchmarks/results/kg_patterns.json``, K = 20 / 10 / 100,
-        25 iterations): "paths3" 0.769, "paths" 0.747, "inverse" 0.684; WN18RR gains most
+        25 iterations): "paths3" 0.769, "paths" 0.746, "inverse" 0.684; WN18RR gains most
         (0.459 against 0.399 and 0.371).  On FB15k-237 (8.3e9 walks: "auto" is "paths")
         mining 3-hop rules took 6 CPU minutes and scoring with its 13,413 rules far
         longer than the fit.

@@ -53,7 +53,7 @@ HOPS = {"none": 0, "inverse": 1, "paths": 2, "paths3": 3}
 #: "auto" mines 3-hop rules up to this many 3-hop walks of the graph (all relations, both
 #: directions, ``1^T A^3 1``): a cost bound, about a minute of mining on one CPU.  Measured
 #: (``benchmarks/results/kg_patterns.json``): Nations 3.1e4, UMLS 2.2e7 and WN18RR 1.8e7
-#: walks (mining 22, 11 and 6 CPU s; 3-hop rules raise their mean valid MRR from 0.748 to
+#: walks (mining 22, 11 and 6 CPU s; 3-hop rules raise their mean valid MRR from 0.746 to
 #: 0.769); FB15k-237 8.3e9 (mining alone 6 CPU minutes, and scoring its 13,413 rules
 #: slower than the fit), so "paths" there
 AUTO_MAX_WALKS = 1e8
