@@ -795,7 +795,7 @@ def plot_curves(result: dict[str, Any], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     rows = [r for r in result["rows"] if "error" not in r and r.get("curve")]
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(8, 6.5))
     right = max([float(r["budget_seconds"]) for r in rows] or [1.0])
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     anchors = []
@@ -831,7 +831,8 @@ def plot_curves(result: dict[str, Any], path: Path) -> Path:
                  + "\nticks on the right: published test MRR (GPU, converged)",
                  fontsize=9)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, loc="upper left")
+    # below the axes: a model that converges in seconds has its star at the upper left
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=130)
