@@ -385,6 +385,11 @@ def test_evaluate_every_zero_records_the_last_iteration_only(data):
 NARROWED = {
     ("DMR", "doc_topic_prior"): "a scalar: the intercepts start at log alpha",
     ("DMR", "optimize_every"): ">= 1: lambda is what the model is for",
+    ("DMR", "sampler"): "'gibbs' or 'mh' ('warp' reads one prior for all documents)",
+    ("RelationalTopicModel", "sampler"): "'gibbs' or 'mh' ('warp''s word phase has no "
+                                         "link correction)",
+    ("SupervisedTopicModel", "sampler"): "'gibbs' or 'mh' ('warp''s word phase has no "
+                                         "label correction)",
     ("DirichletMultinomialMixture", "doc_topic_prior"): "a scalar (one cluster per doc)",
     ("KernelTopicModel", "n_topics"): ">= 3 (the logistic-normal GP prior)",
     ("LDARegression", "doc_topic_prior"): "None or a scalar",
@@ -406,7 +411,7 @@ FAMILY_PARAMETERS = {
     "DirichletMultinomialMixture": set(),
     "KernelTopicModel": {"kernel", "tau", "fit_tau", "n_inner", "min_precision",
                          "n_inducing", "hyperprior_scale"},
-    "LDA": {"sampler"},
+    "LDA": set(),
     "LDARegression": {"C"},
     "RelationalTopicModel": {"weights", "approx", "augmentation", "directed"},
     "SupervisedTopicModel": set(),

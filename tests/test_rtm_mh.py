@@ -143,7 +143,8 @@ def _chains(words, docs, offsets, alpha, beta, n_chains, n_sweeps, states, n_mh,
                           ("slda", 2, False), ("slda", 1, True)])
 def test_stationary_distribution_equals_exact_posterior(kind, n_mh, per_doc):
     """Final states of 30,000 independent chains (60 sweeps each, from uniform topics)
-    against p(z | w, a, b, U) over all 3^6 assignments (pooled chi-square, p > 1e-3).  Full and diagonal U with out- and
+    against p(z | w, a, b, U) over all 3^6 assignments (pooled chi-square, p > 1e-3).
+    Full and diagonal U with out- and
     in-pairs (and a pair in both directions), the gSLDA virtual node, a shared and a
     per-document prior.  The test has power: the same counts reject the posterior
     without the link factor, and with its linear part doubled (p < 1e-6)."""

@@ -253,3 +253,87 @@ def test_bad_features_are_one_line_errors(small):
         fitted.transform(corpus.subset([0, 1]), features=np.zeros((3, 2)))
     with pytest.raises(ValueError, match="DMR: sigma must be"):
         DMR(3, sigma=0.0).fit(corpus, features=features)
+
+
+def test_planted_lambda_is_recovered_with_the_mh_sampler():
+    """The same planted model fitted with ``sampler="mh"``: lambda and the topics found as
+    by the Gibbs sweep (same thresholds)."""
+    corpus, x, lam, phi = simulate_dmr()
+    model = DMR(4, burn_in=20, optimize_every=5, max_iter=150, random_state=3,
+                sampler="mh").fit(corpus, features=x[:, None])
+    match = match_topics(phi, model.components_)
+    fitted = model.lambda_[match]
+    assert np.corrcoef(fitted.ravel(), lam.ravel())[0, 1] > 0.9
+    assert np.all(np.sign(fitted[:, 1]) == np.sign(lam[:, 1]))
+    cos = np.sum(phi * model.components_[match], axis=1) / (
+        np.linalg.norm(phi, axis=1) * np.linalg.norm(model.components_[match], axis=1))
+    assert np.all(cos > 0.95)
+
+
+def test_mh_sampler_refuses_parallel_schemes(small):
+    corpus, features = small
+    with pytest.raises(ValueError, match="sampler='mh' runs the sequential chain"):
+        DMR(3, sampler="mh", scheme="adlda", max_iter=2).fit(corpus, features=features)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", ["gibbs", "mh"])
+def test_geweke_on_the_production_step(sampler):
+    """Successive-conditional simulator (Geweke 2004) of the production ``DMRGibbs.step``
+    with lambda held (no optimisation is due) at values that give every document its own
+    prior alpha_d = exp(x_d lambda), alternated with an exact draw of the words given the
+    topics (a Polya urn per topic).  The topics' marginal must then be their prior, a
+    Dirichlet-multinomial per document with alpha_d: the mean and second moment of two
+    documents' count of topic 0 and the number of tokens in topic 1 against their exact
+    values (batch means, |z| < 4.5)."""
+    from topiclink.families.dmr.algorithm import DMRData, DMRGibbs, doc_priors
+    from topiclink.topics.lda import TokenData
+
+    D, L, V, K, beta = 4, 5, 4, 3, 0.5
+    offsets = np.arange(0, D * L + 1, L, dtype=np.int64)
+    docs = np.repeat(np.arange(D, dtype=np.int32), L)
+    rng = np.random.default_rng(11)
+    design = np.column_stack([np.ones(D), np.linspace(-1.0, 1.0, D)])
+    lam = np.array([[-0.5, 0.2, -0.1], [1.2, -1.0, 0.3]])
+    alpha = doc_priors(design, lam)
+    algo = DMRGibbs(K, beta, 1.0, 10.0, 0.1, optimize_every=1, burn_in=10**9,
+                    sampler=sampler)
+    words = rng.integers(0, V, D * L).astype(np.int32)
+    data = DMRData(TokenData(words, docs, offsets, D, V), design)
+    state = algo.init(data, rng)
+    state.lam[...] = lam
+    n_iter, rows = 20_000, []
+    for _ in range(n_iter):
+        algo.step(state, data)
+        new = np.empty_like(data.tokens.words)
+        counts = np.zeros((K, V))
+        u = rng.random(new.size)
+        for i in range(new.size):            # w | z: a Polya urn per topic
+            k = state.z[i]
+            p = (counts[k] + beta) / (counts[k].sum() + V * beta)
+            new[i] = min(int(np.searchsorted(np.cumsum(p), u[i] * p.sum())), V - 1)
+            counts[k, new[i]] += 1
+        data = DMRData(TokenData(new, docs, offsets, D, V), design)
+        state.nwk[:] = 0
+        np.add.at(state.nwk, (new, state.z), 1)
+        rows.append((state.ndk[0, 0], state.ndk[D - 1, 0], state.nk[1]))
+    x = np.asarray(rows, dtype=np.float64)[1000:]
+
+    def dirmult(a, k):        # mean and variance of one Dirichlet-multinomial coordinate
+        a0, p = a.sum(), a[k] / a.sum()
+        return L * p, L * p * (1 - p) * (L + a0) / (1 + a0)
+
+    m_first, v_first = dirmult(alpha[0], 0)
+    m_last, v_last = dirmult(alpha[D - 1], 0)
+    m1 = sum(dirmult(alpha[d], 1)[0] for d in range(D))
+    v1 = sum(dirmult(alpha[d], 1)[1] for d in range(D))
+    expected = {"ndk00": m_first, "ndk00^2": v_first + m_first ** 2,
+                "ndk_last0": m_last, "ndk_last0^2": v_last + m_last ** 2,
+                "nk1": m1, "nk1^2": v1 + m1 ** 2}
+    observed = {"ndk00": x[:, 0], "ndk00^2": x[:, 0] ** 2, "ndk_last0": x[:, 1],
+                "ndk_last0^2": x[:, 1] ** 2, "nk1": x[:, 2], "nk1^2": x[:, 2] ** 2}
+    assert abs(m_first - m_last) > 1.0          # the documents' priors differ
+    for name, series in observed.items():
+        batches = series[: series.size // 50 * 50].reshape(50, -1).mean(axis=1)
+        score = (series.mean() - expected[name]) / (batches.std(ddof=1) / np.sqrt(50))
+        assert abs(score) < 4.5, (sampler, name, series.mean(), expected[name], score)

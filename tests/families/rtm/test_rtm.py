@@ -51,7 +51,8 @@ def _fisher_sd(truth):
 
 
 @pytest.mark.slow
-def test_logistic_recovers_planted_full_weight_matrix(planted):
+@pytest.mark.parametrize("sampler", ["gibbs", "mh"])
+def test_logistic_recovers_planted_full_weight_matrix(planted, sampler):
     """All unobserved pairs as negatives and c = 1 make the pseudo-likelihood the planted
     model's likelihood, so U itself (not only its shape) is identified, each entry to the
     precision its links allow: the background entries (-6) carry ~5 links each (sd ~0.45),
@@ -61,7 +62,7 @@ def test_logistic_recovers_planted_full_weight_matrix(planted):
     stand above its background."""
     (corpus, links), truth = planted
     m = RelationalTopicModel(5, loss="logistic", negative_ratio=1.0, max_iter=80,
-                             n_average=20, weight_prior_var=100.0,
+                             n_average=20, weight_prior_var=100.0, sampler=sampler,
                              random_state=0).fit(corpus, links=links)
     U = _matched_weights(m, truth)
     assert np.corrcoef(U.ravel(), truth.weights.ravel())[0, 1] > 0.95
@@ -198,7 +199,10 @@ def test_undirected_links_accepted(planted):
      ({"n_topics": 1}, "n_topics must be an integer >= 2"), ({"c": 0}, "c must be"),
      ({"negative_ratio": 2}, "negative_ratio"), ({"loss": "hinge", "hinge_cost": 0.5},
                                                   "hinge_cost must be >= 1"),
-     ({"n_jobs": 0}, "n_jobs must be None or an integer other than 0")],
+     ({"n_jobs": 0}, "n_jobs must be None or an integer other than 0"),
+     ({"sampler": "warp"}, "sampler must be"),
+     ({"sampler": "mh", "approx": True}, "sampler='mh' is the exact scheme's Z step"),
+     ({"sampler": "mh", "scheme": "shards"}, "sampler='mh' is the exact scheme's Z step")],
 )
 def test_bad_parameters(planted, kwargs, match):
     (corpus, links), _ = planted

@@ -74,6 +74,7 @@ from topiclink.families.rtm.algorithm import RelationalData, RelationalGibbs, Re
 from topiclink.parameters import Negatives
 from topiclink.relational.augment import augment
 from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.kernels import rtm_mh
 from topiclink.relational.weights import pair_omega
 from topiclink.topics.kernels import lda as lda_kernels
 from topiclink.topics.lda import TokenData
@@ -153,10 +154,12 @@ def marginal_conditional(rng: np.random.Generator, n: int) -> dict[str, np.ndarr
 
 
 @contextlib.contextmanager
-def z_sweep_with_b_scaled(scale: float) -> Iterator[None]:
+def z_sweep_with_b_scaled(scale: float, sampler: str = "gibbs") -> Iterator[None]:
     """Break the production Z step on purpose: its sweep kernel sees b = ``scale`` * lambda
     (the U step and the lambda draws are untouched)."""
-    kernel = rtm_kernels.sweep_relational_range
+    module, name = ((rtm_kernels, "sweep_relational_range") if sampler == "gibbs"
+                    else (rtm_mh, "sweep_relational_mh_range"))
+    kernel = getattr(module, name)
     signature = inspect.signature(kernel.py_func)
 
     def broken(*args: object, **kwargs: object) -> None:
@@ -165,7 +168,7 @@ def z_sweep_with_b_scaled(scale: float) -> Iterator[None]:
             bound.arguments[name] = scale * bound.arguments[name]
         kernel(*bound.args, **bound.kwargs)
 
-    with mock.patch.object(rtm_kernels, "sweep_relational_range", broken):
+    with mock.patch.object(module, name, broken):
         yield
 
 
@@ -197,19 +200,20 @@ def initial_state(rng: np.random.Generator, algorithm: RelationalGibbs
 
 
 def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float = 1.0,
-                           approx: bool = False, augmentation: str = "reference"
-                           ) -> dict[str, np.ndarray]:
+                           approx: bool = False, augmentation: str = "reference",
+                           sampler: str = "gibbs") -> dict[str, np.ndarray]:
     """Test functions along ``n_iter`` iterations of the chain of the module docstring.
 
     ``b_scale`` != 1 or ``approx`` break the Z step on purpose (the sweep sees
     b = b_scale * lambda, or uses the paper's approximate link term).  ``augmentation``
     picks the production step's lambda sampler ("reference": the polyagamma package per
-    chunk; "numba": :func:`topiclink.relational.kernels.augment.augment_pair_chunks`).
+    chunk; "numba": :func:`topiclink.relational.kernels.augment.augment_pair_chunks`);
+    ``sampler`` the Z step's kernel.
     """
     algorithm = RelationalGibbs(K, ALPHA, BETA, loss="logistic", full=True, approx=approx,
                                 c=C, hinge_cost=1.0, weight_prior_var=NU2,
                                 negatives=Negatives(ratio=0.0, weight=C), n_threads=1,
-                                augmentation=augmentation)
+                                augmentation=augmentation, sampler=sampler)
     state, data = initial_state(rng, algorithm)
     tokens = data.tokens
     lengths = tokens.lengths[:, None]
@@ -218,7 +222,7 @@ def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float
     rec_z = np.empty((n_iter, N_TOKENS), np.int32)
     rec_w = np.empty((n_iter, N_TOKENS), np.int32)
     rec_y = np.empty((n_iter, N_PAIRS), np.int8)
-    broken = (z_sweep_with_b_scaled(b_scale) if b_scale != 1.0
+    broken = (z_sweep_with_b_scaled(b_scale, sampler) if b_scale != 1.0
               else contextlib.nullcontext())
     with broken:
         for t in range(n_iter):
@@ -247,10 +251,13 @@ def run_geweke(seed: int = SEED, n_mc: int = N_MC, n_sc: int = N_SC, **broken: o
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("augmentation", ["reference", "numba"])
-def test_grtm_gibbs_sampler_passes_geweke(augmentation: str) -> None:
+@pytest.mark.parametrize(("augmentation", "sampler"),
+                         [("reference", "gibbs"), ("numba", "gibbs"), ("numba", "mh")])
+def test_grtm_sampler_passes_geweke(augmentation: str, sampler: str) -> None:
+    """The production step with the exact Gibbs Z sweep and with the Metropolis-Hastings
+    one (the link factor as its acceptance correction, full U)."""
     t0 = time.perf_counter()
-    z = run_geweke(augmentation=augmentation)
+    z = run_geweke(augmentation=augmentation, sampler=sampler)
     report = format_zscores(z, THRESHOLD)
     print(f"\nGeweke z-scores, correct sampler ({time.perf_counter() - t0:.1f} s):\n{report}")
     bad = {k: v for k, v in z.items() if not abs(v) < THRESHOLD}
@@ -258,7 +265,8 @@ def test_grtm_gibbs_sampler_passes_geweke(augmentation: str) -> None:
 
 
 @pytest.mark.slow
-def test_geweke_detects_a_broken_z_step() -> None:
+@pytest.mark.parametrize("sampler", ["gibbs", "mh"])
+def test_geweke_detects_a_broken_z_step(sampler: str) -> None:
     """The same test with the production Z sweep's quadratic coefficient doubled
     (b = 2 lambda).
 
@@ -268,9 +276,11 @@ def test_geweke_detects_a_broken_z_step() -> None:
     +18.5 and "mean y*omega" z = +7.2, +6.2, +6.7, +7.0 at seeds 20040601, 1, 2, 3; the
     paper's approximate Z step, ``approx=True``, was caught too but with less margin, "sum
     zbar^2" z from -4.3 to -7.1 over six seeds, so it is not the one asserted here.)
+    With the Metropolis-Hastings sweep: "sum zbar^2" z = +21.9, "mean y*omega" +8.0 (its
+    correct run, augmentation "numba": all |z| < 1.8).
     """
     t0 = time.perf_counter()
-    z = run_geweke(b_scale=2.0)
+    z = run_geweke(b_scale=2.0, sampler=sampler)
     report = format_zscores(z, THRESHOLD)
     print(f"\nGeweke z-scores, Z step with b doubled ({time.perf_counter() - t0:.1f} s):"
           f"\n{report}")

@@ -67,12 +67,15 @@ def binary():
     return make_slda_data(n_docs=400, n_topics=5, random_state=0)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge"])
-def test_recovers_classifier_direction(binary, loss):
+@pytest.mark.parametrize(("loss", "sampler"), [("logistic", "gibbs"), ("hinge", "gibbs"),
+                                               ("logistic", "mh"), ("hinge", "mh")])
+def test_recovers_classifier_direction(binary, loss, sampler):
     """Matched eta correlates > 0.9 with the planted one; held-out accuracy > 0.7
-    (planted labels are Bernoulli(sigmoid(eta^T zbar)), so perfect accuracy is impossible)."""
+    (planted labels are Bernoulli(sigmoid(eta^T zbar)), so perfect accuracy is impossible);
+    with either Z step."""
     (corpus, y), truth = binary
-    m = SupervisedTopicModel(5, loss=loss, max_iter=100, n_average=20, random_state=0)
+    m = SupervisedTopicModel(5, loss=loss, max_iter=100, n_average=20, random_state=0,
+                             sampler=sampler)
     m.fit(corpus.subset(range(300)), y[:300])
     cos = m.components_ @ truth.topic_word.T
     rows, cols = linear_sum_assignment(-cos)
@@ -125,6 +128,10 @@ def test_bad_input(binary):
         SupervisedTopicModel(3).fit(corpus, yy)
     with pytest.raises(ValueError, match="loss must be"):
         SupervisedTopicModel(3, loss="square").fit(corpus, y)
+    with pytest.raises(ValueError, match="sampler must be"):
+        SupervisedTopicModel(3, sampler="warp").fit(corpus, y)
+    with pytest.raises(ValueError, match="sampler='mh' runs the sequential chain"):
+        SupervisedTopicModel(3, sampler="mh", scheme="shards").fit(corpus, y)
     m = SupervisedTopicModel(3, loss="hinge", max_iter=2, random_state=0)
     m.fit(corpus.subset(range(50)), y[:50])
     with pytest.raises(ValueError, match="decision values, not probabilities"):

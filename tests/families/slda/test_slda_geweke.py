@@ -67,6 +67,7 @@ from topiclink.diagnostics.geweke import (
 from topiclink.families.slda.algorithm import SupervisedData, SupervisedGibbs, SupervisedState
 from topiclink.relational.augment import augment
 from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.kernels import rtm_mh
 from topiclink.topics.kernels import lda as lda_kernels
 from topiclink.topics.lda import TokenData
 
@@ -139,10 +140,12 @@ def marginal_conditional(rng: np.random.Generator, n: int) -> dict[str, np.ndarr
 
 
 @contextlib.contextmanager
-def z_sweep_with_b_scaled(scale: float) -> Iterator[None]:
+def z_sweep_with_b_scaled(scale: float, sampler: str = "gibbs") -> Iterator[None]:
     """Break the production Z step on purpose: its sweep kernel sees b = ``scale`` * lambda
     (the eta step and the lambda draws are untouched)."""
-    kernel = rtm_kernels.sweep_relational
+    module, name = ((rtm_kernels, "sweep_relational") if sampler == "gibbs"
+                    else (rtm_mh, "sweep_relational_mh_range"))
+    kernel = getattr(module, name)
     signature = inspect.signature(kernel.py_func)
 
     def broken(*args: object, **kwargs: object) -> None:
@@ -151,7 +154,7 @@ def z_sweep_with_b_scaled(scale: float) -> Iterator[None]:
             bound.arguments[name] = scale * bound.arguments[name]
         kernel(*bound.args, **bound.kwargs)
 
-    with mock.patch.object(rtm_kernels, "sweep_relational", broken):
+    with mock.patch.object(module, name, broken):
         yield
 
 
@@ -180,14 +183,17 @@ def initial_state(rng: np.random.Generator, algorithm: SupervisedGibbs
 
 
 def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float = 1.0,
-                           prior_var_scale: float = 1.0) -> dict[str, np.ndarray]:
-    """Test functions along ``n_iter`` iterations of the chain of the module docstring.
+                           prior_var_scale: float = 1.0, sampler: str = "gibbs"
+                           ) -> dict[str, np.ndarray]:
+    """Test functions along ``n_iter`` iterations of the chain of the module docstring
+    (``sampler``: the production Z step's kernel).
 
     ``b_scale`` != 1 breaks the Z step on purpose (the sweep sees b = b_scale * lambda);
     ``prior_var_scale`` != 1 breaks the eta step (prior variance nu^2 * prior_var_scale).
     """
     algorithm = SupervisedGibbs(K, ALPHA, BETA, loss="logistic", c=C, hinge_cost=1.0,
-                                weight_prior_var=NU2 * prior_var_scale, n_threads=1)
+                                weight_prior_var=NU2 * prior_var_scale, n_threads=1,
+                                sampler=sampler)
     state, data = initial_state(rng, algorithm)
     tokens = data.tokens
     lengths = tokens.lengths[:, None]
@@ -197,7 +203,7 @@ def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float
     rec_z = np.empty((n_iter, N_TOKENS), np.int32)
     rec_w = np.empty((n_iter, N_TOKENS), np.int32)
     rec_y = np.empty((n_iter, D), np.int8)
-    broken = (z_sweep_with_b_scaled(b_scale) if b_scale != 1.0
+    broken = (z_sweep_with_b_scaled(b_scale, sampler) if b_scale != 1.0
               else contextlib.nullcontext())
     with broken:
         for t in range(n_iter):
@@ -217,18 +223,21 @@ def successive_conditional(rng: np.random.Generator, n_iter: int, b_scale: float
     return g_values(rec_eta, rec_z, rec_w, rec_y)
 
 
-def run_geweke(seed: int = SEED, n_mc: int = N_MC, n_sc: int = N_SC, **broken: float
-               ) -> dict[str, float]:
+def run_geweke(seed: int = SEED, n_mc: int = N_MC, n_sc: int = N_SC, sampler: str = "gibbs",
+               **broken: float) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     mc = marginal_conditional(rng, n_mc)
-    sc = successive_conditional(rng, n_sc, **broken)
+    sc = successive_conditional(rng, n_sc, sampler=sampler, **broken)
     return geweke_zscores(mc, sc)
 
 
 @pytest.mark.slow
-def test_gslda_gibbs_sampler_passes_geweke() -> None:
+@pytest.mark.parametrize("sampler", ["gibbs", "mh"])
+def test_gslda_sampler_passes_geweke(sampler: str) -> None:
+    """The production step with the exact Gibbs Z sweep, and with the Metropolis-Hastings
+    one (label factor as the acceptance correction)."""
     t0 = time.perf_counter()
-    z = run_geweke()
+    z = run_geweke(sampler=sampler)
     report = format_zscores(z, THRESHOLD)
     print(f"\nGeweke z-scores, correct sampler ({time.perf_counter() - t0:.1f} s):\n{report}")
     bad = {k: v for k, v in z.items() if not abs(v) < THRESHOLD}
@@ -236,12 +245,14 @@ def test_gslda_gibbs_sampler_passes_geweke() -> None:
 
 
 @pytest.mark.slow
-def test_geweke_detects_a_broken_z_step() -> None:
+@pytest.mark.parametrize("sampler", ["gibbs", "mh"])
+def test_geweke_detects_a_broken_z_step(sampler: str) -> None:
     """The same test with the production Z sweep's quadratic coefficient doubled
     (b = 2 lambda).
 
     At seed 20130804 and these sample sizes: "sum zbar^2" z = +7.6 (the broken sweep pulls
-    omega_d towards 0, i.e. zbar_d towards mixed proportions), "mean y*omega" z = +2.5.
+    omega_d towards 0, i.e. zbar_d towards mixed proportions), "mean y*omega" z = +2.5;
+    with the Metropolis-Hastings sweep +6.2 and +2.4 (its correct run: all |z| < 1.1).
     (The hand-built copy of the iteration that this test used before it called the
     production step gave "sum zbar^2" z = +8.9, +10.3, +6.0, +6.3, +7.9, +6.8 at seeds
     20130804, 1, 2, 3, 4, 5 and "mean y*omega" z = +1.6 to +3.7; a broken eta step, prior
@@ -249,7 +260,7 @@ def test_geweke_detects_a_broken_z_step() -> None:
     z = -75, -74 at seeds 20130804, 1.)
     """
     t0 = time.perf_counter()
-    z = run_geweke(b_scale=2.0)
+    z = run_geweke(b_scale=2.0, sampler=sampler)
     report = format_zscores(z, THRESHOLD)
     print(f"\nGeweke z-scores, Z step with b doubled ({time.perf_counter() - t0:.1f} s):"
           f"\n{report}")

@@ -43,7 +43,15 @@ from topiclink.execution import Executor
 from topiclink.inference.engine import State, check_topic_counts, fingerprint
 from topiclink.random import kernel_state, spawn
 from topiclink.topics.kernels import lda as kernels
-from topiclink.topics.lda import SHARDED, ShardedTokenSampler, TokenData, init_topics
+from topiclink.topics.kernels import lda_mh
+from topiclink.topics.lda import (
+    MH_STEPS,
+    SHARDED,
+    ShardedTokenSampler,
+    TokenData,
+    TokenIndex,
+    init_topics,
+)
 
 __all__ = ["DMRData", "DMRState", "DMRGibbs", "dmr_objective", "doc_priors", "ETA_MAX"]
 
@@ -137,6 +145,8 @@ class DMRGibbs(ShardedTokenSampler):
     scheme, n_shards, executor, n_threads : as
         :class:`~topiclink.topics.lda.CollapsedGibbsLDA` (``"exact"``: the sequential
         sampler)
+    sampler : "gibbs" or "mh" (:func:`~topiclink.topics.kernels.lda_mh.sweep_mh` with the
+        documents' priors alpha_d; the sequential scheme only)
     """
 
     name = "DMR"
@@ -146,7 +156,13 @@ class DMRGibbs(ShardedTokenSampler):
                  initial_alpha: float, optimize_every: int, burn_in: int,
                  lbfgs_iter: int = 15, scheme: str = "exact", n_shards: int = 1,
                  executor: Executor | None = None, n_threads: int = 1,
-                 init: str = "random") -> None:
+                 init: str = "random", sampler: str = "gibbs") -> None:
+        if sampler not in ("gibbs", "mh"):
+            raise ValueError(f"sampler must be 'gibbs' or 'mh', got {sampler!r}")
+        if sampler == "mh" and scheme != "exact":
+            raise ValueError(f"sampler='mh' runs the sequential chain: use scheme='exact' "
+                             f"(or sampler='gibbs'), not {scheme!r}")
+        self.sampler = sampler
         self.init_kind = init
         self.n_topics = int(n_topics)
         self.beta = float(beta)
@@ -213,6 +229,16 @@ class DMRGibbs(ShardedTokenSampler):
             after = before
         return before, after
 
+    def token_index(self, state: DMRState, tokens: TokenData) -> TokenIndex:
+        """The word order of the tokens (the Metropolis-Hastings word proposal), kept as
+        the state's workspace (rebuilt for other data or a replaced z, never saved)."""
+        ws = state.workspace
+        if not (isinstance(ws, TokenIndex) and ws.fits(state, tokens)):
+            ws = TokenIndex(tokens, state.z, *lda_mh.word_index(tokens.words,
+                                                                 tokens.n_words))
+            state.workspace = ws
+        return ws
+
     def token_data(self, data: DMRData) -> TokenData:
         return data.tokens
 
@@ -222,6 +248,13 @@ class DMRGibbs(ShardedTokenSampler):
     def step(self, state: DMRState, data: DMRData) -> dict[str, float]:
         if self.scheme in SHARDED:
             info = self.sharded_step(state, data)
+        elif self.sampler == "mh":
+            tok = data.tokens
+            ix = self.token_index(state, tok)
+            lda_mh.sweep_mh(tok.words, tok.offsets, state.z, state.ndk, state.nwk, state.nk,
+                            self.alpha(state, data), self.beta, state.kernel_rng[0], ix.ptr,
+                            ix.pos, MH_STEPS["mh"])
+            info = {}
         else:
             tok = data.tokens
             kernels.sweep(tok.words, tok.offsets, state.z, state.ndk, state.nwk, state.nk,

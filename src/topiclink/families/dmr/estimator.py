@@ -36,7 +36,7 @@ from topiclink.estimators.param_codecs import ParamCodec
 from topiclink.estimators.schema import TOPIC_ARRAYS, ArraySpec
 from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.families.dmr.algorithm import DMRData, DMRGibbs, DMRState, doc_priors
-from topiclink.parameters import SchemeCodec, SchemeForm, shared
+from topiclink.parameters import Options, SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState
 from topiclink.topics.lda import TokenData
 
@@ -101,6 +101,12 @@ default "exact"
     init : "random" or "spectral", default "random"
         The chain's start, as LDA's: ``"spectral"`` gives every token its most probable
         topic under the deterministic anchor-word topics (:mod:`topiclink.topics.spectral`).
+    sampler : "gibbs" or "mh", default "gibbs"
+        The token kernel of the sequential chain: ``"gibbs"``, the exact collapsed
+        conditional (O(K) per token); ``"mh"``, exact Metropolis-Hastings with LightLDA's
+        document and word proposals, the document proposal's prior part drawn from an
+        alias table of the document's alpha_d (:mod:`topiclink.topics.kernels.lda_mh`;
+        O(1) per token plus O(K) per document).  The parallel schemes use ``"gibbs"``.
     random_state : int, Generator or None
     verbose : bool
     callbacks : list, optional
@@ -152,7 +158,8 @@ default "exact"
         **shared("max_iter", "evaluate_every", "transform_iter"),
         "scheme": [SchemeForm("exact", "partition", "adlda",
                               sharded=("partition", "adlda"))],
-        **shared("executor", "n_jobs", "init", "random_state", "verbose", "callbacks"),
+        **shared("executor", "n_jobs", "init"), "sampler": [Options("gibbs", "mh")],
+        **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
                                                       "executor": ExecutorCodec()}
@@ -174,8 +181,8 @@ default "exact"
                  burn_in: int = 50, max_iter: int = 200, evaluate_every: int = 1,
                  transform_iter: int = 50, scheme: str | Shards = "exact",
                  executor: Any = None, n_jobs: int | None = 1, init: str = "random",
-                 random_state: RandomState = None, verbose: bool = False,
-                 callbacks: list[Any] | None = None) -> None:
+                 sampler: str = "gibbs", random_state: RandomState = None,
+                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self._store_params(locals())
 
     # ------------------------------------------------------------------ fitting
@@ -186,7 +193,7 @@ default "exact"
                         int(self.optimize_every), int(self.burn_in),
                         scheme=plan.scheme, n_shards=plan.n_shards,
                         executor=plan.executor, n_threads=plan.n_threads,
-                        init=self.init)
+                        init=self.init, sampler=str(self.sampler))
 
     @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, features: Any = None, resume: bool = False,

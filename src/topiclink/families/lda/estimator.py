@@ -14,7 +14,6 @@ import numpy as np
 
 from topiclink.data.checks import (
     DataError,
-    Options,
     check_memory,
     doc_topic_prior_vector,
 )
@@ -159,7 +158,7 @@ default "exact"
         "scheme": [SchemeForm("exact", "partition", "adlda",
                               sharded=("partition", "adlda"))],
         **shared("executor", "n_jobs"),
-        "sampler": [Options("auto", "gibbs", "mh", "warp")], **shared("init"),
+        **shared("sampler", "init"),
         **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),

@@ -37,12 +37,14 @@ from topiclink.random import kernel_state, spawn
 from topiclink.relational.augment import ChunkedAugmenter, initial_coefficients, pseudo_loglik
 from topiclink.relational.kernels import augment as augment_kernels
 from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.kernels import rtm_mh
 from topiclink.relational.negatives import draw_negatives
 from topiclink.relational.pairs import PairSet
 from topiclink.relational.pipeline import BlockPipeline, PipelineLayout, pipeline_layout
 from topiclink.relational.weights import draw_weights, weight_posterior
 from topiclink.topics.kernels import lda as lda_kernels
-from topiclink.topics.lda import TokenData, init_topics
+from topiclink.topics.kernels.lda_mh import word_index
+from topiclink.topics.lda import MH_STEPS, TokenData, init_topics
 
 __all__ = ["RelationalData", "RelationalState", "RelationalGibbs", "GibbsWorkspace",
            "training_pairs", "AUGMENTATION_SAMPLERS"]
@@ -130,7 +132,9 @@ class GibbsWorkspace:
     pipelines of the reference and Numba augmentation (``groups``: the chunk ranges of
     each Numba call, ``chunk_bounds`` the chunks' first pairs); ``lengths`` /
     ``inv_length``: the documents' token counts and their inverses; ``loglik_parts``: each
-    chunk's pseudo log-likelihood, written by the draws.
+    chunk's pseudo log-likelihood, written by the draws; ``word_ptr`` / ``word_pos``: the
+    positions of each word's tokens (the Metropolis-Hastings sweep's word proposal; empty
+    for Gibbs).
     """
 
     pairs: PairSet
@@ -143,6 +147,8 @@ class GibbsWorkspace:
     lengths: np.ndarray
     inv_length: np.ndarray
     loglik_parts: np.ndarray
+    word_ptr: np.ndarray
+    word_pos: np.ndarray
 
 
 class RelationalGibbs(Algorithm):
@@ -163,6 +169,12 @@ class RelationalGibbs(Algorithm):
         iteration).  Both never depend on the number of threads; they give different
         chains.
     n_threads : threads (pipelined draws, weight moments, BLAS); never changes the chain
+    sampler : "gibbs" (the exact O(K) conditional) or "mh" (exact Metropolis-Hastings with
+        O(1) proposals and the link factor as the correction,
+        :func:`~topiclink.relational.kernels.rtm_mh.sweep_relational_mh_range`; not with
+        ``approx``)
+    n_mh : Metropolis-Hastings steps per token (None: :data:`~topiclink.topics.lda.
+        MH_STEPS` of ``"mh"``)
     """
 
     state_class = RelationalState
@@ -170,10 +182,17 @@ class RelationalGibbs(Algorithm):
     def __init__(self, n_topics: int, alpha: np.ndarray, beta: float, *, loss: str,
                  full: bool, approx: bool, c: float, hinge_cost: float,
                  weight_prior_var: float, negatives: Negatives, n_threads: int = 1,
-                 name: str = "gRTM", augmentation: str = "reference") -> None:
+                 name: str = "gRTM", augmentation: str = "reference",
+                 sampler: str = "gibbs", n_mh: int | None = None) -> None:
         if augmentation not in AUGMENTATION_SAMPLERS:
             raise ValueError(f"augmentation must be one of {AUGMENTATION_SAMPLERS}, got "
                              f"{augmentation!r}")
+        if sampler not in ("gibbs", "mh"):
+            raise ValueError(f"sampler must be 'gibbs' or 'mh', got {sampler!r}")
+        if sampler == "mh" and approx:
+            raise ValueError("sampler='mh' is exact: it has no approx variant")
+        self.sampler = sampler
+        self.n_mh = (MH_STEPS["mh"] if n_mh is None else int(n_mh)) if sampler == "mh" else 0
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
@@ -270,13 +289,15 @@ class RelationalGibbs(Algorithm):
         if not threaded and layout.chunks:
             group_of_block[-1] = [0]
             groups.append((0, len(layout.chunks)))
+        word_ptr, word_pos = (word_index(data.tokens.words, data.tokens.n_words)
+                              if self.n_mh else (np.zeros(1, np.int64), np.zeros(0, np.int64)))
         state.workspace = GibbsWorkspace(
             pairs=pairs, layout=layout, augmenter=augmenter,
             pipeline=BlockPipeline(layout.block_chunks, threaded=threaded),
             chunk_bounds=bounds, groups=groups,
             group_pipeline=BlockPipeline(group_of_block, threaded=threaded),
             lengths=lengths, inv_length=1.0 / lengths,
-            loglik_parts=np.zeros(len(layout.chunks)))
+            loglik_parts=np.zeros(len(layout.chunks)), word_ptr=word_ptr, word_pos=word_pos)
 
     @contextlib.contextmanager
     def session(self, state: RelationalState, data: RelationalData) -> Iterator[None]:
@@ -302,15 +323,29 @@ class RelationalGibbs(Algorithm):
         zbar = self.draw_U(state, pairs, lengths)
         U = state.U
         t1 = time.perf_counter()
-        Uz = zbar @ U.T
-        Vz = zbar @ U
+        if self.n_mh and not self.full:          # diagonal U: O(D K), not a product
+            Uz = zbar * np.diag(U)
+            Vz = Uz.copy()
+        else:
+            Uz = zbar @ U.T
+            Vz = zbar @ U
         # the sweep reads this iteration's (a, b) by document; new draws go to a, b
         a_out, b_out = pairs.by_source(a), pairs.by_source(b)
         a_in, b_in = pairs.by_target(a), pairs.by_target(b)
         ndk, inv_length = state.ndk, ws.inv_length
         augmenter, loglik_parts = ws.augmenter, ws.loglik_parts
 
+        refresh = rtm_mh.REFRESH_FULL if self.full else rtm_mh.REFRESH_DIAGONAL
+
         def sweep_block(block: int) -> None:
+            if self.n_mh:
+                rtm_mh.sweep_relational_mh_range(
+                    tok.words, tok.offsets, state.z, ndk, state.nwk, state.nk, self.alpha,
+                    self.beta, state.kernel_rng[0], ws.word_ptr, ws.word_pos, U, Uz, Vz,
+                    pairs.out.ptr, pairs.out.nbr, a_out, b_out, pairs.into.ptr,
+                    pairs.into.nbr, a_in, b_in, self.n_mh, refresh,
+                    layout.doc_edges[block], layout.doc_edges[block + 1])
+                return
             rtm_kernels.sweep_relational_range(
                 tok.words, tok.offsets, state.z, ndk, state.nwk, state.nk, self.alpha,
                 self.beta, state.kernel_rng[0], U, Uz, Vz, pairs.out.ptr, pairs.out.nbr,

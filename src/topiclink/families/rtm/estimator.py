@@ -168,6 +168,13 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopi
         (``scheme="shards"`` only; needs ``pip install 'topiclink[dask]'``).  Shared by
         ``clone``, dropped by pickling; a model file stores a thread count or an address,
         never a client (loaded: None).
+    sampler : "gibbs" or "mh", default "gibbs"
+        The Z step of the exact scheme: ``"gibbs"``, the exact conditional with the link
+        term (O(K) per token, eq. 14); ``"mh"``, exact Metropolis-Hastings with LightLDA's
+        O(1) document and word proposals and the link factor in the acceptance ratio
+        (O(pairs of the document) per proposal; :mod:`topiclink.relational.kernels.
+        rtm_mh`): cheaper per token at large K, more sweeps to mix.  Not with
+        ``approx=True`` (an approximation of the Gibbs step) or ``scheme="shards"``.
     random_state, verbose, callbacks
         As for :class:`~topiclink.families.lda.estimator.LDA`.
 
@@ -204,7 +211,8 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopi
         "directed": [NoneValue(), Boolean()],
         **shared("max_iter", "n_average", "evaluate_every", "transform_iter", "n_jobs"),
         "scheme": [SchemeForm("exact", "shards", sharded=("shards",))],
-        **shared("executor", "random_state", "verbose", "callbacks"),
+        **shared("executor"), "sampler": [Options("gibbs", "mh")],
+        **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
                                                       "executor": ExecutorCodec()}
@@ -236,8 +244,8 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopi
                  max_iter: int = 400, n_average: int = 1, evaluate_every: int = 10,
                  transform_iter: int = 50, n_jobs: int | None = None,
                  scheme: str | Shards = "exact", executor: Any = None,
-                 random_state: RandomState = None, verbose: bool = False,
-                 callbacks: list[Any] | None = None) -> None:
+                 sampler: str = "gibbs", random_state: RandomState = None,
+                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self._store_params(locals())
 
     @classmethod
@@ -286,9 +294,14 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopi
         plan = self._execution_plan()
         cls: Any = RelationalGibbs
         extra: dict[str, Any] = {}
+        if self.sampler == "mh" and (plan.scheme == "shards" or self.approx):
+            raise ValueError("sampler='mh' is the exact scheme's Z step: use "
+                             "scheme='exact' and approx=False (or sampler='gibbs')")
         if plan.scheme == "shards":
             cls = ShardedRelationalGibbs
             extra = {"n_shards": plan.n_shards, "executor": plan.executor}
+        else:
+            extra = {"sampler": str(self.sampler)}
         return cls(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, full=self.weights == "full", approx=bool(self.approx),

@@ -53,9 +53,11 @@ from topiclink.inference.sharded import ShardedAlgorithm
 from topiclink.random import kernel_state, spawn
 from topiclink.relational.augment import augment, initial_coefficients, pseudo_loglik
 from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.kernels import rtm_mh
 from topiclink.relational.weights import draw_weights
 from topiclink.topics.kernels import lda as lda_kernels
-from topiclink.topics.lda import TokenData, init_topics
+from topiclink.topics.kernels.lda_mh import word_index
+from topiclink.topics.lda import MH_STEPS, TokenData, init_topics
 
 __all__ = ["SupervisedData", "SupervisedState", "SupervisedGibbs", "shard_statistics",
            "shard_step", "shard_statics"]
@@ -100,10 +102,13 @@ def shard_statistics(ndk: np.ndarray, lengths: np.ndarray, a: np.ndarray, b: np.
     return zbar.T @ (b[:, None] * zbar), zbar.T @ a
 
 
-def shard_statics(data: SupervisedData, chunks: np.ndarray) -> list[dict[str, np.ndarray]]:
+def shard_statics(data: SupervisedData, chunks: np.ndarray, word_positions: bool = False
+                  ) -> list[dict[str, np.ndarray]]:
     """Per shard, what its steps read and never change: its ``words``, ``offsets`` (local,
     from 0), ``vocab`` (its distinct words, int32), ``lengths`` (float64) and ``targets``
-    ((M, D_s) int8)."""
+    ((M, D_s) int8); with ``word_positions`` (the Metropolis-Hastings sweep) also
+    ``word_ptr`` / ``word_pos``, the positions of each word's tokens
+    (:func:`~topiclink.topics.kernels.lda_mh.word_index`)."""
     tok = data.tokens
     out = []
     for s in range(chunks.size - 1):
@@ -113,6 +118,8 @@ def shard_statics(data: SupervisedData, chunks: np.ndarray) -> list[dict[str, np
         out.append({"words": words, "offsets": tok.offsets[d0:d1 + 1] - lo,
                     "vocab": np.unique(words).astype(np.int32),
                     "lengths": tok.lengths[d0:d1], "targets": data.targets[:, d0:d1]})
+        if word_positions:
+            out[-1]["word_ptr"], out[-1]["word_pos"] = word_index(words, tok.n_words)
     return out
 
 
@@ -126,7 +133,7 @@ def shard_step(prev: tuple, shared: tuple, m: int, static: dict) -> tuple[tuple,
     :func:`shard_statics`.  Returns the new shard state and the report ``(word ids, their
     nwk changes, nk change, P_s, s_s, label log-likelihood sum, correct labels)``.
     """
-    chains, alpha, (beta, loss, c, hinge_cost) = shared
+    chains, alpha, (beta, loss, c, hinge_cost, n_mh) = shared
     base_w, base_k, eta = chains[m]
     words, offsets, lengths = static["words"], static["offsets"], static["lengths"]
     z, ndk, rng = prev[0].copy(), prev[1].copy(), prev[2].copy()
@@ -138,10 +145,17 @@ def shard_step(prev: tuple, shared: tuple, m: int, static: dict) -> tuple[tuple,
     Uz = np.zeros((D + 1, K))
     Uz[D] = eta
     empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
-    rtm_kernels.sweep_relational(
-        words, offsets, z, ndk, nwk, nk, alpha, beta, rng, np.zeros((K, K)), Uz,
-        np.zeros((D + 1, K)), np.arange(D + 1, dtype=np.int64), np.full(D, D, np.int64),
-        a, b, np.zeros(D + 1, dtype=np.int64), empty_i, empty_f, empty_f, False)
+    pairs = (np.arange(D + 1, dtype=np.int64), np.full(D, D, np.int64), a, b,
+             np.zeros(D + 1, dtype=np.int64), empty_i, empty_f, empty_f)
+    if n_mh:
+        rtm_mh.sweep_relational_mh_range(
+            words, offsets, z, ndk, nwk, nk, alpha, beta, rng, static["word_ptr"],
+            static["word_pos"], np.zeros((1, 1)), Uz, Uz, *pairs, n_mh,
+            rtm_mh.REFRESH_NONE, 0, D)
+    else:
+        rtm_kernels.sweep_relational(
+            words, offsets, z, ndk, nwk, nk, alpha, beta, rng, np.zeros((K, K)), Uz,
+            np.zeros((D + 1, K)), *pairs, False)
     yf = static["targets"][m].astype(np.float64)
     cs = np.full(D, c)
     omega = (ndk / lengths[:, None]) @ eta
@@ -169,6 +183,11 @@ class SupervisedGibbs(ShardedAlgorithm):
     executor : where the shards run (None: ``n_threads`` threads of this process, the
         calling thread for 1; an :class:`~topiclink.execution.Executor`, e.g. a
         :class:`~topiclink.execution.DaskExecutor`, borrowed); never changes the chain
+    sampler : ``"gibbs"`` (the exact O(K) conditional) or ``"mh"`` (exact
+        Metropolis-Hastings with O(1) proposals and the label factor as the correction;
+        one shard only: its word proposal reads the whole corpus's assignments)
+    n_mh : Metropolis-Hastings steps per token (None: :data:`~topiclink.topics.lda.
+        MH_STEPS` of ``"mh"``)
     """
 
     state_class = SupervisedState
@@ -181,8 +200,16 @@ class SupervisedGibbs(ShardedAlgorithm):
                  hinge_cost: float, weight_prior_var: float,
                  seeds: list[np.random.SeedSequence] | None = None, n_threads: int = 1,
                  n_shards: int = 1, executor: Executor | None = None,
-                 name: str = "gSLDA") -> None:
+                 name: str = "gSLDA", sampler: str = "gibbs", n_mh: int | None = None
+                 ) -> None:
+        if sampler not in ("gibbs", "mh"):
+            raise ValueError(f"sampler must be 'gibbs' or 'mh', got {sampler!r}")
+        if sampler == "mh" and n_shards != 1:
+            raise ValueError("sampler='mh' runs the sequential chain (one shard): use "
+                             "scheme='exact' or sampler='gibbs'")
         super().__init__(n_shards, executor, n_threads)
+        self.sampler = sampler
+        self.n_mh = (MH_STEPS["mh"] if n_mh is None else int(n_mh)) if sampler == "mh" else 0
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = float(beta)
@@ -254,7 +281,7 @@ class SupervisedGibbs(ShardedAlgorithm):
         self._check_shards(data)
         M, S, tok = state.z.shape[0], self.n_shards, data.tokens
         chunks = balanced_chunks(tok.offsets, S)
-        statics = shard_statics(data, chunks)
+        statics = shard_statics(data, chunks, word_positions=self.n_mh > 0)
         states, stats = [], []
         for m in range(M):
             row = []
@@ -290,7 +317,7 @@ class SupervisedGibbs(ShardedAlgorithm):
         return (tuple((state.nwk[m].copy(), state.nk[m].copy(), state.eta[m].copy())
                       for m in range(M)),
                 np.asarray(self.alpha, dtype=np.float64),
-                (self.beta, self.loss, self.c, self.hinge_cost))
+                (self.beta, self.loss, self.c, self.hinge_cost, self.n_mh))
 
     def args(self, state: SupervisedState, data: SupervisedData) -> list[int]:
         return [m for m in range(state.z.shape[0]) for _ in range(self.n_shards)]

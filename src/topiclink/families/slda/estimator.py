@@ -93,6 +93,12 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTop
         (:class:`topiclink.execution.DaskExecutor`; needs ``pip install
         'topiclink[dask]'``).  Shared by ``clone``, dropped by pickling; a model file
         stores a thread count or an address, never a client (loaded: None).
+    sampler : "gibbs" or "mh", default "gibbs"
+        The Z step of the sequential chain: ``"gibbs"``, the exact conditional with the
+        label term (O(K) per token); ``"mh"``, exact Metropolis-Hastings with LightLDA's
+        O(1) document and word proposals and the label factor in the acceptance ratio
+        (:mod:`topiclink.relational.kernels.rtm_mh`): cheaper per token at large K, more
+        sweeps to mix.  ``scheme="shards"`` uses ``"gibbs"``.
     evaluate_every, random_state, verbose, callbacks : as for LDA
 
     Attributes
@@ -121,7 +127,8 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTop
                  "topic_word_prior", "max_iter", "n_average", "transform_iter", "n_jobs",
                  "evaluate_every"),
         "scheme": [SchemeForm("exact", "shards", sharded=("shards",))],
-        **shared("executor", "random_state", "verbose", "callbacks"),
+        **shared("executor"), "sampler": [Options("gibbs", "mh")],
+        **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
                                                       "executor": ExecutorCodec()}
@@ -144,8 +151,8 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTop
                  max_iter: int = 200, n_average: int = 1, transform_iter: int = 50,
                  n_jobs: int | None = 1, evaluate_every: int = 10,
                  scheme: str | Shards = "exact", executor: Any = None,
-                 random_state: RandomState = None, verbose: bool = False,
-                 callbacks: list[Any] | None = None) -> None:
+                 sampler: str = "gibbs", random_state: RandomState = None,
+                 verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self._store_params(locals())
 
     @property
@@ -167,7 +174,13 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTop
             weight_prior_var=float(self.weight_prior_var),
             n_threads=plan.n_threads, n_shards=plan.n_shards,
             executor=plan.executor,
-            name=self.model_name_)
+            name=self.model_name_, sampler=self._token_sampler(plan.n_shards))
+
+    def _token_sampler(self, n_shards: int) -> str:
+        if self.sampler == "mh" and n_shards != 1:
+            raise ValueError("sampler='mh' runs the sequential chain: use scheme='exact' "
+                             "(or sampler='gibbs')")
+        return str(self.sampler)
 
     @documents_checkpoint
     def fit(self, X: Any, y: Any, *, resume: bool = False,

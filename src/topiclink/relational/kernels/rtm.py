@@ -32,7 +32,7 @@ from topiclink.kernels.sampling import BLOCK, check_prior, draw_blocked, prior_r
 
 
 @njit(cache=True)
-def _gather_pairs(i: int, Uz: np.ndarray, Vz: np.ndarray, out_ptr: np.ndarray,
+def gather_pairs(i: int, Uz: np.ndarray, Vz: np.ndarray, out_ptr: np.ndarray,
                   out_nbr: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
                   in_ptr: np.ndarray, in_nbr: np.ndarray, in_a: np.ndarray,
                   in_b: np.ndarray, W: np.ndarray, wa: np.ndarray, wb: np.ndarray) -> int:
@@ -153,7 +153,7 @@ _DENSE_TOKENS_PER_TOPIC = 2
 
 
 @njit(cache=True)
-def _max_degree(out_ptr: np.ndarray, in_ptr: np.ndarray) -> int:
+def max_degree(out_ptr: np.ndarray, in_ptr: np.ndarray) -> int:
     """Largest number of pairs of one document (at least 1: scratch-buffer size)."""
     m = 1
     for d in range(out_ptr.shape[0] - 1):
@@ -174,7 +174,7 @@ def _begin_document(d: int, cd: np.ndarray, n_tok: int, Uz: np.ndarray, Vz: np.n
     diagonal of Q, h = C_d^T Q and base_k = r_k / N - Q_kk / (2 N^2), forget the cached
     rows of Q (``dense``: form all of Q now, see :func:`_dense_link_terms`).  Returns the
     number of pairs (all terms are zero without pairs)."""
-    n_pairs = _gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
+    n_pairs = gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
                             in_a, in_b, W, wa, wb)
     for k in range(r.shape[0]):
         have[k] = False
@@ -240,7 +240,7 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
     inv = np.empty(K)
     for k in range(K):
         inv[k] = 1.0 / (nk[k] + vbeta)
-    max_deg = _max_degree(out_ptr, in_ptr)
+    max_deg = max_degree(out_ptr, in_ptr)
     W = np.empty((max_deg, K))
     WbA = np.empty((max_deg, K + 1))
     QR = np.empty((K, K + 1))
@@ -366,7 +366,7 @@ def link_term_sweep(z: np.ndarray, offsets: np.ndarray, ndk: np.ndarray,
     n_blocks = kp // BLOCK
     p = np.zeros(kp)
     block_sums = np.zeros(n_blocks)
-    max_deg = _max_degree(out_ptr, in_ptr)
+    max_deg = max_degree(out_ptr, in_ptr)
     W = np.empty((max_deg, K))
     WbA = np.empty((max_deg, K + 1))
     QR = np.empty((K, K + 1))

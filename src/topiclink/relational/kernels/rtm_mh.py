@@ -36,7 +36,7 @@ from numba import njit
 
 from topiclink.kernels.rng import uniform
 from topiclink.kernels.sampling import check_prior, n_prior_rows, prior_row
-from topiclink.relational.kernels.rtm import _gather_pairs, _max_degree
+from topiclink.relational.kernels.rtm import gather_pairs, max_degree
 from topiclink.topics.kernels.lda_mh import alias_draw, build_alias
 
 __all__ = ["sweep_relational_mh_range", "REFRESH_NONE", "REFRESH_DIAGONAL", "REFRESH_FULL"]
@@ -124,7 +124,7 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
     a_alias = np.empty(K, np.int64)
     per_doc = n_prior_rows(alpha) > 1
     a_total = build_alias(prior_row(alpha, 0), a_prob, a_alias, small, large)
-    max_deg = _max_degree(out_ptr, in_ptr)
+    max_deg = max_degree(out_ptr, in_ptr)
     W = np.empty((max_deg, K))
     wa = np.empty(max_deg)
     wb = np.empty(max_deg)
@@ -141,7 +141,7 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
         if per_doc:
             a_total = build_alias(ad, a_prob, a_alias, small, large)
         p_doc = n_d / (n_d + a_total)
-        n_pairs = _gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
+        n_pairs = gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
                                 in_a, in_b, W, wa, wb)
         for j in range(n_pairs):                 # x_j = C_d . w_j, all of d's tokens
             acc = 0.0
