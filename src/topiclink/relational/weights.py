@@ -30,20 +30,27 @@ from topiclink.relational.pairs import PairIndex
 __all__ = ["weight_posterior", "draw_weights", "pair_omega"]
 
 
-# the gather index is 8 K^4 bytes (100 MiB at K = 60): keep the maps of the last two K
-# only, so a grid over K does not hold one per value for the life of the process
 @functools.lru_cache(maxsize=2)
-def _triangle_maps(K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Upper-triangle indices, the symmetric index map t(k, l) and the flat gather index
-    of P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]."""
+def _triangle_maps(K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Upper-triangle indices and the symmetric index map t(k, l) (O(K^2))."""
     iu, ju = np.triu_indices(K)
     tri = np.empty((K, K), dtype=np.int64)
     tri[iu, ju] = np.arange(iu.size)
     tri[ju, iu] = tri[iu, ju]
-    flat = (tri[:, None, :, None] * iu.size + tri[None, :, None, :]).reshape(-1)
-    for arr in (iu, ju, tri, flat):
+    for arr in (iu, ju, tri):
         arr.setflags(write=False)
-    return iu, ju, tri, flat
+    return iu, ju, tri
+
+
+# the gather index is 8 K^4 bytes (100 MiB at K = 60): built for full U only, and only the
+# last two K kept, so a grid over K does not hold one per value for the life of the process
+@functools.lru_cache(maxsize=2)
+def _gather_index(K: int) -> np.ndarray:
+    """The flat gather index of P[(k,l),(k',l')] = G[t(k,k'), t(l,l')] (full U)."""
+    iu, _, tri = _triangle_maps(K)
+    flat = (tri[:, None, :, None] * iu.size + tri[None, :, None, :]).reshape(-1)
+    flat.setflags(write=False)
+    return flat
 
 
 # the moments are accumulated in this many parts over the source documents (split where
@@ -70,7 +77,7 @@ def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
     D, K = zbar.shape
     zbar = np.ascontiguousarray(zbar, dtype=np.float64)
     # zbar_i zbar_i^T and M_i are symmetric: work on their K(K+1)/2 upper-triangle entries
-    iu, ju, tri, flat = _triangle_maps(K)
+    iu, ju, tri = _triangle_maps(K)
     if by_source is None:
         index = PairIndex.build(np.asarray(source, np.int64), np.asarray(target, np.int64), D)
         by_source = (index.ptr, index.nbr, index.order)
@@ -97,7 +104,7 @@ def weight_posterior(zbar: np.ndarray, source: np.ndarray, target: np.ndarray,
         S += S_p
     if full:
         # P[(k,l),(k',l')] = G[t(k,k'), t(l,l')]  (exactly symmetric, as t is)
-        P = np.take(G, flat).reshape(K * K, K * K)
+        P = np.take(G, _gather_index(K)).reshape(K * K, K * K)
         P[np.diag_indices_from(P)] += 1.0 / prior_var
         return P, S.reshape(K * K)
     # diagonal: P[k, l] = sum_i zbar_ik zbar_il M_i[k, l]

@@ -21,7 +21,7 @@ def _data(seed, D=15, K=4, n=40, sparse=False):
     return rng, zbar, src, dst, rng.normal(size=n), rng.gamma(2.0, size=n)
 
 
-@pytest.mark.parametrize("K", [4, 16])    # the dense (K <= 13) and sparse moment kernels
+@pytest.mark.parametrize("K", [4, 16, 70])    # the dense (K <= 13) and sparse moment kernels
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("full", [True, False])
 def test_weight_posterior_matches_explicit_design(full, sparse, K):

@@ -136,3 +136,22 @@ def test_bad_input(binary):
     m.fit(corpus.subset(range(50)), y[:50])
     with pytest.raises(ValueError, match="decision values, not probabilities"):
         m.predict_proba(corpus.subset([0]))
+
+
+@pytest.mark.parametrize("K", [5, 80])
+def test_eta_statistics_equal_the_dense_sums(K):
+    """The eta step's statistics (dense product below SPARSE_STATISTICS_TOPICS, the
+    nonzero-topic sums from it on) equal sum_d b_d zbar_d zbar_d^T and sum_d a_d zbar_d."""
+    from topiclink.families.slda.algorithm import SPARSE_STATISTICS_TOPICS, shard_statistics
+
+    assert 5 < SPARSE_STATISTICS_TOPICS <= 80
+    rng = np.random.default_rng(2)
+    D = 50
+    ndk = np.stack([np.bincount(rng.integers(0, K, 12), minlength=K) for _ in range(D)])
+    ndk = ndk.astype(np.int32)
+    lengths = ndk.sum(axis=1).astype(np.float64)
+    a, b = rng.normal(size=D), rng.uniform(0.1, 2.0, D)
+    zbar = ndk / lengths[:, None]
+    P, s = shard_statistics(ndk, lengths, a, b)
+    np.testing.assert_allclose(P, zbar.T @ (b[:, None] * zbar), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(s, zbar.T @ a, rtol=1e-12, atol=1e-15)

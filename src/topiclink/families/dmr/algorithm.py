@@ -88,6 +88,19 @@ class DMRState(State):
     kernel_rng: np.ndarray   # uint64 (n_shards, 4) (1 row: the sequential sampler)
 
 
+@dataclass
+class DMRWorkspace:
+    """What :class:`DMRGibbs` derives from a state (its
+    :attr:`~topiclink.inference.engine.State.workspace`; never saved): the documents'
+    priors with the lambda and design they were computed from, and the word order of the
+    tokens for the Metropolis-Hastings sweep."""
+
+    alpha: np.ndarray | None = None
+    lam: np.ndarray | None = None
+    design: np.ndarray | None = None
+    index: TokenIndex | None = None
+
+
 def doc_priors(design: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """alpha (D, K) = exp(clip(design @ lam)), C-contiguous float64."""
     eta = np.clip(design @ lam, -ETA_MAX, ETA_MAX)
@@ -201,7 +214,23 @@ class DMRGibbs(ShardedTokenSampler):
                            data.tokens.words)
 
     def alpha(self, state: DMRState, data: DMRData) -> np.ndarray:
-        return doc_priors(data.design, state.lam)
+        """The documents' priors exp(design lambda) (D, K), kept in the state's
+        workspace until lambda or the data change (D K exponentials an iteration saved
+        between optimisations: a third of the "mh" sweep's cost at K = 1000,
+        benchmarks/token_family_sweeps.py)."""
+        ws = self._workspace(state)
+        if ws.alpha is None or ws.design is not data.design or not np.array_equal(
+                ws.lam, state.lam):
+            ws.alpha = doc_priors(data.design, state.lam)
+            ws.lam = state.lam.copy()
+            ws.design = data.design
+        return ws.alpha
+
+    @staticmethod
+    def _workspace(state: DMRState) -> DMRWorkspace:
+        if not isinstance(state.workspace, DMRWorkspace):
+            state.workspace = DMRWorkspace()
+        return state.workspace
 
     def due(self, iteration: int) -> bool:
         """Whether lambda is optimised after sweep ``iteration`` (counted from 1)."""
@@ -230,14 +259,13 @@ class DMRGibbs(ShardedTokenSampler):
         return before, after
 
     def token_index(self, state: DMRState, tokens: TokenData) -> TokenIndex:
-        """The word order of the tokens (the Metropolis-Hastings word proposal), kept as
+        """The word order of the tokens (the Metropolis-Hastings word proposal), kept in
         the state's workspace (rebuilt for other data or a replaced z, never saved)."""
-        ws = state.workspace
-        if not (isinstance(ws, TokenIndex) and ws.fits(state, tokens)):
-            ws = TokenIndex(tokens, state.z, *lda_mh.word_index(tokens.words,
-                                                                 tokens.n_words))
-            state.workspace = ws
-        return ws
+        ws = self._workspace(state)
+        if ws.index is None or not ws.index.fits(state, tokens):
+            ws.index = TokenIndex(tokens, state.z, *lda_mh.word_index(tokens.words,
+                                                                      tokens.n_words))
+        return ws.index
 
     def token_data(self, data: DMRData) -> TokenData:
         return data.tokens

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["weight_moments_setup", "weight_moments_range"]
+__all__ = ["weight_moments_setup", "weight_moments_range", "label_moments"]
 
 # K(K+1)/2 up to which a pair adds its whole (dense) triangle to M_i (K <= 13)
 _DENSE_MAX_ENTRIES = 91
@@ -63,6 +63,49 @@ def weight_moments_setup(zbar: np.ndarray, tri_index: np.ndarray
 
 
 @njit(cache=True, nogil=True)
+def _diagonal_moments_range(zbar: np.ndarray, topics: np.ndarray, count: np.ndarray,
+                            ptr: np.ndarray, nbr: np.ndarray, a: np.ndarray, b: np.ndarray,
+                            tri_index: np.ndarray, i_start: int, i_end: int
+                            ) -> tuple[np.ndarray, np.ndarray]:
+    """Diagonal U's (Pd, S) pair by pair: with x = zbar_i ∘ zbar_j (nonzero on the topics
+    both documents use), ``Pd[t(k, l)] += b_ij x_k x_l`` and ``S[k, k] += a_ij x_k`` --
+    O(nnz(x)^2) a pair, where summing M_i over the triangle costs O(K^2) a document (the
+    diagonal of S is all the diagonal conditional reads)."""
+    D, K = zbar.shape
+    T = K * (K + 1) // 2
+    G = np.zeros((1, T))
+    S = np.zeros((K, K))
+    idx = np.empty(K, dtype=np.int64)
+    x = np.empty(K)
+    for i in range(i_start, i_end):
+        zi = zbar[i]
+        for e in range(ptr[i], ptr[i + 1]):
+            j = nbr[e]
+            tj = topics[j]
+            zj = zbar[j]
+            n = 0
+            for q in range(count[j]):
+                k = tj[q]
+                if zi[k] != 0.0:
+                    idx[n] = k
+                    x[n] = zi[k] * zj[k]
+                    n += 1
+            if n == 0:
+                continue
+            bj = b[e]
+            aj = a[e]
+            for p in range(n):
+                k = idx[p]
+                S[k, k] += aj * x[p]
+                c = bj * x[p]
+                for q in range(n):
+                    l = idx[q]
+                    if l >= k:
+                        G[0, tri_index[k, l]] += c * x[q]
+    return G, S
+
+
+@njit(cache=True, nogil=True)
 def weight_moments_range(zbar: np.ndarray, topics: np.ndarray, count: np.ndarray,
                          ZZ: np.ndarray, ptr: np.ndarray, nbr: np.ndarray, a: np.ndarray,
                          b: np.ndarray, tri_index: np.ndarray, full: bool, i_start: int,
@@ -73,6 +116,9 @@ def weight_moments_range(zbar: np.ndarray, topics: np.ndarray, count: np.ndarray
     :func:`weight_moments_setup`."""
     D, K = zbar.shape
     T = K * (K + 1) // 2
+    if not full and ZZ.shape[0] == 0:
+        return _diagonal_moments_range(zbar, topics, count, ptr, nbr, a, b, tri_index,
+                                       i_start, i_end)
     G = np.zeros((T, T)) if full else np.zeros((1, T))
     S = np.zeros((K, K))
     M = np.zeros(T)
@@ -131,3 +177,35 @@ def weight_moments_range(zbar: np.ndarray, topics: np.ndarray, count: np.ndarray
         for u in range(T):
             M[u] = 0.0
     return G, S
+
+
+@njit(cache=True)
+def label_moments(ndk: np.ndarray, lengths: np.ndarray, a: np.ndarray, b: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """``P = sum_d b_d zbar_d zbar_d^T`` (K x K) and ``s = sum_d a_d zbar_d`` (K,),
+    zbar_d = ndk_d / N_d, visiting each document's nonzero topics only: O(K + nnz_d^2)
+    a document instead of the dense product's O(K^2)."""
+    D, K = ndk.shape
+    P = np.zeros((K, K))
+    s = np.zeros(K)
+    idx = np.empty(K, dtype=np.int64)
+    val = np.empty(K)
+    for d in range(D):
+        n = 0
+        inv = 1.0 / lengths[d]
+        for k in range(K):
+            if ndk[d, k] != 0:
+                idx[n] = k
+                val[n] = ndk[d, k] * inv
+                n += 1
+        bd = b[d]
+        ad = a[d]
+        for i in range(n):
+            ki = idx[i]
+            vi = val[i]
+            s[ki] += ad * vi
+            row = P[ki]
+            c = bd * vi
+            for j in range(n):
+                row[idx[j]] += c * val[j]
+    return P, s
