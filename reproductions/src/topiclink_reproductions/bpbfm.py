@@ -428,8 +428,9 @@ def kg_ranks(model: Any, task: KGTask, side: str, chunk: int | None = None) -> n
     """Filtered ranks of the test triples' tails (``side="tail"``) or heads (``"head"``)
     in the test order, among all entities (ties at the mean rank).
 
-    Bounded memory: the triples are taken ``chunk`` at a time (sorted by relation, then entity, so that
-    the triples sharing a query are scored once), each chunk's scores are one
+    Bounded memory: the triples are taken ``chunk`` at a time (sorted by relation, then
+    entity, so that the triples sharing a query are scored together), each chunk's scores
+    are one
     (chunk, N) block and its filter the rows of the known-answer CSR matrix of the task
     (no E x E x R array, no score matrix of all queries).
     """
