@@ -214,3 +214,21 @@ def test_counts_and_rows_stay_consistent(kind):
         np.testing.assert_allclose(Uz, zbar @ U.T, atol=1e-10)
         np.testing.assert_allclose(Vz, zbar @ U, atol=1e-10)
     assert (z != before).mean() > 0.3          # it moves
+
+
+def test_auto_takes_mh_from_its_threshold_where_it_applies():
+    """``sampler="auto"`` (the default of gRTM and gSLDA): the Metropolis-Hastings sweep from
+    AUTO_MIN_TOPICS topics on in the exact scheme, Gibbs below it, with ``approx`` and with
+    shards (where "mh" itself is refused)."""
+    from topiclink import RelationalTopicModel, SupervisedTopicModel
+    from topiclink.relational.kernels.rtm_mh import AUTO_MIN_TOPICS
+
+    K = AUTO_MIN_TOPICS
+    for cls, extra in ((RelationalTopicModel, {"weights": "diagonal"}),
+                       (SupervisedTopicModel, {})):
+        assert cls(K - 1, **extra)._algorithm().sampler == "gibbs"
+        assert cls(K, **extra)._algorithm().sampler == "mh"
+        assert cls(K, sampler="gibbs", **extra)._algorithm().sampler == "gibbs"
+    assert RelationalTopicModel(K, weights="diagonal", approx=True)._algorithm().sampler \
+        == "gibbs"
+    assert SupervisedTopicModel(K, scheme="shards")._algorithm().sampler == "gibbs"

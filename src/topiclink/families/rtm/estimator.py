@@ -62,6 +62,7 @@ from topiclink.parameters import Negatives, SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState, kernel_state
 from topiclink.relational.augment import LOSSES, augment, initial_coefficients
 from topiclink.relational.kernels import rtm as rtm_kernels
+from topiclink.relational.kernels.rtm_mh import AUTO_MIN_TOPICS
 from topiclink.topics.fixed_topics import infer_doc_topics
 from topiclink.topics.lda import TokenData
 
@@ -168,13 +169,15 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopi
         (``scheme="shards"`` only; needs ``pip install 'topiclink[dask]'``).  Shared by
         ``clone``, dropped by pickling; a model file stores a thread count or an address,
         never a client (loaded: None).
-    sampler : "gibbs" or "mh", default "gibbs"
+    sampler : "auto", "gibbs" or "mh", default "auto"
         The Z step of the exact scheme: ``"gibbs"``, the exact conditional with the link
         term (O(K) per token, eq. 14); ``"mh"``, exact Metropolis-Hastings with LightLDA's
         O(1) document and word proposals and the link factor in the acceptance ratio
         (O(pairs of the document) per proposal; :mod:`topiclink.relational.kernels.
         rtm_mh`): cheaper per token at large K, more sweeps to mix.  Not with
         ``approx=True`` (an approximation of the Gibbs step) or ``scheme="shards"``.
+        ``"auto"``: ``"mh"`` from :data:`~topiclink.relational.kernels.rtm_mh.
+        AUTO_MIN_TOPICS` (1,000) topics on where it applies, else ``"gibbs"``.
     random_state, verbose, callbacks
         As for :class:`~topiclink.families.lda.estimator.LDA`.
 
@@ -211,7 +214,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopi
         "directed": [NoneValue(), Boolean()],
         **shared("max_iter", "n_average", "evaluate_every", "transform_iter", "n_jobs"),
         "scheme": [SchemeForm("exact", "shards", sharded=("shards",))],
-        **shared("executor"), "sampler": [Options("gibbs", "mh")],
+        **shared("executor"), "sampler": [Options("auto", "gibbs", "mh")],
         **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
@@ -244,7 +247,7 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopi
                  max_iter: int = 400, n_average: int = 1, evaluate_every: int = 10,
                  transform_iter: int = 50, n_jobs: int | None = None,
                  scheme: str | Shards = "exact", executor: Any = None,
-                 sampler: str = "gibbs", random_state: RandomState = None,
+                 sampler: str = "auto", random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self._store_params(locals())
 
@@ -294,14 +297,18 @@ class RelationalTopicModel(SharedClientMixin, LinkPredictionMixin, CollapsedTopi
         plan = self._execution_plan()
         cls: Any = RelationalGibbs
         extra: dict[str, Any] = {}
-        if self.sampler == "mh" and (plan.scheme == "shards" or self.approx):
+        exact = plan.scheme != "shards" and not self.approx
+        if self.sampler == "mh" and not exact:
             raise ValueError("sampler='mh' is the exact scheme's Z step: use "
                              "scheme='exact' and approx=False (or sampler='gibbs')")
         if plan.scheme == "shards":
             cls = ShardedRelationalGibbs
             extra = {"n_shards": plan.n_shards, "executor": plan.executor}
         else:
-            extra = {"sampler": str(self.sampler)}
+            sampler = self.sampler
+            if sampler == "auto":
+                sampler = "mh" if exact and K >= AUTO_MIN_TOPICS else "gibbs"
+            extra = {"sampler": str(sampler)}
         return cls(
             K, doc_topic_prior_vector(self.doc_topic_prior, K), float(self.topic_word_prior),
             loss=self.loss, full=self.weights == "full", approx=bool(self.approx),

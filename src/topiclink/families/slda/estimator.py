@@ -41,6 +41,7 @@ from topiclink.families.slda.algorithm import SupervisedData, SupervisedGibbs, S
 from topiclink.parameters import SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState, spawn
 from topiclink.relational.augment import LOSSES
+from topiclink.relational.kernels.rtm_mh import AUTO_MIN_TOPICS
 from topiclink.topics.fixed_topics import infer_doc_topics
 from topiclink.topics.lda import TokenData
 
@@ -93,12 +94,14 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTop
         (:class:`topiclink.execution.DaskExecutor`; needs ``pip install
         'topiclink[dask]'``).  Shared by ``clone``, dropped by pickling; a model file
         stores a thread count or an address, never a client (loaded: None).
-    sampler : "gibbs" or "mh", default "gibbs"
+    sampler : "auto", "gibbs" or "mh", default "auto"
         The Z step of the sequential chain: ``"gibbs"``, the exact conditional with the
         label term (O(K) per token); ``"mh"``, exact Metropolis-Hastings with LightLDA's
         O(1) document and word proposals and the label factor in the acceptance ratio
         (:mod:`topiclink.relational.kernels.rtm_mh`): cheaper per token at large K, more
-        sweeps to mix.  ``scheme="shards"`` uses ``"gibbs"``.
+        sweeps to mix; ``"auto"``: ``"mh"`` from
+        :data:`~topiclink.relational.kernels.rtm_mh.AUTO_MIN_TOPICS` (1,000) topics on,
+        else ``"gibbs"``.  ``scheme="shards"`` uses ``"gibbs"``.
     evaluate_every, random_state, verbose, callbacks : as for LDA
 
     Attributes
@@ -127,7 +130,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTop
                  "topic_word_prior", "max_iter", "n_average", "transform_iter", "n_jobs",
                  "evaluate_every"),
         "scheme": [SchemeForm("exact", "shards", sharded=("shards",))],
-        **shared("executor"), "sampler": [Options("gibbs", "mh")],
+        **shared("executor"), "sampler": [Options("auto", "gibbs", "mh")],
         **shared("random_state", "verbose", "callbacks"),
     }
     _param_codecs: ClassVar[dict[str, ParamCodec]] = {"scheme": SchemeCodec(),
@@ -151,7 +154,7 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTop
                  max_iter: int = 200, n_average: int = 1, transform_iter: int = 50,
                  n_jobs: int | None = 1, evaluate_every: int = 10,
                  scheme: str | Shards = "exact", executor: Any = None,
-                 sampler: str = "gibbs", random_state: RandomState = None,
+                 sampler: str = "auto", random_state: RandomState = None,
                  verbose: bool = False, callbacks: list[Any] | None = None) -> None:
         self._store_params(locals())
 
@@ -177,6 +180,9 @@ class SupervisedTopicModel(SharedClientMixin, ClassifierCapability, CollapsedTop
             name=self.model_name_, sampler=self._token_sampler(plan.n_shards))
 
     def _token_sampler(self, n_shards: int) -> str:
+        if self.sampler == "auto":
+            return ("mh" if n_shards == 1 and int(self.n_topics) >= AUTO_MIN_TOPICS
+                    else "gibbs")
         if self.sampler == "mh" and n_shards != 1:
             raise ValueError("sampler='mh' runs the sequential chain: use scheme='exact' "
                              "(or sampler='gibbs')")

@@ -39,7 +39,17 @@ from topiclink.kernels.sampling import check_prior, n_prior_rows, prior_row
 from topiclink.relational.kernels.rtm import max_degree
 from topiclink.topics.kernels.lda_mh import alias_draw, build_alias
 
-__all__ = ["sweep_relational_mh_range", "REFRESH_NONE", "REFRESH_DIAGONAL", "REFRESH_FULL"]
+__all__ = ["sweep_relational_mh_range", "REFRESH_NONE", "REFRESH_DIAGONAL", "REFRESH_FULL",
+           "AUTO_MIN_TOPICS"]
+
+#: ``sampler="auto"`` of gRTM and gSLDA takes this sweep from this many topics on (the
+#: exact scheme), chosen by the word log joint after equal CPU time
+#: (benchmarks/results/token_family_auto.json, 0.5 M tokens, one thread): at K = 1000 gSLDA
+#: reached -10.52 with it after 41 s against Gibbs's -11.16 after 68 s, gRTM -11.30 after
+#: 28 s against -11.64 after 65 s; at K = 100 Gibbs was ahead for both (gSLDA -7.99 against
+#: -8.14 after ~40 s).  DMR keeps Gibbs: at K = 1000 its Gibbs chain was ahead by time
+#: (-10.31 after 30 s against -10.40 after 49 s), its lambda optimisation dominating both.
+AUTO_MIN_TOPICS = 1000
 
 #: what the sweep does with a swept document's rows of Uz / Vz: nothing (no later pair reads
 #: them, as gSLDA's), ``U[k, k] zbar_dk`` (diagonal U), or ``U zbar_d`` / ``U^T zbar_d``
