@@ -70,10 +70,18 @@ def curve(family: str, sampler: str, K: int, data: dict[str, Any], budget: float
     return points
 
 
-def at(points: list[dict[str, float]], seconds: float) -> float:
-    """The log joint of the last point at or before ``seconds`` (NaN before the first)."""
+def at(points: list[dict[str, float]], seconds: float) -> float | None:
+    """The log joint of the last point at or before ``seconds`` (None before the first)."""
     done = [p["log_joint"] for p in points if p["cpu_seconds"] <= seconds]
-    return done[-1] if done else float("nan")
+    return done[-1] if done else None
+
+
+def ahead(row: dict[str, Any]) -> str:
+    """The sampler with the higher log joint at half the budget (a chain with no point by
+    then counts as behind)."""
+    half = {k: (-np.inf if row[k]["at_half"] is None else row[k]["at_half"])
+            for k in ("gibbs", "mh")}
+    return "mh" if half["mh"] > half["gibbs"] else "gibbs"
 
 
 def main() -> None:
@@ -99,8 +107,7 @@ def main() -> None:
                 row[sampler] = {"curve": points, "final_log_joint": points[-1]["log_joint"],
                                 "final_seconds": points[-1]["cpu_seconds"],
                                 "at_half": at(points, args.budget / 2)}
-            row["ahead_at_half"] = ("mh" if row["mh"]["at_half"] > row["gibbs"]["at_half"]
-                                    else "gibbs")
+            row["ahead_at_half"] = ahead(row)
             rows.append(row)
     out = {"what": __doc__.splitlines()[0], "rows": rows,
            "settings": {**vars(args), "n_tokens": data["n_tokens"],
