@@ -164,13 +164,13 @@ def shard_step(prev: tuple, shared: tuple, m: int, static: dict) -> tuple[tuple,
             np.arange(D + 1, dtype=np.int64), np.zeros(D, np.int64), a, b,
             np.zeros(D + 1, dtype=np.int64), empty_i, empty_f, empty_f, n_mh,
             rtm_mh.REFRESH_NONE, 0, D)
-    else:           # the node is row D (the Gibbs sweep refreshes every document's row)
+    else:           # the node is row D; the documents' rows are never read (no refresh)
         Uz = np.zeros((D + 1, K))
         Uz[D] = eta
         rtm_kernels.sweep_relational(
             words, offsets, z, ndk, nwk, nk, alpha, beta, rng, np.zeros((K, K)), Uz,
             np.zeros((D + 1, K)), np.arange(D + 1, dtype=np.int64), np.full(D, D, np.int64),
-            a, b, np.zeros(D + 1, dtype=np.int64), empty_i, empty_f, empty_f, False)
+            a, b, np.zeros(D + 1, dtype=np.int64), empty_i, empty_f, empty_f, False, False)
     yf = static["targets"][m].astype(np.float64)
     cs = np.full(D, c)
     omega = (ndk / lengths[:, None]) @ eta

@@ -195,12 +195,13 @@ def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk:
                      state: np.ndarray, U: np.ndarray, Uz: np.ndarray, Vz: np.ndarray,
                      out_ptr: np.ndarray, out_nbr: np.ndarray, out_a: np.ndarray,
                      out_b: np.ndarray, in_ptr: np.ndarray, in_nbr: np.ndarray,
-                     in_a: np.ndarray, in_b: np.ndarray, approx: bool) -> None:
+                     in_a: np.ndarray, in_b: np.ndarray, approx: bool,
+                     refresh: bool = True) -> None:
     """One Z sweep of a relational topic model over every document (in place); see
     :func:`sweep_relational_range`."""
     sweep_relational_range(words, offsets, z, ndk, nwk, nk, alpha, beta, state, U, Uz, Vz,
                            out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr, in_a, in_b,
-                           approx, 0, offsets.shape[0] - 1)
+                           approx, 0, offsets.shape[0] - 1, refresh)
 
 
 @njit(cache=True, nogil=True)
@@ -210,7 +211,8 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
                            Uz: np.ndarray, Vz: np.ndarray, out_ptr: np.ndarray,
                            out_nbr: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
                            in_ptr: np.ndarray, in_nbr: np.ndarray, in_a: np.ndarray,
-                           in_b: np.ndarray, approx: bool, d_start: int, d_end: int) -> None:
+                           in_b: np.ndarray, approx: bool, d_start: int, d_end: int,
+                           refresh: bool = True) -> None:
     """The Z sweep of documents ``d_start:d_end`` of a relational topic model (in place;
     releases the GIL, so other threads can draw the augmentation of finished pairs).
 
@@ -229,6 +231,8 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
         (neighbour j and the pair's a_ij, b_ij); ``in_*`` the same over target documents
     approx : keep h_d fixed per document (Approx-gRTM / Approx-gMMRTM)
     d_start, d_end : the documents swept, in order
+    refresh : refresh the swept documents' rows of Uz / Vz (O(K^2) a document); False
+        where no later pair reads them (gSLDA's virtual node)
     """
     K = nk.shape[0]
     V = nwk.shape[0]
@@ -337,6 +341,8 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
                     for k in range(K):
                         h[k] += qn[k]
         # refresh this document's u_d = U zbar_d and v_d = U^T zbar_d
+        if not refresh:
+            continue
         for k in range(K):
             su = 0.0
             sv = 0.0
