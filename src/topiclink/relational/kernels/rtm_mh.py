@@ -36,7 +36,7 @@ from numba import njit
 
 from topiclink.kernels.rng import uniform
 from topiclink.kernels.sampling import check_prior, n_prior_rows, prior_row
-from topiclink.relational.kernels.rtm import max_degree
+from topiclink.relational.kernels.rtm import gather_pairs, max_degree
 from topiclink.topics.kernels.lda_mh import alias_draw, build_alias
 
 __all__ = ["sweep_relational_mh_range", "REFRESH_NONE", "REFRESH_DIAGONAL", "REFRESH_FULL",
@@ -56,33 +56,6 @@ AUTO_MIN_TOPICS = 1000
 REFRESH_NONE = 0
 REFRESH_DIAGONAL = 1
 REFRESH_FULL = 2
-
-
-@njit(cache=True)
-def _gather_pairs_by_topic(i: int, Uz: np.ndarray, Vz: np.ndarray, out_ptr: np.ndarray,
-                           out_nbr: np.ndarray, out_a: np.ndarray, out_b: np.ndarray,
-                           in_ptr: np.ndarray, in_nbr: np.ndarray, in_a: np.ndarray,
-                           in_b: np.ndarray, WT: np.ndarray, wa: np.ndarray,
-                           wb: np.ndarray) -> int:
-    """Document i's pair vectors as the *columns* of ``WT`` (K x deg: a proposal reads
-    rows t and s, each contiguous), with their a and b; returns the number of pairs."""
-    K = WT.shape[0]
-    n = 0
-    for e in range(out_ptr[i], out_ptr[i + 1]):
-        src = Uz[out_nbr[e]]
-        for k in range(K):
-            WT[k, n] = src[k]
-        wa[n] = out_a[e]
-        wb[n] = out_b[e]
-        n += 1
-    for e in range(in_ptr[i], in_ptr[i + 1]):
-        src = Vz[in_nbr[e]]
-        for k in range(K):
-            WT[k, n] = src[k]
-        wa[n] = in_a[e]
-        wb[n] = in_b[e]
-        n += 1
-    return n
 
 
 @njit(cache=True)
@@ -162,7 +135,7 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
     per_doc = n_prior_rows(alpha) > 1
     a_total = build_alias(prior_row(alpha, 0), a_prob, a_alias, small, large)
     max_deg = max_degree(out_ptr, in_ptr)
-    WT = np.empty((K, max_deg))
+    W = np.empty((max_deg, K))
     wa = np.empty(max_deg)
     wb = np.empty(max_deg)
     x = np.empty(max_deg)
@@ -178,15 +151,15 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
         if per_doc:
             a_total = build_alias(ad, a_prob, a_alias, small, large)
         p_doc = n_d / (n_d + a_total)
-        n_pairs = _gather_pairs_by_topic(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr,
-                                         in_nbr, in_a, in_b, WT, wa, wb)
+        n_pairs = gather_pairs(d, Uz, Vz, out_ptr, out_nbr, out_a, out_b, in_ptr, in_nbr,
+                               in_a, in_b, W, wa, wb)
         for j in range(n_pairs):                 # x_j = C_d . w_j, all of d's tokens
             x[j] = 0.0
         for k in range(K):
             c = cd[k]
             if c != 0:
                 for j in range(n_pairs):
-                    x[j] += c * WT[k, j]
+                    x[j] += c * W[j, k]
         for k in range(K):
             before[k] = cd[k]
         n_moves = 0
@@ -202,7 +175,7 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
             nk[s] -= 1
             inv[s] = 1.0 / (nk[s] + vbeta)
             for j in range(n_pairs):      # (2-D indexing: a row view would cost a
-                x[j] -= WT[s, j]          # reference count per token)
+                x[j] -= W[j, s]          # reference count per token)
             lo_w = word_ptr[w]
             n_w = word_ptr[w + 1] - lo_w
             p_word = n_w / (n_w + kbeta)
@@ -227,8 +200,8 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
                 if n_pairs > 0:
                     link = 0.0
                     for j in range(n_pairs):
-                        wt = WT[t, j]
-                        ws = WT[s, j]
+                        wt = W[j, t]
+                        ws = W[j, s]
                         xt = x[j] + wt
                         xs = x[j] + ws
                         link += wa[j] * (wt - ws) * inv_n - wb[j] * (xt * xt - xs * xs) \
@@ -242,7 +215,7 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
             nk[s] += 1
             inv[s] = 1.0 / (nk[s] + vbeta)
             for j in range(n_pairs):
-                x[j] += WT[s, j]
+                x[j] += W[j, s]
             if s != s0 and n_moves < K:
                 moves[n_moves] = s0
                 moves[n_moves + 1] = s
