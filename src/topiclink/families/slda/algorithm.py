@@ -97,9 +97,9 @@ class SupervisedState(State):
 #: from this many topics on the eta statistics are summed over each document's nonzero
 #: topics (:func:`~topiclink.relational.kernels.weights.label_moments`, O(nnz_d^2) a
 #: document) instead of the dense product (O(K^2) a document; BLAS): at K = 1000 on
-#: benchmarks/token_family_sweeps.py's corpus (125 tokens a document) 0.2 s an iteration
-#: became ~0.03 s.  Below it the dense product, whose sums (and so the goldens) are
-#: unchanged.
+#: benchmarks/token_family_sweeps.py's corpus (125 tokens a document) about 0.2 s a call
+#: became about 0.08 s (a profile of the "mh" fit, 5 calls).  Below it the dense product,
+#: whose sums (and so the goldens) are unchanged.
 SPARSE_STATISTICS_TOPICS = 64
 
 

@@ -45,7 +45,7 @@ __all__ = ["sweep_relational_mh_range", "REFRESH_NONE", "REFRESH_DIAGONAL", "REF
 #: ``sampler="auto"`` of gRTM and gSLDA takes this sweep from this many topics on (the
 #: exact scheme), chosen by the word log joint after equal CPU time
 #: (benchmarks/results/token_family_auto.json, 0.5 M tokens, one thread): at K = 1000 gSLDA
-#: reached -10.52 with it after 41 s against Gibbs's -11.16 after 68 s, gRTM -11.30 after
+#: reached -10.44 with it after 48 s against Gibbs's -10.81 after 56 s, gRTM -11.30 after
 #: 28 s against -11.64 after 65 s; at K = 100 Gibbs was ahead for both (gSLDA -7.99 against
 #: -8.14 after ~40 s).  DMR keeps Gibbs: at K = 1000 its Gibbs chain was ahead by time
 #: (-10.31 after 30 s against -10.40 after 49 s), its lambda optimisation dominating both.
