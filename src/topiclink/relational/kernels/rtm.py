@@ -262,6 +262,12 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
     base = np.zeros(K)
     link = np.zeros(K)
     check_prior(alpha, offsets.shape[0] - 1, K)
+    # a diagonal U (diagonal models) refreshes u_d in O(K): the same sums, zeros skipped
+    diagonal = True
+    for k in range(K):
+        for l in range(K):
+            if k != l and U[k, l] != 0.0:
+                diagonal = False
     for d in range(d_start, d_end):
         start = offsets[d]
         stop = offsets[d + 1]
@@ -342,6 +348,13 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
                         h[k] += qn[k]
         # refresh this document's u_d = U zbar_d and v_d = U^T zbar_d
         if not refresh:
+            continue
+        if diagonal:
+            for k in range(K):
+                # 0.0 + x: the sign of a zero as the full sum below gives it
+                x = 0.0 + U[k, k] * cd[k]
+                Uz[d, k] = x * inv_n
+                Vz[d, k] = x * inv_n
             continue
         for k in range(K):
             su = 0.0
