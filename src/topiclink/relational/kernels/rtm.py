@@ -189,6 +189,29 @@ def _begin_document(d: int, cd: np.ndarray, n_tok: int, Uz: np.ndarray, Vz: np.n
     return n_pairs
 
 
+@njit(cache=True)
+def refresh_document_rows(d: int, cd: np.ndarray, inv_n: float, U: np.ndarray,
+                          Uz: np.ndarray, Vz: np.ndarray, diagonal: bool) -> None:
+    """Document d's ``Uz[d] = U zbar_d`` and ``Vz[d] = U^T zbar_d`` from its counts
+    ``cd`` (zbar_d = cd * inv_n): O(K^2), or O(K) for a diagonal U (the same sums with the
+    zeros skipped; ``0.0 + x`` keeps the sign of a zero as the full sum gives it)."""
+    K = cd.shape[0]
+    if diagonal:
+        for k in range(K):
+            x = 0.0 + U[k, k] * cd[k]
+            Uz[d, k] = x * inv_n
+            Vz[d, k] = x * inv_n
+        return
+    for k in range(K):
+        su = 0.0
+        sv = 0.0
+        for l in range(K):
+            su += U[k, l] * cd[l]
+            sv += U[l, k] * cd[l]
+        Uz[d, k] = su * inv_n
+        Vz[d, k] = sv * inv_n
+
+
 @njit(cache=True, nogil=True)
 def sweep_relational(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, ndk: np.ndarray,
                      nwk: np.ndarray, nk: np.ndarray, alpha: np.ndarray, beta: float,
@@ -349,21 +372,7 @@ def sweep_relational_range(words: np.ndarray, offsets: np.ndarray, z: np.ndarray
         # refresh this document's u_d = U zbar_d and v_d = U^T zbar_d
         if not refresh:
             continue
-        if diagonal:
-            for k in range(K):
-                # 0.0 + x: the sign of a zero as the full sum below gives it
-                x = 0.0 + U[k, k] * cd[k]
-                Uz[d, k] = x * inv_n
-                Vz[d, k] = x * inv_n
-            continue
-        for k in range(K):
-            su = 0.0
-            sv = 0.0
-            for l in range(K):
-                su += U[k, l] * cd[l]
-                sv += U[l, k] * cd[l]
-            Uz[d, k] = su * inv_n
-            Vz[d, k] = sv * inv_n
+        refresh_document_rows(d, cd, inv_n, U, Uz, Vz, diagonal)
 
 
 @njit(cache=True)

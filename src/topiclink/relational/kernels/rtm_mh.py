@@ -21,10 +21,10 @@ as there, and the link factor enters as the *Metropolis-Hastings correction*
 with ``x_j = C . w_j`` (token n left out), kept per pair and updated when a token moves:
 O(deg(d)) per proposal, never O(K).  Other documents' vectors w_j are fixed while d is
 swept (documents are visited in order, so each step is a step of the sequential chain);
-d's own ``U zbar_d`` / ``U^T zbar_d`` rows are refreshed after its sweep, as
-:func:`~topiclink.relational.kernels.rtm.sweep_relational_range` does (O(K) for a
-diagonal U, else O(K) per moved token or O(K^2), whichever is less).  Every step leaves
-pi invariant (checked by enumeration in ``tests/test_rtm_mh.py``).
+d's own ``U zbar_d`` / ``U^T zbar_d`` rows are refreshed after its sweep by
+:func:`~topiclink.relational.kernels.rtm.refresh_document_rows`, as the Gibbs sweep does
+(O(K) for a diagonal U, else O(K^2): full U is bounded to small K by its K^4 precision).
+Every step leaves pi invariant (checked by enumeration in ``tests/test_rtm_mh.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from numba import njit
 
 from topiclink.kernels.rng import uniform
 from topiclink.kernels.sampling import check_prior, n_prior_rows, prior_row
-from topiclink.relational.kernels.rtm import gather_pairs, max_degree
+from topiclink.relational.kernels.rtm import gather_pairs, max_degree, refresh_document_rows
 from topiclink.topics.kernels.lda_mh import alias_draw, build_alias
 
 __all__ = ["sweep_relational_mh_range", "REFRESH_NONE", "REFRESH_DIAGONAL", "REFRESH_FULL",
@@ -56,45 +56,6 @@ AUTO_MIN_TOPICS = 1000
 REFRESH_NONE = 0
 REFRESH_DIAGONAL = 1
 REFRESH_FULL = 2
-
-
-@njit(cache=True)
-def _refresh_rows(d: int, cd: np.ndarray, inv_n: float, U: np.ndarray, Uz: np.ndarray,
-                  Vz: np.ndarray, refresh: int, moves: np.ndarray, n_moves: int,
-                  before: np.ndarray) -> None:
-    """Document d's ``Uz[d] = U zbar_d`` and ``Vz[d] = U^T zbar_d`` after its sweep.
-
-    Diagonal: O(K).  Full: from ``before`` (d's counts at the start, with ``Uz[d]`` /
-    ``Vz[d]`` of those counts) by the net count changes when fewer than K topics changed
-    (O(K) per changed topic), else the product afresh (O(K^2)).  ``moves`` (n_moves,)
-    lists the topics whose count changed (with repeats)."""
-    K = cd.shape[0]
-    if refresh == REFRESH_DIAGONAL:
-        for k in range(K):
-            x = U[k, k] * cd[k] * inv_n
-            Uz[d, k] = x
-            Vz[d, k] = x
-        return
-    if n_moves < K:
-        for m in range(n_moves):
-            k = moves[m]
-            delta = cd[k] - before[k]
-            if delta == 0:
-                continue
-            before[k] = cd[k]                 # each topic's net change applied once
-            c = delta * inv_n
-            for l in range(K):
-                Uz[d, l] += U[l, k] * c
-                Vz[d, l] += U[k, l] * c
-        return
-    for k in range(K):
-        su = 0.0
-        sv = 0.0
-        for l in range(K):
-            su += U[k, l] * cd[l]
-            sv += U[l, k] * cd[l]
-        Uz[d, k] = su * inv_n
-        Vz[d, k] = sv * inv_n
 
 
 @njit(cache=True, nogil=True)
@@ -139,8 +100,6 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
     wa = np.empty(max_deg)
     wb = np.empty(max_deg)
     x = np.empty(max_deg)
-    moves = np.empty(K + 2, np.int64)
-    before = np.empty(K, np.int32)
     for d in range(d_start, d_end):
         lo_d, hi_d = offsets[d], offsets[d + 1]
         n_d = hi_d - lo_d
@@ -160,16 +119,12 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
             if c != 0:
                 for j in range(n_pairs):
                     x[j] += c * W[j, k]
-        for k in range(K):
-            before[k] = cd[k]
-        n_moves = 0
         inv_n = 1.0 / n_d
         half_inv_n2 = 0.5 * inv_n * inv_n
         for i in range(lo_d, hi_d):
             w = words[i]
             cw = nwk[w]
             s = z[i]
-            s0 = s
             cd[s] -= 1
             cw[s] -= 1
             nk[s] -= 1
@@ -216,9 +171,5 @@ def sweep_relational_mh_range(words: np.ndarray, offsets: np.ndarray, z: np.ndar
             inv[s] = 1.0 / (nk[s] + vbeta)
             for j in range(n_pairs):
                 x[j] += W[j, s]
-            if s != s0 and n_moves < K:
-                moves[n_moves] = s0
-                moves[n_moves + 1] = s
-                n_moves += 2
         if refresh != REFRESH_NONE:
-            _refresh_rows(d, cd, inv_n, U, Uz, Vz, refresh, moves, n_moves, before)
+            refresh_document_rows(d, cd, inv_n, U, Uz, Vz, refresh == REFRESH_DIAGONAL)
