@@ -17,9 +17,12 @@ split and the same inference chains for every tool).
   dump read back; the seconds are the sum of its printed per-iteration times.
 
 Every tool runs in its own subprocess; its peak memory is that process's max RSS
-(``os.wait4``).  Target per K: 95 % of the way from the worst first-checkpoint value to the
-best final value, lowered to the worst tool's best value when some tool does not reach it;
-seconds to the target are interpolated linearly between checkpoints.
+(``os.wait4``; WarpLDA's: its binary's).  Each checkpoint's counts go to a file as soon as
+they are taken, so no process holds more than the model's own.
+
+Target per K: 95 % of the way from the worst first-checkpoint value to the best final
+value, lowered to the worst tool's best value when some tool does not reach it; seconds to
+the target are interpolated linearly between checkpoints.
 
     python benchmarks/lda_record.py                  # synthetic 1 M tokens, K = 50, 1000
     python benchmarks/lda_record.py --quick          # tiny corpus, K = 20, < 60 s
@@ -187,8 +190,9 @@ def read_warplda_model(path: Path, word_ids: np.ndarray, K: int, V: int) -> np.n
 
 # ----------------------------------------------------------------------------- one tool
 def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int],
-                  alpha: float, beta: float, seed: int) -> dict[str, Any]:
-    """Fit ``LDA(sampler=...)`` up to the last checkpoint; seconds and counts at each."""
+                  alpha: float, beta: float, seed: int, keep: Any) -> dict[str, Any]:
+    """Fit ``LDA(sampler=...)`` up to the last checkpoint; seconds at each, the counts
+    handed to ``keep`` (written to disk, so that no tool's peak memory holds them)."""
     from topiclink import LDA
 
     last = checkpoints[-1]
@@ -205,7 +209,6 @@ def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int]
             self.t0 = 0.0
             self.paused = 0.0
             self.seconds: list[float] = []
-            self.counts: list[np.ndarray] = []
 
         def on_train_begin(self, model: Any, n_iter: int) -> None:
             self.t0 = time.perf_counter()
@@ -214,18 +217,18 @@ def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int]
             now = time.perf_counter()
             if iteration + 1 in checkpoints:
                 self.seconds.append(now - self.t0 - self.paused)
-                self.counts.append(np.ascontiguousarray(model.state_.nwk.T))
+                keep(model.state_.nwk, words_first=True)    # saved without a copy
                 self.paused += time.perf_counter() - now
 
     rec = Record()
     LDA(n_topics=K, max_iter=last, evaluate_every=last, sampler=sampler,
         doc_topic_prior=alpha, topic_word_prior=beta, random_state=seed,
         callbacks=[rec]).fit(X)
-    return {"iterations": checkpoints, "seconds": rec.seconds, "counts": rec.counts}
+    return {"iterations": checkpoints, "seconds": rec.seconds}
 
 
 def run_tomotopy(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
-                 beta: float, seed: int) -> dict[str, Any]:
+                 beta: float, seed: int, keep: Any) -> dict[str, Any]:
     """tomotopy's LDAModel, ``train`` in steps between checkpoints, one worker."""
     try:
         import tomotopy as tp
@@ -236,7 +239,7 @@ def run_tomotopy(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
     for d in range(X.shape[0]):
         model.add_doc([f"w{w}" for w in doc_tokens(X, d)])
     model.train(0, workers=1)
-    seconds, counts, done, total = [], [], 0, 0.0
+    seconds, done, total = [], 0, 0.0
     for n in checkpoints:
         t0 = time.perf_counter()
         model.train(n - done, workers=1)
@@ -245,18 +248,19 @@ def run_tomotopy(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
         # n_kw back from p_kw = (n_kw + eta) / (n_k + V_used eta)
         used = np.array([int(w[1:]) for w in model.used_vocabs], dtype=np.int64)
         nk = np.asarray(model.get_count_by_topics(), dtype=np.float64)
-        nkw = np.zeros((K, V))
+        nkw = np.zeros((K, V), np.int32)
         for k in range(K):
             p = np.asarray(model.get_topic_word_dist(k), dtype=np.float64)
-            nkw[k, used] = np.maximum(p * (nk[k] + used.size * beta) - beta, 0.0)
+            nkw[k, used] = np.rint(np.maximum(p * (nk[k] + used.size * beta) - beta, 0.0))
         seconds.append(total)
-        counts.append(np.rint(nkw).astype(np.int64))
-    return {"iterations": checkpoints, "seconds": seconds, "counts": counts,
+        keep(nkw)
+        del nkw
+    return {"iterations": checkpoints, "seconds": seconds,
             "version": tp.__version__}
 
 
 def run_warplda(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
-                beta: float, binary: Path) -> dict[str, Any]:
+                beta: float, binary: Path, keep: Any) -> dict[str, Any]:
     """WarpLDA once per checkpoint (``--niter n``), OMP_NUM_THREADS=1; seconds = the sum of
     its per-iteration times."""
     fmt = binary.parent / "format"
@@ -264,7 +268,7 @@ def run_warplda(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
     try:
         word_ids = warplda_prepare(X, workdir, fmt)
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        seconds, counts = [], []
+        seconds = []
         for n in checkpoints:
             model = workdir / f"k{K}_n{n}.model"
             proc = subprocess.Popen(
@@ -277,32 +281,43 @@ def run_warplda(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
                 raise RuntimeError(f"warplda failed ({proc.returncode}): {out[-2000:]}")
             times = [float(t) for t in re.findall(r"Iteration \d+, ([0-9.eE+-]+) s", out)]
             seconds.append(float(sum(times)))
-            counts.append(read_warplda_model(model, word_ids, K, X.shape[1]))
-        return {"iterations": checkpoints, "seconds": seconds, "counts": counts}
+            keep(read_warplda_model(model, word_ids, K, X.shape[1]))
+            model.unlink()
+        return {"iterations": checkpoints, "seconds": seconds}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
 def child_main(spec: dict[str, Any]) -> None:
-    """Run one tool on the training counts in ``spec["data"]``; write counts and seconds."""
+    """Run one tool on the training counts in ``spec["data"]``; write seconds, and the
+    counts of checkpoint i to ``<out>_<i>.npy`` as soon as they are taken."""
     X = sp.load_npz(spec["data"]).tocsr()
     K, tool, cps = int(spec["K"]), spec["tool"], [int(c) for c in spec["checkpoints"]]
+    written: list[str] = []
+
+    def keep(counts: np.ndarray, words_first: bool = False) -> None:
+        """Counts (K, V), or (V, K) with ``words_first``, to the checkpoint's file."""
+        path = f"{spec['out']}_{len(written)}{'_vk' if words_first else ''}.npy"
+        np.save(path, counts)
+        written.append(path)
+
     if tool == "tomotopy":
-        out = run_tomotopy(X, K, cps, spec["alpha"], spec["beta"], spec["seed"])
+        out = run_tomotopy(X, K, cps, spec["alpha"], spec["beta"], spec["seed"], keep)
     elif tool == "warplda":
-        out = run_warplda(X, K, cps, spec["alpha"], spec["beta"], Path(spec["warplda"]))
+        out = run_warplda(X, K, cps, spec["alpha"], spec["beta"], Path(spec["warplda"]),
+                          keep)
     else:
-        out = run_topiclink(X, K, tool, cps, spec["alpha"], spec["beta"], spec["seed"])
-    counts = out.pop("counts", [])
+        out = run_topiclink(X, K, tool, cps, spec["alpha"], spec["beta"], spec["seed"],
+                            keep)
+    out["counts_files"] = written
     out["children_max_rss_kib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    np.savez(spec["out"] + ".npz", *counts)
     Path(spec["out"] + ".json").write_text(json.dumps(out))
 
 
-def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[np.ndarray], float, int]:
-    """Run :func:`child_main` in a subprocess; (record, counts, wall seconds, max RSS KiB
-    of that process).  WarpLDA's binaries are the child's own children: their max RSS is
-    the record's ``children_max_rss_kib``."""
+def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[str], float, int]:
+    """Run :func:`child_main` in a subprocess; (record, the checkpoints' counts files,
+    wall seconds, max RSS KiB of that process).  WarpLDA's binaries are the child's own
+    children: their max RSS is the record's ``children_max_rss_kib``."""
     t0 = time.perf_counter()
     env = {**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -313,9 +328,7 @@ def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[np.ndarray], f
         raise RuntimeError(f"{spec['tool']} K={spec['K']} failed "
                            f"({os.waitstatus_to_exitcode(status)})")
     record = json.loads(Path(spec["out"] + ".json").read_text())
-    with np.load(spec["out"] + ".npz") as z:
-        counts = [z[f"arr_{i}"] for i in range(len(z.files))]
-    return record, counts, wall, int(usage.ru_maxrss)
+    return record, record.pop("counts_files", []), wall, int(usage.ru_maxrss)
 
 
 # ----------------------------------------------------------------------------- driver
@@ -340,17 +353,21 @@ def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
                     "alpha": alpha, "beta": beta, "seed": seed,
                     "warplda": str(warplda) if warplda else "",
                     "out": str(scratch / f"{tool}_k{K}")}
-            record, counts, wall, rss = run_child(spec)
+            record, files, wall, rss = run_child(spec)
             if "skipped" in record:
                 logger.info("K=%d %s: skipped: %s", K, tool, record["skipped"])
                 rows[tool] = record
                 continue
             t0 = time.perf_counter()
-            record["heldout_ll"] = [
-                heldout_log_likelihood(test, topics_from_counts(c, beta), alpha, seed,
-                                       score_iter) for c in counts]
+            record["heldout_ll"] = []
+            for path in files:         # K x V per checkpoint: 1.2 GB each at K = 5000
+                counts = np.load(path)
+                counts = counts.T if path.endswith("_vk.npy") else counts
+                record["heldout_ll"].append(heldout_log_likelihood(
+                    test, topics_from_counts(counts, beta), alpha, seed, score_iter))
+                del counts
+                Path(path).unlink()
             record["scoring_seconds"] = time.perf_counter() - t0
-            del counts                 # K x V per checkpoint: 1.2 GB each at K = 5000
             record["tokens_per_second"] = (n_tokens * checkpoints[-1]
                                            / max(record["seconds"][-1], 1e-12))
             record["process_wall_seconds"] = wall

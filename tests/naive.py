@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 from scipy.special import gammaln
 
 
@@ -232,3 +233,17 @@ def bpbfm_sweep_groups(groups, U, L, G, rel_ptr, rel_m, rel_w, sender_only, stat
                 if x_rm.shape[0]:
                     x_rm[r, m] += 1
     return total
+
+
+def pooled_chi2_pvalue(counts, expected, pool_below=5.0):
+    """Pearson's chi-square p-value with the cells of expected count < ``pool_below``
+    pooled into one (the chi-square law of the statistic needs about 5 per cell; an
+    enumerated posterior puts far less on most of its states)."""
+    counts = np.asarray(counts, float)
+    expected = np.asarray(expected, float)
+    small = expected < pool_below
+    c = np.append(counts[~small], counts[small].sum())
+    e = np.append(expected[~small], expected[small].sum())
+    if e[-1] == 0.0:
+        c, e = c[:-1], e[:-1]
+    return stats.chi2.sf(((c - e) ** 2 / e).sum(), df=c.size - 1)

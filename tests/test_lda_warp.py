@@ -92,7 +92,11 @@ def test_stationary_distribution_equals_exact_posterior(n_mh):
     alpha = np.array([0.5, 0.8, 0.2])
     beta = 0.3
     n_chains = 30_000
-    states = kernel_state(as_generator(41 + n_mh), n_chains)
+    # the seed is arbitrary; it moved from 41 + n_mh when the kernel's acceptance test
+    # became division-free (its ties consume no uniform, so the streams differ): with the
+    # old seed, n_mh = 2 gave p = 3e-4, while over 200 other seeds the p-values were
+    # uniform (Kolmogorov-Smirnov p = 0.83; 0 below 1e-3, 9 below 0.05)
+    states = kernel_state(as_generator(2026 + n_mh), n_chains)
     ptr, pos, slot, docs_w = word_order(words, docs, V)
     finals = _warp_chains(words, docs, offsets, K, V, alpha, beta, n_chains, 20, states, n_mh,
                           ptr, pos, slot, docs_w)
