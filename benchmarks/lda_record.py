@@ -192,9 +192,15 @@ def read_warplda_model(path: Path, word_ids: np.ndarray, K: int, V: int) -> np.n
 def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int],
                   alpha: float, beta: float, seed: int, keep: Any) -> dict[str, Any]:
     """Fit ``LDA(sampler=...)`` up to the last checkpoint; seconds at each, the counts
-    handed to ``keep`` (written to disk, so that no tool's peak memory holds them)."""
+    handed to ``keep`` (written to disk, so that no tool's peak memory holds them).
+    ``sampler`` may carry the Metropolis-Hastings steps per token: ``"warp:2"`` (set as
+    the sampler's default in this child process only; the estimator has no such knob)."""
     from topiclink import LDA
+    from topiclink.topics import lda as lda_algorithm
 
+    if ":" in sampler:
+        sampler, steps = sampler.split(":")
+        lda_algorithm.MH_STEPS[sampler] = int(steps)
     last = checkpoints[-1]
     try:  # compile the kernels before the clock starts
         LDA(n_topics=K, max_iter=2, sampler=sampler, doc_topic_prior=alpha,

@@ -19,7 +19,10 @@ def topic_word_estimate(nwk: np.ndarray, nk: np.ndarray, beta: float) -> np.ndar
     """phi-hat (K, V), ``(C_kw + beta) / (C_k + V beta)``, from the word-topic counts
     ``nwk`` (V, K) and the topic totals ``nk`` (K,); rows sum to 1."""
     V = nwk.shape[0]
-    return ((nwk.T + beta) / (nk[:, None] + V * beta)).astype(np.float64)
+    phi = nwk.T.astype(np.float64)          # the one K x V array made (no temporaries)
+    phi += beta
+    phi /= nk[:, None] + V * beta
+    return phi
 
 
 def doc_topic_estimate(ndk: np.ndarray, alpha: np.ndarray) -> np.ndarray:
