@@ -16,9 +16,9 @@ split and the same inference chains for every tool).
 - WarpLDA (C++, no per-iteration hook): one run per checkpoint, ``--niter n``, its model
   dump read back; the seconds are the sum of its printed per-iteration times.
 
-Every tool runs in its own subprocess; its peak memory is that process's max RSS
-(``os.wait4``; WarpLDA's: its binary's).  Each checkpoint's counts go to a file as soon as
-they are taken, so no process holds more than the model's own.
+Every tool runs in its own subprocess; its peak memory is that process's high-water
+resident size (``VmHWM``; WarpLDA's: its binary's, read while it runs).  Each checkpoint's
+counts go to a file as soon as they are taken, so no process holds more than its own.
 
 Target per K: 95 % of the way from the worst first-checkpoint value to the best final
 value, lowered to the worst tool's best value when some tool does not reach it; seconds to
@@ -39,7 +39,6 @@ import logging
 import os
 import platform
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -188,6 +187,27 @@ def read_warplda_model(path: Path, word_ids: np.ndarray, K: int, V: int) -> np.n
     return nkw
 
 
+# ----------------------------------------------------------------------------- memory
+def peak_kib_of(pid: int) -> int:
+    """The high-water resident size (``VmHWM``, KiB) of a live process; 0 when gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    found = re.search(r"^VmHWM:\s+(\d+)", status, re.MULTILINE)
+    return int(found.group(1)) if found else 0
+
+
+def watch_peak_kib(proc: subprocess.Popen, every: float = 0.01) -> int:
+    """Wait for ``proc``, reading its ``VmHWM`` every ``every`` seconds; the last value
+    read (the high-water mark only grows, so at most the last interval is missed)."""
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, peak_kib_of(proc.pid))
+        time.sleep(every)
+    return peak
+
+
 # ----------------------------------------------------------------------------- one tool
 def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int],
                   alpha: float, beta: float, seed: int, keep: Any) -> dict[str, Any]:
@@ -274,22 +294,25 @@ def run_warplda(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
     try:
         word_ids = warplda_prepare(X, workdir, fmt)
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        seconds = []
+        seconds, peak_kib = [], 0
         for n in checkpoints:
             model = workdir / f"k{K}_n{n}.model"
-            proc = subprocess.Popen(
-                [str(binary), "--prefix", str(workdir / "train"), "--k", str(K), "--niter",
-                 str(n), "--alpha", str(alpha * K), "--beta", str(beta), "--model",
-                 str(model), "--dumpz=false", "--writeinfo=false"],
-                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            out, _ = proc.communicate()
+            log = workdir / "warplda.log"
+            with log.open("w") as sink:
+                proc = subprocess.Popen(
+                    [str(binary), "--prefix", str(workdir / "train"), "--k", str(K),
+                     "--niter", str(n), "--alpha", str(alpha * K), "--beta", str(beta),
+                     "--model", str(model), "--dumpz=false", "--writeinfo=false"],
+                    env=env, stdout=sink, stderr=subprocess.STDOUT, text=True)
+                peak_kib = max(peak_kib, watch_peak_kib(proc))
+            out = log.read_text()
             if proc.returncode:
                 raise RuntimeError(f"warplda failed ({proc.returncode}): {out[-2000:]}")
             times = [float(t) for t in re.findall(r"Iteration \d+, ([0-9.eE+-]+) s", out)]
             seconds.append(float(sum(times)))
             keep(read_warplda_model(model, word_ids, K, X.shape[1]))
             model.unlink()
-        return {"iterations": checkpoints, "seconds": seconds}
+        return {"iterations": checkpoints, "seconds": seconds, "peak_rss_kib": peak_kib}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -316,25 +339,27 @@ def child_main(spec: dict[str, Any]) -> None:
         out = run_topiclink(X, K, tool, cps, spec["alpha"], spec["beta"], spec["seed"],
                             keep)
     out["counts_files"] = written
-    out["children_max_rss_kib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    out.setdefault("peak_rss_kib", peak_kib_of(os.getpid()))
     Path(spec["out"] + ".json").write_text(json.dumps(out))
 
 
-def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[str], float, int]:
+def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[str], float]:
     """Run :func:`child_main` in a subprocess; (record, the checkpoints' counts files,
-    wall seconds, max RSS KiB of that process).  WarpLDA's binaries are the child's own
-    children: their max RSS is the record's ``children_max_rss_kib``."""
+    wall seconds).  The record's ``peak_rss_kib`` is the tool's own: the child's
+    ``VmHWM``, or for WarpLDA its binary's.  (Not ``os.wait4``'s ``ru_maxrss``: a child
+    forked from this process starts from this process's resident size, so it reported
+    the scorer's memory, not the tool's.)"""
     t0 = time.perf_counter()
     env = {**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
+    _, status, _ = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status):
         raise RuntimeError(f"{spec['tool']} K={spec['K']} failed "
                            f"({os.waitstatus_to_exitcode(status)})")
     record = json.loads(Path(spec["out"] + ".json").read_text())
-    return record, record.pop("counts_files", []), wall, int(usage.ru_maxrss)
+    return record, record.pop("counts_files", []), wall
 
 
 # ----------------------------------------------------------------------------- driver
@@ -359,7 +384,7 @@ def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
                     "alpha": alpha, "beta": beta, "seed": seed,
                     "warplda": str(warplda) if warplda else "",
                     "out": str(scratch / f"{tool}_k{K}")}
-            record, files, wall, rss = run_child(spec)
+            record, files, wall = run_child(spec)
             if "skipped" in record:
                 logger.info("K=%d %s: skipped: %s", K, tool, record["skipped"])
                 rows[tool] = record
@@ -377,8 +402,8 @@ def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
             record["tokens_per_second"] = (n_tokens * checkpoints[-1]
                                            / max(record["seconds"][-1], 1e-12))
             record["process_wall_seconds"] = wall
-            own = record.pop("children_max_rss_kib", 0)
-            record["peak_rss_mib"] = (own if tool == "warplda" else rss) / 1024
+            peak = record.pop("peak_rss_kib", 0)     # 0: a run too short to be read
+            record["peak_rss_mib"] = peak / 1024 if peak else None
             rows[tool] = record
             logger.info("K=%d %-8s  %s", K, tool, "  ".join(
                 f"{n}it {s:.3f}s {ll:.4f}" for n, s, ll in
@@ -508,11 +533,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
                 continue
             s = entry["seconds_to_target"].get(tool)
             ratio = entry["ratio_to_warplda"].get(tool)
+            peak = r.get("peak_rss_mib")
+            memory = "-" if not peak else f"{peak:.0f}"
             print(f"K={K:>5} {tool:>9}: final LL {r['heldout_ll'][-1]:.4f}  "
                   f"{r['tokens_per_second'] / 1e6:.2f} M tok/s  "
                   f"to target {'-' if s is None else f'{s:.2f} s'}  "
                   f"x WarpLDA {'-' if ratio is None else f'{ratio:.2f}'}  "
-                  f"RSS {r['peak_rss_mib']:.0f} MiB")
+                  f"RSS {memory} MiB")
     print(f"wrote {args.out} and {args.out.with_suffix('.png')}")
     return result
 
