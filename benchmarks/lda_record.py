@@ -1,7 +1,9 @@
 """LDA time to a held-out log-likelihood: topiclink's samplers vs tomotopy and WarpLDA.
 
-Every tool trains on the same training documents (90 % of a corpus) with one thread, the
-same symmetric priors (alpha per topic, beta 0.01) and K topics.  At checkpoints (a
+Every tool trains on the same training documents (90 % of a corpus) on ``--threads``
+threads (default one; on more, topiclink's Gibbs runs ``scheme="partition"`` and its
+Metropolis-Hastings samplers stay sequential), with the same symmetric priors (alpha per
+topic, beta 0.01) and K topics.  At checkpoints (a
 doubling schedule of iteration counts) the tool's topic-word counts are saved, outside the
 timed training; afterwards phi = (n_kw + beta) / (n_k + V beta) over the full vocabulary is
 scored by ONE function, :func:`heldout_log_likelihood` (document completion on the 10 %
@@ -210,11 +212,15 @@ def watch_peak_kib(proc: subprocess.Popen, every: float = 0.01) -> int:
 
 # ----------------------------------------------------------------------------- one tool
 def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int],
-                  alpha: float, beta: float, seed: int, keep: Any) -> dict[str, Any]:
+                  alpha: float, beta: float, seed: int, keep: Any,
+                  threads: int = 1) -> dict[str, Any]:
     """Fit ``LDA(sampler=...)`` up to the last checkpoint; seconds at each, the counts
     handed to ``keep`` (written to disk, so that no tool's peak memory holds them).
     ``sampler`` may carry the Metropolis-Hastings steps per token: ``"warp:2"`` (set as
-    the sampler's default in this child process only; the estimator has no such knob)."""
+    the sampler's default in this child process only; the estimator has no such knob).
+    With ``threads`` > 1, ``"gibbs"`` runs the multi-core scheme, ``scheme="partition"``
+    on ``threads`` threads; the Metropolis-Hastings samplers are sequential (one thread,
+    said in the record's ``threads_used``)."""
     from topiclink import LDA
     from topiclink.topics import lda as lda_algorithm
 
@@ -222,9 +228,12 @@ def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int]
         sampler, steps = sampler.split(":")
         lda_algorithm.MH_STEPS[sampler] = int(steps)
     last = checkpoints[-1]
+    parallel = ({"scheme": "partition", "n_jobs": threads}
+                if threads > 1 and sampler == "gibbs" else {})
     try:  # compile the kernels before the clock starts
         LDA(n_topics=K, max_iter=2, sampler=sampler, doc_topic_prior=alpha,
-            topic_word_prior=beta, random_state=seed).fit(X[: min(20, X.shape[0])])
+            topic_word_prior=beta, random_state=seed,
+            **parallel).fit(X[: min(200, X.shape[0])])
     except ValueError as exc:
         return {"skipped": f"LDA(sampler={sampler!r}): {exc}"}
 
@@ -249,13 +258,15 @@ def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int]
     rec = Record()
     LDA(n_topics=K, max_iter=last, evaluate_every=last, sampler=sampler,
         doc_topic_prior=alpha, topic_word_prior=beta, random_state=seed,
-        callbacks=[rec]).fit(X)
-    return {"iterations": checkpoints, "seconds": rec.seconds}
+        callbacks=[rec], **parallel).fit(X)
+    return {"iterations": checkpoints, "seconds": rec.seconds,
+            "threads_used": threads if parallel else 1}
 
 
 def run_tomotopy(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
-                 beta: float, seed: int, keep: Any) -> dict[str, Any]:
-    """tomotopy's LDAModel, ``train`` in steps between checkpoints, one worker."""
+                 beta: float, seed: int, keep: Any, threads: int = 1) -> dict[str, Any]:
+    """tomotopy's LDAModel, ``train`` in steps between checkpoints, ``threads``
+    workers."""
     try:
         import tomotopy as tp
     except ImportError:
@@ -264,11 +275,11 @@ def run_tomotopy(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
     model = tp.LDAModel(k=K, alpha=alpha, eta=beta, seed=seed)
     for d in range(X.shape[0]):
         model.add_doc([f"w{w}" for w in doc_tokens(X, d)])
-    model.train(0, workers=1)
+    model.train(0, workers=threads)
     seconds, done, total = [], 0, 0.0
     for n in checkpoints:
         t0 = time.perf_counter()
-        model.train(n - done, workers=1)
+        model.train(n - done, workers=threads)
         total += time.perf_counter() - t0
         done = n
         # n_kw back from p_kw = (n_kw + eta) / (n_k + V_used eta)
@@ -282,18 +293,18 @@ def run_tomotopy(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
         keep(nkw)
         del nkw
     return {"iterations": checkpoints, "seconds": seconds,
-            "version": tp.__version__}
+            "version": tp.__version__, "threads_used": threads}
 
 
 def run_warplda(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
-                beta: float, binary: Path, keep: Any) -> dict[str, Any]:
-    """WarpLDA once per checkpoint (``--niter n``), OMP_NUM_THREADS=1; seconds = the sum of
+                beta: float, binary: Path, keep: Any, threads: int = 1) -> dict[str, Any]:
+    """WarpLDA once per checkpoint (``--niter n``), ``threads`` OpenMP threads; seconds = the sum of
     its per-iteration times."""
     fmt = binary.parent / "format"
     workdir = Path(tempfile.mkdtemp(prefix="warplda_"))
     try:
         word_ids = warplda_prepare(X, workdir, fmt)
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
         seconds, peak_kib = [], 0
         for n in checkpoints:
             model = workdir / f"k{K}_n{n}.model"
@@ -312,7 +323,8 @@ def run_warplda(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
             seconds.append(float(sum(times)))
             keep(read_warplda_model(model, word_ids, K, X.shape[1]))
             model.unlink()
-        return {"iterations": checkpoints, "seconds": seconds, "peak_rss_kib": peak_kib}
+        return {"iterations": checkpoints, "seconds": seconds, "peak_rss_kib": peak_kib,
+                "threads_used": threads}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -330,14 +342,16 @@ def child_main(spec: dict[str, Any]) -> None:
         np.save(path, counts)
         written.append(path)
 
+    threads = int(spec.get("threads", 1))
     if tool == "tomotopy":
-        out = run_tomotopy(X, K, cps, spec["alpha"], spec["beta"], spec["seed"], keep)
+        out = run_tomotopy(X, K, cps, spec["alpha"], spec["beta"], spec["seed"], keep,
+                           threads)
     elif tool == "warplda":
         out = run_warplda(X, K, cps, spec["alpha"], spec["beta"], Path(spec["warplda"]),
-                          keep)
+                          keep, threads)
     else:
         out = run_topiclink(X, K, tool, cps, spec["alpha"], spec["beta"], spec["seed"],
-                            keep)
+                            keep, threads)
     out["counts_files"] = written
     out.setdefault("peak_rss_kib", peak_kib_of(os.getpid()))
     Path(spec["out"] + ".json").write_text(json.dumps(out))
@@ -350,7 +364,8 @@ def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[str], float]:
     forked from this process starts from this process's resident size, so it reported
     the scorer's memory, not the tool's.)"""
     t0 = time.perf_counter()
-    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+    threads = str(spec.get("threads", 1))
+    env = {**os.environ, "NUMBA_NUM_THREADS": threads, "OMP_NUM_THREADS": threads,
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(spec)], env=env)
     _, status, _ = os.wait4(proc.pid, 0)
@@ -366,7 +381,7 @@ def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[str], float]:
 def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
                   checkpoints: list[int], *, alpha: float, beta: float, seed: int,
                   heldout: float, score_iter: int, warplda: Path | None,
-                  scratch: Path) -> dict[str, Any]:
+                  scratch: Path, threads: int = 1) -> dict[str, Any]:
     """All tools at every K: curves (seconds, held-out LL per token), targets, ratios."""
     train, test = split_documents(X, heldout, seed)
     data = scratch / "train.npz"
@@ -382,7 +397,7 @@ def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
                 continue
             spec = {"data": str(data), "K": K, "tool": tool, "checkpoints": checkpoints,
                     "alpha": alpha, "beta": beta, "seed": seed,
-                    "warplda": str(warplda) if warplda else "",
+                    "warplda": str(warplda) if warplda else "", "threads": threads,
                     "out": str(scratch / f"{tool}_k{K}")}
             record, files, wall = run_child(spec)
             if "skipped" in record:
@@ -443,7 +458,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
                        label="target")
         ax.set_xscale("log")
         ax.set_title(f"K = {K}")
-        ax.set_xlabel("training seconds (1 thread)")
+        ax.set_xlabel(f"training seconds ({result.get('threads', 1)} thread(s))")
         ax.set_ylabel("held-out log-likelihood per token")
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -468,7 +483,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     ap.add_argument("--heldout", type=float, default=0.1, help="fraction of documents")
     ap.add_argument("--score-iter", type=int, default=50,
                     help="Gibbs sweeps of the completion inference")
-    ap.add_argument("--threads", type=int, default=1, help="only 1 is supported")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads of every tool (topiclink: Gibbs on scheme='partition'; "
+                         "its MH samplers stay sequential)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--warplda", type=Path, default=None,
                     help="a built warplda binary (format next to it); else built here")
@@ -480,8 +497,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         child_main(json.loads(args.child))
         return None
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if args.threads != 1:
-        raise SystemExit("--threads: only 1 thread is compared")
+    if args.threads < 1:
+        raise SystemExit("--threads must be >= 1")
     if args.quick:
         args.tokens, args.words, args.true_topics = 2e4, 500, 10
         args.topics, args.checkpoints, args.score_iter = "20", "2,4,8", 20
@@ -503,7 +520,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         result = run_benchmark(X, topics, tools, checkpoints, alpha=args.alpha,
                                beta=args.beta, seed=args.seed, heldout=args.heldout,
                                score_iter=args.score_iter, warplda=warplda,
-                               scratch=scratch)
+                               scratch=scratch, threads=args.threads)
     import topiclink
 
     result = {
@@ -511,7 +528,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         "corpus": args.dataset or (f"synthetic make_corpus({int(args.tokens)} tokens, "
                                    f"doc length {args.doc_length}, "
                                    f"{args.true_topics} generating topics)"),
-        "protocol": (f"1 thread; alpha {args.alpha} per topic, beta {args.beta}; "
+        "threads": args.threads,
+        "protocol": (f"{args.threads} thread(s) (topiclink's MH samplers: 1); "
+                     f"alpha {args.alpha} per topic, beta {args.beta}; "
                      f"{args.heldout:.0%} of documents held out; document completion "
                      f"(half observed, {args.score_iter} inference sweeps) on phi = "
                      "(n_kw + beta) / (n_k + V beta) from every tool's counts"),
