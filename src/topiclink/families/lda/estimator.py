@@ -44,8 +44,9 @@ __all__ = ["LDA", "MH_MIN_TOPICS"]
 
 #: ``sampler="auto"`` uses the O(1)-per-token "warp" kernel from this many topics on,
 #: chosen by time to a held-out log-likelihood (document completion) on 20 Newsgroups,
-#: one thread (benchmarks/results/lda_record_20newsgroups.json): at K = 200 Gibbs reached
-#: the target in 9.0 s, "warp" in 15.9 s; at K = 1000 "warp" in 19.9 s, Gibbs in 24.1 s.
+#: one thread (benchmarks/results/lda_record_20newsgroups.json, rerun with the faster
+#: warp kernel): at K = 200 Gibbs reached the target in 9.9 s, "warp" in 13.7 s; at
+#: K = 1000 "warp" in 14.3 s, Gibbs in 26.7 s (before: 9.0 / 15.9 and 19.9 / 24.1 s).
 #: On the 1M-token synthetic corpus of benchmarks/lda_throughput.py at K = 1000 (20 CPU s
 #: each) "warp" also reached Gibbs's final log joint sooner (16.4 s).
 MH_MIN_TOPICS = 1000
@@ -107,8 +108,9 @@ default "exact"
         counts (:mod:`topiclink.topics.kernels.lda_mh`; more sweeps to mix, each much cheaper at
         large K); ``"warp"``, the same two proposals in WarpLDA's order, a word phase
         then a document phase, so that each step reads one row of counts
-        (:mod:`topiclink.topics.kernels.lda_warp`; exact, about twice the tokens per
-        second of ``"mh"``); ``"auto"``: ``"warp"`` from :data:`MH_MIN_TOPICS` topics on,
+        (:mod:`topiclink.topics.kernels.lda_warp`; exact; at K = 1000 on 20 Newsgroups
+        1.3x the tokens per second of ``"mh"`` and a held-out target 3x sooner);
+        ``"auto"``: ``"warp"`` from :data:`MH_MIN_TOPICS` topics on,
         else ``"gibbs"``.  The parallel schemes use ``"gibbs"``.
     init : "random" or "spectral", default "random"
         The chain's start: uniform random topics, or ``"spectral"``: the deterministic
