@@ -63,8 +63,9 @@ Other graphs (issue 43): ``--dataset wn18rr`` (peers: :data:`WN18RR_PEERS`, anch
 seconds (one thread each: what a model was given, whatever else the machine ran);
 ``--test-at-checkpoints`` scores the test triples at every checkpoint too.  The
 ``BPBFM-PAT-EM-inverse`` / ``-paths`` / ``-paths3`` rows (1-hop; 1- and 2-hop; 1-, 2-
-and 3-hop rules) fit until the tol rule or the budget, scored at each checkpoint by the
-published model (:func:`run_patterns`).  ``--append`` adds rows to an earlier run's file.
+and 3-hop rules; ``-C<n>`` adds n constant rules per relation, side and kind) fit until
+the tol rule or the budget, scored at each checkpoint by the published model
+(:func:`run_patterns`).  ``--append`` adds rows to an earlier run's file.
 
 ``--quick``: a smoke test (5 s budgets, 200 valid and 500 test triples, K = 5, three
 checkpoints, written to ``kg_fb15k237_vs_pykeen_quick.json/.png``).
@@ -108,9 +109,22 @@ _clean = _sibling("bpbfm_vs_pykeen")._clean
 RESULTS = Path(__file__).resolve().parent / "results"
 OURS = ("BPBFM-1", "BPBFM-1-online", "BPBFM-2", "BPBFM-2-online", "BPBFM-1-EM",
         "BPBFM-DC-EM", "BPBFM-PAT-EM-inverse", "BPBFM-PAT-EM-paths", "BPBFM-PAT-EM-paths3")
-#: the patterns option of each BPBFM-PAT-EM row
+#: the patterns option of each BPBFM-PAT-EM row; a ``-C<n>`` suffix adds
+#: ``max_constant_rules=n`` (e.g. ``BPBFM-PAT-EM-paths-C30``; :func:`pattern_row`)
 PATTERN_ROWS = {"BPBFM-PAT-EM-inverse": "inverse", "BPBFM-PAT-EM-paths": "paths",
                 "BPBFM-PAT-EM-paths3": "paths3"}
+
+
+def pattern_row(name: str) -> dict[str, Any] | None:
+    """The PatternPoissonFactorModel parameters of a BPBFM-PAT-EM row name (None: not
+    one): ``patterns`` from :data:`PATTERN_ROWS`, ``max_constant_rules`` from a
+    ``-C<n>`` suffix (0 without)."""
+    base, _, suffix = name.rpartition("-C")
+    if base in PATTERN_ROWS and suffix.isdigit():
+        return {"patterns": PATTERN_ROWS[base], "max_constant_rules": int(suffix)}
+    if name in PATTERN_ROWS:
+        return {"patterns": PATTERN_ROWS[name], "max_constant_rules": 0}
+    return None
 PEERS = ("RESCAL", "DistMult", "ComplEx", "RotatE", "TuckER")
 DEFAULT_MODELS = ("BPBFM-1", "BPBFM-1-online", "BPBFM-1-EM", *PEERS)
 
@@ -561,7 +575,8 @@ def run_patterns(name: str, K: int, tasks: dict[str, Any], args: argparse.Namesp
     from topiclink_reproductions.bpbfm import evaluate_kg
 
     train, test = tasks["train"], tasks["test"]
-    kind = PATTERN_ROWS[name]
+    params = pattern_row(name)
+    kind = params["patterns"]
     tr = train.train
     small, _ = make_bpbfm_data(20, 2, 2, random_state=0, density=0.1)
     PatternPoissonFactorModel(2, max_iter=2, patterns=kind, min_support=1,
@@ -576,7 +591,7 @@ def run_patterns(name: str, K: int, tasks: dict[str, Any], args: argparse.Namesp
             flags["due"] = due
             return due or stop
 
-    model = PatternPoissonFactorModel(K, max_iter=10 ** 8, patterns=kind,
+    model = PatternPoissonFactorModel(K, max_iter=10 ** 8, **params,
                                       random_state=args.seed, callbacks=[Watch()])
     rss0 = _rss_now_mb()
     clock.start()
@@ -602,7 +617,7 @@ def run_patterns(name: str, K: int, tasks: dict[str, Any], args: argparse.Namesp
     return {
         "model": name, "K": int(K), "kind": "BPBFM",
         "hyper_parameters": {"estimator": type(model).__name__, "inference": "em",
-                             "patterns": kind, "n_topics": int(K),
+                             **params, "n_topics": int(K),
                              "n_rules": int(np.size(model.pattern_weights_)),
                              "priors": "the estimator's defaults"},
         **_common(clock, rss0, test_s, test_cpu, args),
@@ -708,7 +723,7 @@ def _child(conn: Any, job: tuple[str, int | None], tasks: dict[str, Any],
     name, K = job
     try:
         with threadpool_limits(limits=int(args.threads)):
-            row = (run_patterns(name, int(K), tasks, args) if name in PATTERN_ROWS
+            row = (run_patterns(name, int(K), tasks, args) if pattern_row(name)
                    else run_bpbfm(name, int(K), tasks, args) if name in OURS  # type: ignore[arg-type]
                    else run_peer(name, tasks, args))
     except BaseException:  # noqa: BLE001 - reported in the row, the run goes on
@@ -870,7 +885,7 @@ def jobs_of(models: list[str], topics: list[int]) -> list[tuple[str, int | None]
     """(model, K) per row: BPBFM once per K, a peer once."""
     out: list[tuple[str, int | None]] = []
     for m in models:
-        if m in OURS:
+        if m in OURS or pattern_row(m):
             out += [(m, int(k)) for k in topics]
         elif m in PEERS:
             out.append((m, None))

@@ -17,6 +17,7 @@ Run it (one thread; about 15 minutes without FB15k-237)::
     NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TOPICLINK_DATA=/work/shared/datasets \\
         python benchmarks/kg_patterns.py --out benchmarks/results/kg_patterns.json
     ... --datasets fb15k-237 --kinds none,paths --priors 1 (rows added to the same JSON)
+    ... --kinds paths3 --priors 1 --constants 10,30,100 (constant rules, max_constant_rules)
 
 ``--replot`` rewrites the choices and the figure from the JSON's rows without fitting.
 """
@@ -78,8 +79,8 @@ def warm_up() -> None:
     PatternPoissonFactorModel(2, max_iter=2, min_support=1, random_state=0).fit(tensor)
 
 
-def run_dataset(name: str, kinds: list[str], priors: list[float], iterations: int
-                ) -> list[dict[str, Any]]:
+def run_dataset(name: str, kinds: list[str], priors: list[float], iterations: int,
+                constants: list[int] = (0,)) -> list[dict[str, Any]]:
     splits = load_dataset(name).tensor
     train, valid, test = splits["train"], splits["valid"], splits["test"]
     tasks = {"valid": kg_task({"train": train, "test": valid, "other": test}),
@@ -88,52 +89,62 @@ def run_dataset(name: str, kinds: list[str], priors: list[float], iterations: in
              **evaluate(RuleScorer(train, "reverse_any"), tasks)}]
     logger.info("%s reverse_any: valid MRR %.4f", name, rows[0]["valid_mrr"])
     K = TOPICS.get(name, 100)
-    for kind in kinds:
-        for b_w in ([1.0] if kind == "none" else priors):
+    for kind, n_constant in ((k, c) for k in kinds for c in constants):
+        for b_w in ([1.0] if kind == "none" and not n_constant else priors):
             model = PatternPoissonFactorModel(K, max_iter=iterations, tol=0.0,
                                               patterns=kind, pattern_prior=b_w,
+                                              max_constant_rules=n_constant,
                                               random_state=0)
             t0 = time.perf_counter()
             model.fit(train)
             seconds = time.perf_counter() - t0
             row = {"dataset": name, "model": "BPBFM-PAT-EM", "patterns": kind,
-                   "pattern_prior": b_w, "K": K, "iterations": iterations,
+                   "pattern_prior": b_w, "max_constant_rules": n_constant, "K": K,
+                   "iterations": iterations,
                    "fit_seconds": seconds, "n_rules": int(model.pattern_weights_.size),
                    **evaluate(model, tasks)}
-            if kind != "none":
+            if row["n_rules"]:
                 rules = model.pattern_rules(3)
                 row["top_rules"] = [f"{r.rule} (w={r.weight:.3g}, support {r.support})"
                                     for r in rules.itertuples()]
             rows.append(row)
-            logger.info("%s %s b_w=%g: %d rules, fit %.1fs, valid MRR %.4f, test MRR "
-                        "%.4f", name, kind, b_w, row["n_rules"], seconds,
-                        row["valid_mrr"], row["test_mrr"])
+            logger.info("%s %s b_w=%g constants=%d: %d rules, fit %.1fs, valid MRR %.4f, "
+                        "test MRR %.4f", name, kind, b_w, n_constant, row["n_rules"],
+                        seconds, row["valid_mrr"], row["test_mrr"])
     return rows
+
+
+def config(row: dict[str, Any]) -> tuple[str, float, int]:
+    """A row's (patterns, pattern_prior, max_constant_rules); rows before constant
+    rules existed had none."""
+    return row["patterns"], row.get("pattern_prior"), int(row.get("max_constant_rules", 0))
 
 
 def choices(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per dataset, the configuration of best valid MRR; the default: the (patterns,
-    pattern_prior) of best mean valid MRR over :data:`CHOOSING` (all of them run)."""
+    pattern_prior, max_constant_rules) of best mean valid MRR over :data:`CHOOSING` (all
+    of them run)."""
     fits = [r for r in rows if r["model"] == "BPBFM-PAT-EM"]
     out: dict[str, Any] = {"per_dataset": {}}
     for name in sorted({r["dataset"] for r in fits}):
         best = max((r for r in fits if r["dataset"] == name), key=lambda r: r["valid_mrr"])
         out["per_dataset"][name] = {"patterns": best["patterns"],
                                     "pattern_prior": best["pattern_prior"],
+                                    "max_constant_rules": config(best)[2],
                                     "valid_mrr": best["valid_mrr"],
                                     "test_mrr": best["test_mrr"]}
-    configs = {(r["patterns"], r["pattern_prior"]) for r in fits}
     mean = {}
-    for c in configs:
-        vals = [r["valid_mrr"] for r in fits if (r["patterns"], r["pattern_prior"]) == c
-                and r["dataset"] in CHOOSING]
+    for c in {config(r) for r in fits}:
+        vals = [r["valid_mrr"] for r in fits if config(r) == c and r["dataset"] in CHOOSING]
         if len(vals) == len(CHOOSING):
             mean[c] = float(np.mean(vals))
     if mean:
-        best_c = max(mean, key=lambda c: mean[c])
+        best_c = max(mean, key=lambda c: (mean[c], -c[2]))
         out["default"] = {"patterns": best_c[0], "pattern_prior": best_c[1],
+                          "max_constant_rules": best_c[2],
                           "mean_valid_mrr": mean[best_c], "chosen_on": list(CHOOSING)}
-        out["mean_valid_mrr"] = {f"{k}, b_w={b}": v for (k, b), v in sorted(mean.items())}
+        out["mean_valid_mrr"] = {f"{k}, b_w={b}, constants={n}": v
+                                 for (k, b, n), v in sorted(mean.items())}
     return out
 
 
@@ -145,8 +156,9 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.8), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
         mine = [r for r in rows if r["dataset"] == name]
-        labels = [r["patterns"] if r["patterns"] in ("rule", "none")
-                  else f"{r['patterns']}\nb_w={r['pattern_prior']:g}" for r in mine]
+        labels = [(r["patterns"] if r["patterns"] in ("rule", "none")
+                   else f"{r['patterns']}\nb_w={r['pattern_prior']:g}")
+                  + (f"\nC={config(r)[2]}" if config(r)[2] else "") for r in mine]
         labels = ["reverse\nrule" if lab == "rule" else lab for lab in labels]
         x = np.arange(len(mine))
         ax.bar(x - 0.2, [r["valid_mrr"] for r in mine], 0.4, label="valid")
@@ -168,6 +180,8 @@ def main() -> None:
     ap.add_argument("--kinds", default="none,inverse,paths")
     ap.add_argument("--priors", default="0.1,1,10")
     ap.add_argument("--iterations", type=int, default=25)
+    ap.add_argument("--constants", default="0",
+                    help="max_constant_rules values, comma-separated")
     ap.add_argument("--out", default="benchmarks/results/kg_patterns.json")
     ap.add_argument("--replot", action="store_true")
     args = ap.parse_args()
@@ -179,11 +193,11 @@ def main() -> None:
         t0 = time.perf_counter()
         for name in args.datasets.split(","):
             rows = run_dataset(name, args.kinds.split(","),
-                               [float(p) for p in args.priors.split(",")], args.iterations)
-            done = {(r["dataset"], r["patterns"], r.get("pattern_prior")) for r in rows}
-            result["rows"] = [r for r in result["rows"] if (r["dataset"], r["patterns"],
-                                                            r.get("pattern_prior"))
-                              not in done] + rows
+                               [float(p) for p in args.priors.split(",")], args.iterations,
+                               [int(c) for c in args.constants.split(",")])
+            done = {(r["dataset"], *config(r)) for r in rows}
+            result["rows"] = [r for r in result["rows"]
+                              if (r["dataset"], *config(r)) not in done] + rows
             result["settings"] = {"threads": os.environ.get("NUMBA_NUM_THREADS"),
                                   "python": platform.python_version(),
                                   "random_state": 0, "topics": TOPICS, "tol": 0.0,

@@ -95,3 +95,20 @@ def test_select_kg_command(umls, tmp_path):
     assert bad.exit_code != 0 and "not a knowledge-graph model" in bad.output
     bad = CliRunner().invoke(app, ["select-kg", "--dataset", "umls", "--patterns", "loops"])
     assert bad.exit_code != 0 and "'loops' is not one of" in bad.output
+
+
+def test_select_kg_tries_constant_rules(umls):
+    from typer.testing import CliRunner
+
+    from topiclink.cli.app import app
+
+    result = CliRunner().invoke(app, ["select-kg", "--dataset", "umls", "--models",
+                                      "bpbfm-em,bpbfm-patterns", "-k", "4", "--patterns",
+                                      "inverse", "--constant-rules", "0,5", "-n", "3",
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "3 candidates on umls" in result.output
+    assert "patterns=inverse max_constant_rules=5" in result.output
+    bad = CliRunner().invoke(app, ["select-kg", "--dataset", "umls", "--constant-rules",
+                                   "-1"])
+    assert bad.exit_code != 0 and "--constant-rules" in bad.output

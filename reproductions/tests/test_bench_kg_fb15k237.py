@@ -290,16 +290,23 @@ def test_pattern_rows_and_append_on_umls(bench, tmp_path):
     common = ["--dataset", "umls", "--clock", "cpu", "--test-at-checkpoints",
               "--budget-seconds", "2", "--checkpoints", "2", "--valid-queries", "0",
               "--topics", "5", "--out", str(out)]
-    first = bench.main([*common, "--models", "BPBFM-PAT-EM-inverse"])
-    row = first["rows"][0]
+    first = bench.main([*common, "--models", "BPBFM-PAT-EM-inverse,BPBFM-PAT-EM-inverse-C5"])
+    row, constants = first["rows"]
     assert "error" not in row, row.get("error")
     assert row["budget_clock"] == "cpu" and row["hyper_parameters"]["patterns"] == "inverse"
+    assert row["hyper_parameters"]["max_constant_rules"] == 0
+    assert constants["hyper_parameters"]["max_constant_rules"] == 5
+    assert constants["hyper_parameters"]["n_rules"] > row["hyper_parameters"]["n_rules"]
+    assert bench.pattern_row("BPBFM-PAT-EM-paths-Cx") is None
+    assert bench.pattern_row("BPBFM-PAT-EM-paths3-C100") == {"patterns": "paths3",
+                                                             "max_constant_rules": 100}
     assert row["train_seconds"] <= 2.0 + 1.0
     assert row["curve"] and all("test_mrr" in p and 0 < p["valid_mrr"] <= 1
                                 for p in row["curve"])
     assert row["curve"][-1]["test_mrr"] == pytest.approx(row["test"]["mrr"])
     both = bench.main([*common, "--models", "BPBFM-1-EM", "--append"])
-    assert [r["model"] for r in both["rows"]] == ["BPBFM-PAT-EM-inverse", "BPBFM-1-EM"]
+    assert [r["model"] for r in both["rows"]] == ["BPBFM-PAT-EM-inverse",
+                                                  "BPBFM-PAT-EM-inverse-C5", "BPBFM-1-EM"]
     assert len(both["commands"]) == 2
     assert both["rows"][1]["curve"][-1].get("converged") or len(both["rows"][1]["curve"])
     with pytest.raises(SystemExit, match="differ"):

@@ -40,6 +40,10 @@ def select_kg_cmd(
     patterns: Annotated[str, typer.Option(
         "--patterns", help="The pattern kinds to try for the models that take them "
         "(none, inverse, paths, paths3).")] = "paths,paths3",
+    constant_rules: Annotated[str | None, typer.Option(
+        "--constant-rules", help="The max_constant_rules values to try for the models "
+        "that take them, e.g. 0,30 (default: each estimator's).",
+        show_default=False)] = None,
     max_iter: Annotated[int | None, typer.Option(
         "--max-iter", "--iterations", "-n",
         help="Iterations of every fit (default: each estimator's).")] = None,
@@ -55,12 +59,17 @@ def select_kg_cmd(
     verbose: VerboseOpt = True,
 ) -> None:
     """Choose a knowledge-graph model on the validation triples: fit every --models x
-    --topics x --patterns candidate on the training triples, print its filtered
-    validation MRR and Hits, and score the best one, once, on the test triples."""
+    --topics x --patterns (x --constant-rules) candidate on the training triples,
+    print its filtered validation MRR and Hits, and score the best one, once, on the
+    test triples."""
     setup_logging(verbose)
     ks = int_list(topics, "--topics", minimum=1)
     kinds = [p.strip() for p in patterns.split(",") if p.strip()]
     check(bool(kinds), "--patterns is empty")
+    grid: dict[str, list[Any]] = {"n_topics": ks, "patterns": kinds}
+    if constant_rules is not None:
+        grid["max_constant_rules"] = int_list(constant_rules, "--constant-rules",
+                                              minimum=0)
     check(max_iter is None or max_iter >= 1, f"--iterations must be >= 1, got {max_iter}")
     check(budget is None or budget > 0, f"--budget must be > 0, got {budget:g}"
           if budget is not None else "")
@@ -81,7 +90,7 @@ def select_kg_cmd(
         for kind in kinds:
             check(kind in PATTERN_KINDS, f"--patterns: {kind!r} is not one of "
                   f"{', '.join(PATTERN_KINDS)}")
-        candidates = candidate_grid(estimators, {"n_topics": ks, "patterns": kinds})
+        candidates = candidate_grid(estimators, grid)
         result = select_kg_model(ds, candidates, budget_seconds=budget)
     typer.echo(f"{len(candidates)} candidates on {ds.name} (validation triples)")
     echo_table(result.table)

@@ -26,7 +26,13 @@ from topiclink.families.bpbfm.em import EPS
 from topiclink.families.bpbfm.em_patterns import BPBFMPatternsEM, pattern_estep
 from topiclink.families.bpbfm.estimator_em import BilinearPoissonFactorModelEM
 from topiclink.families.bpbfm.estimator_patterns import PatternPoissonFactorModel
-from topiclink.families.bpbfm.patterns import DirectedGraph, mine_patterns, rule_text
+from topiclink.families.bpbfm.patterns import (
+    DirectedGraph,
+    mine_patterns,
+    pad,
+    rule_text,
+    split_code,
+)
 
 
 def _random_graph(N: int = 9, R: int = 3, n: int = 40, seed: int = 0
@@ -44,11 +50,25 @@ def _tensor(h, r, t, N, R, missing=None) -> RelationalTensor:
 
 
 def _dense_phi(h, r, t, N, R, code) -> np.ndarray:
-    """phi of a pattern by brute force: (N, N) 0/1, the diagonal 0."""
+    """phi of a pattern by brute force: (N, N) 0/1, the diagonal 0; a constant rule's
+    ``[t = c] g(h)`` or ``[h = c] g(t)`` with g the body's walks from the variable
+    entity to its end (or to anywhere)."""
     A = np.zeros((2 * R, N, N))
     A[r, h, t] = 1.0
     A[r + R, t, h] = 1.0
-    hops = [d for d in code if d >= 0]
+    hops, side, anchor, end = split_code(code)
+    if side >= 0:
+        reach = np.eye(N)
+        for d in hops:
+            reach = reach @ A[d]
+        g = (reach[:, end] if end >= 0 else reach.sum(axis=1)) > 0
+        phi = np.zeros((N, N))
+        if side == 0:
+            phi[:, anchor] = g
+        else:
+            phi[anchor, :] = g
+        np.fill_diagonal(phi, 0.0)
+        return phi
     if len(hops) == 3:                   # walks h -> x -> y -> t with y != h, x != t
         other = 1.0 - np.eye(N)
         walks = np.einsum("hx,xy,yt,hy,xt->ht", *(A[d] for d in hops), other, other)
@@ -89,7 +109,7 @@ def test_mining_equals_brute_force(kind, monkeypatch):
             phi = _dense_phi(h, r, t, N, R, code)
             support = int((phi * target).sum())
             if support >= 2:
-                expected.add((q, code, support, int(phi.sum())))
+                expected.add((q, pad(code), support, int(phi.sum())))
     assert mined == expected
     assert {(int(q), tuple(int(x) for x in c), int(s), int(e)) for q, c, s, e in zip(
         capped.relation, capped.codes, capped.support, capped.exposure, strict=True)} <= mined
@@ -120,7 +140,7 @@ def test_three_hop_rules_do_not_cover_their_own_triples():
     found = mine_patterns(graph, h, r, t, "paths3", min_support=1, max_patterns=100)
     mined = {tuple(c) for q, c in zip(found.relation, found.codes.tolist(), strict=True)
              if q == 1}
-    assert sibling not in mined                      # no training triple of 1 has one
+    assert pad(sibling) not in mined                 # no training triple of 1 has one
 
 
 def test_mining_keeps_the_most_confident():
@@ -195,14 +215,17 @@ def _tiny():
     return _tensor(h[keep], r[keep], t[keep], N, R, missing), missing
 
 
-def test_estep_and_objective_equal_a_dense_computation():
+@pytest.mark.parametrize("constants", [0, 4])
+def test_estep_and_objective_equal_a_dense_computation(constants):
     tensor, missing = _tiny()
     N, R, K = tensor.n_entities, tensor.n_relations, 3
     data = BPBFMData.from_tensor(tensor, True)
-    alg = BPBFMPatternsEM(K, prior_rate=2.0, pattern_prior=0.7, min_support=1)
+    alg = BPBFMPatternsEM(K, prior_rate=2.0, pattern_prior=0.7, min_support=1,
+                          max_constant_rules=constants)
     state = alg.init(data, np.random.default_rng(5))
     index = alg.pattern_index(data)
     assert index.patterns.n_patterns > 5
+    assert (index.patterns.codes[:, 3] >= 0).sum() >= (20 if constants else 0)
     rng = np.random.default_rng(1)
     U, L = rng.gamma(1.0, 1.0, (N, K)), rng.gamma(1.0, 0.3, (R, K, K))
     W = rng.gamma(1.0, 0.5, index.patterns.n_patterns)
@@ -237,11 +260,13 @@ def test_estep_and_objective_equal_a_dense_computation():
 
 
 # ---------------------------------------------------------------------- (b) monotone
-@pytest.mark.parametrize("patterns", ["inverse", "paths"])
-def test_log_posterior_never_decreases(patterns):
+@pytest.mark.parametrize(("patterns", "constants"), [("inverse", 0), ("paths", 0),
+                                                     ("paths", 5), ("none", 5)])
+def test_log_posterior_never_decreases(patterns, constants):
     tensor, _ = make_bpbfm_data(40, 4, 3, random_state=3, density=0.05)
     m = PatternPoissonFactorModel(4, patterns=patterns, min_support=1, max_iter=60,
-                                  tol=0.0, random_state=0).fit(tensor)
+                                  max_constant_rules=constants, tol=0.0,
+                                  random_state=0).fit(tensor)
     ll = m.trace_["log_likelihood"]
     assert ll.size == 60 and np.all(np.isfinite(ll))
     assert np.all(np.diff(ll) >= -1e-12 * np.abs(ll[1:])), np.diff(ll).min()
@@ -249,10 +274,12 @@ def test_log_posterior_never_decreases(patterns):
     assert m.pattern_weights_.size > 0
 
 
-def test_a_step_never_lowers_the_objective_with_held_out_cells():
+@pytest.mark.parametrize("constants", [0, 4])
+def test_a_step_never_lowers_the_objective_with_held_out_cells(constants):
     tensor, _ = _tiny()
     data = BPBFMData.from_tensor(tensor, True)
-    alg = BPBFMPatternsEM(3, prior_rate=1.0, pattern_prior=0.5, min_support=1)
+    alg = BPBFMPatternsEM(3, prior_rate=1.0, pattern_prior=0.5, min_support=1,
+                          max_constant_rules=constants)
     state = alg.init(data, np.random.default_rng(0))
     last = alg.objective(state, data)
     for _ in range(30):
@@ -284,13 +311,13 @@ def test_a_planted_rule_is_recovered():
     h = np.concatenate([h0, h1, h2])
     t = np.concatenate([t0, t1, t2])
     r = np.repeat([0, 1, 2], [h0.size, h1.size, h2.size])
-    m = PatternPoissonFactorModel(3, patterns="paths", max_iter=100, tol=0.0,
-                                  random_state=0).fit(_tensor(h, r, t, N, 3))
+    m = PatternPoissonFactorModel(3, patterns="paths", max_constant_rules=0, max_iter=100,
+                                  tol=0.0, random_state=0).fit(_tensor(h, r, t, N, 3))
     mine = m.pattern_relations_ == 2
     codes = m.pattern_codes_[mine]
     w = m.pattern_weights_[mine]
     best = int(np.argmax(w))
-    assert tuple(codes[best]) == (0, 1, -1)
+    assert tuple(codes[best]) == pad((0, 1))
     assert w[best] == pytest.approx(-np.log(0.2), rel=0.25)
     assert w[best] > 5 * np.max(np.delete(w, best), initial=0.0)
     rules = m.pattern_rules(1)
@@ -298,10 +325,11 @@ def test_a_planted_rule_is_recovered():
 
 
 # ---------------------------------------------------------------------- (e) scoring
-@pytest.fixture(scope="module")
-def fitted():
+@pytest.fixture(scope="module", params=[0, 6], ids=["paths", "with-constants"])
+def fitted(request):
     tensor, _ = make_bpbfm_data(30, 3, 3, random_state=9, density=0.08)
     return PatternPoissonFactorModel(3, min_support=1, max_iter=15, tol=0.0,
+                                     max_constant_rules=request.param,
                                      random_state=4).fit(tensor)
 
 
@@ -358,8 +386,8 @@ def test_same_seed_same_fit_other_seed_other_fit():
 
 def test_no_pattern_is_bpbfm_1_em():
     tensor, _ = make_bpbfm_data(30, 3, 3, random_state=2, density=0.08)
-    a = PatternPoissonFactorModel(3, patterns="none", max_iter=10, tol=0.0,
-                                  random_state=3).fit(tensor)
+    a = PatternPoissonFactorModel(3, patterns="none", max_constant_rules=0, max_iter=10,
+                                  tol=0.0, random_state=3).fit(tensor)
     b = BilinearPoissonFactorModelEM(3, max_iter=10, tol=0.0, random_state=3).fit(tensor)
     assert a.pattern_weights_.size == 0
     np.testing.assert_array_equal(a.embedding_, b.embedding_)

@@ -165,7 +165,7 @@ class BPBFMPatternsEM(BPBFMEM):
     n_topics : K
     prior_rate : b, the rate of the Gamma(1 + EPS, b) prior of U and Lambda
     pattern_prior : b_w, the rate of the Gamma(1 + EPS, b_w) prior of every pattern weight
-    patterns, min_support, max_patterns, seed : the mining's
+    patterns, min_support, max_patterns, max_constant_rules, seed : the mining's
         (:func:`~topiclink.families.bpbfm.patterns.mine_patterns`)
     """
 
@@ -174,10 +174,11 @@ class BPBFMPatternsEM(BPBFMEM):
 
     def __init__(self, n_topics: int, prior_rate: float = 5.0, pattern_prior: float = 1.0,
                  patterns: str = "auto", min_support: int = 2, max_patterns: int = 30,
-                 seed: int = 0) -> None:
+                 max_constant_rules: int = 0, seed: int = 0) -> None:
         super().__init__(n_topics, prior_rate)
         self.b_w = float(pattern_prior)
-        self.mining = (str(patterns), int(min_support), int(max_patterns), int(seed))
+        self.mining = (str(patterns), int(min_support), int(max_patterns),
+                       int(max_constant_rules), int(seed))
         self.pattern_set: PatternSet | None = None
         self.triples: np.ndarray | None = None
 
@@ -190,13 +191,13 @@ class BPBFMPatternsEM(BPBFMEM):
         mining options, kept on it); also kept as :attr:`pattern_set` / :attr:`triples`
         (what the estimator publishes)."""
         def build(d: BPBFMData) -> PatternIndex:
-            kind, min_support, max_patterns, seed = self.mining
+            kind, min_support, max_patterns, max_constant, seed = self.mining
             triples = training_triples(d)
             graph = DirectedGraph(triples[:, 0], triples[:, 1], triples[:, 2],
                                   d.n_entities, d.n_relations)
             found = mine_patterns(graph, triples[:, 0], triples[:, 1], triples[:, 2],
                                   kind, min_support=min_support, max_patterns=max_patterns,
-                                  seed=seed)
+                                  max_constant_rules=max_constant, seed=seed)
             return PatternIndex.build(d, found, graph, triples)
 
         index = kept_on(data, self._key(), build)

@@ -15,6 +15,21 @@ reversed (``(t, d - R, h)`` is one).  A pattern's code is ``(d1, d2, d3)``, unus
   Without the two exclusions a training triple (h, r, t) would cover itself through the
   walk back to its own head (``h -p-> x <-p- h -r-> t``) or tail.
 
+A *constant rule* (AnyBURL's AC1 / AC2 rules and its empty-body rule; Meilicke et al.,
+IJCAI 2019) fixes one argument of the relation to an entity c, the *anchor*, and reads a
+body of at most :data:`MAX_CONSTANT_HOPS` hops from the other, the *variable* entity v:
+
+- tail-anchored (side :data:`TAIL_ANCHOR`): ``phi(h, t) = [t = c] g(h)``, e.g.
+  ``nationality(h, USA) <- born_in(h, New_York)``;
+- head-anchored (side :data:`HEAD_ANCHOR`): ``phi(h, t) = [h = c] g(t)``;
+
+with ``g(v)`` 1 when a walk ``v -d1-> ... -dn-> e`` reaches the body's end entity e
+(``e >= 0``: AC1), when any walk of those hops leaves v (``e = -1``: AC2), or always
+(no hop: the anchor's frequency in that position of the relation).  Its code is
+``(d1, d2, d3, side, c, e)``; a path rule's last three entries are -1.  The mining never
+proposes a body that contains the covered cell's own edge (``h -r-> c`` read from h, or
+its reverse read from t), so a training triple never covers itself.
+
 Self-pairs are never covered: ``phi(h, h) = 0``.  This is Nickel, Jiang & Tresp's
 "observable patterns" (NIPS 2014), here as rules whose rates add to the factor model's.
 
@@ -27,7 +42,10 @@ pattern covers) and exposure (cells ``(h, t)``, ``h != t``, it covers; patterns 
 hops with more than :data:`MAX_PATTERN_PATHS` walks are skipped).  A pattern is kept when
 its support is at least ``min_support``; per relation and rule length, the
 ``max_patterns`` of highest smoothed confidence ``support / (exposure + 5)`` are kept
-(lengths apart, so that many long rules cannot crowd the short ones out).
+(lengths apart, so that many long rules cannot crowd the short ones out).  Constant rules
+(``max_constant_rules > 0``) are chosen the same way, per relation, side and body kind
+(empty, AC2, AC1), their candidates counted with sparse products over all anchors at
+once (AC1 ones from the seeded sample of triples), then counted exactly.
 """
 
 from __future__ import annotations
@@ -35,12 +53,14 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["AUTO_MAX_WALKS", "MAX_HOPS", "PATTERN_KINDS", "DirectedGraph", "PatternSet",
-           "code_hops", "graph_walks", "mine_patterns", "resolve_kind", "rule_text"]
+__all__ = ["AUTO_MAX_WALKS", "CODE_WIDTH", "HEAD_ANCHOR", "MAX_HOPS", "PATTERN_KINDS",
+           "TAIL_ANCHOR", "DirectedGraph", "PatternSet", "code_hops", "graph_walks",
+           "mine_patterns", "pad", "resolve_kind", "rule_text", "split_code"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +79,12 @@ HOPS = {"none": 0, "inverse": 1, "paths": 2, "paths3": 3}
 AUTO_MAX_WALKS = 1e8
 #: the hops a code holds (shorter rules padded with -1)
 MAX_HOPS = 3
+#: a code's entries: the hops, then a constant rule's side, anchor and body end
+CODE_WIDTH = MAX_HOPS + 3
+#: a constant rule's side: the tail is the anchor (the body read from the head), or the head
+TAIL_ANCHOR, HEAD_ANCHOR = 0, 1
+#: the longest body a constant rule is mined with
+MAX_CONSTANT_HOPS = 1
 #: training triples per relation the candidates are enumerated from (a seeded sample)
 MAX_TRIPLES = 1000
 #: intermediate entities enumerated per triple for 2-hop candidates (a seeded sample)
@@ -126,13 +152,91 @@ class DirectedGraph:
         return self.out_dst[lo:hi], self.out_lab[lo:hi]
 
     def reverse(self, code: tuple[int, ...]) -> tuple[int, ...]:
-        """The code of the same pattern read from t to h (a head query's), padded."""
-        hops = [self.inverse(d) for d in code_hops(code)][::-1]
-        return tuple(hops + [-1] * (len(code) - len(hops)))
+        """The code of the same pattern read from t to h (a head query's), padded: a
+        path's hops reversed, a constant rule's side swapped (its body, read from the
+        variable entity, is the same)."""
+        hops, side, anchor, end = split_code(code)
+        if side >= 0:
+            return pad(tuple(hops), HEAD_ANCHOR + TAIL_ANCHOR - side, anchor, end)
+        back = [self.inverse(d) for d in hops][::-1]
+        return tuple(back + [-1] * (len(code) - len(back)))
+
+    def body_entities(self, code: tuple[int, ...]) -> np.ndarray:
+        """A constant rule's variable entities: the v (sorted) with ``g(v) = 1`` (module
+        docstring)."""
+        hops, _, _, end = split_code(code)
+        if not hops:
+            return np.arange(self.N)
+        if len(hops) == 1:
+            col = (self._columns("adj", hops[0]), end) if end >= 0 else \
+                (self._columns("has", 0), hops[0])
+            m, j = col
+            return m.indices[m.indptr[j]:m.indptr[j + 1]].astype(np.int64)
+        v = np.ones(self.N)
+        if end >= 0:
+            v = np.zeros(self.N)
+            v[end] = 1.0
+        for d in hops[::-1]:
+            v = self.adj[d] @ v
+        return np.flatnonzero(v > 0.5)
+
+    def body(self, code: tuple[int, ...]) -> np.ndarray:
+        """(N,) bool: a constant rule's ``g(v)`` over the variable entity v."""
+        out = np.zeros(self.N, dtype=bool)
+        out[self.body_entities(code)] = True
+        return out
+
+    def _columns(self, what: str, d: int) -> sp.csc_array:
+        """Column access (sorted indices) to ``adj[d]`` or to the has-edge table (N, 2R):
+        entity v has an out-edge of directed relation d (built once)."""
+        key = f"_csc_{what}_{d if what == 'adj' else ''}"
+        if key not in self.__dict__:
+            if what == "adj":
+                m = self.adj[d].tocsc()
+            else:
+                v = np.repeat(np.arange(self.N), np.diff(self.out_ptr))
+                m = sp.csc_array((np.ones(v.size), (v, self.out_lab)),
+                                 shape=(self.N, 2 * self.R))
+                m.sum_duplicates()
+                m.data[:] = 1.0
+            m.sort_indices()
+            self.__dict__[key] = m
+        return self.__dict__[key]
+
+    def constant_factors(self, codes: list[tuple[int, ...]], a: np.ndarray
+                         ) -> tuple[sp.csr_array, sp.csr_array]:
+        """(A (len(a), J), B (J, N)), 0/1, with ``sum_j w_j phi_j(a_i, .) = (A diag(w)
+        B)[i]`` for the constant rules ``codes`` (one matrix product for all of them:
+        a tail-anchored rule's row is its anchor's column where ``g(a_i)``, a
+        head-anchored one's is ``g`` where ``a_i`` is its anchor)."""
+        a = np.asarray(a, dtype=np.int64)
+        N, J = self.N, len(codes)
+        parts = [split_code(c) for c in codes]
+        bodies = [self.body_entities(c) for c in codes]
+        anchor = np.array([p[2] for p in parts], dtype=np.int64)
+        tail = np.array([p[1] == TAIL_ANCHOR for p in parts], dtype=bool)
+        lengths = np.array([b.size for b in bodies], dtype=np.int64)
+        rule = np.repeat(np.arange(J), lengths)
+        ent = np.concatenate(bodies) if J else np.zeros(0, dtype=np.int64)
+        keep = ent != anchor[rule]                       # phi(c, c) = 0
+        rule, ent = rule[keep], ent[keep]
+        G = sp.csr_array((np.ones(ent.size), (ent, rule)), shape=(N, J))   # g_j(v)
+        at = sp.csr_array((np.ones(J), (np.arange(J), anchor)), shape=(J, N))
+        # tail-anchored: A = g_j(a_i), B = e_c; head-anchored: A = [a_i = c_j], B = g_j
+        A = sp.csr_array(G[a] @ sp.diags_array(tail.astype(float))
+                         + at.T.tocsr()[a] @ sp.diags_array((~tail).astype(float)))
+        B = sp.csr_array(sp.diags_array(tail.astype(float)) @ at
+                         + sp.diags_array((~tail).astype(float)) @ G.T.tocsr())
+        A.eliminate_zeros()
+        B.eliminate_zeros()
+        return A, B
 
     def n_paths(self, code: tuple[int, ...]) -> int:
-        """The number of walks (an upper bound of the cells) of a pattern."""
-        hops = code_hops(code)
+        """The number of walks (an upper bound of the cells) of a pattern; a constant
+        rule's: the variable entities its body holds for."""
+        hops, side, _, _ = split_code(code)
+        if side >= 0:
+            return int(self.body_entities(code).size)
         if len(hops) == 1:
             return int(self.adj[hops[0]].nnz)
         v = np.ones(self.N)
@@ -143,7 +247,18 @@ class DirectedGraph:
     def rows(self, code: tuple[int, ...], a: np.ndarray) -> sp.csr_array:
         """``phi(a_i, .)`` as a 0/1 (len(a), N) CSR matrix."""
         a = np.asarray(a, dtype=np.int64)
-        hops = code_hops(code)
+        hops, side, anchor, _ = split_code(code)
+        if side == TAIL_ANCHOR:               # column c where g(a_i), a_i != c
+            on = self.body(code)[a] & (a != anchor)
+            return sp.csr_array((np.ones(int(on.sum())), np.full(int(on.sum()), anchor),
+                                 np.concatenate([[0], np.cumsum(on)])), shape=(a.size, self.N))
+        if side == HEAD_ANCHOR:               # row g(.) where a_i = c, less (c, c)
+            cols = np.flatnonzero(self.body(code))
+            cols = cols[cols != anchor]
+            at = a == anchor
+            ptr = np.concatenate([[0], np.cumsum(at * cols.size)])
+            return sp.csr_array((np.ones(int(ptr[-1])), np.tile(cols, int(at.sum())), ptr),
+                                shape=(a.size, self.N))
         m = self.adj[hops[0]][a]
         for d in hops[1:]:
             m = m @ self.adj[d]
@@ -187,7 +302,10 @@ class DirectedGraph:
         t = np.asarray(t, dtype=np.int64)
         if h.size == 0:
             return np.zeros(0, dtype=bool)
-        hops = code_hops(code)
+        hops, side, anchor, _ = split_code(code)
+        if side >= 0:
+            at, var = (t, h) if side == TAIL_ANCHOR else (h, t)
+            return (at == anchor) & self.body(code)[var] & (h != t)
         if len(hops) == 1:
             return (np.asarray(self.adj[hops[0]][h, t]).ravel() > 0) & (h != t)
         left = self.adj[hops[0]][h]
@@ -229,14 +347,24 @@ def resolve_kind(kind: str, graph: DirectedGraph) -> str:
     return chosen
 
 
+def split_code(code: tuple[int, ...]) -> tuple[list[int], int, int, int]:
+    """(the hops without their -1 padding, side, anchor, end) of a code (module
+    docstring); a code of :data:`MAX_HOPS` entries is a path rule's."""
+    c = [int(x) for x in code]
+    side, anchor, end = (c[MAX_HOPS:] + [-1, -1, -1])[:3]
+    return [d for d in c[:MAX_HOPS] if d >= 0], side, anchor, end
+
+
 def code_hops(code: tuple[int, ...]) -> list[int]:
     """The directed relations of a code, without its -1 padding."""
-    return [int(d) for d in code if int(d) >= 0]
+    return split_code(code)[0]
 
 
-def pad(hops: tuple[int, ...]) -> tuple[int, ...]:
-    """A code of :data:`MAX_HOPS` entries."""
-    return tuple(int(d) for d in hops) + (-1,) * (MAX_HOPS - len(hops))
+def pad(hops: tuple[int, ...], side: int = -1, anchor: int = -1, end: int = -1
+        ) -> tuple[int, ...]:
+    """A code of :data:`CODE_WIDTH` entries."""
+    return (tuple(int(d) for d in hops) + (-1,) * (MAX_HOPS - len(hops))
+            + (int(side), int(anchor), int(end)))
 
 
 @dataclass
@@ -246,7 +374,7 @@ class PatternSet:
     ``support[p]`` training triples of that relation and ``exposure[p]`` cells."""
 
     relation: np.ndarray      # (P,) int64
-    codes: np.ndarray         # (P, MAX_HOPS) int64, -1 padded
+    codes: np.ndarray         # (P, CODE_WIDTH) int64, -1 padded
     support: np.ndarray       # (P,) int64
     exposure: np.ndarray      # (P,) int64
     n_relations: int
@@ -267,7 +395,7 @@ class PatternSet:
     @classmethod
     def empty(cls, n_relations: int) -> PatternSet:
         z = np.zeros(0, dtype=np.int64)
-        return cls(z, np.zeros((0, MAX_HOPS), dtype=np.int64), z.copy(), z.copy(),
+        return cls(z, np.zeros((0, CODE_WIDTH), dtype=np.int64), z.copy(), z.copy(),
                    int(n_relations))
 
 
@@ -303,14 +431,105 @@ def _candidates(graph: DirectedGraph, heads: np.ndarray, tails: np.ndarray, r: i
                 for y in _sample(ys[ys != h], rng, MAX_WALKS).tolist():
                     for d2 in _sample(ls_x[xs_x == y], rng, MAX_LABELS).tolist():
                         for back in _sample(ls_t[xs_t == y], rng, MAX_LABELS).tolist():
-                            found.update((d1, int(d2), graph.inverse(back)) for d1 in d1s)
+                            found.update(pad((d1, int(d2), graph.inverse(back)))
+                                         for d1 in d1s)
         counts.update(found)
     return counts
 
 
+def _best_rules(q: int, codes: np.ndarray, support: np.ndarray, exposure: np.ndarray,
+                min_support: int, most: int) -> list[tuple[int, tuple[int, ...], int, int]]:
+    """Of the candidates ``codes`` (n, CODE_WIDTH), the ``most`` of highest smoothed
+    confidence with support >= ``min_support`` (ties: the smaller code), as (relation,
+    code, support, exposure)."""
+    support = np.asarray(support, dtype=np.int64)
+    exposure = np.asarray(exposure, dtype=np.int64)
+    ok = np.flatnonzero(support >= max(int(min_support), 1))
+    if ok.size == 0 or most < 1:
+        return []
+    conf = support[ok] / (exposure[ok] + CONFIDENCE_SMOOTHING)
+    keys = np.asarray(codes, dtype=np.int64).reshape(-1, CODE_WIDTH)[ok]
+    order = np.lexsort((*keys.T[::-1], -conf))[:most]
+    return [(q, tuple(int(x) for x in keys[i]), int(support[ok[i]]),
+             int(exposure[ok[i]])) for i in order]
+
+
+def _codes(hop: np.ndarray | None, side: int, anchor: np.ndarray, end: np.ndarray | None
+           ) -> np.ndarray:
+    """(n, CODE_WIDTH) codes of constant rules with at most one hop."""
+    out = np.full((np.size(anchor), CODE_WIDTH), -1, dtype=np.int64)
+    if hop is not None:
+        out[:, 0] = hop
+    out[:, MAX_HOPS] = side
+    out[:, MAX_HOPS + 1] = anchor
+    if end is not None:
+        out[:, MAX_HOPS + 2] = end
+    return out
+
+
+def _constant_rules(graph: DirectedGraph, q: int, side: int, var: np.ndarray,
+                    anchor: np.ndarray, min_support: int, most: int,
+                    rng: np.random.Generator, stats: dict[str, Any]
+                    ) -> list[tuple[int, tuple[int, ...], int, int]]:
+    """Relation q's constant rules of one side (module docstring): ``var`` and
+    ``anchor`` the variable and anchored entities of its training triples (no
+    self-pair); ``stats`` the graph's has-edge table and stacked adjacency
+    (:func:`_constant_stats`)."""
+    N = graph.N
+    own = q if side == TAIL_ANCHOR else graph.inverse(q)   # the cell's edge, from v
+    anchors, row = np.unique(anchor, return_inverse=True)
+    T = sp.csr_array((np.ones(var.size), (row, var)), shape=(anchors.size, N))
+    # empty body: every v but the anchor
+    kept = _best_rules(q, _codes(None, side, anchors, None),
+                       np.bincount(row, minlength=anchors.size),
+                       np.full(anchors.size, N - 1), min_support, most)
+    # AC2: any d-edge leaves v (never the cell's own relation)
+    has = stats["has"]
+    S = sp.coo_array(T @ has)
+    ok = (S.col != own) & (S.data >= min_support)
+    ci, di = S.row[ok], S.col[ok]
+    exposure = stats["has_count"][di] - np.asarray(has[anchors[ci], di]).ravel()
+    kept += _best_rules(q, _codes(di, side, anchors[ci], None), S.data[ok], exposure,
+                        min_support, most)
+    # AC1: a d-edge from v to e; candidates counted on a seeded sample of the triples
+    pick = (np.arange(var.size) if var.size <= MAX_TRIPLES
+            else np.sort(rng.choice(var.size, MAX_TRIPLES, replace=False)))
+    sample = sp.csr_array((np.ones(pick.size), (row[pick], var[pick])),
+                          shape=(anchors.size, N))
+    C = sp.coo_array(sample @ stats["stacked"])
+    ok = ~((C.col // N == own) & (C.col % N == anchors[C.row]))   # the cell itself
+    rc, cc, n = C.row[ok], C.col[ok], C.data[ok]
+    top = np.lexsort((cc, rc, -n))[:CANDIDATES_PER_KEPT * most]
+    rc, cc = rc[top], cc[top]
+    if rc.size:
+        support = np.asarray(T[rc].multiply(stats["stacked_csc"][:, cc].T.tocsr())
+                             .sum(axis=1)).ravel()
+        exposure = (stats["stacked_count"][cc]
+                    - np.asarray(stats["stacked"][anchors[rc], cc]).ravel())
+        kept += _best_rules(q, _codes(cc // N, side, anchors[rc], cc % N), support,
+                            exposure, min_support, most)
+    return kept
+
+
+def _constant_stats(graph: DirectedGraph) -> dict[str, Any]:
+    """The has-edge table (N, 2R), the adjacency stacked by relation (N, 2R N) and
+    their column counts (what :func:`_constant_rules` reads)."""
+    N = graph.N
+    has = sp.csr_array((np.ones(graph.out_lab.size),
+                        (np.repeat(np.arange(N), np.diff(graph.out_ptr)), graph.out_lab)),
+                       shape=(N, 2 * graph.R))
+    has.sum_duplicates()
+    has.data[:] = 1.0
+    stacked = sp.csr_array(sp.hstack(graph.adj, format="csr"))
+    return {"has": has, "has_count": np.asarray(has.sum(axis=0), dtype=np.int64).ravel(),
+            "stacked": stacked, "stacked_csc": stacked.tocsc(),
+            "stacked_count": np.asarray(stacked.sum(axis=0), dtype=np.int64).ravel()}
+
+
 def mine_patterns(graph: DirectedGraph, heads: np.ndarray, rels: np.ndarray,
                   tails: np.ndarray, kind: str = "paths", *, min_support: int = 2,
-                  max_patterns: int = 30, seed: int = 0) -> PatternSet:
+                  max_patterns: int = 30, max_constant_rules: int = 0, seed: int = 0
+                  ) -> PatternSet:
     """Every relation's patterns from its training triples (module docstring).
 
     Parameters
@@ -324,20 +543,34 @@ def mine_patterns(graph: DirectedGraph, heads: np.ndarray, rels: np.ndarray,
         relation (>= 1)
     max_patterns : at most this many patterns per relation and rule length, those of
         highest smoothed confidence
+    max_constant_rules : at most this many constant rules per relation, side and body
+        kind (empty, AC2, AC1; 0: none), those of highest smoothed confidence
     seed : the seed of the samples of triples and of intermediate entities
     """
     kind = resolve_kind(kind, graph)
     R = graph.R
-    if kind == "none" or max_patterns < 1:
+    if max_patterns < 1:
+        kind = "none"
+    if kind == "none" and max_constant_rules < 1:
         return PatternSet.empty(R)
     h, r, t = (np.asarray(x, dtype=np.int64) for x in (heads, rels, tails))
     rng = np.random.default_rng(seed)
     exposures: dict[tuple[int, ...], int] = {}
     kept: list[tuple[int, tuple[int, ...], int, int]] = []
-    n_candidates = n_skipped = 0
+    n_candidates = n_skipped = n_constant = 0
+    stats = _constant_stats(graph) if max_constant_rules > 0 else {}
     for q in range(R):
         idx = np.flatnonzero(r == q)
         if idx.size == 0:
+            continue
+        if max_constant_rules > 0:
+            pairs = idx[h[idx] != t[idx]]
+            for side, (var, anchor) in ((TAIL_ANCHOR, (h, t)), (HEAD_ANCHOR, (t, h))):
+                found = _constant_rules(graph, q, side, var[pairs], anchor[pairs],
+                                        min_support, int(max_constant_rules), rng, stats)
+                n_constant += len(found)
+                kept.extend(found)
+        if kind == "none":
             continue
         sample = idx if idx.size <= MAX_TRIPLES else np.sort(
             rng.choice(idx, MAX_TRIPLES, replace=False))
@@ -364,26 +597,39 @@ def mine_patterns(graph: DirectedGraph, heads: np.ndarray, rels: np.ndarray,
             rows.sort(key=lambda x: (-x[0], x[1]))
             kept.extend((q, code, s, exposures[code]) for _, code, s in rows[:max_patterns])
     logger.info("patterns (%s): %d candidates, %d skipped (over %d walks), %d kept over "
-                "%d relations", kind, n_candidates, n_skipped, MAX_PATTERN_PATHS, len(kept),
-                R)
+                "%d relations, %d of them constant rules", kind, n_candidates, n_skipped,
+                MAX_PATTERN_PATHS, len(kept), R, n_constant)
     if not kept:
         return PatternSet.empty(R)
+    kept.sort(key=lambda k: k[0])           # relation by relation (stable)
     return PatternSet(np.array([k[0] for k in kept], dtype=np.int64),
-                      np.array([k[1] for k in kept], dtype=np.int64).reshape(-1, MAX_HOPS),
+                      np.array([k[1] for k in kept], dtype=np.int64).reshape(-1, CODE_WIDTH),
                       np.array([k[2] for k in kept], dtype=np.int64),
                       np.array([k[3] for k in kept], dtype=np.int64), R)
 
 
-def rule_text(code: tuple[int, ...], relation: str, names: np.ndarray) -> str:
+def rule_text(code: tuple[int, ...], relation: str, names: np.ndarray,
+              entities: np.ndarray | None = None) -> str:
     """A pattern as a readable rule, e.g. ``_hypernym(h, t) <- _derivationally_related_
     form(h, x), _hypernym(x, t)`` (a reversed relation's atom has its arguments
-    swapped)."""
+    swapped); a constant rule with its entities' names (``entities``; else ``e<i>``),
+    e.g. ``nationality(h, USA) <- born_in(h, New_York)``, ``gender(h, male) <- true``."""
     R = len(names)
 
     def atom(d: int, a: str, b: str) -> str:
         return f"{names[d]}({a}, {b})" if d < R else f"{names[d - R]}({b}, {a})"
 
-    hops = code_hops(code)
+    def entity(i: int) -> str:
+        return str(entities[i]) if entities is not None else f"e{i}"
+
+    hops, side, anchor, end = split_code(code)
+    if side >= 0:
+        v = "h" if side == TAIL_ANCHOR else "t"
+        head = (f"{relation}(h, {entity(anchor)})" if side == TAIL_ANCHOR
+                else f"{relation}({entity(anchor)}, t)")
+        nodes = [v, *("xyz"[: max(len(hops) - 1, 0)]), entity(end) if end >= 0 else "y"]
+        body = ", ".join(atom(d, nodes[i], nodes[i + 1]) for i, d in enumerate(hops))
+        return f"{head} <- {body or 'true'}"
     nodes = ["h", *("xyz"[: len(hops) - 1]), "t"]
     body = ", ".join(atom(d, nodes[i], nodes[i + 1]) for i, d in enumerate(hops))
     return f"{relation}(h, t) <- {body}"
