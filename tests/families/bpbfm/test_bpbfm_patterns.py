@@ -429,3 +429,30 @@ def test_auto_is_paths3_up_to_the_walk_bound(monkeypatch):
     assert two.n_patterns and (two.codes[:, 2] < 0).all()
     np.testing.assert_array_equal(
         two.codes, mine_patterns(graph, h, r, t, "paths", min_support=1).codes)
+
+
+def test_resume_reuses_the_rules_and_continues_the_same_iterates(monkeypatch):
+    """Mining is deterministic, so ``fit(resume=True)`` on the same tensor reuses the
+    last fit's rules (no second mining) and gives the iterates of one uninterrupted fit;
+    on another tensor it mines again."""
+    tensor, _ = make_bpbfm_data(30, 3, 3, random_state=2, density=0.08)
+    calls = []
+    real = patterns_module.mine_patterns
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("topiclink.families.bpbfm.em_patterns.mine_patterns", counted)
+    whole = PatternPoissonFactorModel(3, min_support=1, max_iter=8, tol=0.0,
+                                      random_state=1).fit(tensor)
+    assert len(calls) == 1
+    part = PatternPoissonFactorModel(3, min_support=1, max_iter=4, tol=0.0,
+                                     random_state=1).fit(tensor)
+    part.fit(tensor, resume=True)
+    assert len(calls) == 2                           # one mining for both calls
+    for name in ("embedding_", "relation_matrices_", "pattern_weights_"):
+        np.testing.assert_array_equal(getattr(part, name), getattr(whole, name))
+    other, _ = make_bpbfm_data(30, 3, 3, random_state=5, density=0.08)
+    part.set_params(max_iter=2).fit(other)
+    assert len(calls) == 3

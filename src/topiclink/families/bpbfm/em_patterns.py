@@ -181,6 +181,9 @@ class BPBFMPatternsEM(BPBFMEM):
                        int(max_constant_rules), int(seed))
         self.pattern_set: PatternSet | None = None
         self.triples: np.ndarray | None = None
+        #: (fingerprint, index) of an earlier fit of the same model (the estimator's, so
+        #: that ``resume=True`` does not mine again: mining is deterministic)
+        self.known: tuple[str, PatternIndex] | None = None
 
     # ------------------------------------------------------------------ set-up
     def _key(self) -> str:
@@ -191,6 +194,8 @@ class BPBFMPatternsEM(BPBFMEM):
         mining options, kept on it); also kept as :attr:`pattern_set` / :attr:`triples`
         (what the estimator publishes)."""
         def build(d: BPBFMData) -> PatternIndex:
+            if self.known is not None and self.known[0] == self.fingerprint(d):
+                return self.known[1]
             kind, min_support, max_patterns, max_constant, seed = self.mining
             triples = training_triples(d)
             graph = DirectedGraph(triples[:, 0], triples[:, 1], triples[:, 2],
@@ -201,6 +206,8 @@ class BPBFMPatternsEM(BPBFMEM):
             return PatternIndex.build(d, found, graph, triples)
 
         index = kept_on(data, self._key(), build)
+        if self.known is None or self.known[1] is not index:
+            self.known = (self.fingerprint(data), index)
         self.pattern_set, self.triples = index.patterns, index.triples
         return index
 

@@ -165,10 +165,15 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
         self._store_params(locals())
 
     def _algorithm(self) -> BPBFMPatternsEM:
-        return BPBFMPatternsEM(int(self.n_topics), float(self.prior_rate),
-                               float(self.pattern_prior), str(self.patterns),
-                               int(self.min_support), int(self.max_patterns),
-                               int(self.max_constant_rules))
+        """The algorithm, handed the rules of this estimator's last fit (kept in memory,
+        not saved), which it reuses on the same data and options: ``resume=True`` does
+        not mine again."""
+        algorithm = BPBFMPatternsEM(int(self.n_topics), float(self.prior_rate),
+                                    float(self.pattern_prior), str(self.patterns),
+                                    int(self.min_support), int(self.max_patterns),
+                                    int(self.max_constant_rules))
+        algorithm.known = self.__dict__.get("_mined")
+        return algorithm
 
     def _tensor_memory(self, tensor: RelationalTensor) -> int:
         """BPBFM-1-EM's, plus the training triples, their graph (both directions) and
@@ -199,6 +204,7 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
         self.pattern_support_ = found.support.copy()
         self.pattern_exposure_ = found.exposure.copy()
         self.train_triples_ = algorithm.triples.copy()      # type: ignore[attr-defined]
+        self.__dict__["_mined"] = algorithm.known           # type: ignore[attr-defined]
         self.__dict__.pop("_graph", None)
         super()._publish(state, algorithm, averaged, names_e, names_r, binary, kept)
 
