@@ -49,10 +49,15 @@ from topiclink.families.bpbfm.em import (
     relation_groups,
 )
 from topiclink.families.bpbfm.grouping import kept_on
-from topiclink.families.bpbfm.patterns import DirectedGraph, PatternSet, mine_patterns
+from topiclink.families.bpbfm.patterns import (
+    DirectedGraph,
+    PatternSet,
+    mine_patterns,
+    split_code,
+)
 
 __all__ = ["PatternEMState", "PatternIndex", "BPBFMPatternsEM", "pattern_estep",
-           "training_triples"]
+           "rule_columns", "training_triples"]
 
 
 @dataclass(kw_only=True)
@@ -106,16 +111,26 @@ class PatternIndex:
             own = g.entities[g.group]
             heads, tails = (own, g.other) if g.by_head else (g.other, own)
             lo, hi = int(ptr[r]), int(ptr[r + 1])
-            cols = [graph.pairs(tuple(patterns.codes[p]), heads, tails).astype(np.float64)
-                    for p in range(lo, hi)]
-            features.append(sp.csr_array(np.stack(cols, axis=1)) if cols
-                            else sp.csr_array((heads.size, 0)))
+            codes = [tuple(int(x) for x in patterns.codes[p]) for p in range(lo, hi)]
+            features.append(rule_columns(graph, codes, heads, tails))
             held = mr == r
-            for p in range(lo, hi):
-                if held.any():
-                    exposure[p] -= graph.pairs(tuple(patterns.codes[p]), mh[held],
-                                               mt[held]).sum()
+            if held.any() and hi > lo:
+                exposure[lo:hi] -= np.asarray(
+                    rule_columns(graph, codes, mh[held], mt[held]).sum(axis=0)).ravel()
         return cls(patterns, features, exposure, triples)
+
+
+def rule_columns(graph: DirectedGraph, codes: list[tuple[int, ...]], h: np.ndarray,
+                 t: np.ndarray) -> sp.csr_array:
+    """(len(h), len(codes)) 0/1 CSR: ``phi`` of each rule at the pairs ``(h_i, t_i)``
+    (path rules one by one, constant rules in one batch)."""
+    constant = np.array([split_code(c)[1] >= 0 for c in codes], dtype=bool)
+    paths, consts = np.flatnonzero(~constant), np.flatnonzero(constant)
+    blocks = [sp.csr_array(graph.pairs(codes[j], h, t).astype(np.float64)[:, None])
+              for j in paths]
+    blocks.append(graph.constant_pairs([codes[j] for j in consts], h, t))
+    order = np.argsort(np.concatenate([paths, consts]), kind="stable")
+    return sp.csr_array(sp.csr_array(sp.hstack(blocks, format="csr"))[:, order])
 
 
 def pattern_estep(U: np.ndarray, L: np.ndarray, W: np.ndarray, data: BPBFMData,

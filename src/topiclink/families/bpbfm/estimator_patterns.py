@@ -15,7 +15,11 @@ from topiclink.data.tensor import RelationalTensor
 from topiclink.estimators.checkpoint import DEFAULT_EVERY
 from topiclink.estimators.schema import ArraySpec
 from topiclink.families.bpbfm import kernels
-from topiclink.families.bpbfm.em_patterns import BPBFMPatternsEM, PatternEMState
+from topiclink.families.bpbfm.em_patterns import (
+    BPBFMPatternsEM,
+    PatternEMState,
+    rule_columns,
+)
 from topiclink.families.bpbfm.estimator_base import (
     SAVED_ARRAYS,
     Checkpoint,
@@ -237,11 +241,15 @@ class PatternPoissonFactorModel(BilinearPoissonFactorModelEM):
         W = np.asarray(self.samples_pattern_weights_, dtype=np.float64)
         out = np.zeros((W.shape[0], np.size(h)))
         graph = self._the_graph()
-        for p in range(W.shape[1]):
-            sel = np.flatnonzero(r == self.pattern_relations_[p])
-            if sel.size:
-                hit = graph.pairs(tuple(self.pattern_codes_[p]), h[sel], t[sel])
-                out[:, sel[hit]] += W[:, p:p + 1]
+        ptr = np.searchsorted(self.pattern_relations_,
+                              np.arange(self.relation_matrices_.shape[0] + 1))
+        for q in np.unique(r):
+            sel = np.flatnonzero(r == q)
+            lo, hi = int(ptr[q]), int(ptr[q + 1])
+            if hi > lo:
+                codes = [tuple(int(x) for x in c) for c in self.pattern_codes_[lo:hi]]
+                F = rule_columns(graph, codes, h[sel], t[sel])
+                out[:, sel] += (F @ W[:, lo:hi].T).T
         return out
 
     def _pattern_rows(self, a: np.ndarray, r: np.ndarray, axis: str

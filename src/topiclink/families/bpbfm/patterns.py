@@ -203,6 +203,27 @@ class DirectedGraph:
             self.__dict__[key] = m
         return self.__dict__[key]
 
+    def _constant_columns(self, codes: list[tuple[int, ...]]
+                          ) -> tuple[sp.csr_array, sp.csr_array, sp.csr_array]:
+        """For constant rules ``codes`` (J): G (N, J) ``g_j(v)`` less the anchor's own
+        entry (``phi(c, c) = 0``), and the anchors' one-hot columns (N, J) of the
+        tail-anchored and of the head-anchored rules."""
+        N, J = self.N, len(codes)
+        parts = [split_code(c) for c in codes]
+        bodies = [self.body_entities(c) for c in codes]
+        anchor = np.array([p[2] for p in parts], dtype=np.int64)
+        tail = np.array([p[1] == TAIL_ANCHOR for p in parts], dtype=bool)
+        rule = np.repeat(np.arange(J), [b.size for b in bodies])
+        ent = np.concatenate(bodies) if J else np.zeros(0, dtype=np.int64)
+        keep = ent != anchor[rule]
+        G = sp.csr_array((np.ones(int(keep.sum())), (ent[keep], rule[keep])), shape=(N, J))
+
+        def onehot(which: np.ndarray) -> sp.csr_array:
+            j = np.flatnonzero(which)
+            return sp.csr_array((np.ones(j.size), (anchor[j], j)), shape=(N, J))
+
+        return G, onehot(tail), onehot(~tail)
+
     def constant_factors(self, codes: list[tuple[int, ...]], a: np.ndarray
                          ) -> tuple[sp.csr_array, sp.csr_array]:
         """(A (len(a), J), B (J, N)), 0/1, with ``sum_j w_j phi_j(a_i, .) = (A diag(w)
@@ -210,26 +231,25 @@ class DirectedGraph:
         a tail-anchored rule's row is its anchor's column where ``g(a_i)``, a
         head-anchored one's is ``g`` where ``a_i`` is its anchor)."""
         a = np.asarray(a, dtype=np.int64)
-        N, J = self.N, len(codes)
-        parts = [split_code(c) for c in codes]
-        bodies = [self.body_entities(c) for c in codes]
-        anchor = np.array([p[2] for p in parts], dtype=np.int64)
-        tail = np.array([p[1] == TAIL_ANCHOR for p in parts], dtype=bool)
-        lengths = np.array([b.size for b in bodies], dtype=np.int64)
-        rule = np.repeat(np.arange(J), lengths)
-        ent = np.concatenate(bodies) if J else np.zeros(0, dtype=np.int64)
-        keep = ent != anchor[rule]                       # phi(c, c) = 0
-        rule, ent = rule[keep], ent[keep]
-        G = sp.csr_array((np.ones(ent.size), (ent, rule)), shape=(N, J))   # g_j(v)
-        at = sp.csr_array((np.ones(J), (np.arange(J), anchor)), shape=(J, N))
+        G, at_tail, at_head = self._constant_columns(codes)
+        tail = np.asarray(at_tail.sum(axis=0)).ravel() > 0
         # tail-anchored: A = g_j(a_i), B = e_c; head-anchored: A = [a_i = c_j], B = g_j
-        A = sp.csr_array(G[a] @ sp.diags_array(tail.astype(float))
-                         + at.T.tocsr()[a] @ sp.diags_array((~tail).astype(float)))
-        B = sp.csr_array(sp.diags_array(tail.astype(float)) @ at
-                         + sp.diags_array((~tail).astype(float)) @ G.T.tocsr())
+        A = sp.csr_array(G[a] @ sp.diags_array(tail.astype(float)) + at_head[a])
+        B = sp.csr_array(at_tail.T + sp.diags_array((~tail).astype(float)) @ G.T)
         A.eliminate_zeros()
         B.eliminate_zeros()
         return A, B
+
+    def constant_pairs(self, codes: list[tuple[int, ...]], h: np.ndarray, t: np.ndarray
+                       ) -> sp.csr_array:
+        """(len(h), J) 0/1: ``phi_j(h_i, t_i)`` of the constant rules ``codes`` (what
+        :meth:`pairs` gives rule by rule)."""
+        h = np.asarray(h, dtype=np.int64)
+        t = np.asarray(t, dtype=np.int64)
+        G, at_tail, at_head = self._constant_columns(codes)
+        out = sp.csr_array(G[h].multiply(at_tail[t]) + G[t].multiply(at_head[h]))
+        out.eliminate_zeros()
+        return out
 
     def n_paths(self, code: tuple[int, ...]) -> int:
         """The number of walks (an upper bound of the cells) of a pattern; a constant
