@@ -79,6 +79,25 @@ def test_constant_factors_equal_the_sum_of_the_rules_rows():
     np.testing.assert_allclose((A @ np.diag(w) @ B.toarray()), dense, rtol=1e-12)
     A0, B0 = graph.constant_factors([], a)
     assert A0.shape == (a.size, 0) and B0.shape == (0, N)
+    b = rng.integers(0, N, 40)
+    a = rng.integers(0, N, 40)
+    batch = graph.constant_pairs(chosen, a, b).toarray()
+    for j, c in enumerate(chosen):
+        np.testing.assert_array_equal(batch[:, j], graph.pairs(c, a, b))
+        np.testing.assert_array_equal(graph.body_values(np.array(chosen), a,
+                                                        np.full(a.size, j)),
+                                      _dense_body(h, r, t, N, R, c)[a])
+
+
+def _dense_body(h, r, t, N, R, code):
+    hops, _, _, end = patterns_module.split_code(code)
+    A = np.zeros((2 * R, N, N))
+    A[r, h, t] = 1.0
+    A[r + R, t, h] = 1.0
+    reach = np.eye(N)
+    for d in hops:
+        reach = reach @ A[d]
+    return (reach[:, end] if end >= 0 else reach.sum(axis=1)) > 0
 
 
 # ---------------------------------------------------------------------- (b) mining

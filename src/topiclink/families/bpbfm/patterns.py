@@ -203,53 +203,97 @@ class DirectedGraph:
             self.__dict__[key] = m
         return self.__dict__[key]
 
-    def _constant_columns(self, codes: list[tuple[int, ...]]
-                          ) -> tuple[sp.csr_array, sp.csr_array, sp.csr_array]:
-        """For constant rules ``codes`` (J): G (N, J) ``g_j(v)`` less the anchor's own
-        entry (``phi(c, c) = 0``), and the anchors' one-hot columns (N, J) of the
-        tail-anchored and of the head-anchored rules."""
-        N, J = self.N, len(codes)
-        parts = [split_code(c) for c in codes]
-        bodies = [self.body_entities(c) for c in codes]
-        anchor = np.array([p[2] for p in parts], dtype=np.int64)
-        tail = np.array([p[1] == TAIL_ANCHOR for p in parts], dtype=bool)
-        rule = np.repeat(np.arange(J), [b.size for b in bodies])
-        ent = np.concatenate(bodies) if J else np.zeros(0, dtype=np.int64)
-        keep = ent != anchor[rule]
-        G = sp.csr_array((np.ones(int(keep.sum())), (ent[keep], rule[keep])), shape=(N, J))
+    def _has_edge(self) -> sp.csr_array:
+        """(N, 2R) 0/1: entity v has an out-edge of directed relation d (built once)."""
+        if "_has_csr" not in self.__dict__:
+            self.__dict__["_has_csr"] = sp.csr_array(self._columns("has", 0).tocsr())
+        return self.__dict__["_has_csr"]
 
-        def onehot(which: np.ndarray) -> sp.csr_array:
-            j = np.flatnonzero(which)
-            return sp.csr_array((np.ones(j.size), (anchor[j], j)), shape=(N, J))
+    def body_values(self, codes: np.ndarray, v: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """``g_{j_k}(v_k)`` (bool, one per pair) of the constant rules ``codes`` (J,
+        CODE_WIDTH) at entities v: vectorised for bodies of at most one hop (AC1: the
+        d-edge (v, e); AC2: any d-edge of v; empty: always), rule by rule beyond."""
+        codes = np.asarray(codes, dtype=np.int64).reshape(-1, CODE_WIDTH)
+        v = np.asarray(v, dtype=np.int64)
+        j = np.asarray(j, dtype=np.int64)
+        out = np.zeros(v.size, dtype=bool)
+        d, end = codes[j, 0], codes[j, MAX_HOPS + 2]
+        longer = codes[j, 1] >= 0
+        out[d < 0] = True                                   # empty body
+        ac2 = (d >= 0) & (end < 0) & ~longer
+        if ac2.any():
+            out[ac2] = np.asarray(self._has_edge()[v[ac2], d[ac2]]).ravel() > 0
+        ac1 = (d >= 0) & (end >= 0) & ~longer
+        for dd in np.unique(d[ac1]):                          # one lookup per relation
+            at = np.flatnonzero(ac1 & (d == dd))
+            out[at] = np.asarray(self.adj[int(dd)][v[at], end[at]]).ravel() > 0
+        for jj in np.unique(j[longer]):
+            at = np.flatnonzero(longer & (j == jj))
+            out[at] = self.body(tuple(codes[jj]))[v[at]]
+        return out
 
-        return G, onehot(tail), onehot(~tail)
+    @staticmethod
+    def _by_anchor(codes: np.ndarray, side: int, entities: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs (i, j): rule j of side ``side`` anchored at ``entities[i]``."""
+        j_side = np.flatnonzero(codes[:, MAX_HOPS] == side)
+        anchor = codes[j_side, MAX_HOPS + 1]
+        order = np.argsort(anchor, kind="stable")
+        anchor, j_side = anchor[order], j_side[order]
+        lo = np.searchsorted(anchor, entities, side="left")
+        hi = np.searchsorted(anchor, entities, side="right")
+        i = np.repeat(np.arange(entities.size), hi - lo)
+        starts = np.repeat(lo, hi - lo)
+        offset = np.arange(i.size) - np.repeat(np.cumsum(hi - lo) - (hi - lo), hi - lo)
+        return i, j_side[starts + offset]
 
-    def constant_factors(self, codes: list[tuple[int, ...]], a: np.ndarray
+    def constant_pairs(self, codes: list[tuple[int, ...]] | np.ndarray, h: np.ndarray,
+                       t: np.ndarray) -> sp.csr_array:
+        """(len(h), J) 0/1: ``phi_j(h_i, t_i)`` of the constant rules ``codes`` (what
+        :meth:`pairs` gives rule by rule): a tail-anchored rule at the pairs whose tail
+        is its anchor, where ``g(h_i)``; a head-anchored one likewise."""
+        codes = np.asarray(codes, dtype=np.int64).reshape(-1, CODE_WIDTH)
+        h = np.asarray(h, dtype=np.int64)
+        t = np.asarray(t, dtype=np.int64)
+        rows, cols = [], []
+        for side, at, var in ((TAIL_ANCHOR, t, h), (HEAD_ANCHOR, h, t)):
+            i, j = self._by_anchor(codes, side, at)
+            on = (h[i] != t[i]) & self.body_values(codes, var[i], j)
+            rows.append(i[on])
+            cols.append(j[on])
+        i, j = np.concatenate(rows), np.concatenate(cols)
+        return sp.csr_array((np.ones(i.size), (i, j)), shape=(h.size, codes.shape[0]))
+
+    def constant_factors(self, codes: list[tuple[int, ...]] | np.ndarray, a: np.ndarray
                          ) -> tuple[sp.csr_array, sp.csr_array]:
         """(A (len(a), J), B (J, N)), 0/1, with ``sum_j w_j phi_j(a_i, .) = (A diag(w)
         B)[i]`` for the constant rules ``codes`` (one matrix product for all of them:
         a tail-anchored rule's row is its anchor's column where ``g(a_i)``, a
-        head-anchored one's is ``g`` where ``a_i`` is its anchor)."""
+        head-anchored one's is ``g`` where ``a_i`` is its anchor; only the head-anchored
+        rules anchored at some ``a_i`` are read)."""
+        codes = np.asarray(codes, dtype=np.int64).reshape(-1, CODE_WIDTH)
         a = np.asarray(a, dtype=np.int64)
-        G, at_tail, at_head = self._constant_columns(codes)
-        tail = np.asarray(at_tail.sum(axis=0)).ravel() > 0
-        # tail-anchored: A = g_j(a_i), B = e_c; head-anchored: A = [a_i = c_j], B = g_j
-        A = sp.csr_array(G[a] @ sp.diags_array(tail.astype(float)) + at_head[a])
-        B = sp.csr_array(at_tail.T + sp.diags_array((~tail).astype(float)) @ G.T)
-        A.eliminate_zeros()
-        B.eliminate_zeros()
+        J, N = codes.shape[0], self.N
+        tail = np.flatnonzero(codes[:, MAX_HOPS] == TAIL_ANCHOR)
+        anchor = codes[:, MAX_HOPS + 1]
+        # tail-anchored: A[i, j] = g_j(a_i), a_i != c_j; B[j] = e_{c_j}
+        i = np.repeat(np.arange(a.size), tail.size)
+        j = np.tile(tail, a.size)
+        on = (a[i] != anchor[j]) & self.body_values(codes, a[i], j)
+        # head-anchored: A[i, j] = [a_i = c_j]; B[j] = g_j less c_j
+        hi_, hj = self._by_anchor(codes, HEAD_ANCHOR, a)
+        A = sp.csr_array((np.ones(int(on.sum()) + hi_.size),
+                          (np.concatenate([i[on], hi_]), np.concatenate([j[on], hj]))),
+                         shape=(a.size, J))
+        used = np.unique(hj)
+        bodies = [self.body_entities(tuple(codes[k])) for k in used]
+        b_rows = np.repeat(used, [x.size for x in bodies])
+        b_cols = np.concatenate(bodies) if bodies else np.zeros(0, dtype=np.int64)
+        keep = b_cols != anchor[b_rows]
+        B = sp.csr_array((np.ones(tail.size + int(keep.sum())),
+                          (np.concatenate([tail, b_rows[keep]]),
+                           np.concatenate([anchor[tail], b_cols[keep]]))), shape=(J, N))
         return A, B
-
-    def constant_pairs(self, codes: list[tuple[int, ...]], h: np.ndarray, t: np.ndarray
-                       ) -> sp.csr_array:
-        """(len(h), J) 0/1: ``phi_j(h_i, t_i)`` of the constant rules ``codes`` (what
-        :meth:`pairs` gives rule by rule)."""
-        h = np.asarray(h, dtype=np.int64)
-        t = np.asarray(t, dtype=np.int64)
-        G, at_tail, at_head = self._constant_columns(codes)
-        out = sp.csr_array(G[h].multiply(at_tail[t]) + G[t].multiply(at_head[h]))
-        out.eliminate_zeros()
-        return out
 
     def n_paths(self, code: tuple[int, ...]) -> int:
         """The number of walks (an upper bound of the cells) of a pattern; a constant
