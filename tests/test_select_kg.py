@@ -112,3 +112,18 @@ def test_select_kg_tries_constant_rules(umls):
     bad = CliRunner().invoke(app, ["select-kg", "--dataset", "umls", "--constant-rules",
                                    "-1"])
     assert bad.exit_code != 0 and "--constant-rules" in bad.output
+
+
+def test_select_kg_chooses_the_iterations_on_validation(umls):
+    from typer.testing import CliRunner
+
+    from topiclink.cli.app import app
+
+    result = CliRunner().invoke(app, ["select-kg", "--dataset", "umls", "--models",
+                                      "bpbfm-em", "-k", "4", "-n", "2,5", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "2 candidates on umls" in result.output
+    assert "bpbfm-em n_topics=4 max_iter=2" in result.output
+    assert "bpbfm-em n_topics=4 max_iter=5" in result.output
+    bad = CliRunner().invoke(app, ["select-kg", "--dataset", "umls", "-n", "0"])
+    assert bad.exit_code != 0 and "--iterations" in bad.output

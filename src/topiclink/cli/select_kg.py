@@ -44,9 +44,10 @@ def select_kg_cmd(
         "--constant-rules", help="The max_constant_rules values to try for the models "
         "that take them, e.g. 0,30 (default: each estimator's).",
         show_default=False)] = None,
-    max_iter: Annotated[int | None, typer.Option(
+    max_iter: Annotated[str | None, typer.Option(
         "--max-iter", "--iterations", "-n",
-        help="Iterations of every fit (default: each estimator's).")] = None,
+        help="Iterations of every fit, or several to choose among on the validation "
+        "triples, e.g. 25,100 (default: each estimator's).", show_default=False)] = None,
     budget: Annotated[float | None, typer.Option(
         "--budget", help="CPU seconds for all fits and validations; the candidates not "
         "reached are skipped and listed.", show_default=False)] = None,
@@ -59,9 +60,9 @@ def select_kg_cmd(
     verbose: VerboseOpt = True,
 ) -> None:
     """Choose a knowledge-graph model on the validation triples: fit every --models x
-    --topics x --patterns (x --constant-rules) candidate on the training triples,
-    print its filtered validation MRR and Hits, and score the best one, once, on the
-    test triples."""
+    --topics x --patterns (x --constant-rules, x --iterations when several) candidate
+    on the training triples, print its filtered validation MRR and Hits, and score the
+    best one, once, on the test triples."""
     setup_logging(verbose)
     ks = int_list(topics, "--topics", minimum=1)
     kinds = [p.strip() for p in patterns.split(",") if p.strip()]
@@ -70,7 +71,8 @@ def select_kg_cmd(
     if constant_rules is not None:
         grid["max_constant_rules"] = int_list(constant_rules, "--constant-rules",
                                               minimum=0)
-    check(max_iter is None or max_iter >= 1, f"--iterations must be >= 1, got {max_iter}")
+    iterations = None if max_iter is None else int_list(max_iter, "--iterations",
+                                                         minimum=1)
     check(budget is None or budget > 0, f"--budget must be > 0, got {budget:g}"
           if budget is not None else "")
     if dataset is None and data is None:
@@ -78,7 +80,9 @@ def select_kg_cmd(
                    "test.txt)")
     require_data(dataset, data, None)
     table_path = check_out_file(out, force=force, model=False) if out is not None else None
-    estimators = {name: _estimator(name, max_iter, seed)
+    if iterations is not None and len(iterations) > 1:
+        grid["max_iter"] = iterations
+    estimators = {name: _estimator(name, iterations and iterations[0], seed)
                   for name in (m.strip() for m in models.split(",")) if name}
     check(bool(estimators), "--models is empty")
     ds = load_data(dataset, data)
