@@ -43,13 +43,14 @@ from topiclink.topics.lda import (
 __all__ = ["LDA", "MH_MIN_TOPICS"]
 
 #: ``sampler="auto"`` uses the O(1)-per-token "warp" kernel from this many topics on,
-#: chosen by time to a held-out log-likelihood (document completion) on 20 Newsgroups,
-#: one thread (benchmarks/results/lda_record_20newsgroups.json, rerun with the faster
-#: warp kernel): at K = 200 Gibbs reached the target in 9.9 s, "warp" in 13.7 s; at
-#: K = 1000 "warp" in 14.3 s, Gibbs in 26.7 s (before: 9.0 / 15.9 and 19.9 / 24.1 s).
-#: On the 1M-token synthetic corpus of benchmarks/lda_throughput.py at K = 1000 (20 CPU s
-#: each) "warp" also reached Gibbs's final log joint sooner (16.4 s).
-MH_MIN_TOPICS = 1000
+#: chosen by time to a held-out log-likelihood (document completion, WarpLDA's after 80
+#: sweeps) on 20 Newsgroups, one thread (benchmarks/results/lda_record_20newsgroups*.json):
+#: Gibbs / "warp" reached it in 9.9 / 13.7 s at K = 200, 10.1 / 11.9 s at K = 300,
+#: 14.6 / 12.7 s at K = 500, 16.2 / 12.0 s at K = 700 and 26.7 / 14.3 s at K = 1000, so
+#: the crossover lies between 300 and 500 (one corpus; runs of the same command differ
+#: by about 15 %).  On the 1M-token synthetic corpus of benchmarks/lda_throughput.py at
+#: K = 1000 "warp" also reached Gibbs's final log joint sooner.
+MH_MIN_TOPICS = 500
 
 logger = logging.getLogger(__name__)
 
