@@ -792,6 +792,22 @@ def _jsonable(value: Any) -> Any:
     return _clean(value)
 
 
+def early_stopped(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row's checkpoint of best validation MRR (early stopping on the validation
+    triples, as PyKEEN's ``EarlyStopper``; the same rule for every model) with its test
+    scores: rows whose curves hold test scores (``--test-at-checkpoints``) only."""
+    out = []
+    for r in rows:
+        curve = [p for p in r.get("curve") or [] if "test_mrr" in p]
+        if "error" in r or not curve:
+            continue
+        best = max(curve, key=lambda p: p["valid_mrr"])
+        out.append({"model": r["model"], "K": r.get("K"), "seconds": best["seconds"],
+                    "checkpoint": curve.index(best), "valid_mrr": best["valid_mrr"],
+                    **{k: v for k, v in best.items() if k.startswith("test_")}})
+    return out
+
+
 def write_results(result: dict[str, Any], path: Path) -> None:
     """The JSON, atomically (a partial run stays readable)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -1027,6 +1043,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                  f"s of training; evaluations {row['valid_eval_seconds']:.1f} + "
                  f"{row['test_eval_seconds']:.1f} s")
         result["online_vs_batch"] = online_vs_batch(result["rows"])
+        result["early_stopped"] = early_stopped(result["rows"])
         write_results(result, args.out)
     result["machine"]["load_average_at_end"] = list(os.getloadavg())
     result["total_wall_seconds"] = time.perf_counter() - t_start

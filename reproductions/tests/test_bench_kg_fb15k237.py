@@ -312,3 +312,15 @@ def test_pattern_rows_and_append_on_umls(bench, tmp_path):
     with pytest.raises(SystemExit, match="differ"):
         bench.main([*common[:-2], "--budget-seconds", "3", "--out", str(out),
                     "--models", "BPBFM-1-EM", "--append"])
+
+
+def test_early_stopped_takes_each_rows_best_validation_checkpoint(bench):
+    rows = [{"model": "A", "K": 5, "curve": [
+        {"seconds": 1, "valid_mrr": 0.2, "test_mrr": 0.21},
+        {"seconds": 2, "valid_mrr": 0.4, "test_mrr": 0.35, "test_hits_at_1": 0.3},
+        {"seconds": 3, "valid_mrr": 0.3, "test_mrr": 0.5}]},
+        {"model": "B", "curve": [{"seconds": 1, "valid_mrr": 0.1}]},
+        {"model": "C", "error": "boom"}]
+    out = bench.early_stopped(rows)
+    assert out == [{"model": "A", "K": 5, "seconds": 2, "checkpoint": 1, "valid_mrr": 0.4,
+                    "test_mrr": 0.35, "test_hits_at_1": 0.3}]
