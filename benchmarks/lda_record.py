@@ -1,9 +1,9 @@
 """LDA time to a held-out log-likelihood: topiclink's samplers vs tomotopy and WarpLDA.
 
 Every tool trains on the same training documents (90 % of a corpus) on ``--threads``
-threads (default one; on more, topiclink's Gibbs runs ``scheme="partition"`` and its
-Metropolis-Hastings samplers stay sequential), with the same symmetric priors (alpha per
-topic, beta 0.01) and K topics.  At checkpoints (a
+threads (default one; on more, topiclink's Gibbs and warp samplers run
+``scheme=Shards("partition", threads)`` and its "mh" sampler stays sequential), with the
+same symmetric priors (alpha per topic, beta 0.01) and K topics.  At checkpoints (a
 doubling schedule of iteration counts) the tool's topic-word counts are saved, outside the
 timed training; afterwards phi = (n_kw + beta) / (n_k + V beta) over the full vocabulary is
 scored by ONE function, :func:`heldout_log_likelihood` (document completion on the 10 %
@@ -29,6 +29,7 @@ the target are interpolated linearly between checkpoints.
     python benchmarks/lda_record.py                  # synthetic 1 M tokens, K = 50, 1000
     python benchmarks/lda_record.py --quick          # tiny corpus, K = 20, < 60 s
     python benchmarks/lda_record.py --dataset 20newsgroups --topics 50
+    python benchmarks/lda_record.py --counts X.npz --threads 16 --score-jobs 16
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ def target_level(curves: dict[str, list[float]], fraction: float = 0.95) -> floa
 def build_warplda(dest: Path, src: Path = WARPLDA_SRC) -> Path:
     """Compile ``warplda`` and ``format`` into ``dest`` (the g++ lines of the peer's
     sources; its build.sh needs a CMakeLists the copy lacks).  Returns ``dest/warplda``."""
+    dest = dest.resolve()        # g++ runs in the peer's source folder
     dest.mkdir(parents=True, exist_ok=True)
     flags = ["g++", "-O3", "-std=c++14", "-fopenmp", "-include", "stdexcept"]
     libs = ["-lgflags", "-lnuma", "-lpthread"]
@@ -218,18 +220,19 @@ def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int]
     handed to ``keep`` (written to disk, so that no tool's peak memory holds them).
     ``sampler`` may carry the Metropolis-Hastings steps per token: ``"warp:2"`` (set as
     the sampler's default in this child process only; the estimator has no such knob).
-    With ``threads`` > 1, ``"gibbs"`` runs the multi-core scheme, ``scheme="partition"``
-    on ``threads`` threads; the Metropolis-Hastings samplers are sequential (one thread,
-    said in the record's ``threads_used``)."""
+    With ``threads`` > 1, ``"gibbs"`` and ``"warp"`` run the multi-core scheme,
+    ``scheme=Shards("partition", threads)`` on ``threads`` threads; ``"mh"`` is
+    sequential (one thread, said in the record's ``threads_used``)."""
     from topiclink import LDA
+    from topiclink.execution import Shards
     from topiclink.topics import lda as lda_algorithm
 
     if ":" in sampler:
         sampler, steps = sampler.split(":")
         lda_algorithm.MH_STEPS[sampler] = int(steps)
     last = checkpoints[-1]
-    parallel = ({"scheme": "partition", "n_jobs": threads}
-                if threads > 1 and sampler == "gibbs" else {})
+    parallel = ({"scheme": Shards("partition", threads), "n_jobs": threads}
+                if threads > 1 and sampler in ("gibbs", "warp") else {})
     try:  # compile the kernels before the clock starts
         LDA(n_topics=K, max_iter=2, sampler=sampler, doc_topic_prior=alpha,
             topic_word_prior=beta, random_state=seed,
@@ -378,18 +381,50 @@ def run_child(spec: dict[str, Any]) -> tuple[dict[str, Any], list[str], float]:
 
 
 # ----------------------------------------------------------------------------- driver
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``), else :func:`platform.processor`."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def score_checkpoint(path: str, test_path: str, alpha: float, beta: float, seed: int,
+                     score_iter: int) -> float:
+    """Held-out LL of one checkpoint's counts file (deleted once read): the unit of work
+    of the scoring processes."""
+    counts = np.load(path)
+    counts = counts.T if path.endswith("_vk.npy") else counts
+    test = sp.load_npz(test_path).tocsr()
+    ll = heldout_log_likelihood(test, topics_from_counts(counts, beta), alpha, seed,
+                                score_iter)
+    Path(path).unlink()
+    return ll
+
+
 def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
                   checkpoints: list[int], *, alpha: float, beta: float, seed: int,
                   heldout: float, score_iter: int, warplda: Path | None,
-                  scratch: Path, threads: int = 1) -> dict[str, Any]:
-    """All tools at every K: curves (seconds, held-out LL per token), targets, ratios."""
+                  scratch: Path, threads: int = 1, score_jobs: int = 1) -> dict[str, Any]:
+    """All tools at every K: curves (seconds, held-out LL per token), targets, ratios.
+    Each K's checkpoints are scored after all its tools trained, in ``score_jobs``
+    processes (one: in this process, one file at a time)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
     train, test = split_documents(X, heldout, seed)
     data = scratch / "train.npz"
     sp.save_npz(data, train)
+    test_path = scratch / "test.npz"
+    sp.save_npz(test_path, test)
     n_tokens = int(train.sum())
     results: dict[str, Any] = {}
     for K in topics:
         rows: dict[str, Any] = {}
+        pending: dict[str, list[str]] = {}
         for tool in tools:
             if tool == "warplda" and warplda is None:
                 logger.info("K=%d warplda: skipped (not built)", K)
@@ -404,25 +439,35 @@ def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
                 logger.info("K=%d %s: skipped: %s", K, tool, record["skipped"])
                 rows[tool] = record
                 continue
-            t0 = time.perf_counter()
-            record["heldout_ll"] = []
-            for path in files:         # K x V per checkpoint: 1.2 GB each at K = 5000
-                counts = np.load(path)
-                counts = counts.T if path.endswith("_vk.npy") else counts
-                record["heldout_ll"].append(heldout_log_likelihood(
-                    test, topics_from_counts(counts, beta), alpha, seed, score_iter))
-                del counts
-                Path(path).unlink()
-            record["scoring_seconds"] = time.perf_counter() - t0
             record["tokens_per_second"] = (n_tokens * checkpoints[-1]
                                            / max(record["seconds"][-1], 1e-12))
             record["process_wall_seconds"] = wall
             peak = record.pop("peak_rss_kib", 0)     # 0: a run too short to be read
             record["peak_rss_mib"] = peak / 1024 if peak else None
             rows[tool] = record
+            pending[tool] = files
+            logger.info("K=%d %-8s trained: %s", K, tool, "  ".join(
+                f"{n}it {s:.3f}s" for n, s in zip(checkpoints, record["seconds"],
+                                                  strict=True)))
+        t0 = time.perf_counter()
+        jobs = [(tool, path) for tool, files in pending.items() for path in files]
+        args = (str(test_path), alpha, beta, seed, score_iter)
+        if score_jobs > 1 and len(jobs) > 1:
+            with ProcessPoolExecutor(min(score_jobs, len(jobs)),
+                                     mp_context=get_context("spawn")) as pool:
+                lls = list(pool.map(score_checkpoint, [p for _, p in jobs],
+                                    *([a] * len(jobs) for a in args)))
+        else:    # K x V per checkpoint (1.2 GB each at K = 5000): one at a time
+            lls = [score_checkpoint(p, *args) for _, p in jobs]
+        scoring = time.perf_counter() - t0
+        for tool in pending:
+            rows[tool]["heldout_ll"] = [ll for (t, _), ll in zip(jobs, lls, strict=True)
+                                        if t == tool]
+            rows[tool]["scoring_seconds"] = scoring / max(len(pending), 1)
             logger.info("K=%d %-8s  %s", K, tool, "  ".join(
                 f"{n}it {s:.3f}s {ll:.4f}" for n, s, ll in
-                zip(checkpoints, record["seconds"], record["heldout_ll"], strict=True)))
+                zip(checkpoints, rows[tool]["seconds"], rows[tool]["heldout_ll"],
+                    strict=True)))
         curves = {t: r["heldout_ll"] for t, r in rows.items() if "heldout_ll" in r}
         summary: dict[str, Any] = {}
         if curves:
@@ -474,6 +519,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     ap.add_argument("--true-topics", type=int, default=100,
                     help="topics of the synthetic corpus's generating model")
     ap.add_argument("--dataset", default=None, help="e.g. 20newsgroups instead of synthetic")
+    ap.add_argument("--counts", type=Path, default=None,
+                    help="a document-term matrix (scipy.sparse.save_npz) instead of synthetic")
+    ap.add_argument("--corpus-name", default=None,
+                    help="the name the record gives the --counts corpus")
     ap.add_argument("--topics", default="50,1000")
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--checkpoints", default="5,10,20,40,80",
@@ -484,8 +533,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     ap.add_argument("--score-iter", type=int, default=50,
                     help="Gibbs sweeps of the completion inference")
     ap.add_argument("--threads", type=int, default=1,
-                    help="threads of every tool (topiclink: Gibbs on scheme='partition'; "
-                         "its MH samplers stay sequential)")
+                    help="threads of every tool (topiclink: gibbs and warp on "
+                         "Shards('partition', threads); mh stays sequential)")
+    ap.add_argument("--score-jobs", type=int, default=1,
+                    help="processes scoring the checkpoints (after each K's training)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--warplda", type=Path, default=None,
                     help="a built warplda binary (format next to it); else built here")
@@ -505,7 +556,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     topics = [int(k) for k in args.topics.split(",")]
     tools = [t for t in args.tools.split(",") if t]
     checkpoints = sorted({int(c) for c in args.checkpoints.split(",")})
+    if args.dataset and args.counts:
+        raise SystemExit("give --dataset or --counts, not both")
     X = (dataset_counts(args.dataset) if args.dataset else
+         sp.load_npz(args.counts).tocsr() if args.counts else
          synthetic_counts(int(args.tokens), args.doc_length, args.words, args.true_topics,
                           args.seed))
     with tempfile.TemporaryDirectory(prefix="lda_record_") as tmp:
@@ -520,16 +574,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         result = run_benchmark(X, topics, tools, checkpoints, alpha=args.alpha,
                                beta=args.beta, seed=args.seed, heldout=args.heldout,
                                score_iter=args.score_iter, warplda=warplda,
-                               scratch=scratch, threads=args.threads)
+                               scratch=scratch, threads=args.threads,
+                               score_jobs=args.score_jobs)
     import topiclink
 
     result = {
         "benchmark": "lda_record",
-        "corpus": args.dataset or (f"synthetic make_corpus({int(args.tokens)} tokens, "
-                                   f"doc length {args.doc_length}, "
-                                   f"{args.true_topics} generating topics)"),
+        "corpus": args.dataset or args.corpus_name or (
+            str(args.counts) if args.counts else
+            f"synthetic make_corpus({int(args.tokens)} tokens, doc length "
+            f"{args.doc_length}, {args.true_topics} generating topics)"),
         "threads": args.threads,
-        "protocol": (f"{args.threads} thread(s) (topiclink's MH samplers: 1); "
+        "protocol": (f"{args.threads} thread(s) (topiclink's gibbs and warp on "
+                     f"Shards('partition', {args.threads}) when above 1, mh on 1); "
                      f"alpha {args.alpha} per topic, beta {args.beta}; "
                      f"{args.heldout:.0%} of documents held out; document completion "
                      f"(half observed, {args.score_iter} inference sweeps) on phi = "
@@ -538,7 +595,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
         **result,
         "total_seconds": time.perf_counter() - t0,
         "topiclink_version": topiclink.__version__,
-        "machine": {"processor": platform.processor(), "cpu_count": os.cpu_count(),
+        "machine": {"processor": cpu_model(), "cpu_count": os.cpu_count(),
                     "platform": platform.platform(), "python": platform.python_version(),
                     "date": datetime.datetime.now(datetime.UTC).isoformat()},
     }

@@ -38,18 +38,22 @@ from topiclink.topics.chunked import word_topic_counts
 from topiclink.topics.kernels import lda as kernels
 from topiclink.topics.kernels import lda_mh, lda_warp
 from topiclink.topics.partition import PartitionSweeper
+from topiclink.topics.warp_partition import WarpPartitionSweeper
 
 __all__ = ["TokenData", "ShardTokenData", "LDAState", "CollapsedGibbsLDA", "SHARDED",
            "INITS", "spectral_start",
-           "SAMPLERS", "ShardedTokenSampler", "doc_topic_counts"]
+           "SAMPLERS", "SCHEMES_OF_SAMPLER", "ShardedTokenSampler", "doc_topic_counts"]
 
 #: the token samplers' schemes that sweep fixed document shards (AD-LDA and the
 #: partitioned scheme of :mod:`topiclink.topics.partition`)
 SHARDED = ("adlda", "partition")
 #: the token kernels of :class:`CollapsedGibbsLDA`: exact Gibbs (O(K) a token) and the two
 #: O(1)-a-token Metropolis-Hastings kernels (:mod:`~topiclink.topics.kernels.lda_mh`,
-#: :mod:`~topiclink.topics.kernels.lda_warp`), the latter two sequential only
+#: :mod:`~topiclink.topics.kernels.lda_warp`)
 SAMPLERS = ("gibbs", "mh", "warp")
+#: the schemes each Metropolis-Hastings kernel runs with ("gibbs": every scheme): "warp"
+#: also on the partitioned threads of :mod:`topiclink.topics.warp_partition`
+SCHEMES_OF_SAMPLER = {"mh": ("exact",), "warp": ("exact", "partition")}
 #: how the chain starts: uniform random topics, or the deterministic anchor-word topics
 #: (:func:`spectral_start`)
 INITS = ("random", "spectral")
@@ -225,7 +229,7 @@ class ShardedTokenSampler(ADLDAShards):
     """
 
     scheme: str
-    _partition: PartitionSweeper | None = None
+    _partition: PartitionSweeper | WarpPartitionSweeper | None = None
 
     def token_data(self, data: Any) -> TokenData | ShardTokenData:
         """The tokens of ``data``."""
@@ -235,10 +239,16 @@ class ShardedTokenSampler(ADLDAShards):
         tok = self.token_data(data)
         return tok.words, tok.offsets, getattr(tok, "shards", None)
 
-    def _partition_sweeper(self, state: Any, data: Any, n_threads: int) -> PartitionSweeper:
+    def _partition_sweeper(self, state: Any, data: Any, n_threads: int
+                           ) -> PartitionSweeper | WarpPartitionSweeper:
         tok = self.token_data(data)
         if tok.words is None:
             raise ValueError("scheme='partition' needs the corpus's words")
+        if getattr(self, "sampler", "gibbs") == "warp":
+            ix = self.token_index(state, data)
+            return WarpPartitionSweeper(tok.words, tok.docs, tok.offsets, tok.n_words,
+                                        state.kernel_rng, n_threads, ix.ptr, ix.pos,
+                                        ix.slot, ix.docs_w, ix.zw, self.n_mh)
         return PartitionSweeper(tok.words, tok.offsets, tok.n_words, state.kernel_rng,
                                 n_threads)
 
@@ -313,7 +323,8 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
         (exact Metropolis-Hastings steps with O(1) proposals per token,
         :mod:`topiclink.topics.kernels.lda_mh`) or ``"warp"`` (the same proposals in
         WarpLDA's word-then-document order, :mod:`topiclink.topics.kernels.lda_warp`;
-        a prior alpha shared by all documents); both sequential only
+        a prior alpha shared by all documents; also with ``scheme="partition"``,
+        :mod:`topiclink.topics.warp_partition`); ``"mh"`` sequential only
     n_mh : Metropolis-Hastings steps per token (``"mh"``), per token and phase (``"warp"``);
         None: :data:`MH_STEPS` of the sampler
     init : ``"random"`` (uniform topics) or ``"spectral"`` (:func:`spectral_start`)
@@ -333,9 +344,10 @@ class CollapsedGibbsLDA(ShardedTokenSampler):
         if sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(map(repr, SAMPLERS))}, got "
                              f"{sampler!r}")
-        if sampler != "gibbs" and scheme != "exact":
-            raise ValueError(f"sampler={sampler!r} runs the sequential chain: use "
-                             "scheme='exact'")
+        if sampler != "gibbs" and scheme not in SCHEMES_OF_SAMPLER[sampler]:
+            raise ValueError(f"sampler={sampler!r} runs with scheme "
+                             f"{' or '.join(map(repr, SCHEMES_OF_SAMPLER[sampler]))}, "
+                             f"not {scheme!r}")
         if sampler == "warp" and np.ndim(alpha) == 2 and np.shape(alpha)[0] > 1:
             raise ValueError("sampler='warp' needs one prior alpha for all documents: use "
                              "sampler='mh' or 'gibbs' with a per-document prior")

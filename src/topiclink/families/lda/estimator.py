@@ -34,6 +34,7 @@ from topiclink.execution import ExecutorCodec, Shards, SharedClientMixin
 from topiclink.parameters import SchemeCodec, SchemeForm, shared
 from topiclink.random import RandomState
 from topiclink.topics.lda import (
+    SCHEMES_OF_SAMPLER,
     CollapsedGibbsLDA,
     LDAState,
     ShardTokenData,
@@ -204,9 +205,12 @@ default "exact"
         """The token kernel: ``sampler``, or for ``"auto"`` the Metropolis-Hastings kernel
         from :data:`MH_MIN_TOPICS` topics on (sequential chains only), else exact Gibbs."""
         if self.sampler != "auto":
-            if self.sampler != "gibbs" and self._execution_plan().scheme != "exact":
-                raise ValueError(f"sampler={self.sampler!r} runs the sequential chain: use "
-                                 "scheme='exact' (or sampler='gibbs')")
+            scheme = self._execution_plan().scheme
+            allowed = SCHEMES_OF_SAMPLER.get(str(self.sampler))
+            if allowed is not None and scheme not in allowed:
+                raise ValueError(f"sampler={self.sampler!r} runs with scheme "
+                                 f"{' or '.join(map(repr, allowed))}, not {scheme!r} "
+                                 "(or use sampler='gibbs')")
             return str(self.sampler)
         exact = self._execution_plan().scheme == "exact"
         return "warp" if exact and int(self.n_topics) >= MH_MIN_TOPICS else "gibbs"

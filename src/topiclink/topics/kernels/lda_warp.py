@@ -44,7 +44,8 @@ from numba import njit
 from topiclink.kernels.rng import uniform
 from topiclink.topics.kernels.lda_mh import alias_draw, build_alias, word_index
 
-__all__ = ["word_order", "sweep_warp"]
+__all__ = ["word_order", "sweep_warp", "warp_word_cell", "warp_doc_cell", "refresh_doc_rows",
+           "refresh_word_rows"]
 
 
 def word_order(words: np.ndarray, docs: np.ndarray, n_words: int
@@ -189,4 +190,134 @@ def sweep_warp(words: np.ndarray, offsets: np.ndarray, z: np.ndarray, zw: np.nda
         for j in range(lo, hi):
             row[zw_mid[j]] = 0
         for j in range(lo, hi):
+            row[zw[j]] += 1
+
+
+# ----------------------------------------------------------------------------- partitioned
+@njit(cache=True, nogil=True)
+def warp_word_cell(slots: np.ndarray, slot_words: np.ndarray, lo: int, hi: int,
+                   offsets: np.ndarray, z: np.ndarray, zw: np.ndarray, nwk: np.ndarray,
+                   nk: np.ndarray, a_prob: np.ndarray, a_alias: np.ndarray,
+                   a_total: float, beta: float, n_words: int, state: np.ndarray,
+                   pos: np.ndarray, docs_w: np.ndarray, n_mh: int) -> None:
+    """The word phase of :func:`sweep_warp` on the word-order slots ``slots[lo:hi]``
+    (ascending: word by word; ``slot_words`` their words) of one cell of
+    :class:`~topiclink.topics.warp_partition.WarpPartitionSweeper`.
+
+    The same proposals and acceptance ratios as :func:`sweep_warp`, with ``C_w`` read
+    from ``nwk[w]`` itself (exact: the cell's worker alone moves word w's tokens in the
+    sub-phase) and ``nk`` the worker's copy of the topic totals.  Writes ``nwk[w]``,
+    ``zw`` and ``z``, not ``ndk`` (brought up to date by :func:`refresh_doc_rows`
+    before the document phase).  ``a_prob`` / ``a_alias`` / ``a_total``: alpha's alias
+    table.  Releases the GIL.
+    """
+    n_topics = nk.shape[0]
+    vbeta = n_words * beta
+    a_scale = 1.0 / a_total
+    for q in range(lo, hi):
+        j = slots[q]
+        row = nwk[slot_words[q]]
+        s = zw[j]
+        s0 = s
+        d = docs_w[j]
+        lo_d = offsets[d]
+        n_d = offsets[d + 1] - lo_d
+        reach = n_d + a_total
+        row[s] -= 1
+        nk[s] -= 1
+        num_s = row[s] + beta
+        den_s = nk[s] + vbeta
+        for _ in range(n_mh):
+            x = uniform(state) * reach
+            if x < n_d:
+                t = z[lo_d + min(int(x), n_d - 1)]
+            else:
+                t = alias_draw(a_prob, a_alias, 0, n_topics, (x - n_d) * a_scale)
+            if t == s:
+                continue
+            num = (row[t] + beta) * den_s
+            den = num_s * (nk[t] + vbeta)
+            if num >= den or uniform(state) * den < num:
+                s = t
+                num_s = row[t] + beta
+                den_s = nk[t] + vbeta
+                z[pos[j]] = s
+        row[s] += 1
+        nk[s] += 1
+        if s != s0:
+            zw[j] = s
+
+
+@njit(cache=True, nogil=True)
+def warp_doc_cell(positions: np.ndarray, lo: int, hi: int, words: np.ndarray,
+                  docs: np.ndarray, z: np.ndarray, zw: np.ndarray, ndk: np.ndarray,
+                  nk: np.ndarray, alpha: np.ndarray, beta: float, n_words: int,
+                  state: np.ndarray, ptr: np.ndarray, slot: np.ndarray, n_mh: int) -> None:
+    """The document phase of :func:`sweep_warp` on the document-order tokens
+    ``positions[lo:hi]`` (ascending: document by document) of one cell, ``C_d`` read
+    from ``ndk[d]`` (exact: :func:`refresh_doc_rows`), ``nk`` the worker's copy.  Writes
+    ``ndk[d]``, ``z`` and ``zw``, not ``nwk`` (:func:`refresh_word_rows` after the
+    phase).  Releases the GIL."""
+    n_topics = nk.shape[0]
+    vbeta = n_words * beta
+    kbeta = n_topics * beta
+    b_scale = 1.0 / kbeta
+    for q in range(lo, hi):
+        i = positions[q]
+        row = ndk[docs[i]]
+        s = z[i]
+        s0 = s
+        w = words[i]
+        lo_w = ptr[w]
+        n_w = ptr[w + 1] - lo_w
+        reach = n_w + kbeta
+        row[s] -= 1
+        nk[s] -= 1
+        num_s = row[s] + alpha[s]
+        den_s = nk[s] + vbeta
+        for _ in range(n_mh):
+            x = uniform(state) * reach
+            if x < n_w:
+                t = zw[lo_w + min(int(x), n_w - 1)]
+            else:
+                t = min(int((x - n_w) * b_scale * n_topics), n_topics - 1)
+            if t == s:
+                continue
+            num = (row[t] + alpha[t]) * den_s
+            den = num_s * (nk[t] + vbeta)
+            if num >= den or uniform(state) * den < num:
+                s = t
+                num_s = row[t] + alpha[t]
+                den_s = nk[t] + vbeta
+                zw[slot[i]] = s
+        row[s] += 1
+        nk[s] += 1
+        if s != s0:
+            z[i] = s
+
+
+@njit(cache=True, nogil=True)
+def refresh_doc_rows(offsets: np.ndarray, d_lo: int, d_hi: int, z_before: np.ndarray,
+                     z: np.ndarray, ndk: np.ndarray) -> None:
+    """``ndk[d]`` for documents ``d_lo:d_hi`` from ``z``, given that it held the counts
+    of ``z_before`` (the entries at those topics cleared, the current ones counted:
+    O(N_d) a document, as :func:`sweep_warp`'s document phase does)."""
+    for d in range(d_lo, d_hi):
+        row = ndk[d]
+        for i in range(offsets[d], offsets[d + 1]):
+            row[z_before[i]] = 0
+        for i in range(offsets[d], offsets[d + 1]):
+            row[z[i]] += 1
+
+
+@njit(cache=True, nogil=True)
+def refresh_word_rows(ptr: np.ndarray, w_lo: int, w_hi: int, zw_before: np.ndarray,
+                      zw: np.ndarray, nwk: np.ndarray) -> None:
+    """``nwk[w]`` for words ``w_lo:w_hi`` from ``zw``, given that it held the counts of
+    ``zw_before`` (:func:`refresh_doc_rows` in word order)."""
+    for w in range(w_lo, w_hi):
+        row = nwk[w]
+        for j in range(ptr[w], ptr[w + 1]):
+            row[zw_before[j]] = 0
+        for j in range(ptr[w], ptr[w + 1]):
             row[zw[j]] += 1
