@@ -219,7 +219,8 @@ def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int]
     """Fit ``LDA(sampler=...)`` up to the last checkpoint; seconds at each, the counts
     handed to ``keep`` (written to disk, so that no tool's peak memory holds them).
     ``sampler`` may carry the Metropolis-Hastings steps per token: ``"warp:2"`` (set as
-    the sampler's default in this child process only; the estimator has no such knob).
+    the sampler's default in this child process only; the estimator has no such knob),
+    and the partition scheme's shards when they differ from ``threads``: ``"warp@32"``.
     With ``threads`` > 1, ``"gibbs"`` and ``"warp"`` run the multi-core scheme,
     ``scheme=Shards("partition", threads)`` on ``threads`` threads; ``"mh"`` is
     sequential (one thread, said in the record's ``threads_used``)."""
@@ -227,12 +228,17 @@ def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int]
     from topiclink.execution import Shards
     from topiclink.topics import lda as lda_algorithm
 
+    shards = threads
+    if "@" in sampler:
+        sampler, count = sampler.split("@")
+        shards = int(count)
     if ":" in sampler:
         sampler, steps = sampler.split(":")
         lda_algorithm.MH_STEPS[sampler] = int(steps)
     last = checkpoints[-1]
-    parallel = ({"scheme": Shards("partition", threads), "n_jobs": threads}
-                if threads > 1 and sampler in ("gibbs", "warp") else {})
+    parallel = ({"scheme": Shards("partition", shards), "n_jobs": threads}
+                if (threads > 1 or shards != threads) and sampler in ("gibbs", "warp")
+                else {})
     try:  # compile the kernels before the clock starts
         LDA(n_topics=K, max_iter=2, sampler=sampler, doc_topic_prior=alpha,
             topic_word_prior=beta, random_state=seed,
@@ -263,7 +269,8 @@ def run_topiclink(X: sp.csr_matrix, K: int, sampler: str, checkpoints: list[int]
         doc_topic_prior=alpha, topic_word_prior=beta, random_state=seed,
         callbacks=[rec], **parallel).fit(X)
     return {"iterations": checkpoints, "seconds": rec.seconds,
-            "threads_used": threads if parallel else 1}
+            "threads_used": threads if parallel else 1,
+            "shards": parallel["scheme"].n_shards if parallel else 1}
 
 
 def run_tomotopy(X: sp.csr_matrix, K: int, checkpoints: list[int], alpha: float,
