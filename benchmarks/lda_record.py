@@ -412,6 +412,22 @@ def score_checkpoint(path: str, test_path: str, alpha: float, beta: float, seed:
     return ll
 
 
+def score_in_subprocess(path: str, test_path: str, alpha: float, beta: float, seed: int,
+                        score_iter: int) -> float:
+    """:func:`score_checkpoint` in a child process of this script (``--score``), one
+    thread: the scoring processes of ``--score-jobs``."""
+    spec = {"path": path, "test": test_path, "alpha": alpha, "beta": beta, "seed": seed,
+            "score_iter": score_iter, "out": path + ".ll.json"}
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, __file__, "--score", json.dumps(spec)], env=env,
+                   check=True)
+    out = Path(spec["out"])
+    ll = float(json.loads(out.read_text()))
+    out.unlink()
+    return ll
+
+
 def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
                   checkpoints: list[int], *, alpha: float, beta: float, seed: int,
                   heldout: float, score_iter: int, warplda: Path | None,
@@ -419,8 +435,7 @@ def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
     """All tools at every K: curves (seconds, held-out LL per token), targets, ratios.
     Each K's checkpoints are scored after all its tools trained, in ``score_jobs``
     processes (one: in this process, one file at a time)."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
+    from concurrent.futures import ThreadPoolExecutor
 
     train, test = split_documents(X, heldout, seed)
     data = scratch / "train.npz"
@@ -460,10 +475,9 @@ def run_benchmark(X: sp.csr_matrix, topics: list[int], tools: list[str],
         jobs = [(tool, path) for tool, files in pending.items() for path in files]
         args = (str(test_path), alpha, beta, seed, score_iter)
         if score_jobs > 1 and len(jobs) > 1:
-            with ProcessPoolExecutor(min(score_jobs, len(jobs)),
-                                     mp_context=get_context("spawn")) as pool:
-                lls = list(pool.map(score_checkpoint, [p for _, p in jobs],
-                                    *([a] * len(jobs) for a in args)))
+            with ThreadPoolExecutor(min(score_jobs, len(jobs))) as pool:
+                lls = list(pool.map(lambda p, a=args: score_in_subprocess(p, *a),
+                                    [p for _, p in jobs]))
         else:    # K x V per checkpoint (1.2 GB each at K = 5000): one at a time
             lls = [score_checkpoint(p, *args) for _, p in jobs]
         scoring = time.perf_counter() - t0
@@ -550,9 +564,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     ap.add_argument("--quick", action="store_true", help="tiny corpus, K=20, few iterations")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "lda_record.json")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--score", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child is not None:
         child_main(json.loads(args.child))
+        return None
+    if args.score is not None:
+        job = json.loads(args.score)
+        ll = score_checkpoint(job["path"], job["test"], job["alpha"], job["beta"],
+                              job["seed"], job["score_iter"])
+        Path(job["out"]).write_text(json.dumps(ll))
         return None
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.threads < 1:

@@ -106,3 +106,61 @@ def test_quick_benchmark_runs(tmp_path: Path) -> None:
         assert len(r["heldout_ll"]) == 3 and all(np.isfinite(r["heldout_ll"]))
         assert r["seconds"] == sorted(r["seconds"])
     assert set(entry["seconds_to_target"]) == set(ran)
+
+
+def test_quick_benchmark_on_two_threads_from_a_counts_file(tmp_path: Path) -> None:
+    """--counts, --threads 2 (gibbs and warp on Shards("partition", 2)), a tool naming
+    its shards (warp@3) and the checkpoints scored by two processes."""
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.poisson(0.3, size=(120, 80)))
+    sp.save_npz(tmp_path / "X.npz", X)
+    lda_record.main(["--counts", str(tmp_path / "X.npz"), "--topics", "5",
+                     "--checkpoints", "2,4", "--score-iter", "5", "--threads", "2",
+                     "--score-jobs", "2", "--tools", "gibbs,warp,warp@3",
+                     "--out", str(tmp_path / "r.json")])
+    result = json.loads((tmp_path / "r.json").read_text())
+    tools = result["results"]["5"]["tools"]
+    assert result["corpus"] == str(tmp_path / "X.npz")
+    assert [tools[t]["shards"] for t in ("gibbs", "warp", "warp@3")] == [2, 2, 3]
+    assert all(len(tools[t]["heldout_ll"]) == 2 for t in tools)
+    assert all(np.isfinite(tools[t]["heldout_ll"]).all() for t in tools)
+
+
+def test_scaling_summary_of_thread_records(tmp_path: Path) -> None:
+    """benchmarks/lda_record_scaling.py: per tool and thread count the run's seconds to
+    target and ratio, and the tokens-per-second speed-up over the tool's one-thread run;
+    records of several K are refused."""
+    spec = importlib.util.spec_from_file_location(
+        "lda_record_scaling", ROOT / "benchmarks" / "lda_record_scaling.py")
+    scaling = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scaling)
+
+    def record(threads, warp_tps, warplda_tps, warp_s, warplda_s):
+        tools = {"warp": {"tokens_per_second": warp_tps, "heldout_ll": [-8.0, -7.5]},
+                 "warplda": {"tokens_per_second": warplda_tps, "heldout_ll": [-8.1, -7.6]}}
+        if threads == 1:
+            tools["gibbs"] = {"skipped": "not run"}
+        return {"threads": threads, "corpus": "c", "checkpoints": [5, 10], "protocol": "p",
+                "machine": {"processor": "cpu", "cpu_count": 16},
+                "results": {"100": {"tools": tools, "target_heldout_ll": -7.6,
+                                    "seconds_to_target": {"warp": warp_s,
+                                                          "warplda": warplda_s},
+                                    "ratio_to_warplda": {"warp": warp_s / warplda_s,
+                                                         "warplda": 1.0}}}}
+
+    paths = []
+    for i, rec in enumerate([record(4, 12.0, 30.0, 2.0, 1.0), record(1, 4.0, 10.0, 6.0, 3.0)]):
+        paths.append(tmp_path / f"r{i}.json")
+        paths[-1].write_text(json.dumps(rec))
+    out = tmp_path / "s.json"
+    summary = scaling.main([*map(str, paths), "--out", str(out)])
+    assert summary["threads"] == [1, 4] and summary["K"] == 100
+    assert summary["tools"]["warp"]["4"]["tokens_speedup_over_1_thread"] == pytest.approx(3.0)
+    assert summary["tools"]["warp"]["4"]["ratio_to_warplda"] == pytest.approx(2.0)
+    assert "gibbs" not in summary["tools"]
+    assert out.with_suffix(".png").stat().st_size > 0
+    other = record(2, 1.0, 1.0, 1.0, 1.0)
+    other["results"] = {"50": other["results"]["100"]}
+    paths[1].write_text(json.dumps(other))
+    with pytest.raises(SystemExit, match="one K"):
+        scaling.main([*map(str, paths), "--out", str(out)])

@@ -147,7 +147,7 @@ def planted():
 @pytest.mark.parametrize("sampler", ["mh", "warp"])
 def test_mh_samplers_recover_planted_topics_reproducibly(planted, sampler):
     """Each MH kernel recovers planted topics (matched cosine > 0.9), the same seed gives
-    the same chain, and a parallel scheme is refused."""
+    the same chain, and AD-LDA is refused (for "mh" the partition scheme too)."""
     from scipy.optimize import linear_sum_assignment
 
     from topiclink import LDA
@@ -161,16 +161,19 @@ def test_mh_samplers_recover_planted_topics_reproducibly(planted, sampler):
     assert cos[rows, cols].min() > 0.9
     again = LDA(n_topics=6, max_iter=150, sampler=sampler, random_state=0).fit(corpus)
     np.testing.assert_array_equal(model.state_.z, again.state_.z)
-    with pytest.raises(ValueError, match=f"sampler='{sampler}' runs the sequential chain"):
-        LDA(n_topics=6, sampler=sampler, scheme="partition", max_iter=2).fit(corpus)
+    with pytest.raises(ValueError, match=f"sampler='{sampler}' runs with scheme 'exact'"
+                                         + ("" if sampler == "mh" else " or 'partition'")):
+        LDA(n_topics=6, sampler=sampler, scheme="adlda", max_iter=2).fit(corpus)
 
 
 def test_auto_sampler_choice():
     """"auto" picks an MH kernel ("warp": same proposals, faster) only from MH_MIN_TOPICS
-    topics on and never for a parallel scheme."""
+    topics on, in the exact and partition schemes, never for AD-LDA."""
     from topiclink import LDA
     from topiclink.families.lda.estimator import MH_MIN_TOPICS
 
     assert LDA(n_topics=MH_MIN_TOPICS)._token_sampler() == "warp"
     assert LDA(n_topics=MH_MIN_TOPICS - 1)._token_sampler() == "gibbs"
-    assert LDA(n_topics=MH_MIN_TOPICS, scheme="partition")._token_sampler() == "gibbs"
+    assert LDA(n_topics=MH_MIN_TOPICS, scheme="partition")._token_sampler() == "warp"
+    assert LDA(n_topics=MH_MIN_TOPICS - 1, scheme="partition")._token_sampler() == "gibbs"
+    assert LDA(n_topics=MH_MIN_TOPICS, scheme="adlda")._token_sampler() == "gibbs"

@@ -114,11 +114,12 @@ _ENTRIES = [
        "or 'spectral': the deterministic anchor-word topics of the word co-occurrences "
        "(Arora et al. 2013; stm's init.type = 'Spectral').", "", "prior"),
     # the run
-    _p("sampler", [Options("auto", "gibbs", "mh", "warp")], "The token kernel of the "
-       "sequential chain: 'gibbs' (the exact conditional, O(K) per token), 'mh' (exact "
-       "Metropolis-Hastings with O(1) document and word proposals, the family's link, "
-       "label or prior term in the acceptance ratio), LDA also 'warp' (the same proposals "
-       "in WarpLDA's order) and 'auto' (by the number of topics).", "", "run"),
+    _p("sampler", [Options("auto", "gibbs", "mh", "warp")], "The token kernel: 'gibbs' "
+       "(the exact conditional, O(K) per token), 'mh' (exact Metropolis-Hastings with "
+       "O(1) document and word proposals, the family's link, label or prior term in the "
+       "acceptance ratio; the sequential chain), LDA also 'warp' (the same proposals in "
+       "WarpLDA's order, also on scheme='partition') and 'auto' (by the number of "
+       "topics).", "", "run"),
     _p("max_iter", [Integer(1)], "Iterations (sweeps) per call of fit; "
        "fit(..., resume=True) runs this many more.", "", "run"),
     _p("evaluate_every", [Integer(0)], "Record the training objective every this many "

@@ -50,7 +50,10 @@ __all__ = ["LDA", "MH_MIN_TOPICS"]
 #: 14.6 / 12.7 s at K = 500, 16.2 / 12.0 s at K = 700 and 26.7 / 14.3 s at K = 1000, so
 #: the crossover lies between 300 and 500 (one corpus; runs of the same command differ
 #: by about 15 %).  On the 1M-token synthetic corpus of benchmarks/lda_throughput.py at
-#: K = 1000 "warp" also reached Gibbs's final log joint sooner.
+#: K = 1000 "warp" also reached Gibbs's final log joint sooner.  On two threads
+#: (scheme=Shards("partition", 2), benchmarks/results/lda_record_20newsgroups_2threads*.json)
+#: Gibbs / "warp" took 4.5 / 6.5 s at K = 200, 7.7 / 6.8 s at K = 500 and 15.2 / 9.9 s at
+#: K = 1000: the same threshold holds for the partition scheme.
 MH_MIN_TOPICS = 500
 
 logger = logging.getLogger(__name__)
@@ -104,7 +107,7 @@ default "exact"
         Threads running the shards (``-1``: all cores) when ``executor`` is None.  Never
         changes the result.
     sampler : "auto", "gibbs", "mh" or "warp", default "auto"
-        The token kernel of the sequential chain: ``"gibbs"``, the exact collapsed
+        The token kernel: ``"gibbs"``, the exact collapsed
         conditional (O(K) per token, vectorised); ``"mh"``, exact Metropolis-Hastings
         steps with LightLDA's document and word proposals drawn in O(1) from the current
         counts (:mod:`topiclink.topics.kernels.lda_mh`; more sweeps to mix, each much cheaper at
@@ -113,7 +116,9 @@ default "exact"
         (:mod:`topiclink.topics.kernels.lda_warp`; exact; at K = 1000 on 20 Newsgroups
         1.3x the tokens per second of ``"mh"`` and a held-out target 3x sooner);
         ``"auto"``: ``"warp"`` from :data:`MH_MIN_TOPICS` topics on,
-        else ``"gibbs"``.  The parallel schemes use ``"gibbs"``.
+        else ``"gibbs"``.  ``"warp"`` also runs on ``scheme="partition"`` (WarpLDA's
+        phases over document shards x word blocks, :mod:`topiclink.topics.warp_partition`),
+        ``"mh"`` on the exact scheme only; AD-LDA uses ``"gibbs"``.
     init : "random" or "spectral", default "random"
         The chain's start: uniform random topics, or ``"spectral"``: the deterministic
         anchor-word topics of the word co-occurrences (Arora et al. 2013, as stm's
@@ -203,7 +208,8 @@ default "exact"
 
     def _token_sampler(self) -> str:
         """The token kernel: ``sampler``, or for ``"auto"`` the Metropolis-Hastings kernel
-        from :data:`MH_MIN_TOPICS` topics on (sequential chains only), else exact Gibbs."""
+        from :data:`MH_MIN_TOPICS` topics on (the exact and partition schemes), else exact
+        Gibbs."""
         if self.sampler != "auto":
             scheme = self._execution_plan().scheme
             allowed = SCHEMES_OF_SAMPLER.get(str(self.sampler))
@@ -212,8 +218,8 @@ default "exact"
                                  f"{' or '.join(map(repr, allowed))}, not {scheme!r} "
                                  "(or use sampler='gibbs')")
             return str(self.sampler)
-        exact = self._execution_plan().scheme == "exact"
-        return "warp" if exact and int(self.n_topics) >= MH_MIN_TOPICS else "gibbs"
+        local = self._execution_plan().scheme in SCHEMES_OF_SAMPLER["warp"]
+        return "warp" if local and int(self.n_topics) >= MH_MIN_TOPICS else "gibbs"
 
     @documents_checkpoint
     def fit(self, X: Any, y: None = None, *, resume: bool = False,
