@@ -12,6 +12,7 @@ time."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -301,7 +302,11 @@ def test_scheduler_lost_one_line_error_in_bounded_time(corpus, tmp_path, monkeyp
         assert took < execution_dask.SCHEDULER_TIMEOUT + 15     # 30 s + slack for a busy machine
         message = str(info.value)
         assert "\n" not in message and address in message and info.value.address == address
-        client.close(timeout=5)
+        # closing a client whose scheduler is dead races distributed's own reconnect
+        # timeout ("Cannot change state of expiring Timeout", seen once under load in
+        # the full suite, after every assertion above had passed): not what this tests
+        with contextlib.suppress(RuntimeError, OSError, TimeoutError):
+            client.close(timeout=5)
     finally:
         for proc in (worker, scheduler):
             if proc is not None and proc.poll() is None:
